@@ -1,0 +1,157 @@
+"""wfctl with ``FileCheckpointStorage(durable=True)``: one append-only journal per run.
+
+A store holds ``runs/<run_id>/journal.jsonl``, one checksummed JSON line per checkpoint; records
+are counted as journal lines and lineage follows each line's ``prev``. Restore is
+``run(checkpoint_id=<head>)`` on a completed run, which starts a new run (its root records the
+origin) with every step served from the source run's records.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from wfctl import FileCheckpointStorage, RunContext, step, workflow
+
+from . import _common as common
+from ._common import Job, Measurement
+
+if TYPE_CHECKING:
+    from wfctl import WorkflowRunResult
+
+__all__ = ["fanout", "pause_resume", "populate", "restore", "sequential"]
+
+
+@step
+async def echo(text: str) -> str:
+    return common.run_step(text)
+
+
+@workflow(name="bench_sequential")
+async def sequential_wf(n: int) -> str:
+    result = ""
+    for i in range(n):
+        result = await echo(common.payload(i))
+    return result
+
+
+@workflow(name="bench_fanout")
+async def fanout_wf(n: int) -> list[str]:
+    return list(await asyncio.gather(*(echo(common.payload(i)) for i in range(n))))
+
+
+@workflow(name="bench_review")
+async def review_wf(n: int, ctx: RunContext) -> str:
+    for i in range(n):
+        await echo(common.payload(i))
+    answer: str = await ctx.request_info("approve?")
+    return answer
+
+
+def _storage(job: Job) -> FileCheckpointStorage:
+    return FileCheckpointStorage(job.store, durable=True)
+
+
+def _read_journals(store: Path) -> tuple[dict[str, str | None], list[int]]:
+    """Return ``id -> prev`` for every journal line under ``store``, and the step lines' sizes."""
+    parents: dict[str, str | None] = {}
+    step_sizes: list[int] = []
+    for journal in store.glob("runs/*/journal.jsonl"):
+        with journal.open("rb") as lines:
+            for line in lines:
+                if line.endswith(b"\n"):  # a torn tail is not a record
+                    record = json.loads(line)
+                    parents[record["id"]] = record["prev"]
+                    if record.get("kind") == "step":
+                        step_sizes.append(len(line))
+    return parents, step_sizes
+
+
+def _measure(job: Job, seconds: float, result: WorkflowRunResult) -> Measurement:
+    files, size, largest = common.disk_usage(job.store)
+    parents, step_sizes = _read_journals(job.store)
+    roots, unreachable = common.lineage(parents, result.checkpoint_id)
+    return Measurement(
+        seconds=seconds,
+        records=len(parents),
+        files=files,
+        bytes=size,
+        largest_file=largest,
+        roots=roots,
+        unreachable=unreachable,
+        executed=common.executed_steps(),
+        run_status=result.status,
+        detail={"step_record_bytes": round(statistics.mean(step_sizes)) if step_sizes else None},
+    )
+
+
+async def sequential(job: Job) -> Measurement:
+    """Run N sequential steps, each committed durably before its ``await`` returns."""
+    result, seconds = await common.timed(
+        sequential_wf.build(checkpoint_storage=_storage(job)).run(job.n)
+    )
+    m = _measure(job, seconds, result)
+    m.check(result.get_outputs() == common.expected_outputs(job.n)[-1:], "wrong output")
+    return m
+
+
+async def fanout(job: Job) -> Measurement:
+    """Gather N concurrent steps; group commit should keep the chain short and linear."""
+    result, seconds = await common.timed(
+        fanout_wf.build(checkpoint_storage=_storage(job)).run(job.n)
+    )
+    m = _measure(job, seconds, result)
+    m.check(result.get_outputs() == [common.expected_outputs(job.n)], "wrong output")
+    return m
+
+
+async def restore(job: Job) -> Measurement:
+    """Setup: complete a run. Measure: restore from its head; every step is cached."""
+    wf = sequential_wf.build(checkpoint_storage=_storage(job))
+    if job.phase == "setup":
+        result, seconds = await common.timed(wf.run(job.n))
+        common.save_state(job.store, checkpoint_id=result.checkpoint_id)
+        return _measure(job, seconds, result)
+    checkpoint_id = common.load_state(job.store)["checkpoint_id"]
+    result, seconds = await common.timed(wf.run(checkpoint_id=checkpoint_id))
+    m = _measure(job, seconds, result)
+    m.check(result.get_outputs() == common.expected_outputs(job.n)[-1:], "wrong output")
+    m.check(m.executed == 0, f"{m.executed} steps re-executed")
+    return m
+
+
+async def pause_resume(job: Job) -> Measurement:
+    """Pause: N steps then ``request_info``. Resume (fresh process): answer it from the head."""
+    wf = review_wf.build(checkpoint_storage=_storage(job))
+    if job.phase == "pause":
+        result, seconds = await common.timed(wf.run(job.n))
+        m = _measure(job, seconds, result)
+        m.check(m.run_status == "paused", f"status {m.run_status}, expected paused")
+        request_id = result.get_request_info_events()[0].request_id
+        common.save_state(job.store, checkpoint_id=result.checkpoint_id, request_id=request_id)
+        return m
+    state = common.load_state(job.store)
+    result, seconds = await common.timed(
+        wf.run(checkpoint_id=state["checkpoint_id"], responses={state["request_id"]: "yes"})
+    )
+    m = _measure(job, seconds, result)
+    m.check(result.get_outputs() == ["yes"], f"wrong output {result.get_outputs()!r}")
+    m.check(m.executed == 0, f"{m.executed} steps re-executed")
+    return m
+
+
+async def populate(job: Job) -> Measurement:
+    """Fill the store with ``runs`` completed runs of N steps (for ``wfctl verify-lineage``)."""
+    wf = sequential_wf.build(checkpoint_storage=_storage(job))
+    runs = int(job.options.get("runs", 100))
+    m = Measurement(seconds=0.0)
+    for _ in range(runs):
+        result, seconds = await common.timed(wf.run(job.n))
+        m.seconds = (m.seconds or 0.0) + seconds
+        m.check(result.status == "completed", f"run {result.run_id} {result.status}")
+    m.files, m.bytes, m.largest_file = common.disk_usage(job.store)
+    m.records = len(_read_journals(job.store)[0])
+    return m

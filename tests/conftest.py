@@ -1,0 +1,81 @@
+"""Shared test helpers.
+
+Async tests run through ``asyncio.run`` (no plugin); storages are wrapped, not mocked, to observe
+or delay saves (tests import internals only where they say why).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+
+from wfctl import Checkpoint, FileCheckpointStorage, InMemoryCheckpointStorage
+
+T = TypeVar("T")
+
+
+def arun(coro: Coroutine[Any, Any, T]) -> T:
+    """Run ``coro`` on a fresh event loop."""
+    return asyncio.run(coro)
+
+
+@pytest.fixture(params=["memory", "file"])
+def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
+    """Each storage wfctl ships."""
+    if request.param == "memory":
+        return InMemoryCheckpointStorage()
+    return FileCheckpointStorage(tmp_path / "store")
+
+
+def assert_one_chain(checkpoints: list[Checkpoint]) -> None:
+    """Assert that one run's checkpoints form a single linear chain from one root."""
+    assert checkpoints, "no checkpoints"
+    assert [c.seq for c in checkpoints] == list(range(len(checkpoints)))
+    roots = [c for c in checkpoints if c.previous_checkpoint_id is None]
+    assert len(roots) == 1 and roots[0].seq == 0
+    for parent, child in zip(checkpoints, checkpoints[1:], strict=False):
+        assert child.previous_checkpoint_id == parent.checkpoint_id
+    parents = [c.previous_checkpoint_id for c in checkpoints if c.previous_checkpoint_id]
+    assert len(parents) == len(set(parents)), "a checkpoint has two children"
+
+
+class ObservedStorage:
+    """Wraps a storage: records every save, and can hold chosen saves until released.
+
+    ``gates[n]`` (an ``asyncio.Event``) holds the n-th save (0-based) until it is set.
+    """
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.saved: list[Checkpoint] = []
+        self.started: list[Checkpoint] = []
+        self.gates: dict[int, asyncio.Event] = {}
+        self._started_events: dict[int, asyncio.Event] = {}
+        self.in_save = 0
+        self.max_concurrent_saves = 0
+
+    def save_started(self, index: int) -> asyncio.Event:
+        """Return an event set when the ``index``-th save begins."""
+        return self._started_events.setdefault(index, asyncio.Event())
+
+    async def save(self, checkpoint: Checkpoint) -> None:
+        index = len(self.started)
+        self.started.append(checkpoint)
+        self.save_started(index).set()
+        self.in_save += 1
+        self.max_concurrent_saves = max(self.max_concurrent_saves, self.in_save)
+        try:
+            gate = self.gates.get(index)
+            if gate is not None:
+                await gate.wait()
+            await self.inner.save(checkpoint)
+            self.saved.append(checkpoint)
+        finally:
+            self.in_save -= 1
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)

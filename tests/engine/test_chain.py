@@ -1,0 +1,131 @@
+"""The locked chain (SPEC §4): one linear lineage per run, whatever the concurrency."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from tests.conftest import ObservedStorage, arun, assert_one_chain
+from wfctl import InMemoryCheckpointStorage, step, workflow
+
+
+@step
+async def add_one(x: int) -> int:
+    return x + 1
+
+
+@workflow
+async def fan_out(n: int) -> list[int]:
+    return list(await asyncio.gather(*(add_one(i) for i in range(n))))
+
+
+@pytest.mark.parametrize("n", [2, 10, 200])
+def test_gather_keeps_one_chain(storage: Any, n: int) -> None:
+    async def main() -> None:
+        result = await fan_out.build(checkpoint_storage=storage).run(n)
+        assert result.get_outputs() == [[i + 1 for i in range(n)]]
+        checkpoints = await storage.list_checkpoints(run_id=result.run_id)
+        assert_one_chain(checkpoints)
+        assert checkpoints[-1].checkpoint_id == result.checkpoint_id
+        latest = await storage.get_latest(workflow_name="fan_out")
+        assert latest is not None and latest.checkpoint_id == result.checkpoint_id
+        committed = [s["key"] for c in checkpoints if c.kind == "step" for s in c.data["steps"]]
+        # Tasks that only wrap a step call are keyed in the creating scope.
+        assert sorted(committed) == sorted(f"add_one#{i}" for i in range(n))
+        if n >= 10:  # steps finishing in one loop iteration share one commit
+            assert sum(c.kind == "step" for c in checkpoints) < n
+
+    arun(main())
+
+
+def test_slow_first_save_cannot_fork_the_chain() -> None:
+    """Hold the first step save; later steps finish meanwhile and commit after it, together."""
+
+    async def main() -> None:
+        observed = ObservedStorage(InMemoryCheckpointStorage())
+        hold_first = asyncio.Event()
+        observed.gates[1] = hold_first  # save 0 is the root; save 1 holds step a's result
+        b_done = asyncio.Event()
+        durable_on_return: dict[str, bool] = {}
+
+        def committed(key: str) -> bool:
+            return any(
+                key == s["key"] for c in observed.saved if c.kind == "step" for s in c.data["steps"]
+            )
+
+        @step
+        async def a() -> str:
+            return "a"
+
+        @step
+        async def b() -> str:
+            await observed.save_started(1).wait()  # finish only while a's save is held
+            b_done.set()
+            return "b"
+
+        @step
+        async def c() -> str:
+            await b_done.wait()
+            hold_first.set()  # release the first save only after b and c are queued behind it
+            return "c"
+
+        async def call(fn: Any, key: str) -> str:
+            value: str = await fn()
+            durable_on_return[key] = committed(key)
+            return value
+
+        @workflow
+        async def three() -> list[str]:
+            return list(
+                await asyncio.gather(call(a, "0/a#0"), call(b, "1/b#0"), call(c, "2/c#0"))
+            )
+
+        result = await three.build(checkpoint_storage=observed).run()
+        assert result.get_outputs() == [["a", "b", "c"]]
+        assert durable_on_return == {"0/a#0": True, "1/b#0": True, "2/c#0": True}
+        assert observed.max_concurrent_saves == 1
+        kinds = [(c.kind, [s["key"] for s in c.data.get("steps", [])]) for c in observed.saved]
+        assert kinds == [
+            ("root", []),
+            ("step", ["0/a#0"]),
+            ("step", ["1/b#0", "2/c#0"]),  # group commit
+            ("completed", []),
+        ]
+        assert_one_chain(await observed.list_checkpoints(run_id=result.run_id))
+
+    arun(main())
+
+
+def test_a_cancelled_caller_does_not_lose_its_save() -> None:
+    async def main() -> None:
+        observed = ObservedStorage(InMemoryCheckpointStorage())
+        hold = asyncio.Event()
+        observed.gates[1] = hold
+        started = asyncio.Event()
+
+        @step
+        async def slow_to_save() -> str:
+            started.set()
+            return "kept"
+
+        @workflow
+        async def cancel_me() -> str:
+            task = asyncio.create_task(slow_to_save())
+            await started.wait()  # the step has returned and queued its commit by now
+            task.cancel()
+            hold.set()
+            try:
+                await task
+            except asyncio.CancelledError:
+                pass
+            return "done"
+
+        result = await cancel_me.build(checkpoint_storage=observed).run()
+        assert result.status == "completed"
+        steps = [s["key"] for c in observed.saved if c.kind == "step" for s in c.data["steps"]]
+        assert steps == ["slow_to_save#0"]
+        assert_one_chain(await observed.list_checkpoints(run_id=result.run_id))
+
+    arun(main())

@@ -1,0 +1,77 @@
+"""Builders shared by the storage tests (imported as ``tests.storage.helpers``)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+from wfctl._checkpoint import Checkpoint, checkpoint_id_for
+
+T = TypeVar("T")
+
+_KINDS_BY_SEQ = {0: "root"}
+
+
+def arun(coro: Coroutine[Any, Any, T]) -> T:
+    """Run ``coro`` on a fresh event loop (no pytest-asyncio here)."""
+    return asyncio.run(coro)
+
+
+def ckpt(
+    run_id: str,
+    seq: int,
+    kind: str | None = None,
+    *,
+    workflow: str = "wf",
+    minute: int = 0,
+    data: dict[str, Any] | None = None,
+    parent: str | bool | None = True,
+    origin: tuple[str, str] | None = None,
+) -> Checkpoint:
+    """Build checkpoint ``seq`` of ``run_id`` (parent = the previous seq unless given)."""
+    if parent is True:
+        parent_id = checkpoint_id_for(run_id, seq - 1) if seq else None
+    else:
+        parent_id = parent or None
+    return Checkpoint(
+        run_id=run_id,
+        seq=seq,
+        kind=kind or _KINDS_BY_SEQ.get(seq, "step"),
+        workflow_name=workflow,
+        timestamp=f"2026-01-01T00:{minute:02d}:{seq % 60:02d}.{seq:06d}+00:00",
+        previous_checkpoint_id=parent_id,
+        origin_run_id=origin[0] if origin else None,
+        origin_checkpoint_id=origin[1] if origin else None,
+        data={"n": seq} if data is None else data,
+    )
+
+
+async def build_run(
+    storage: Any,
+    run_id: str,
+    length: int,
+    *,
+    workflow: str = "wf",
+    minute: int = 0,
+    last_kind: str | None = None,
+    last_data: dict[str, Any] | None = None,
+) -> list[Checkpoint]:
+    """Save a run of ``length`` checkpoints (root, steps, optionally a special head)."""
+    saved = []
+    for seq in range(length):
+        is_last = seq == length - 1
+        kind = last_kind if is_last and last_kind and seq else None
+        data = last_data if is_last and last_data is not None else None
+        checkpoint = ckpt(run_id, seq, kind, workflow=workflow, minute=minute, data=data)
+        await storage.save(checkpoint)
+        saved.append(checkpoint)
+    return saved
+
+
+def pause_data(*request_ids: str) -> dict[str, Any]:
+    """The data of a pause checkpoint waiting for ``request_ids``."""
+    return {
+        "reason": "request",
+        "requests": [{"request_id": rid, "request_data": {"q": rid}} for rid in request_ids],
+    }

@@ -1,0 +1,148 @@
+"""The checkpoint chain of one run: the single serialized path every save goes through.
+
+Every commit reads the head, writes the next checkpoint (``seq = head + 1``, parent = head) and
+advances the head inside one lock, so a run's checkpoints form one linear chain whatever the
+order in which steps finish or saves return. Step results queue up and a committer task writes
+everything queued in one checkpoint (group commit): when many steps finish while a save is in
+flight, or in the same loop iteration, one record covers them all. Saves run in their own task
+and callers wait through :func:`asyncio.shield`, so cancelling a caller never loses a save;
+:meth:`CheckpointChain.drain` waits for everything in flight before a run returns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from ._checkpoint import Checkpoint, checkpoint_id_for
+from ._recorded import StepRecord
+from ._storage._protocol import CheckpointStorage
+
+__all__ = ["CheckpointChain", "utc_now"]
+
+
+def utc_now() -> str:
+    """Return the current UTC time as an ISO 8601 string (microseconds)."""
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+class CheckpointChain:
+    """Appends checkpoints to one run's chain, one at a time, in seq order."""
+
+    def __init__(
+        self,
+        storage: CheckpointStorage,
+        run_id: str,
+        workflow_name: str,
+        *,
+        head: Checkpoint | None = None,
+        origin: tuple[str, str] | None = None,
+        on_commit: Callable[[Checkpoint], None] | None = None,
+        clock: Callable[[], str] = utc_now,
+    ) -> None:
+        self._storage = storage
+        self.run_id = run_id
+        self.workflow_name = workflow_name
+        self.head = head
+        self._origin = origin
+        self.on_commit = on_commit
+        self._clock = clock
+        self._lock = asyncio.Lock()
+        self._queued: list[tuple[StepRecord, asyncio.Future[None]]] = []
+        self._served: list[str] = []
+        self._committer: asyncio.Task[None] | None = None
+        self._saves: set[asyncio.Task[Checkpoint]] = set()
+
+    @property
+    def head_id(self) -> str | None:
+        """The id of the newest committed checkpoint (None before the root)."""
+        return self.head.checkpoint_id if self.head else None
+
+    def note_served(self, key: str) -> None:
+        """Remember that ``key`` was served from the cache; the next checkpoint lists it."""
+        self._served.append(key)
+
+    async def commit_step(self, record: StepRecord) -> None:
+        """Queue a step's result and return once a checkpoint holding it is durable.
+
+        Raises:
+            Exception: whatever the storage raised while saving that checkpoint.
+        """
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._queued.append((record, future))
+        if self._committer is None:
+            # Started in an empty context: an engine task must not take a scope of the run.
+            self._committer = asyncio.Task(
+                self._commit_queued(), context=contextvars.Context()
+            )
+        await asyncio.shield(future)
+
+    async def commit(self, kind: str, data: dict[str, Any]) -> Checkpoint:
+        """Commit a run-level checkpoint (root, resume, pause, completed, failed).
+
+        Step results already queued are committed first, so this checkpoint becomes the head.
+        """
+        await self.flush()
+        save = asyncio.Task(self._save(kind, data), context=contextvars.Context())
+        self._saves.add(save)
+        save.add_done_callback(self._saves.discard)
+        return await asyncio.shield(save)
+
+    async def flush(self) -> None:
+        """Wait until every queued step result has been committed (or has failed to be)."""
+        while self._committer is not None:
+            await asyncio.shield(self._committer)
+
+    async def drain(self) -> None:
+        """Wait for every save in flight, even if the caller is being cancelled."""
+        while self._committer is not None or self._saves:
+            pending = [t for t in (self._committer, *self._saves) if t is not None]
+            try:
+                await asyncio.wait(pending)
+            except asyncio.CancelledError:
+                # The saves keep going in their own tasks; a run never returns before they end.
+                continue
+
+    async def _commit_queued(self) -> None:
+        try:
+            while self._queued:
+                batch, self._queued = self._queued, []
+                try:
+                    await self._save("step", {"steps": [r.to_json() for r, _ in batch]})
+                except Exception as exc:
+                    for _, future in batch:
+                        if not future.done():
+                            future.set_exception(exc)
+                else:
+                    for _, future in batch:
+                        if not future.done():
+                            future.set_result(None)
+        finally:
+            self._committer = None
+
+    async def _save(self, kind: str, data: dict[str, Any]) -> Checkpoint:
+        async with self._lock:
+            if self._served:
+                data["served"], self._served = self._served, []
+            head = self.head
+            seq = head.seq + 1 if head is not None else 0
+            origin_run, origin_ckpt = self._origin or (None, None)
+            checkpoint = Checkpoint(
+                run_id=self.run_id,
+                seq=seq,
+                kind=kind,
+                workflow_name=self.workflow_name,
+                timestamp=self._clock(),
+                previous_checkpoint_id=checkpoint_id_for(self.run_id, head.seq) if head else None,
+                origin_run_id=origin_run,
+                origin_checkpoint_id=origin_ckpt,
+                data=data,
+            )
+            await self._storage.save(checkpoint)
+            self.head = checkpoint
+        if self.on_commit is not None:
+            self.on_commit(checkpoint)
+        return checkpoint

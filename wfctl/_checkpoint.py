@@ -1,0 +1,189 @@
+"""The checkpoint record: one link of a run's chain, and the ids that name it.
+
+A run is a chain of checkpoints ``seq 0, 1, 2, ...``. Each checkpoint holds only what happened
+since its parent (a delta), so total bytes grow linearly with the number of steps; the state at
+any checkpoint is the fold of the chain from the root up to it.
+
+``data`` is plain JSON (values inside it are already encoded by the codec). Its shape depends on
+``kind``:
+
+- ``root``: ``input``, ``workflow`` (``module:qualname``), ``signature``, ``parent`` (the origin's
+  cut-off when the run was restored from another run's checkpoint).
+- ``step``: ``steps`` (committed step records), ``served`` (keys served from the cache since the
+  previous checkpoint).
+- ``resume``: ``responses`` (request id -> encoded answer), ``reason`` (``answer`` or ``retry``).
+- ``pause``: ``requests`` (pending requests), ``reason`` (``request`` or ``interrupt``).
+- ``completed``: ``result``, ``outputs``.
+- ``failed``: ``error`` (``type``, ``message``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+from ._errors import InvalidIdError
+
+__all__ = [
+    "FORMAT_VERSION",
+    "KINDS",
+    "TERMINAL_KINDS",
+    "Checkpoint",
+    "CheckpointKind",
+    "checkpoint_id_for",
+    "split_checkpoint_id",
+    "validate_run_id",
+]
+
+#: Version of the on-disk record format; a record with a higher version is refused.
+FORMAT_VERSION: Final = 1
+
+CheckpointKind = Literal["root", "step", "resume", "pause", "completed", "failed"]
+KINDS: Final[frozenset[str]] = frozenset(
+    {"root", "step", "resume", "pause", "completed", "failed"}
+)
+#: Kinds after which a run has ended (resuming a ``failed`` run is a retry).
+TERMINAL_KINDS: Final[frozenset[str]] = frozenset({"completed", "failed"})
+
+_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}")
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """One committed link of a run's checkpoint chain.
+
+    ``checkpoint_id`` is ``<run_id>.<seq>``; ``previous_checkpoint_id`` is the parent's id (None
+    only for the root, ``seq == 0``). ``origin_run_id``/``origin_checkpoint_id`` are set on every
+    checkpoint of a run that was restored from another run's checkpoint.
+    """
+
+    run_id: str
+    seq: int
+    kind: str
+    workflow_name: str
+    timestamp: str
+    previous_checkpoint_id: str | None = None
+    origin_run_id: str | None = None
+    origin_checkpoint_id: str | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+    version: int = FORMAT_VERSION
+
+    @property
+    def checkpoint_id(self) -> str:
+        """The checkpoint's id, ``<run_id>.<seq>``."""
+        return checkpoint_id_for(self.run_id, self.seq)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the checkpoint as the plain JSON object that storages write."""
+        return {
+            "v": self.version,
+            "id": self.checkpoint_id,
+            "run": self.run_id,
+            "seq": self.seq,
+            "prev": self.previous_checkpoint_id,
+            "kind": self.kind,
+            "wf": self.workflow_name,
+            "ts": self.timestamp,
+            "origin": [self.origin_run_id, self.origin_checkpoint_id]
+            if self.origin_run_id
+            else None,
+            "data": self.data,
+        }
+
+    @classmethod
+    def from_dict(cls, raw: Any, where: str) -> Checkpoint:
+        """Build a checkpoint from a decoded JSON object, validating every field.
+
+        Raises:
+            CheckpointCorruptError: a field is missing or of the wrong type, the kind is
+                unknown, the format version is newer than this wfctl, or the id disagrees with
+                run and seq.
+        """
+        from ._errors import CheckpointCorruptError
+
+        def bad(reason: str) -> CheckpointCorruptError:
+            return CheckpointCorruptError(where, reason)
+
+        if not isinstance(raw, dict):
+            raise bad("record is not a JSON object")
+        version = raw.get("v")
+        if type(version) is not int:
+            raise bad("missing format version")
+        if version > FORMAT_VERSION:
+            raise bad(f"format version {version} is newer than this wfctl ({FORMAT_VERSION})")
+        run_id, seq, kind = raw.get("run"), raw.get("seq"), raw.get("kind")
+        if not isinstance(run_id, str) or not _RUN_ID.fullmatch(run_id):
+            raise bad("missing or invalid run id")
+        if type(seq) is not int or seq < 0:
+            raise bad("missing or invalid seq")
+        if kind not in KINDS:
+            raise bad(f"unknown checkpoint kind {kind!r}")
+        if raw.get("id") != checkpoint_id_for(run_id, seq):
+            raise bad(f"id {raw.get('id')!r} does not match run {run_id} seq {seq}")
+        prev, wf, ts, data = raw.get("prev"), raw.get("wf"), raw.get("ts"), raw.get("data")
+        if prev is not None and not isinstance(prev, str):
+            raise bad("invalid parent id")
+        if not isinstance(wf, str) or not isinstance(ts, str) or not isinstance(data, dict):
+            raise bad("missing workflow name, timestamp or data")
+        origin = raw.get("origin")
+        origin_run = origin_ckpt = None
+        if origin is not None:
+            if (
+                not isinstance(origin, list)
+                or len(origin) != 2
+                or not all(isinstance(o, str) for o in origin)
+            ):
+                raise bad("invalid origin")
+            origin_run, origin_ckpt = origin
+        return cls(
+            run_id=run_id,
+            seq=seq,
+            kind=kind,
+            workflow_name=wf,
+            timestamp=ts,
+            previous_checkpoint_id=prev,
+            origin_run_id=origin_run,
+            origin_checkpoint_id=origin_ckpt,
+            data=data,
+            version=version,
+        )
+
+
+def validate_run_id(run_id: object) -> str:
+    """Return ``run_id`` if it is a safe run id, else raise :class:`InvalidIdError`.
+
+    A run id is 1-100 characters of letters, digits, ``_`` and ``-``, starting with a letter or
+    digit: it can never hold a path separator, ``..``, a dot or a NUL byte.
+    """
+    if not isinstance(run_id, str):
+        raise InvalidIdError("run", repr(run_id), "not a string")
+    if not _RUN_ID.fullmatch(run_id):
+        raise InvalidIdError(
+            "run", run_id, "use 1-100 letters, digits, '_' or '-', starting with a letter or digit"
+        )
+    return run_id
+
+
+def checkpoint_id_for(run_id: str, seq: int) -> str:
+    """Return the id of checkpoint ``seq`` of run ``run_id``."""
+    return f"{run_id}.{seq}"
+
+
+def split_checkpoint_id(checkpoint_id: object) -> tuple[str, int]:
+    """Split ``<run_id>.<seq>`` into its parts, validating both.
+
+    Raises:
+        InvalidIdError: the id is not of that form (this also rejects any path separator,
+            traversal or NUL byte).
+    """
+    if not isinstance(checkpoint_id, str):
+        raise InvalidIdError("checkpoint", repr(checkpoint_id), "not a string")
+    run_id, dot, seq = checkpoint_id.rpartition(".")
+    if not dot or not seq.isdigit() or not seq.isascii() or len(seq) > 12:
+        raise InvalidIdError("checkpoint", checkpoint_id, "expected <run_id>.<seq>")
+    try:
+        validate_run_id(run_id)
+    except InvalidIdError as exc:
+        raise InvalidIdError("checkpoint", checkpoint_id, exc.reason) from None
+    return run_id, int(seq)

@@ -1,0 +1,357 @@
+"""The tagged JSON codec for checkpoint values (workflow inputs, step arguments and results).
+
+:func:`encode` turns a Python value into plain JSON data (dicts with str keys, lists, str, int,
+float, bool, None); :func:`decode` turns it back. Types JSON cannot say are wrapped in a tagged
+object ``{"$t": tag, "v": ...}``: ``float`` (nan/inf), ``tuple``, ``set``, ``frozenset``,
+``dict`` (non-str keys, or a ``"$t"`` key of its own), ``bytes``, ``datetime``, ``date``,
+``time``, ``uuid``, ``decimal``, ``path``, and ``dataclass``/``model`` (with the registered name
+in ``"n"``).
+
+Decoding never imports anything or runs code named by the data: a class is rebuilt only if it was
+registered with :func:`register_type` under the name the data gives.
+
+Deliberate limits: types are matched exactly (``type(v) is str``), so subclasses such as
+``StrEnum``/``IntEnum`` members are unencodable; ``bytearray`` decodes as ``bytes``; any
+``PurePath`` decodes as a concrete :class:`~pathlib.Path`; a ``tzinfo`` decodes as its fixed
+offset (sub-second offsets are refused); dataclass fields with ``init=False`` are not stored
+(``__post_init__`` recomputes them).
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import hashlib
+import json
+import math
+from collections.abc import Callable
+from datetime import date, datetime, time
+from decimal import Decimal
+from pathlib import Path, PurePath
+from typing import Any, Final, TypeVar
+from uuid import UUID
+
+from ._errors import CheckpointCorruptError, UnencodableValueError
+
+__all__ = ["canonical_json", "decode", "digest", "encode", "register_type"]
+
+_T = TypeVar("_T", bound=type)
+_V = TypeVar("_V")
+
+#: Types stored as themselves; checked first so the common case costs one set lookup.
+_PLAIN: Final = frozenset({str, int, bool, type(None)})
+#: JSON scalars, which decode as themselves.
+_JSON_PLAIN: Final = frozenset({str, int, bool, float, type(None)})
+
+_NON_FINITE: Final = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+
+#: Registered classes: name -> (class, init field names, or None for a pydantic model).
+_BY_NAME: dict[str, tuple[type, tuple[str, ...] | None]] = {}
+#: The reverse map, looked up by exact type when encoding.
+_BY_CLASS: dict[type, tuple[str, tuple[str, ...] | None]] = {}
+
+
+class _Unencodable(Exception):
+    """Internal: a value has no encoding; carries the type name until the path is known."""
+
+
+class _Corrupt(Exception):
+    """Internal: data cannot be decoded; becomes CheckpointCorruptError with ``where``."""
+
+
+def register_type(cls: _T, name: str | None = None) -> _T:
+    """Allow instances of a dataclass or pydantic v2 model to be stored in checkpoints.
+
+    Usable as a decorator. Registering again under the same name replaces the earlier class (a
+    reloaded module redefines its classes), and the newest one is what decoding builds.
+
+    Args:
+        cls: A dataclass, or a class with ``model_dump`` and ``model_validate`` (pydantic v2,
+            detected without importing pydantic).
+        name: The name stored in the data; defaults to ``module.qualname``.
+
+    Returns:
+        ``cls`` itself.
+
+    Raises:
+        TypeError: ``cls`` is neither a dataclass nor a pydantic model.
+    """
+    fields: tuple[str, ...] | None
+    is_model = all(callable(getattr(cls, a, None)) for a in ("model_dump", "model_validate"))
+    if not isinstance(cls, type) or not (is_model or dataclasses.is_dataclass(cls)):
+        raise TypeError(f"register_type needs a dataclass or a pydantic model class, not {cls!r}")
+    if dataclasses.is_dataclass(cls):
+        fields = tuple(f.name for f in dataclasses.fields(cls) if f.init)
+    else:
+        fields = None  # a pydantic model: stored through model_dump, rebuilt by model_validate
+    name = name or f"{cls.__module__}.{cls.__qualname__}"
+    _BY_NAME[name] = (cls, fields)
+    _BY_CLASS[cls] = (name, fields)
+    return cls
+
+
+def encode(value: object) -> Any:
+    """Encode ``value`` as JSON-able data that :func:`decode` turns back into an equal value.
+
+    Args:
+        value: Any combination of the supported types (see the module docstring).
+
+    Returns:
+        Fresh JSON-able data sharing no mutable object with ``value``.
+
+    Raises:
+        UnencodableValueError: Some part of ``value`` has no encoding, is nested too deeply or
+            is cyclic; ``path`` locates it (``$.a[1]``).
+    """
+    if type(value) in _PLAIN:
+        return value
+    try:
+        return _enc(value)
+    except _Unencodable as exc:
+        # The fast pass keeps no path; walk again only now that something failed.
+        try:
+            path = _locate(value, "$")
+        except RecursionError:
+            path = "$"
+        raise UnencodableValueError(str(exc), path) from None
+    except RecursionError:
+        raise UnencodableValueError(
+            _type_name(type(value)), "$ (nested too deeply or cyclic)"
+        ) from None
+
+
+def decode(data: Any, where: str = "checkpoint") -> Any:
+    """Decode data produced by :func:`encode` (typically after a JSON round trip).
+
+    Args:
+        data: JSON-able data.
+        where: Names the file and record in the error message.
+
+    Returns:
+        The decoded value.
+
+    Raises:
+        CheckpointCorruptError: ``data`` is not a valid encoding (unknown tag, wrong shape,
+            unregistered class, bad base64 or date, nested too deeply, ...).
+    """
+    try:
+        return _dec(data)
+    except _Corrupt as exc:
+        raise CheckpointCorruptError(where, str(exc)) from None
+    except RecursionError:
+        raise CheckpointCorruptError(where, "value nested too deeply") from None
+
+
+def canonical_json(value: Any) -> str:
+    """Return the canonical JSON text of already-encoded data (sorted keys, no spaces, UTF-8).
+
+    Raises:
+        ValueError: ``value`` holds a non-finite float (encoded data never does).
+    """
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
+
+
+def digest(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
+    """Return a digest of a call's arguments that is stable across processes.
+
+    str-keyed dicts are order-insensitive and sets are canonically ordered; other dicts keep
+    their insertion order (which the calling code fixes, so it is stable too).
+
+    Args:
+        args: Positional arguments.
+        kwargs: Keyword arguments.
+
+    Returns:
+        16 hex characters (blake2b, 8 bytes), or None if the arguments cannot be encoded.
+    """
+    try:
+        text = canonical_json(encode([list(args), kwargs]))
+    except (UnencodableValueError, RecursionError, ValueError):
+        return None
+    # surrogatepass: a str with a lone surrogate is a legal value and must still hash.
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+# --- encoding ------------------------------------------------------------------------------
+
+
+def _type_name(t: type) -> str:
+    return t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+
+
+def _enc(v: Any) -> Any:
+    t = type(v)
+    if t in _PLAIN:
+        return v
+    if t is list:
+        return [x if type(x) in _PLAIN else _enc(x) for x in v]
+    if t is dict:
+        if all(type(k) is str for k in v) and "$t" not in v:
+            return {k: x if type(x) in _PLAIN else _enc(x) for k, x in v.items()}
+        return {"$t": "dict", "v": [[_enc(k), _enc(x)] for k, x in v.items()]}
+    encoder = _ENCODERS.get(t)
+    if encoder is not None:
+        return encoder(v)
+    entry = _BY_CLASS.get(t)
+    if entry is not None:
+        name, fields = entry
+        if fields is None:
+            return {"$t": "model", "n": name, "v": _enc(_dump(v))}
+        return {"$t": "dataclass", "n": name, "v": {f: _enc(getattr(v, f)) for f in fields}}
+    if isinstance(v, PurePath):
+        return {"$t": "path", "v": str(v)}
+    raise _Unencodable(_type_name(t))
+
+
+def _dump(model: Any) -> Any:
+    # by_alias: model_validate expects aliases by default; round_trip: for Json[T] fields.
+    return model.model_dump(mode="python", by_alias=True, round_trip=True)
+
+
+def _enc_float(v: float) -> Any:
+    if math.isfinite(v):
+        return v
+    return {"$t": "float", "v": "nan" if v != v else ("inf" if v > 0 else "-inf")}
+
+
+def _enc_set(v: set[Any] | frozenset[Any]) -> Any:
+    # Iteration order of a set of str depends on hash randomization; sort for stable digests.
+    items = sorted((_enc(x) for x in v), key=canonical_json)
+    return {"$t": "set" if type(v) is set else "frozenset", "v": items}
+
+
+def _enc_moment(v: datetime | time) -> Any:
+    offset = v.utcoffset()
+    # CPython 3.11 reads "+00:00:00.000001" back as UTC: refuse rather than store it wrong.
+    if offset is not None and offset.microseconds:
+        raise _Unencodable(f"{_type_name(type(v))} with a sub-second UTC offset")
+    return {"$t": type(v).__name__, "v": v.isoformat()}  # exact types: "datetime" or "time"
+
+
+def _enc_bytes(v: bytes | bytearray) -> Any:
+    return {"$t": "bytes", "v": base64.b64encode(v).decode("ascii")}
+
+
+_ENCODERS: Final[dict[type, Callable[[Any], Any]]] = {
+    float: _enc_float,
+    tuple: lambda v: {"$t": "tuple", "v": [_enc(x) for x in v]},
+    set: _enc_set,
+    frozenset: _enc_set,
+    bytes: _enc_bytes,
+    bytearray: _enc_bytes,
+    datetime: _enc_moment,
+    time: _enc_moment,
+    date: lambda v: {"$t": "date", "v": v.isoformat()},
+    UUID: lambda v: {"$t": "uuid", "v": str(v)},
+    Decimal: lambda v: {"$t": "decimal", "v": str(v)},
+}
+
+
+def _children(v: Any) -> list[tuple[str, Any]]:
+    """List ``(path segment, child)`` for a container :func:`_enc` recurses into."""
+    t = type(v)
+    if t is list or t is tuple:
+        return [(f"[{i}]", x) for i, x in enumerate(v)]
+    if t is set or t is frozenset:
+        return [(".<member>", x) for x in v]
+    if t is dict:
+        if all(type(k) is str for k in v) and "$t" not in v:
+            return [
+                (f".{k}" if k.isidentifier() else f"[{json.dumps(k, ensure_ascii=False)}]", x)
+                for k, x in v.items()
+            ]
+        return [pair for k, x in v.items() for pair in ((".<key>", k), (f"[{k!r}]", x))]
+    entry = _BY_CLASS.get(t)
+    if entry is None:
+        return []
+    if entry[1] is None:
+        return _children(_dump(v))
+    return [(f".{f}", getattr(v, f)) for f in entry[1]]
+
+
+def _locate(v: Any, path: str) -> str:
+    """Return the path of the first part of ``v`` that fails to encode."""
+    for segment, child in _children(v):
+        try:
+            _enc(child)
+        except _Unencodable:
+            return _locate(child, path + segment)
+    return path
+
+
+# --- decoding ------------------------------------------------------------------------------
+
+
+def _dec(d: Any) -> Any:
+    t = type(d)
+    if t in _JSON_PLAIN:
+        return d
+    if t is list:
+        return [x if type(x) in _JSON_PLAIN else _dec(x) for x in d]
+    if t is dict:
+        if "$t" not in d:
+            return {k: x if type(x) in _JSON_PLAIN else _dec(x) for k, x in d.items()}
+        return _dec_tagged(d)
+    raise _Corrupt(f"not JSON data: {_type_name(t)}")
+
+
+def _dec_tagged(d: dict[str, Any]) -> Any:
+    tag = d["$t"]
+    registered = tag in ("dataclass", "model")
+    if type(tag) is not str or (tag not in _DECODERS and not registered):
+        raise _Corrupt(f"unknown type tag {repr(tag)[:80]}")
+    if d.keys() != ({"$t", "n", "v"} if registered else {"$t", "v"}):
+        raise _Corrupt(f"bad shape for tag {tag!r}: keys {sorted(map(str, d))!r:.80}")
+    try:
+        return _dec_registered(tag, d["n"], d["v"]) if registered else _DECODERS[tag](d["v"])
+    except (_Corrupt, RecursionError):
+        raise
+    except Exception as exc:
+        # Decoders call constructors, user __init__/__hash__ and pydantic validators, which
+        # may raise anything; all of it means the data cannot be trusted.
+        raise _Corrupt(f"bad {tag} value: {type(exc).__name__}: {exc}") from None
+
+
+def _dec_registered(tag: str, name: Any, v: Any) -> Any:
+    entry = _BY_NAME.get(name) if type(name) is str else None
+    if entry is None or (entry[1] is None) != (tag == "model"):
+        raise _Corrupt(f"no {tag} class is registered as {repr(name)[:80]}")
+    cls, fields = entry
+    if fields is None:
+        return cls.model_validate(_dec(v))  # type: ignore[attr-defined]  # duck-typed model
+    return cls(**{k: _dec(x) for k, x in _expect(v, dict).items()})
+
+
+def _expect(v: Any, kind: type[_V]) -> _V:
+    if type(v) is not kind:
+        raise _Corrupt(f"expected {kind.__name__}, got {_type_name(type(v))}")
+    return v
+
+
+def _items(v: Any) -> list[Any]:
+    return [_dec(x) for x in _expect(v, list)]
+
+
+def _dec_pairs(v: Any) -> dict[Any, Any]:
+    pairs = _items(v)
+    if not all(type(p) is list and len(p) == 2 for p in pairs):
+        raise _Corrupt("dict entries must be [key, value] pairs")
+    return dict(pairs)
+
+
+_DECODERS: Final[dict[str, Callable[[Any], Any]]] = {
+    "float": lambda v: _NON_FINITE[v],  # KeyError (or TypeError) for anything else
+    "tuple": lambda v: tuple(_items(v)),
+    "set": lambda v: set(_items(v)),
+    "frozenset": lambda v: frozenset(_items(v)),
+    "dict": _dec_pairs,
+    "bytes": lambda v: base64.b64decode(_expect(v, str), validate=True),
+    "datetime": lambda v: datetime.fromisoformat(_expect(v, str)),
+    "date": lambda v: date.fromisoformat(_expect(v, str)),
+    "time": lambda v: time.fromisoformat(_expect(v, str)),
+    "uuid": lambda v: UUID(_expect(v, str)),
+    "decimal": lambda v: Decimal(_expect(v, str)),
+    "path": lambda v: Path(_expect(v, str)),
+}

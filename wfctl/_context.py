@@ -1,0 +1,124 @@
+"""The run context handed to workflow bodies and steps, and the pause signal.
+
+``RunContext`` is the user's handle on the running run: asking for outside input, state,
+events, outputs. ``get_run_context()`` returns the active one from anywhere inside a run.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from typing import TYPE_CHECKING, Any
+
+from ._keys import run_owner
+
+if TYPE_CHECKING:
+    from ._run import Run
+
+__all__ = ["PauseSignal", "RunContext", "StepEffects", "current_effects", "get_run_context"]
+
+
+class PauseSignal(BaseException):  # noqa: N818  # a signal, like trio.Cancelled, not an error
+    """Unwinds a branch of a run that is pausing for outside input or on request.
+
+    A ``BaseException`` so that ``except Exception:`` in user code cannot swallow it. User code
+    should neither catch nor raise it; the engine raises it once every sibling branch has
+    finished, failed or suspended, and turns it into a ``paused`` result.
+    """
+
+
+class StepEffects:
+    """What a running step did to the run besides returning: recorded with its result."""
+
+    __slots__ = ("outputs", "state")
+
+    def __init__(self) -> None:
+        self.state: dict[str, Any] = {}
+        self.outputs: list[Any] = []
+
+    def merge(self, other: dict[str, Any] | None) -> None:
+        """Fold a finished inner step's encoded effects into this (outer) step's."""
+        if other:
+            self.state.update(other.get("state", {}))
+            self.outputs.extend(other.get("outputs", []))
+
+    def to_json(self) -> dict[str, Any] | None:
+        """Return the encoded effects, or None when the step had none."""
+        out: dict[str, Any] = {}
+        if self.state:
+            out["state"] = self.state
+        if self.outputs:
+            out["outputs"] = self.outputs
+        return out or None
+
+
+_effects: contextvars.ContextVar[StepEffects | None] = contextvars.ContextVar(
+    "wfctl_step_effects", default=None
+)
+
+
+def current_effects() -> contextvars.ContextVar[StepEffects | None]:
+    """Return the context variable holding the effects of the step being executed."""
+    return _effects
+
+
+class RunContext:
+    """The running run, as workflow bodies and steps see it.
+
+    Declare a parameter annotated ``RunContext`` (or named ``ctx``) on a workflow or step and
+    wfctl passes it in.
+    """
+
+    __slots__ = ("_run",)
+
+    def __init__(self, run: Run) -> None:
+        self._run = run
+
+    @property
+    def run_id(self) -> str:
+        """The id of the run."""
+        return self._run.run_id
+
+    async def request_info(
+        self,
+        request_data: Any,
+        response_type: type | None = None,
+        *,
+        request_id: str | None = None,
+    ) -> Any:
+        """Ask for outside input; return the answer once the run is resumed with it.
+
+        Without an answer the calling branch suspends; when every other branch has finished,
+        failed or suspended, the run pauses with all pending requests in its head checkpoint.
+        The request's id is ``<scope>/request#<n>`` unless ``request_id`` is given.
+
+        Raises:
+            DuplicateStepKeyError: ``request_id`` was already used in this run.
+            UnencodableValueError: ``request_data`` cannot be stored.
+        """
+        return await self._run.request_info(request_data, response_type, request_id)
+
+    def get_state(self, key: str, default: Any = None) -> Any:
+        """Return the value stored under ``key`` by :meth:`set_state`, or ``default``."""
+        return self._run.state.get(key, default)
+
+    def set_state(self, key: str, value: Any) -> None:
+        """Store ``value`` under ``key``; set inside a step, it is replayed with the step.
+
+        Raises:
+            UnencodableValueError: set inside a step, ``value`` cannot be stored.
+        """
+        self._run.set_state(key, value)
+
+    async def add_event(self, data: Any) -> None:
+        """Emit a custom event (kind ``custom``) to the run's event stream."""
+        self._run.emit("custom", None, data)
+
+    async def yield_output(self, value: Any) -> None:
+        """Add ``value`` to the run's outputs (before the return value)."""
+        self._run.add_output(value)
+
+
+def get_run_context() -> RunContext | None:
+    """Return the context of the run the caller is part of, or None outside a run."""
+    run = run_owner().get()
+    return run.context if run is not None else None  # type: ignore[attr-defined]

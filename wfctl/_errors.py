@@ -1,0 +1,190 @@
+"""The wfctl error tree.
+
+Every error wfctl raises on purpose derives from :class:`WfctlError`. Each subclass takes
+structured fields and builds its own message, and carries the CLI exit code it maps to, so the
+command line translates errors in exactly one place.
+
+The pause signal is deliberately *not* here: it is a ``BaseException`` (see ``_pause``), so that
+``except Exception:`` in user code cannot swallow it.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CheckpointCorruptError",
+    "CheckpointNotFoundError",
+    "DuplicateStepKeyError",
+    "InvalidIdError",
+    "ReplayDivergenceError",
+    "RunLockedError",
+    "RunNotFoundError",
+    "RunStateError",
+    "UnencodableValueError",
+    "WfctlError",
+    "WorkflowChangedError",
+    "WorkflowDefinitionError",
+    "WorkflowLoadError",
+]
+
+#: Exit code for a usage or input error (bad arguments, unknown id, corrupt file, locked run).
+EXIT_INPUT = 2
+
+
+class WfctlError(Exception):
+    """Root of every error wfctl raises on purpose.
+
+    Catch this to handle any wfctl failure; ``exit_code`` is what the CLI exits with.
+    """
+
+    exit_code: int = EXIT_INPUT
+
+
+class InvalidIdError(WfctlError, ValueError):
+    """Raised when a run or checkpoint id is malformed (path separators, traversal, NUL, ...).
+
+    Raised before any file is touched, unlike :class:`CheckpointNotFoundError`, which means a
+    well-formed id that names nothing.
+    """
+
+    def __init__(self, kind: str, value: str, reason: str) -> None:
+        self.kind = kind
+        self.value = value
+        self.reason = reason
+        super().__init__(f"invalid {kind} id {value!r}: {reason}")
+
+
+class CheckpointNotFoundError(WfctlError, KeyError):
+    """Raised when a well-formed checkpoint id names no checkpoint in the storage."""
+
+    def __init__(self, checkpoint_id: str) -> None:
+        self.checkpoint_id = checkpoint_id
+        super().__init__(checkpoint_id)
+
+    def __str__(self) -> str:
+        return f"checkpoint {self.checkpoint_id!r} not found"
+
+
+class RunNotFoundError(WfctlError, KeyError):
+    """Raised when a well-formed run id names no run in the storage."""
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+        super().__init__(run_id)
+
+    def __str__(self) -> str:
+        return f"run {self.run_id!r} not found"
+
+
+class CheckpointCorruptError(WfctlError):
+    """Raised when stored checkpoint data cannot be trusted.
+
+    Covers a failed checksum, a truncated or edited record that is not the torn tail of a
+    crash, an unknown type tag, a future format version and a broken chain. ``where`` names the
+    file and record; ``reason`` says what is wrong.
+    """
+
+    def __init__(self, where: str, reason: str) -> None:
+        self.where = where
+        self.reason = reason
+        super().__init__(f"corrupt checkpoint data in {where}: {reason}")
+
+
+class UnencodableValueError(WfctlError, TypeError):
+    """Raised when a value cannot be stored in a checkpoint.
+
+    Raised at the step (or at the run's input) before anything is written, naming the step key
+    and the offending type, with ``path`` locating it inside the value.
+    """
+
+    def __init__(self, type_name: str, path: str = "$", key: str | None = None) -> None:
+        self.type_name = type_name
+        self.path = path
+        self.key = key
+        super().__init__(self._message())
+
+    def _message(self) -> str:
+        where = f" (step {self.key})" if self.key else ""
+        return (
+            f"cannot encode a value of type {self.type_name} at {self.path}{where}; "
+            "register dataclasses and pydantic models with wfctl.register_type"
+        )
+
+    def for_key(self, key: str) -> UnencodableValueError:
+        """Return a copy of this error that names the step ``key``."""
+        return UnencodableValueError(self.type_name, self.path, key)
+
+
+class ReplayDivergenceError(WfctlError):
+    """Raised when a call finds no recorded result although its step recorded other calls.
+
+    The call's argument digest differs from every unconsumed record of that step in its scope,
+    so serving any of them would hand a result to a different logical call. Nothing is served
+    and nothing recorded is overwritten. Unlike :class:`WorkflowChangedError` (raised before the
+    body runs), this is raised at the diverging call.
+    """
+
+    def __init__(
+        self, key: str, digest: str | None, recorded: list[str | None], reason: str = ""
+    ) -> None:
+        self.key = key
+        self.digest = digest
+        self.recorded = recorded
+        self.reason = reason
+        shown = ", ".join(str(d) for d in recorded) or "none"
+        text = f"replay diverged at {key}: call digest {digest}, recorded digest(s) {shown}"
+        super().__init__(f"{text}; {reason}" if reason else text)
+
+    exit_code = 1
+
+
+class WorkflowChangedError(WfctlError):
+    """Raised when restoring a checkpoint written by different workflow code.
+
+    The code signature (over the workflow and its steps) recorded in the run's root differs from
+    the current one. Pass ``allow_changed=True`` (CLI: ``--allow-changed``) to replay anyway.
+    """
+
+    def __init__(self, workflow_name: str, recorded: str, current: str) -> None:
+        self.workflow_name = workflow_name
+        self.recorded = recorded
+        self.current = current
+        super().__init__(
+            f"workflow {workflow_name!r} changed since the checkpoint was written "
+            f"(signature {recorded} -> {current}); use --allow-changed / allow_changed=True"
+        )
+
+
+class RunLockedError(WfctlError):
+    """Raised when a run is being executed by another process (or task) that holds its lock."""
+
+    def __init__(self, run_id: str, holder: str) -> None:
+        self.run_id = run_id
+        self.holder = holder
+        super().__init__(f"run {run_id!r} is locked by {holder}")
+
+
+class RunStateError(WfctlError):
+    """Raised when a run cannot do what was asked in its current state.
+
+    For example answering a request that is not pending, or resuming a completed run.
+    """
+
+    def __init__(self, run_id: str, message: str) -> None:
+        self.run_id = run_id
+        super().__init__(f"run {run_id!r}: {message}")
+
+
+class DuplicateStepKeyError(WfctlError):
+    """Raised when an explicit step key (``keyed``/``replay_key``) repeats within one scope."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        super().__init__(f"duplicate explicit step key {key!r} in one run")
+
+
+class WorkflowDefinitionError(WfctlError, TypeError):
+    """Raised at decoration when a workflow or step is declared in a way wfctl cannot run."""
+
+
+class WorkflowLoadError(WfctlError):
+    """Raised when a workflow target (``file.py:name``, ``module:name``) cannot be loaded."""

@@ -1,0 +1,159 @@
+"""Recorded step results, and the matching rule that serves them on restore.
+
+A recorded result is served to a call only if it was recorded for the same step, in the same
+scope, with the same explicit key (if any) and the same argument digest; among several such
+records, in the order they were recorded. A call that finds no such record while records of
+that step with other digests are still unconsumed in its scope may be a divergence: serving any
+of them would hand a result to a different logical call, so none is ever served. Whether it is
+one is the run's decision (see ``Run.call_step``).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Divergence", "RecordedCalls", "StepRecord"]
+
+
+@dataclass(frozen=True, slots=True)
+class StepRecord:
+    """One committed step invocation: its identity and its encoded result.
+
+    ``effects`` holds what the step did to the run besides returning (state it set, outputs it
+    yielded), so serving the record from the cache replays them too.
+    """
+
+    key: str
+    scope: str
+    name: str
+    digest: str | None
+    result: Any
+    explicit: str | None = None
+    started: float = 0.0
+    duration: float = 0.0
+    effects: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the record as stored inside a ``step`` checkpoint."""
+        out: dict[str, Any] = {
+            "key": self.key,
+            "scope": self.scope,
+            "name": self.name,
+            "digest": self.digest,
+            "result": self.result,
+            "t": round(self.started, 6),
+            "dt": round(self.duration, 6),
+        }
+        if self.explicit is not None:
+            out["explicit"] = self.explicit
+        if self.effects:
+            out["effects"] = self.effects
+        return out
+
+    @classmethod
+    def from_json(cls, raw: Any, where: str) -> StepRecord:
+        """Parse a stored step record.
+
+        Raises:
+            CheckpointCorruptError: a field is missing or of the wrong type.
+        """
+        from ._errors import CheckpointCorruptError
+
+        if not isinstance(raw, dict):
+            raise CheckpointCorruptError(where, "step record is not an object")
+        key, scope, name, digest = raw.get("key"), raw.get("scope"), raw.get("name"), raw.get(
+            "digest"
+        )
+        explicit, effects = raw.get("explicit"), raw.get("effects")
+        if not (isinstance(key, str) and isinstance(scope, str) and isinstance(name, str)):
+            raise CheckpointCorruptError(where, "step record without key, scope or name")
+        if digest is not None and not isinstance(digest, str):
+            raise CheckpointCorruptError(where, f"step {key}: invalid digest")
+        if explicit is not None and not isinstance(explicit, str):
+            raise CheckpointCorruptError(where, f"step {key}: invalid explicit key")
+        if effects is not None and not isinstance(effects, dict):
+            raise CheckpointCorruptError(where, f"step {key}: invalid effects")
+        if "result" not in raw:
+            raise CheckpointCorruptError(where, f"step {key}: no result")
+        started, duration = raw.get("t", 0.0), raw.get("dt", 0.0)
+        if not isinstance(started, int | float) or not isinstance(duration, int | float):
+            raise CheckpointCorruptError(where, f"step {key}: invalid timing")
+        return cls(key, scope, name, digest, raw["result"], explicit, started, duration, effects)
+
+
+@dataclass(frozen=True, slots=True)
+class Divergence:
+    """No record matches a call, but its step has unconsumed records with other digests."""
+
+    recorded_digests: list[str | None]
+    recorded_keys: list[str]
+
+
+_Bucket = tuple[str, str, str | None, str | None]
+
+
+class RecordedCalls:
+    """The results a restored run may serve, consumed as calls claim them."""
+
+    __slots__ = ("_buckets", "_unconsumed")
+
+    def __init__(self, records: Iterable[StepRecord] = ()) -> None:
+        self._buckets: dict[_Bucket, deque[StepRecord]] = {}
+        self._unconsumed: dict[tuple[str, str], int] = {}
+        for record in records:
+            self.add(record)
+
+    def __len__(self) -> int:
+        return sum(self._unconsumed.values())
+
+    def add(self, record: StepRecord) -> None:
+        """Make ``record`` available, after every record already added for the same call."""
+        bucket = (record.scope, record.name, record.explicit, record.digest)
+        self._buckets.setdefault(bucket, deque()).append(record)
+        step = (record.scope, record.name)
+        self._unconsumed[step] = self._unconsumed.get(step, 0) + 1
+
+    def take(
+        self, scope: str, name: str, explicit: str | None, digest: str | None, key: str = ""
+    ) -> StepRecord | Divergence | None:
+        """Claim the record for a call.
+
+        Among several records for the same call (same step, scope and digest), the one
+        recorded under the call's own key is preferred, then the oldest.
+
+        Returns:
+            The oldest matching record (now consumed); a :class:`Divergence` if the step has
+            unconsumed records in this scope but none for this call; None if the step has no
+            unconsumed records here (the call is new and runs live).
+        """
+        bucket = self._buckets.get((scope, name, explicit, digest))
+        if bucket:
+            if bucket[0].key == key or len(bucket) == 1:
+                record = bucket.popleft()
+            else:
+                record = next((r for r in bucket if r.key == key), bucket[0])
+                bucket.remove(record)
+            self._unconsumed[(scope, name)] -= 1
+            return record
+        if not self._unconsumed.get((scope, name)):
+            return None
+        others = self.unconsumed(scope, name, explicit)
+        if not others:
+            # Only calls of another kind (counted vs. explicit key) remain: this call is new.
+            return None
+        return Divergence([r.digest for r in others], [r.key for r in others])
+
+    def unconsumed(self, scope: str, name: str, explicit: str | None) -> list[StepRecord]:
+        """Return the records of a step in a scope (of the same key kind) not yet claimed."""
+        if not self._unconsumed.get((scope, name)):
+            return []
+        return [
+            r
+            for (s, n, e, _), records in self._buckets.items()
+            if s == scope and n == name and e == explicit
+            for r in records
+        ]
+

@@ -1,0 +1,91 @@
+"""Reading a run's history back: the records and answers a restored run may use.
+
+Restoring from the head of a paused, failed or interrupted run continues that run's chain.
+Restoring from any other checkpoint, or from a completed run, starts a new run whose root names
+its origin; its cache is the origin chain up to that checkpoint (and, recursively, that run's
+own origin), so a restored run never copies earlier results into its own chain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._checkpoint import Checkpoint, split_checkpoint_id
+from ._errors import CheckpointCorruptError, CheckpointNotFoundError, RunNotFoundError
+from ._recorded import StepRecord
+from ._storage._capabilities import load_chain
+from ._storage._protocol import CheckpointStorage
+
+__all__ = ["History", "collect_history", "load_target"]
+
+_MAX_ORIGIN_DEPTH = 1000
+
+
+@dataclass(slots=True)
+class History:
+    """Step records and answers gathered from a chain prefix, oldest first."""
+
+    records: list[StepRecord] = field(default_factory=list)
+    responses: dict[str, Any] = field(default_factory=dict)
+
+
+async def load_target(
+    storage: CheckpointStorage, checkpoint_id: str
+) -> tuple[list[Checkpoint], Checkpoint]:
+    """Return the chain of the run holding ``checkpoint_id``, and that checkpoint.
+
+    Raises:
+        InvalidIdError: the id is malformed.
+        CheckpointNotFoundError: no such run or no such seq in it.
+        CheckpointCorruptError: the run's chain cannot be trusted.
+    """
+    run_id, seq = split_checkpoint_id(checkpoint_id)
+    try:
+        chain = await load_chain(storage, run_id)
+    except RunNotFoundError:
+        raise CheckpointNotFoundError(checkpoint_id) from None
+    if seq >= len(chain):
+        raise CheckpointNotFoundError(checkpoint_id)
+    return chain, chain[seq]
+
+
+def _fold(chain: Sequence[Checkpoint], upto: int, history: History) -> None:
+    for checkpoint in chain[: upto + 1]:
+        where = checkpoint.checkpoint_id
+        if checkpoint.kind == "step":
+            steps = checkpoint.data.get("steps")
+            if not isinstance(steps, list):
+                raise CheckpointCorruptError(where, "step checkpoint without a steps list")
+            history.records.extend(StepRecord.from_json(raw, where) for raw in steps)
+        elif checkpoint.kind == "resume":
+            answers = checkpoint.data.get("responses", {})
+            if not isinstance(answers, dict):
+                raise CheckpointCorruptError(where, "resume checkpoint with invalid responses")
+            history.responses.update(answers)
+
+
+async def collect_history(
+    storage: CheckpointStorage, chain: Sequence[Checkpoint], upto: int
+) -> History:
+    """Gather the records and encoded answers of ``chain[: upto + 1]``, origins first.
+
+    Raises:
+        CheckpointCorruptError: a record is malformed, or an origin chain is cyclic.
+        CheckpointNotFoundError: an origin checkpoint no longer exists.
+    """
+    prefixes: list[tuple[Sequence[Checkpoint], int]] = [(chain, upto)]
+    origin = chain[0].origin_checkpoint_id if chain else None
+    seen: set[str] = set()
+    while origin is not None:
+        if origin in seen or len(seen) >= _MAX_ORIGIN_DEPTH:
+            raise CheckpointCorruptError(origin, "origin chain is cyclic or too deep")
+        seen.add(origin)
+        origin_chain, target = await load_target(storage, origin)
+        prefixes.append((origin_chain, target.seq))
+        origin = origin_chain[0].origin_checkpoint_id
+    history = History()
+    for prefix, last in reversed(prefixes):
+        _fold(prefix, last, history)
+    return history

@@ -1,0 +1,425 @@
+"""The run loop: executes a workflow body, keys its calls, serves the cache, and pauses cleanly.
+
+One :class:`Run` object lives for one ``Workflow.run`` call. It owns every task created inside
+the run (through the task factory in :mod:`wfctl._keys`), counts the steps in flight, and
+decides the outcome. Pausing works in two phases:
+
+1. A branch that calls ``request_info`` without an answer (or reaches a step boundary after a
+   pause was requested) suspends. Sibling branches keep going; the supervisor waits until no
+   step is in flight and the loop has settled (or the drain timeout passes).
+2. The supervisor raises :class:`PauseSignal` in every suspended branch, cancels whatever is
+   still blocked, waits for the body and every task of the run to end, and only then commits
+   the pause checkpoint, which is therefore the head and holds every pending request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import random
+import time
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from ._chain import CheckpointChain
+from ._codec import decode, digest, encode
+from ._context import PauseSignal, RunContext, StepEffects, current_effects
+from ._errors import DuplicateStepKeyError, ReplayDivergenceError, UnencodableValueError
+from ._events import RequestInfoEvent, WorkflowEvent
+from ._keys import ROOT_SCOPE, Scope, current_scope, install_task_factory, run_owner, scope_var
+from ._keys import uninstall_task_factory as _uninstall
+from ._recorded import Divergence, RecordedCalls, StepRecord
+
+if TYPE_CHECKING:
+    from ._step import Step
+
+__all__ = ["Outcome", "Run", "RunOptions"]
+
+#: Loop iterations a drain gives runnable branches to reach their next suspension point.
+_SETTLE_ROUNDS = 8
+
+_effects = current_effects()
+_owner = run_owner()
+_scope = scope_var()
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """How a run treats recorded results.
+
+    ``allow_changed``: a call whose recorded result no longer matches runs live (reported as
+    changed) instead of failing the run. ``execute``: False serves only recorded results; any
+    call that would have to run is a divergence. ``shuffle_seed``: hand cached results back
+    after a seeded random number of extra loop yields, to perturb completion order.
+    ``drain_timeout``: seconds a pause waits for running steps before cancelling them.
+    ``complete_history``: the recorded calls are a whole finished run, so a call that misses
+    while its step has other records is a divergence at once (see :meth:`Run.call_step`).
+    """
+
+    allow_changed: bool = False
+    execute: bool = True
+    shuffle_seed: int | None = None
+    drain_timeout: float = 30.0
+    complete_history: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """How the body ended: ``completed`` (with ``value``), ``paused`` or ``failed``."""
+
+    status: str
+    value: Any = None
+    error: BaseException | None = None
+
+
+class Run:
+    """The state of one executing run."""
+
+    def __init__(
+        self,
+        *,
+        run_id: str,
+        chain: CheckpointChain,
+        recorded: RecordedCalls,
+        responses: dict[str, Any],
+        options: RunOptions,
+        on_event: Callable[[WorkflowEvent], None] | None = None,
+        pause_probe: Callable[[], bool] | None = None,
+    ) -> None:
+        self.run_id = run_id
+        self.chain = chain
+        self.recorded = recorded
+        self.responses = responses
+        self.options = options
+        self.context = RunContext(self)
+        self.state: dict[str, Any] = {}
+        self.outputs: list[Any] = []
+        self.encoded_outputs: list[Any] = []
+        self.events: list[WorkflowEvent] = []
+        self.pending: dict[str, tuple[RequestInfoEvent, Any]] = {}
+        self.executed: list[str] = []
+        self.cached: list[str] = []
+        self.changed: list[str] = []
+        self.divergence: ReplayDivergenceError | None = None
+        self.interrupted = False
+        self._on_event = on_event
+        self._pause_probe = pause_probe
+        self._rng = random.Random(options.shuffle_seed) if options.shuffle_seed is not None else None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._in_flight = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._pause_wanted = asyncio.Event()
+        self._suspended: list[asyncio.Future[None]] = []
+        self._released = False
+        self._request_ids: set[str] = set()
+        self._unsettled: list[tuple[str, str | None, str, str, str | None]] = []
+
+    # -- bookkeeping -------------------------------------------------------------------------
+
+    def adopt_task(self, task: asyncio.Task[Any]) -> None:
+        """Own a task created inside the run, so none outlives it."""
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def emit(self, kind: str, key: str | None = None, data: Any = None) -> WorkflowEvent:
+        """Record an event and hand it to the live listener."""
+        event = WorkflowEvent(kind, self.run_id, key, data, time.time())
+        self._publish(event)
+        return event
+
+    def _publish(self, event: WorkflowEvent) -> None:
+        self.events.append(event)
+        if self._on_event is not None:
+            self._on_event(event)
+
+    def add_output(self, value: Any) -> None:
+        """Append an output; inside a step it is recorded with the step's result."""
+        encoded = self._encode(value, "<output>")
+        effects = _effects.get()
+        if effects is not None:
+            effects.outputs.append(encoded)
+        self.outputs.append(value)
+        self.encoded_outputs.append(encoded)
+        self.emit("output", None, value)
+
+    def set_state(self, key: str, value: Any) -> None:
+        """Set run state; inside a step the change is recorded with the step's result."""
+        effects = _effects.get()
+        if effects is not None:
+            effects.state[key] = self._encode(value, f"<state {key}>")
+        self.state[key] = value
+
+    @staticmethod
+    def _encode(value: Any, key: str) -> Any:
+        try:
+            return encode(value)
+        except UnencodableValueError as exc:
+            raise exc.for_key(key) from None
+
+    def _step_started(self) -> None:
+        if self._in_flight == 0:
+            self._idle.clear()
+        self._in_flight += 1
+
+    def _step_ended(self) -> None:
+        self._in_flight -= 1
+        if self._in_flight == 0:
+            self._idle.set()
+
+    # -- steps -------------------------------------------------------------------------------
+
+    async def call_step(
+        self, step: Step[Any], args: tuple[Any, ...], kwargs: dict[str, Any], explicit: str | None
+    ) -> Any:
+        """Run one step call inside this run: serve its recorded result or execute it."""
+        scope = current_scope() or Scope(ROOT_SCOPE)
+        if explicit is None and step.replay_key is not None:
+            explicit = str(step.replay_key(*args, **kwargs))
+        name = step.name
+        key = scope.call_key(name) if explicit is None else scope.explicit_key(name, explicit)
+        if self._released:
+            raise PauseSignal
+        if self.interrupted or (self._pause_probe is not None and self._pause_probe()):
+            self.interrupted = True
+            await self._suspend()
+        call_digest = digest(args, kwargs)
+        match = self.recorded.take(scope.path, name, explicit, call_digest, key)
+        if isinstance(match, StepRecord):
+            return await self._serve(key, match)
+        changed = False
+        if isinstance(match, Divergence):
+            if not self.options.execute or (
+                self.options.complete_history and not self.options.allow_changed
+            ):
+                self._diverge(ReplayDivergenceError(key, call_digest, match.recorded_digests))
+            if self.options.complete_history:
+                changed = True
+            else:
+                # A prefix of history: this may be a call that had not happened yet when the
+                # checkpoint was written (a sibling, a completion-ordered loop). It runs live;
+                # settle() decides at the end whether a recorded call was left unclaimed.
+                self._unsettled.append((key, call_digest, scope.path, name, explicit))
+        elif match is None and not self.options.execute:
+            self._diverge(
+                ReplayDivergenceError(
+                    key, call_digest, [], "no recorded result and execution is off"
+                )
+            )
+        return await self._execute(step, key, scope.path, explicit, call_digest, args, kwargs, changed)
+
+    def settle(self) -> ReplayDivergenceError | None:
+        """Judge the calls that ran live beside unclaimed records, once the body completed.
+
+        A record of a step still unclaimed in the scope where a call of that step ran live means
+        that call replaced it: a divergence (or, with ``allow_changed``, a changed step).
+        """
+        for key, call_digest, scope_path, name, explicit in self._unsettled:
+            left = self.recorded.unconsumed(scope_path, name, explicit)
+            if not left:
+                continue
+            if self.options.allow_changed:
+                self.executed.remove(key)
+                self.changed.append(key)
+                continue
+            error = ReplayDivergenceError(
+                key, call_digest, [r.digest for r in left], "recorded call(s) never claimed: "
+                + ", ".join(r.key for r in left)
+            )
+            if self.divergence is None:
+                self.divergence = error
+        return self.divergence
+
+    def _diverge(self, error: ReplayDivergenceError) -> NoReturn:
+        if self.divergence is None:
+            self.divergence = error
+        self.emit("step_failed", error.key, {"error": str(error), "divergence": True})
+        raise error
+
+    async def _serve(self, key: str, record: StepRecord) -> Any:
+        value = decode(record.result, where=f"recorded result of {record.key}")
+        if record.effects:
+            for name, encoded in record.effects.get("state", {}).items():
+                self.state[name] = decode(encoded, where=f"state effect of {record.key}")
+            for encoded in record.effects.get("outputs", []):
+                value_out = decode(encoded, where=f"output effect of {record.key}")
+                self.outputs.append(value_out)
+                self.encoded_outputs.append(encoded)
+                self.emit("output", key, value_out)
+            outer = _effects.get()
+            if outer is not None:
+                outer.merge(record.effects)
+        self.chain.note_served(key)
+        self.cached.append(key)
+        self.emit("step_cached", key, {"recorded_as": record.key} if record.key != key else None)
+        if self._rng is not None:
+            for _ in range(self._rng.randint(0, 4)):
+                await asyncio.sleep(0)
+        return value
+
+    async def _execute(
+        self,
+        step: Step[Any],
+        key: str,
+        scope_path: str,
+        explicit: str | None,
+        call_digest: str | None,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        changed: bool,
+    ) -> Any:
+        self.emit("step_started", key)
+        self._step_started()
+        outer = _effects.get()
+        effects = StepEffects()
+        scope_token = _scope.set(Scope(key))
+        effects_token = _effects.set(effects)
+        started, clock = time.time(), time.perf_counter()
+        try:
+            if step.context_param is not None:
+                kwargs = {**kwargs, step.context_param: self.context}
+            value = await step.fn(*args, **kwargs)
+            record = StepRecord(
+                key=key,
+                scope=scope_path,
+                name=step.name,
+                digest=call_digest,
+                result=self._encode(value, key),
+                explicit=explicit,
+                started=started,
+                duration=time.perf_counter() - clock,
+                effects=effects.to_json(),
+            )
+            await self.chain.commit_step(record)
+        except (PauseSignal, asyncio.CancelledError):
+            raise
+        except BaseException as exc:
+            self.emit("step_failed", key, {"error": f"{type(exc).__name__}: {exc}"})
+            raise
+        finally:
+            _scope.reset(scope_token)
+            _effects.reset(effects_token)
+            self._step_ended()
+        (self.changed if changed else self.executed).append(key)
+        if outer is not None:
+            outer.merge(record.effects)
+        self.emit("step_completed", key, {"changed": True} if changed else None)
+        return value
+
+    # -- requests and pausing ----------------------------------------------------------------
+
+    async def request_info(
+        self, request_data: Any, response_type: type | None, request_id: str | None
+    ) -> Any:
+        """Return the answer to a request, or suspend the branch until the run pauses."""
+        scope = current_scope() or Scope(ROOT_SCOPE)
+        rid = request_id if request_id is not None else scope.call_key("request")
+        if rid in self._request_ids:
+            raise DuplicateStepKeyError(rid)
+        self._request_ids.add(rid)
+        if rid in self.responses:
+            return self.responses[rid]
+        if self._released:
+            raise PauseSignal
+        encoded = self._encode(request_data, rid)
+        type_name = getattr(response_type, "__name__", None) if response_type else None
+        event = RequestInfoEvent(
+            "request", self.run_id, rid, None, time.time(), request_data, type_name
+        )
+        self.pending[rid] = (event, encoded)
+        self._publish(event)
+        await self._suspend()
+
+    async def _suspend(self) -> NoReturn:
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._suspended.append(future)
+        in_step = _effects.get() is not None
+        if in_step:
+            # A step waiting for an answer is not work in flight: it must not hold up the drain.
+            self._step_ended()
+        self._pause_wanted.set()
+        try:
+            await future
+        finally:
+            if in_step:
+                self._step_started()
+        raise PauseSignal  # pragma: no cover  # the future only ever ends with an exception
+
+    def request_pause(self) -> None:
+        """Pause at the next step boundary (Ctrl-C, ``wfctl pause``)."""
+        self.interrupted = True
+        self._pause_wanted.set()
+
+    async def _drain(self) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.options.drain_timeout
+        while True:
+            if self._in_flight:
+                try:
+                    await asyncio.wait_for(self._idle.wait(), max(0.0, deadline - loop.time()))
+                except TimeoutError:
+                    return
+            await self.chain.flush()
+            for _ in range(_SETTLE_ROUNDS):
+                await asyncio.sleep(0)
+            if not self._in_flight:
+                return
+
+    # -- the supervisor ----------------------------------------------------------------------
+
+    async def execute(self, body: Callable[[], Coroutine[Any, Any, Any]]) -> Outcome:
+        """Run the body to its end, pausing cleanly if asked to; never leave a task behind."""
+        loop = asyncio.get_running_loop()
+        install_task_factory(loop)
+        context = contextvars.copy_context()
+        context.run(_owner.set, self)
+        context.run(_scope.set, Scope(ROOT_SCOPE))
+        context.run(_effects.set, None)
+        body_task: asyncio.Task[Any] = asyncio.Task(body(), context=context)
+        try:
+            await self._supervise(body_task)
+        finally:
+            for task in (body_task, *self._tasks):
+                task.cancel()
+            await asyncio.gather(body_task, *self._tasks, return_exceptions=True)
+            _uninstall(loop)
+        return self._outcome(body_task)
+
+    async def _supervise(self, body_task: asyncio.Task[Any]) -> None:
+        while not body_task.done():
+            waiter = asyncio.Task(self._pause_wanted.wait(), context=contextvars.Context())
+            try:
+                await asyncio.wait({body_task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                waiter.cancel()
+            if body_task.done():
+                return
+            self._pause_wanted.clear()
+            await self._drain()
+            if body_task.done():
+                return
+            self._released = True
+            for future in self._suspended:
+                if not future.done():
+                    future.set_exception(PauseSignal())
+            for _ in range(_SETTLE_ROUNDS):
+                await asyncio.sleep(0)
+            for task in (*self._tasks, body_task):
+                task.cancel()  # still blocked after the signal: nothing more can happen
+            await asyncio.wait({body_task})
+
+    def _outcome(self, body_task: asyncio.Task[Any]) -> Outcome:
+        error = None if body_task.cancelled() else body_task.exception()
+        if self._released and (self.pending or self.interrupted):
+            return Outcome("paused")
+        if body_task.cancelled():
+            return Outcome("failed", error=asyncio.CancelledError("the run was cancelled"))
+        if self.divergence is not None:
+            return Outcome("failed", error=self.divergence)
+        if error is not None:
+            return Outcome("failed", error=error)
+        divergence = self.settle()
+        if divergence is not None:
+            return Outcome("failed", error=divergence)
+        return Outcome("completed", value=body_task.result())

@@ -1,0 +1,120 @@
+"""``@step``: an async function whose result a run records and replays by durable key."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import Any, Generic, ParamSpec, TypeVar, overload
+
+from ._errors import WorkflowDefinitionError
+from ._keys import register_transparent, run_owner
+
+__all__ = ["Step", "context_parameter", "step"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+_owner = run_owner()
+
+
+def context_parameter(fn: Callable[..., Any]) -> str | None:
+    """Return the name of ``fn``'s ``RunContext`` parameter (by annotation or named ``ctx``)."""
+    for param in inspect.signature(fn).parameters.values():
+        annotation = param.annotation
+        name = getattr(annotation, "__name__", annotation)
+        if param.name == "ctx" or name in ("RunContext", "wfctl.RunContext"):
+            return param.name
+    return None
+
+
+class Step(Generic[R]):
+    """A step: call it like the function it wraps.
+
+    Inside a run each call gets a durable key and its result is committed before the call
+    returns (or served from the record on restore). Outside a run it is a plain call; a
+    ``RunContext`` parameter then receives None.
+    """
+
+    def __init__(
+        self,
+        fn: Callable[..., Awaitable[R]],
+        *,
+        name: str | None = None,
+        replay_key: Callable[..., Any] | None = None,
+    ) -> None:
+        if not inspect.iscoroutinefunction(fn):
+            raise WorkflowDefinitionError(
+                f"@step needs an async function; {getattr(fn, '__qualname__', fn)!r} is not"
+            )
+        self.fn = fn
+        self.name = name or fn.__name__
+        if not self.name or any(c in self.name for c in "/#@"):
+            raise WorkflowDefinitionError(f"invalid step name {self.name!r}: no '/', '#' or '@'")
+        self.replay_key = replay_key
+        self.context_param = context_parameter(fn)
+        functools.update_wrapper(self, fn)
+
+    async def __call__(self, *args: Any, **kwargs: Any) -> R:
+        run = _owner.get()
+        if run is None:
+            if self.context_param is not None:
+                kwargs[self.context_param] = None
+            return await self.fn(*args, **kwargs)
+        result: R = await run.call_step(self, args, kwargs, None)  # type: ignore[attr-defined]
+        return result
+
+    def keyed(self, key: object) -> Callable[..., Awaitable[R]]:
+        """Return a caller of this step under the explicit durable key ``key``.
+
+        The key replaces the counted part of the call's identity (``<scope>/<name>@<key>``)
+        and must be unique within its scope in a run.
+        """
+        explicit = str(key)
+
+        async def call(*args: Any, **kwargs: Any) -> R:
+            run = _owner.get()
+            if run is None:
+                return await self(*args, **kwargs)
+            result: R = await run.call_step(self, args, kwargs, explicit)  # type: ignore[attr-defined]
+            return result
+
+        return call
+
+    def __repr__(self) -> str:
+        return f"<step {self.name}>"
+
+
+register_transparent(Step.__call__.__code__)
+for _const in Step.keyed.__code__.co_consts:
+    if getattr(_const, "co_name", None) == "call":
+        register_transparent(_const)
+
+
+@overload
+def step(fn: Callable[P, Awaitable[R]], /) -> Step[R]: ...
+
+
+@overload
+def step(
+    *, name: str | None = None, replay_key: Callable[..., Any] | None = None
+) -> Callable[[Callable[P, Awaitable[R]]], Step[R]]: ...
+
+
+def step(
+    fn: Callable[..., Awaitable[R]] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    replay_key: Callable[..., Any] | None = None,
+) -> Step[R] | Callable[[Callable[..., Awaitable[R]]], Step[R]]:
+    """Mark an async function as a step: ``@step``, ``@step(name=...)``, ``@step(replay_key=f)``.
+
+    ``replay_key`` receives each call's arguments and returns its explicit durable key.
+
+    Raises:
+        WorkflowDefinitionError: (a ``TypeError``) the function is not ``async``.
+    """
+    if fn is not None:
+        return Step(fn, name=name, replay_key=replay_key)
+    return lambda f: Step(f, name=name, replay_key=replay_key)

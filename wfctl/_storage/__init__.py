@@ -1,0 +1,14 @@
+"""Checkpoint storages: the protocol, the durable file storage and the in-memory one."""
+
+from ._file import FileCheckpointStorage
+from ._memory import InMemoryCheckpointStorage
+from ._protocol import CheckpointStorage, RunJournal, RunLock, RunSummary
+
+__all__ = [
+    "CheckpointStorage",
+    "FileCheckpointStorage",
+    "InMemoryCheckpointStorage",
+    "RunJournal",
+    "RunLock",
+    "RunSummary",
+]

@@ -1,0 +1,282 @@
+"""Chain rules and queries shared by every wfctl storage.
+
+A storage supplies five primitives (its run ids, a run's root, its head, its strict chain and
+whether it is locked); :class:`StorageQueries` builds the protocol's read methods on them, so the
+file and memory storages filter, order and summarise runs the same way. The module-level rules
+(:func:`check_append`, :func:`strict_chain`) are also used by :mod:`._capabilities` for storages
+that are not ours.
+"""
+
+from __future__ import annotations
+
+import abc
+
+from wfctl._checkpoint import Checkpoint, checkpoint_id_for, split_checkpoint_id, validate_run_id
+from wfctl._errors import CheckpointCorruptError, CheckpointNotFoundError, RunNotFoundError
+
+from ._protocol import RunJournal, RunSummary
+
+__all__ = ["StorageQueries", "check_append", "pending_requests", "strict_chain"]
+
+
+def check_append(checkpoint: Checkpoint, head_seq: int, head_id: str | None, where: str) -> None:
+    """Refuse ``checkpoint`` unless it extends the head ``head_seq``/``head_id`` by one link.
+
+    ``head_seq`` is -1 for a run with no checkpoints. This is what makes two writers at the same
+    position impossible: the second one's record names a parent that is no longer the head.
+
+    Raises:
+        CheckpointCorruptError: the seq is not ``head_seq + 1``, the parent is not the head, or
+            the record is a root anywhere but at seq 0 (or seq 0 is not a root).
+    """
+    seq, parent = checkpoint.seq, checkpoint.previous_checkpoint_id
+    if seq == head_seq + 1 and parent == head_id and (seq == 0) == (checkpoint.kind == "root"):
+        return
+    run = checkpoint.run_id
+    if seq == head_seq + 1 and parent == head_id:
+        state = "seq 0 must be the run's only root record"
+    elif head_seq < 0:
+        state = "the run has no checkpoints yet (expected seq 0, the root)"
+    elif seq == 0:
+        state = f"the run already exists (its head is seq {head_seq})"
+    else:
+        state = f"its head is seq {head_seq} ({head_id}); expected seq {head_seq + 1}"
+    raise CheckpointCorruptError(
+        where,
+        f"refusing checkpoint seq {seq} ({checkpoint.kind}, parent {parent!r}) of run {run!r}: "
+        f"{state}; a second writer at the same position would fork the chain",
+    )
+
+
+def strict_chain(journal: RunJournal) -> list[Checkpoint]:
+    """Return a run's checkpoints if they form one unbroken chain ``0..n-1``.
+
+    Raises:
+        CheckpointCorruptError: for the first problem the read reported, or the first seq that
+            is out of place (gap, duplicate, fork) or names the wrong parent.
+        RunNotFoundError: the run holds no committed checkpoint.
+    """
+    source = journal.source or f"run {journal.run_id}"
+    if journal.problems:
+        problem = journal.problems[0]
+        where, sep, reason = problem.partition(": ")
+        if problem.startswith(source + ":"):  # "<file>:<line>: <reason>"; the file may hold ": "
+            cut = problem.find(": ", len(source))
+            where, sep, reason = problem[:cut], ": ", problem[cut + 2 :]
+        raise CheckpointCorruptError(where if sep else source, reason if sep else problem)
+    chain = list(journal.checkpoints)
+    if not chain:
+        raise RunNotFoundError(journal.run_id)
+    parent: str | None = None
+    for index, checkpoint in enumerate(chain):
+        if checkpoint.run_id != journal.run_id:
+            raise CheckpointCorruptError(
+                source, f"record {index + 1} belongs to run {checkpoint.run_id!r}"
+            )
+        if checkpoint.seq != index:
+            raise CheckpointCorruptError(
+                source,
+                f"run {journal.run_id!r}: record {index + 1} is seq {checkpoint.seq}, expected "
+                f"seq {index} (a gap, duplicate or fork in the chain)",
+            )
+        if checkpoint.previous_checkpoint_id != parent:
+            raise CheckpointCorruptError(
+                source,
+                f"run {journal.run_id!r}: seq {index} names parent "
+                f"{checkpoint.previous_checkpoint_id!r}, expected {parent!r}",
+            )
+        parent = checkpoint_id_for(journal.run_id, index)
+    return chain
+
+
+def pending_requests(head: Checkpoint) -> tuple[str, ...]:
+    """Return the request ids a pause checkpoint is waiting for (empty for other kinds)."""
+    if head.kind != "pause":
+        return ()
+    requests = head.data.get("requests")
+    if not isinstance(requests, list):
+        return ()
+    return tuple(
+        r["request_id"]
+        for r in requests
+        if isinstance(r, dict) and isinstance(r.get("request_id"), str)
+    )
+
+
+class StorageQueries(abc.ABC):
+    """The protocol's read methods, built on five primitives each storage implements."""
+
+    @abc.abstractmethod
+    def _run_ids(self) -> list[str]:
+        """Return the ids of every stored run, in any order."""
+
+    @abc.abstractmethod
+    def _root(self, run_id: str) -> Checkpoint | None:
+        """Return the run's first record (None if it has none); raise if it is corrupt."""
+
+    @abc.abstractmethod
+    def _head(self, run_id: str) -> Checkpoint | None:
+        """Return the run's last committed record (None if none); raise if it is corrupt."""
+
+    @abc.abstractmethod
+    def _chain(self, run_id: str) -> list[Checkpoint]:
+        """Return the run's strict chain (see :func:`strict_chain`)."""
+
+    @abc.abstractmethod
+    def _is_locked(self, run_id: str) -> bool:
+        """Return whether some process (or task) holds the run's lock right now."""
+
+    async def load_chain(self, run_id: str) -> list[Checkpoint]:
+        """Return the run's checkpoints ``0..n-1``, verified as one chain (for restore).
+
+        Raises:
+            InvalidIdError: ``run_id`` is malformed.
+            RunNotFoundError: the run does not exist or has no committed checkpoint.
+            CheckpointCorruptError: a record fails verification or the chain is broken.
+        """
+        return self._chain(validate_run_id(run_id))
+
+    async def load(self, checkpoint_id: str) -> Checkpoint:
+        """Return one checkpoint, read strictly with its whole run.
+
+        Raises:
+            InvalidIdError: the id is malformed.
+            CheckpointNotFoundError: no such run or seq.
+            CheckpointCorruptError: the run's journal does not verify.
+        """
+        run_id, seq = split_checkpoint_id(checkpoint_id)
+        try:
+            chain = self._chain(run_id)
+        except RunNotFoundError:
+            raise CheckpointNotFoundError(checkpoint_id) from None
+        if seq >= len(chain):
+            raise CheckpointNotFoundError(checkpoint_id)
+        return chain[seq]
+
+    async def list_checkpoints(
+        self, *, workflow_name: str | None = None, run_id: str | None = None
+    ) -> list[Checkpoint]:
+        """Return matching checkpoints, each run in chain order, runs oldest first (strict)."""
+        return [cp for chain in self._chains(workflow_name, run_id) for cp in chain]
+
+    async def list_checkpoint_ids(
+        self, *, workflow_name: str | None = None, run_id: str | None = None
+    ) -> list[str]:
+        """Return the ids of :meth:`list_checkpoints`."""
+        return [cp.checkpoint_id for chain in self._chains(workflow_name, run_id) for cp in chain]
+
+    async def get_latest(
+        self, *, workflow_name: str | None = None, run_id: str | None = None
+    ) -> Checkpoint | None:
+        """Return the newest head among matching runs, or None.
+
+        With ``run_id`` this is that run's head. Otherwise it is the head with the newest
+        timestamp (ties broken by run id). A corrupt head is never skipped in favour of an
+        older record: it raises, unless the run's root shows it belongs to another workflow.
+
+        Raises:
+            CheckpointCorruptError: a candidate head does not verify.
+        """
+        if run_id is not None:
+            head = self._head(validate_run_id(run_id))
+            if head is None or (workflow_name is not None and head.workflow_name != workflow_name):
+                return None
+            return head
+        best: Checkpoint | None = None
+        for rid in self._run_ids():
+            try:
+                head = self._head(rid)
+            except CheckpointCorruptError:
+                if workflow_name is not None and self._root_workflow(rid) not in (
+                    None,
+                    workflow_name,
+                ):
+                    continue
+                raise
+            if head is None or (workflow_name is not None and head.workflow_name != workflow_name):
+                continue
+            if best is None or (head.timestamp, head.run_id) > (best.timestamp, best.run_id):
+                best = head
+        return best
+
+    async def list_runs(self, *, workflow_name: str | None = None) -> list[RunSummary]:
+        """Return one summary per run, oldest first; a corrupt run is listed as ``corrupt``."""
+        summaries: list[RunSummary] = []
+        for rid in self._run_ids():
+            try:
+                root, head = self._root(rid), self._head(rid)
+            except CheckpointCorruptError as exc:
+                wf = self._root_workflow(rid)
+                if workflow_name is None or wf in (None, workflow_name):
+                    summaries.append(_corrupt_summary(rid, wf, f"{exc.where}: {exc.reason}"))
+                continue
+            if root is None or head is None:
+                continue  # created but never committed a root: not a run yet
+            if workflow_name is not None and root.workflow_name != workflow_name:
+                continue
+            summaries.append(self._summarize(root, head))
+        summaries.sort(key=lambda s: (s.created, s.run_id))
+        return summaries
+
+    def _summarize(self, root: Checkpoint, head: Checkpoint) -> RunSummary:
+        if head.kind in ("completed", "failed"):
+            status = head.kind
+        elif head.kind == "pause":
+            status = "paused"
+        else:
+            status = "running" if self._is_locked(root.run_id) else "interrupted"
+        return RunSummary(
+            run_id=root.run_id,
+            workflow_name=root.workflow_name,
+            status=status,
+            head_checkpoint_id=head.checkpoint_id,
+            head_seq=head.seq,
+            created=root.timestamp,
+            updated=head.timestamp,
+            origin_run_id=root.origin_run_id,
+            origin_checkpoint_id=root.origin_checkpoint_id,
+            pending=pending_requests(head),
+        )
+
+    def _root_workflow(self, run_id: str) -> str | None:
+        try:
+            root = self._root(run_id)
+        except CheckpointCorruptError:
+            return None
+        return None if root is None else root.workflow_name
+
+    def _chains(self, workflow_name: str | None, run_id: str | None) -> list[list[Checkpoint]]:
+        run_ids = [validate_run_id(run_id)] if run_id is not None else self._run_ids()
+        chains: list[list[Checkpoint]] = []
+        for rid in run_ids:
+            if workflow_name is not None:
+                try:
+                    root = self._root(rid)
+                except CheckpointCorruptError:
+                    pass  # the strict read below reports it
+                else:
+                    if root is None or root.workflow_name != workflow_name:
+                        continue
+            try:
+                chain = self._chain(rid)
+            except RunNotFoundError:
+                continue
+            if workflow_name is not None:
+                chain = [cp for cp in chain if cp.workflow_name == workflow_name]
+            if chain:
+                chains.append(chain)
+        chains.sort(key=lambda c: (c[0].timestamp, c[0].run_id))
+        return chains
+
+
+def _corrupt_summary(run_id: str, workflow_name: str | None, problem: str) -> RunSummary:
+    return RunSummary(
+        run_id=run_id,
+        workflow_name=workflow_name or "",
+        status="corrupt",
+        head_checkpoint_id="",
+        head_seq=-1,
+        created="",
+        updated="",
+        problem=problem,
+    )

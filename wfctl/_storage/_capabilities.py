@@ -1,0 +1,100 @@
+"""What the engine asks of any storage, with fallbacks for storages that are not ours.
+
+The engine calls these with whatever object it was given: one of our storages, a user's own
+storage that implements only the protocol's seven methods, or a wrapper that delegates to ours
+through ``__getattr__``. Each function uses the storage's own capability when it has one
+(looked up with ``getattr``, so delegation works) and otherwise does the next best thing.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Hashable
+from typing import Any, Final
+
+from wfctl._checkpoint import Checkpoint, validate_run_id
+from wfctl._errors import RunNotFoundError, WfctlError
+
+from ._base import strict_chain
+from ._lock import LocalRunLock
+from ._protocol import RunJournal, RunLock
+
+__all__ = ["clear_pause", "load_chain", "lock_run", "pause_requested", "read_run", "request_pause"]
+
+#: Process-local locks for storages without ``lock_run``, keyed by ``(id(storage), run_id)``.
+_LOCAL_LOCKS: Final[set[Hashable]] = set()
+
+
+async def read_run(storage: Any, run_id: str) -> RunJournal:
+    """Return everything ``storage`` holds for ``run_id``, with what could not be trusted.
+
+    Falls back to ``list_checkpoints(run_id=...)`` (which cannot report problems) when the
+    storage has no ``read_run``.
+
+    Raises:
+        InvalidIdError: ``run_id`` is malformed.
+        RunNotFoundError: the run does not exist.
+    """
+    validate_run_id(run_id)
+    method = getattr(storage, "read_run", None)
+    if method is not None:
+        result = method(run_id)
+        journal: RunJournal = await result if inspect.isawaitable(result) else result
+        return journal
+    checkpoints = await storage.list_checkpoints(run_id=run_id)
+    if not checkpoints:
+        raise RunNotFoundError(run_id)
+    return RunJournal(run_id, tuple(checkpoints), source=f"{type(storage).__name__}:{run_id}")
+
+
+async def load_chain(storage: Any, run_id: str) -> list[Checkpoint]:
+    """Return the run's checkpoints ``0..n-1``, verified as one chain, from any storage.
+
+    The same strict checks apply whatever the storage is, so a custom storage cannot hand the
+    engine a forked or gapped history.
+
+    Raises:
+        RunNotFoundError: the run does not exist.
+        CheckpointCorruptError: a record is corrupt or the chain is broken.
+    """
+    return strict_chain(await read_run(storage, run_id))
+
+
+def lock_run(storage: Any, run_id: str) -> RunLock:
+    """Take the run's exclusive lock: the storage's own, else a process-local one.
+
+    Raises:
+        RunLockedError: it is held.
+    """
+    validate_run_id(run_id)
+    method = getattr(storage, "lock_run", None)
+    if method is not None:
+        lock: RunLock = method(run_id)
+        return lock
+    return LocalRunLock(_LOCAL_LOCKS, (id(storage), run_id), run_id, storage)
+
+
+def pause_requested(storage: Any, run_id: str) -> bool:
+    """Return whether a pause was requested for the run (False if the storage cannot tell)."""
+    method = getattr(storage, "pause_requested", None)
+    return bool(method(run_id)) if method is not None else False
+
+
+def clear_pause(storage: Any, run_id: str) -> None:
+    """Withdraw a pause request, if the storage supports them."""
+    method = getattr(storage, "clear_pause", None)
+    if method is not None:
+        method(run_id)
+
+
+def request_pause(storage: Any, run_id: str) -> None:
+    """Ask a running run to pause at its next step boundary.
+
+    Raises:
+        WfctlError: the storage does not support pause requests.
+        RunNotFoundError: no such run.
+    """
+    method = getattr(storage, "request_pause", None)
+    if method is None:
+        raise WfctlError(f"{type(storage).__name__} does not support pause requests")
+    method(run_id)

@@ -1,0 +1,405 @@
+"""The durable file storage: one append-only, checksummed journal per run.
+
+Layout under the storage root::
+
+    runs/<run_id>/journal.jsonl   one record per checkpoint (see ._journal), append-only
+    runs/<run_id>/lock            the OS lock held while the run executes
+    runs/<run_id>/owner.json      who holds that lock (pid, host, argv, since)
+    runs/<run_id>/pause           present while a pause has been requested
+
+A commit is one ``write`` of a whole line to an ``O_APPEND`` descriptor kept open per run,
+then ``fdatasync`` (unless ``durable=False``). The storage remembers each run's head after the
+first append, so the hot path does no reads, no parsing and no other system calls; the record
+still names its seq and parent, and a record that does not extend the head is refused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import stat
+import threading
+import weakref
+from pathlib import Path
+from typing import Final
+
+from wfctl._checkpoint import Checkpoint, split_checkpoint_id, validate_run_id
+from wfctl._errors import CheckpointCorruptError, RunNotFoundError
+
+from ._appender import (
+    READ_FLAGS,
+    WRITE_FLAGS,
+    JournalAppender,
+    fsync_dir,
+    symlink_error,
+    sync_data,
+)
+from ._base import StorageQueries, strict_chain
+from ._journal import (
+    JOURNAL_NAME,
+    decode_record,
+    encode_record,
+    parse_journal,
+    read_all,
+    read_head,
+    read_tail,
+)
+from ._lock import FileRunLock, probe_locked, write_private
+from ._protocol import RunJournal
+
+__all__ = ["FileCheckpointStorage"]
+
+#: Journals kept open for appending at once; the least recently opened is closed beyond this.
+_MAX_OPEN: Final = 128
+
+
+def _close_all(appenders: dict[str, JournalAppender]) -> None:
+    for appender in list(appenders.values()):
+        appender.close()
+    appenders.clear()
+
+
+class FileCheckpointStorage(StorageQueries):
+    """Checkpoints in an append-only journal per run under ``path`` (the default storage).
+
+    Args:
+        path: the storage root. Nothing is written until the first save or lock.
+        durable: ``True`` (default) makes every save ``fdatasync`` before it returns.
+            ``False`` is the explicit faster mode: the same format, but a power loss or OS crash
+            can drop the most recent commits (a process crash cannot: the data is in the page
+            cache). Directories are created ``0o700`` and files ``0o600``.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, durable: bool = True) -> None:
+        self._root_dir = Path(os.path.abspath(os.fspath(path)))
+        self._runs_dir = str(self._root_dir / "runs")
+        self._durable = durable
+        self._appenders: dict[str, JournalAppender] = {}
+        self._mutex = threading.Lock()
+        self._finalizer = weakref.finalize(self, _close_all, self._appenders)
+
+    def __repr__(self) -> str:
+        return f"FileCheckpointStorage({str(self._root_dir)!r}, durable={self._durable})"
+
+    @property
+    def root(self) -> Path:
+        """The storage root directory."""
+        return self._root_dir
+
+    @property
+    def durable(self) -> bool:
+        """Whether each save is fsynced before it returns."""
+        return self._durable
+
+    def close(self) -> None:
+        """Close the journals kept open for appending; the storage stays usable."""
+        with self._mutex:
+            appenders = list(self._appenders.values())
+            self._appenders.clear()
+        for appender in appenders:
+            appender.close()
+
+    # -- writing -----------------------------------------------------------------------------
+
+    async def save(self, checkpoint: Checkpoint) -> None:
+        """Append ``checkpoint`` to its run's journal (durably, unless ``durable=False``).
+
+        Blocking I/O on purpose, without a thread hop: the caller decides about threads.
+
+        Raises:
+            InvalidIdError: the run id is malformed.
+            CheckpointCorruptError: the checkpoint does not extend the run's head by exactly one
+                link (wrong seq, wrong parent, a second root), the run's last record is corrupt,
+                or the journal is not a regular file.
+        """
+        line = encode_record(checkpoint)  # before any state changes: bad data changes nothing
+        while True:
+            appender = self._appenders.get(checkpoint.run_id) or self._open_appender(checkpoint)
+            try:
+                if appender.append(checkpoint, line, self._durable):
+                    return
+            except OSError:
+                self._drop(checkpoint.run_id, appender)  # it closed itself; forget it
+                raise
+            # Closed before we got it (a lock taken, close(), eviction, an interrupted write):
+            # forget it; the next attempt reopens the journal and rereads its head.
+            self._drop(checkpoint.run_id, appender)
+
+    def _open_appender(self, checkpoint: Checkpoint) -> JournalAppender:
+        run_id = validate_run_id(checkpoint.run_id)
+        if checkpoint.seq == 0:
+            self._make_run_dir(run_id)
+        else:
+            self._check_run_dir(run_id)
+        appender = JournalAppender.open(
+            self._journal(run_id), run_id, create=checkpoint.seq == 0, durable=self._durable
+        )
+        evicted: list[JournalAppender] = []
+        with self._mutex:
+            existing = self._appenders.get(run_id)
+            if existing is None:
+                self._appenders[run_id] = appender
+                while len(self._appenders) > _MAX_OPEN:  # oldest first: dicts keep order
+                    evicted.append(self._appenders.pop(next(iter(self._appenders))))
+        if existing is not None:  # another thread opened it first
+            appender.close()
+            return existing
+        for old in evicted:
+            old.close()
+        return appender
+
+    def _drop(self, run_id: str, appender: JournalAppender | None = None) -> JournalAppender | None:
+        with self._mutex:
+            current = self._appenders.get(run_id)
+            if current is not None and (appender is None or current is appender):
+                return self._appenders.pop(run_id)
+        return None
+
+    def _forget(self, run_id: str) -> None:
+        """Close the run's appender: the next save rereads the head from the file."""
+        appender = self._drop(run_id)
+        if appender is not None:
+            appender.close()
+
+    # -- paths and directories --------------------------------------------------------------
+
+    def _run_dir(self, run_id: str) -> str:
+        return os.path.join(self._runs_dir, run_id)
+
+    def _journal(self, run_id: str) -> str:
+        return os.path.join(self._runs_dir, run_id, JOURNAL_NAME)
+
+    def _make_run_dir(self, run_id: str) -> None:
+        created = []
+        if not self._root_dir.is_dir():
+            self._root_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+            created.append(str(self._root_dir))
+        for path in (self._runs_dir, self._run_dir(run_id)):
+            try:
+                os.mkdir(path, 0o700)
+                created.append(path)
+            except FileExistsError:
+                pass
+        self._check_run_dir(run_id)
+        if self._durable:
+            for path in created:
+                fsync_dir(os.path.dirname(path))
+
+    def _check_run_dir(self, run_id: str) -> None:
+        path = self._run_dir(run_id)
+        try:
+            if stat.S_ISLNK(os.lstat(path).st_mode):
+                raise CheckpointCorruptError(path, "run directory is a symbolic link, not followed")
+        except FileNotFoundError:
+            pass
+
+    def _open_read(self, run_id: str) -> int:
+        """Open a run's journal for reading, refusing symbolic links and non-regular files.
+
+        Raises:
+            RunNotFoundError: there is no journal.
+            CheckpointCorruptError: it (or the run directory) is a link or not a regular file.
+        """
+        self._check_run_dir(run_id)
+        path = self._journal(run_id)
+        try:
+            fd = os.open(path, READ_FLAGS)
+        except (FileNotFoundError, NotADirectoryError):
+            raise RunNotFoundError(run_id) from None
+        except OSError as exc:
+            raise symlink_error(path, exc) from None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise CheckpointCorruptError(path, "journal is not a regular file")
+        return fd
+
+    # -- reading -----------------------------------------------------------------------------
+
+    async def read_run(self, run_id: str) -> RunJournal:
+        """Read everything stored for a run, naming each record that cannot be trusted.
+
+        Raises:
+            InvalidIdError: ``run_id`` is malformed.
+            RunNotFoundError: the run has no journal.
+        """
+        return self._read_journal(validate_run_id(run_id))
+
+    def _read_journal(self, run_id: str) -> RunJournal:
+        path = self._journal(run_id)
+        try:
+            fd = self._open_read(run_id)
+        except CheckpointCorruptError as exc:
+            return RunJournal(run_id, (), (f"{exc.where}: {exc.reason}",), 0, path)
+        try:
+            data = read_all(fd)
+        finally:
+            os.close(fd)
+        checkpoints, problems, torn = parse_journal(data, path, run_id)
+        return RunJournal(run_id, tuple(checkpoints), tuple(problems), torn, path)
+
+    def _chain(self, run_id: str) -> list[Checkpoint]:
+        return strict_chain(self._read_journal(run_id))
+
+    def _head(self, run_id: str) -> Checkpoint | None:
+        try:
+            fd = self._open_read(run_id)
+        except RunNotFoundError:
+            return None
+        try:
+            tail = read_tail(fd, os.fstat(fd).st_size)
+        finally:
+            os.close(fd)
+        if tail.line is None:
+            return None
+        path = self._journal(run_id)
+        head = decode_record(tail.line, f"{path} (last record, byte {tail.offset})")
+        if head.run_id != run_id:
+            raise CheckpointCorruptError(path, f"last record belongs to run {head.run_id!r}")
+        return head
+
+    def _root(self, run_id: str) -> Checkpoint | None:
+        try:
+            fd = self._open_read(run_id)
+        except RunNotFoundError:
+            return None
+        try:
+            line = read_head(fd)
+        finally:
+            os.close(fd)
+        if line is None:
+            return None
+        path = self._journal(run_id)
+        root = decode_record(line, f"{path}:1")
+        if root.run_id != run_id:
+            raise CheckpointCorruptError(f"{path}:1", f"record belongs to run {root.run_id!r}")
+        return root
+
+    def _run_ids(self) -> list[str]:
+        try:
+            entries = list(os.scandir(self._runs_dir))
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        run_ids = []
+        for entry in entries:
+            try:
+                validate_run_id(entry.name)
+            except ValueError:
+                continue
+            if entry.is_dir(follow_symlinks=False) or entry.is_symlink():
+                run_ids.append(entry.name)
+        return run_ids
+
+    def _is_locked(self, run_id: str) -> bool:
+        return probe_locked(os.path.join(self._run_dir(run_id), "lock"))
+
+    # -- locks, pauses, deletion --------------------------------------------------------------
+
+    def lock_run(self, run_id: str) -> FileRunLock:
+        """Take the run's exclusive OS lock (creating the run directory if needed).
+
+        The kernel releases it if this process dies. Taking and releasing it also makes this
+        storage reread the run's head before its next append.
+
+        Raises:
+            InvalidIdError: ``run_id`` is malformed.
+            RunLockedError: another process, or another lock in this one, holds it.
+        """
+        validate_run_id(run_id)
+        self._make_run_dir(run_id)
+        run_dir = self._run_dir(run_id)
+        lock = FileRunLock.acquire(
+            run_id,
+            os.path.join(run_dir, "lock"),
+            os.path.join(run_dir, "owner.json"),
+            lambda: self._forget(run_id),
+        )
+        self._forget(run_id)
+        return lock
+
+    def request_pause(self, run_id: str) -> None:
+        """Ask the process running ``run_id`` to pause at its next step boundary.
+
+        Raises:
+            RunNotFoundError: no such run.
+        """
+        validate_run_id(run_id)
+        self._check_run_dir(run_id)
+        if not os.path.isfile(self._journal(run_id)):
+            raise RunNotFoundError(run_id)
+        write_private(os.path.join(self._run_dir(run_id), "pause"), {"pid": os.getpid()})
+
+    def pause_requested(self, run_id: str) -> bool:
+        """Return whether a pause was requested for ``run_id`` (one ``lstat``)."""
+        return os.path.lexists(os.path.join(self._runs_dir, validate_run_id(run_id), "pause"))
+
+    def clear_pause(self, run_id: str) -> None:
+        """Withdraw a pause request (no-op if there is none)."""
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(os.path.join(self._runs_dir, validate_run_id(run_id), "pause"))
+
+    async def delete(self, checkpoint_id: str) -> bool:
+        """Cut a run's chain at ``checkpoint_id``: it and every later checkpoint are removed.
+
+        Deleting seq 0 removes the whole run. Returns False if there was no such checkpoint.
+
+        Raises:
+            InvalidIdError: the id is malformed.
+            RunLockedError: the run is being executed.
+            CheckpointCorruptError: the record at that position is not that checkpoint.
+        """
+        run_id, seq = split_checkpoint_id(checkpoint_id)
+        return self._remove_run(run_id) if seq == 0 else self._cut_run(run_id, seq)
+
+    async def delete_run(self, run_id: str) -> bool:
+        """Remove a run's directory; False if it did not exist.
+
+        Raises:
+            InvalidIdError: ``run_id`` is malformed.
+            RunLockedError: the run is being executed.
+        """
+        return self._remove_run(validate_run_id(run_id))
+
+    def _remove_run(self, run_id: str) -> bool:
+        run_dir = self._run_dir(run_id)
+        if not os.path.lexists(run_dir):
+            return False
+        if os.path.islink(run_dir):
+            os.unlink(run_dir)  # the link itself, never what it points to
+        else:
+            with self.lock_run(run_id):
+                shutil.rmtree(run_dir)
+        if self._durable:
+            fsync_dir(self._runs_dir)
+        return True
+
+    def _cut_run(self, run_id: str, seq: int) -> bool:
+        if not os.path.isfile(self._journal(run_id)):
+            return False
+        with self.lock_run(run_id):
+            return self._truncate_at(run_id, seq)
+
+    def _truncate_at(self, run_id: str, seq: int) -> bool:
+        path = self._journal(run_id)
+        fd = os.open(path, WRITE_FLAGS)
+        try:
+            data = read_all(fd)
+            start = 0
+            for _ in range(seq):
+                newline = data.find(b"\n", start)
+                if newline < 0:
+                    return False
+                start = newline + 1
+            end = data.find(b"\n", start)
+            if end < 0:
+                return False
+            where = f"{path}:{seq + 1}"
+            found = decode_record(data[start:end], where)
+            if found.seq != seq or found.run_id != run_id:
+                raise CheckpointCorruptError(where, f"holds {found.checkpoint_id}; refusing to cut")
+            os.ftruncate(fd, start)
+            if self._durable:
+                sync_data(fd)
+            return True
+        finally:
+            os.close(fd)

@@ -1,0 +1,200 @@
+"""The journal record format: one checksummed JSON line per checkpoint.
+
+A record is the checkpoint's JSON object with its CRC-32 appended as the last field::
+
+    {"v":1,"id":"r1.0",...,"data":{...},"crc":"1a2b3c4d"}
+
+The checksum covers the compact body *without* the ``crc`` field, so each line is valid JSON
+and verification is byte slicing: strip the fixed 18-byte suffix ``,"crc":"xxxxxxxx"}``, put the
+``}`` back and hash. A line is committed only once its ``\\n`` is on disk; whatever follows the
+last newline (a partial record or the NUL bytes some file systems leave after a crash) is the
+*torn tail* of a write that was never acknowledged.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import zlib
+from dataclasses import dataclass
+from typing import Final
+
+from wfctl._checkpoint import Checkpoint
+from wfctl._errors import CheckpointCorruptError
+
+__all__ = [
+    "JOURNAL_NAME",
+    "TAIL_CHUNK",
+    "Tail",
+    "decode_record",
+    "encode_record",
+    "parse_journal",
+    "read_all",
+    "read_head",
+    "read_tail",
+]
+
+JOURNAL_NAME: Final = "journal.jsonl"
+#: How much of a journal's end is read at first to find its last record (doubled as needed).
+TAIL_CHUNK: Final = 64 * 1024
+
+_CRC_PREFIX: Final = b',"crc":"'
+_SUFFIX_LEN: Final = 18  # len(b',"crc":"xxxxxxxx"}')
+_HEX8: Final = re.compile(rb"[0-9a-f]{8}")
+# Built once: json.dumps with options builds an encoder per call, a third of a commit's CPU.
+# No circular check: the data is codec output, a tree by construction (a cycle would still fail,
+# with RecursionError).
+_ENCODER: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, check_circular=False)
+_ASCII_ENCODER: Final = json.JSONEncoder(separators=(",", ":"), check_circular=False)
+
+
+def encode_record(checkpoint: Checkpoint) -> bytes:
+    """Return the journal line (newline included) that commits ``checkpoint``.
+
+    Raises:
+        TypeError, ValueError, RecursionError: ``checkpoint.data`` is not plain JSON (the codec
+            should have encoded it already).
+    """
+    raw = checkpoint.to_dict()
+    try:
+        body = _ENCODER.encode(raw).encode()
+    except UnicodeEncodeError:
+        # A lone surrogate cannot be written as UTF-8; \u escapes keep it and stay valid JSON.
+        body = _ASCII_ENCODER.encode(raw).encode()
+    return b'%s,"crc":"%08x"}\n' % (body[:-1], zlib.crc32(body))
+
+
+def decode_record(line: bytes, where: str) -> Checkpoint:
+    """Verify and decode one journal line (without its newline).
+
+    Raises:
+        CheckpointCorruptError: the checksum is missing or wrong, the JSON is invalid, or a field
+            fails :meth:`Checkpoint.from_dict` (including a newer format version).
+    """
+    if (
+        len(line) <= _SUFFIX_LEN
+        or line[-_SUFFIX_LEN : -_SUFFIX_LEN + 8] != _CRC_PREFIX
+        or line[-2:] != b'"}'
+    ):
+        raise CheckpointCorruptError(where, "record has no checksum (truncated or edited)")
+    digits = line[-10:-2]
+    if not _HEX8.fullmatch(digits):
+        raise CheckpointCorruptError(where, "malformed checksum")
+    body = line[:-_SUFFIX_LEN] + b"}"
+    actual = zlib.crc32(body)
+    if actual != int(digits, 16):
+        raise CheckpointCorruptError(
+            where, f"checksum mismatch (record says {digits.decode()}, content is {actual:08x})"
+        )
+    try:
+        raw = json.loads(body)
+    except (ValueError, RecursionError) as exc:
+        raise CheckpointCorruptError(where, f"invalid JSON: {exc}") from None
+    return Checkpoint.from_dict(raw, where)
+
+
+def parse_journal(data: bytes, path: str, run_id: str) -> tuple[list[Checkpoint], list[str], int]:
+    """Decode a whole journal, keeping what verifies and naming what does not.
+
+    Returns ``(checkpoints, problems, torn_tail)``: checkpoints in file order (no dedupe, no
+    reordering: lineage verification must see forks and gaps), one ``"<file>:<line>: <reason>"``
+    per bad line, and the byte count after the last newline.
+    """
+    committed = data.rfind(b"\n") + 1
+    checkpoints: list[Checkpoint] = []
+    problems: list[str] = []
+    if committed:
+        lines = data[:committed].split(b"\n")
+        lines.pop()  # the empty piece after the final newline
+        for lineno, line in enumerate(lines, 1):
+            where = f"{path}:{lineno}"
+            try:
+                checkpoint = decode_record(line, where)
+            except CheckpointCorruptError as exc:
+                problems.append(f"{where}: {exc.reason}")
+                continue
+            if checkpoint.run_id != run_id:
+                problems.append(f"{where}: record belongs to run {checkpoint.run_id!r}")
+                continue
+            checkpoints.append(checkpoint)
+    return checkpoints, problems, len(data) - committed
+
+
+@dataclass(frozen=True, slots=True)
+class Tail:
+    """Where a journal's committed part ends and what its last record is."""
+
+    #: The last complete line (without newline), or None if the journal holds none.
+    line: bytes | None
+    #: Byte offset of that line.
+    offset: int
+    #: Byte offset just after the last newline: everything from here on is the torn tail.
+    committed_end: int
+
+
+def read_tail(fd: int, size: int) -> Tail:
+    """Find the last complete line of the first ``size`` bytes, reading only the file's end."""
+    chunk = TAIL_CHUNK
+    while True:
+        start = max(0, size - chunk)
+        buf = _pread_exact(fd, size - start, start)
+        cut = buf.rfind(b"\n") + 1
+        if cut == 0:
+            if start == 0:
+                return Tail(None, 0, 0)
+            chunk *= 2
+            continue
+        begin = buf.rfind(b"\n", 0, cut - 1) + 1
+        if begin == 0 and start > 0:
+            chunk *= 2
+            continue
+        return Tail(buf[begin : cut - 1], start + begin, start + cut)
+
+
+def read_head(fd: int) -> bytes | None:
+    """Return the first complete line of a journal (without newline), or None."""
+    chunk = TAIL_CHUNK
+    while True:
+        buf = _pread_exact(fd, chunk, 0)
+        end = buf.find(b"\n")
+        if end >= 0:
+            return buf[:end]
+        if len(buf) < chunk:
+            return None
+        chunk *= 2
+
+
+def read_all(fd: int) -> bytes:
+    """Read a file from its start to its end."""
+    parts: list[bytes] = []
+    offset = 0
+    size = os.fstat(fd).st_size
+    while True:
+        part = _pread(fd, max(size - offset, TAIL_CHUNK), offset)
+        if not part:
+            return b"".join(parts)
+        parts.append(part)
+        offset += len(part)
+
+
+def _pread_exact(fd: int, length: int, offset: int) -> bytes:
+    parts: list[bytes] = []
+    while length > 0:
+        part = _pread(fd, length, offset)
+        if not part:
+            break  # the file shrank under us: work with what is there
+        parts.append(part)
+        length -= len(part)
+        offset += len(part)
+    return b"".join(parts)
+
+
+def _pread(fd: int, length: int, offset: int) -> bytes:
+    if _HAS_PREAD:
+        return os.pread(fd, length, offset)
+    os.lseek(fd, offset, os.SEEK_SET)  # pragma: no cover - Windows
+    return os.read(fd, length)  # pragma: no cover
+
+
+_HAS_PREAD: Final = hasattr(os, "pread")

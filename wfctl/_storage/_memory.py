@@ -1,0 +1,141 @@
+"""The in-memory storage: the file storage's semantics without files, for tests and scratch.
+
+Checkpoints are stored as a JSON round trip of what was saved, so data that would not survive
+the file storage does not survive here either, and later mutation of the caller's objects cannot
+rewrite history. Locks are in-process holds; pause requests are a set.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Hashable
+
+from wfctl._checkpoint import Checkpoint, split_checkpoint_id, validate_run_id
+from wfctl._errors import RunLockedError, RunNotFoundError
+
+from ._base import StorageQueries, check_append
+from ._lock import LocalRunLock
+from ._protocol import RunJournal
+
+__all__ = ["InMemoryCheckpointStorage"]
+
+
+class InMemoryCheckpointStorage(StorageQueries):
+    """Checkpoints in a dict of run id -> chain; nothing survives the process."""
+
+    def __init__(self) -> None:
+        self._runs: dict[str, list[Checkpoint]] = {}
+        self._locks: set[Hashable] = set()
+        self._pauses: set[str] = set()
+        self._mutex = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"InMemoryCheckpointStorage(runs={len(self._runs)})"
+
+    async def save(self, checkpoint: Checkpoint) -> None:
+        """Append ``checkpoint`` to its run's chain.
+
+        Raises:
+            InvalidIdError: the run id is malformed.
+            CheckpointCorruptError: it does not extend the run's head by exactly one link.
+            TypeError, ValueError: its data is not plain JSON.
+        """
+        run_id = validate_run_id(checkpoint.run_id)
+        where = f"memory:{run_id}"
+        stored = Checkpoint.from_dict(json.loads(json.dumps(checkpoint.to_dict())), where)
+        with self._mutex:
+            chain = self._runs.get(run_id)
+            head = chain[-1] if chain else None
+            check_append(
+                checkpoint,
+                -1 if head is None else head.seq,
+                None if head is None else head.checkpoint_id,
+                where,
+            )
+            self._runs.setdefault(run_id, []).append(stored)
+
+    async def read_run(self, run_id: str) -> RunJournal:
+        """Return a run's checkpoints (a memory storage has no problems or torn tails).
+
+        Raises:
+            RunNotFoundError: no such run.
+        """
+        return RunJournal(run_id, tuple(self._get(run_id)), source=f"memory:{run_id}")
+
+    def _get(self, run_id: str) -> list[Checkpoint]:
+        chain = self._runs.get(validate_run_id(run_id))
+        if not chain:
+            raise RunNotFoundError(run_id)
+        return chain
+
+    def _chain(self, run_id: str) -> list[Checkpoint]:
+        return list(self._get(run_id))
+
+    def _head(self, run_id: str) -> Checkpoint | None:
+        chain = self._runs.get(run_id)
+        return chain[-1] if chain else None
+
+    def _root(self, run_id: str) -> Checkpoint | None:
+        chain = self._runs.get(run_id)
+        return chain[0] if chain else None
+
+    def _run_ids(self) -> list[str]:
+        return list(self._runs)
+
+    def _is_locked(self, run_id: str) -> bool:
+        return run_id in self._locks
+
+    def lock_run(self, run_id: str) -> LocalRunLock:
+        """Take an in-process exclusive hold on the run.
+
+        Raises:
+            RunLockedError: it is already held (by "this process").
+        """
+        return LocalRunLock(self._locks, validate_run_id(run_id), run_id, None)
+
+    def request_pause(self, run_id: str) -> None:
+        """Ask the run to pause at its next step boundary.
+
+        Raises:
+            RunNotFoundError: no such run.
+        """
+        self._get(run_id)
+        self._pauses.add(run_id)
+
+    def pause_requested(self, run_id: str) -> bool:
+        """Return whether a pause was requested for ``run_id``."""
+        return run_id in self._pauses
+
+    def clear_pause(self, run_id: str) -> None:
+        """Withdraw a pause request (no-op if there is none)."""
+        self._pauses.discard(run_id)
+
+    async def delete(self, checkpoint_id: str) -> bool:
+        """Cut a run's chain at ``checkpoint_id`` (seq 0 removes the run); False if absent.
+
+        Raises:
+            RunLockedError: the run is held.
+        """
+        run_id, seq = split_checkpoint_id(checkpoint_id)
+        with self._mutex:
+            chain = self._runs.get(run_id)
+            if not chain or seq >= len(chain):
+                return False
+            if run_id in self._locks:
+                raise RunLockedError(run_id, "this process")
+            if seq == 0:
+                del self._runs[run_id]
+                self._pauses.discard(run_id)
+            else:
+                del chain[seq:]
+            return True
+
+    async def delete_run(self, run_id: str) -> bool:
+        """Remove a run; False if it did not exist.
+
+        Raises:
+            RunLockedError: the run is held.
+        """
+        validate_run_id(run_id)
+        return await self.delete(f"{run_id}.0")

@@ -1,0 +1,106 @@
+"""The storage protocol the engine commits through, and the read models storages return.
+
+The engine commits every checkpoint by awaiting ``storage.save(checkpoint)`` from inside its one
+serialized commit section, having chosen ``seq`` and the parent itself, so a storage that
+follows this protocol (or wraps another one to observe, delay or replicate saves) cannot fork a
+chain. The optional capabilities (``read_run``, ``lock_run``, pause requests) are used when a
+storage has them; :mod:`wfctl._storage._capabilities` supplies fallbacks for the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+from wfctl._checkpoint import Checkpoint
+
+__all__ = ["CheckpointStorage", "RunJournal", "RunLock", "RunSummary"]
+
+
+@runtime_checkable
+class CheckpointStorage(Protocol):
+    """What a checkpoint storage must do. All methods are coroutines."""
+
+    async def save(self, checkpoint: Checkpoint) -> None:
+        """Commit ``checkpoint`` durably (or as the storage's mode promises) before returning."""
+        ...
+
+    async def load(self, checkpoint_id: str) -> Checkpoint:
+        """Return the checkpoint, or raise ``CheckpointNotFoundError``."""
+        ...
+
+    async def delete(self, checkpoint_id: str) -> bool:
+        """Cut the run's chain at this checkpoint (it and every later one); True if found."""
+        ...
+
+    async def list_checkpoints(
+        self, *, workflow_name: str | None = None, run_id: str | None = None
+    ) -> list[Checkpoint]:
+        """Return matching checkpoints, each run's in chain order."""
+        ...
+
+    async def list_checkpoint_ids(
+        self, *, workflow_name: str | None = None, run_id: str | None = None
+    ) -> list[str]:
+        """Return the ids of :meth:`list_checkpoints`."""
+        ...
+
+    async def get_latest(
+        self, *, workflow_name: str | None = None, run_id: str | None = None
+    ) -> Checkpoint | None:
+        """Return the newest head among matching runs (None if there is none)."""
+        ...
+
+    async def list_runs(self, *, workflow_name: str | None = None) -> list[RunSummary]:
+        """Return one summary per run, oldest first."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class RunJournal:
+    """Everything stored for one run, as read, with what could not be trusted.
+
+    ``checkpoints`` are the records that parsed and passed their checksum, in storage order
+    (duplicates and gaps included: lineage verification judges them). ``problems`` names each
+    record that did not (``where: reason``). ``torn_tail`` is the byte count of an uncommitted
+    partial record left at the end by a crash (not a problem: it was never acknowledged).
+    """
+
+    run_id: str
+    checkpoints: Sequence[Checkpoint]
+    problems: Sequence[str] = ()
+    torn_tail: int = 0
+    source: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    """One run as ``wfctl runs`` lists it.
+
+    ``status`` is ``completed``, ``failed``, ``paused``, ``running`` (its lock is held) or
+    ``interrupted`` (its head is a root/step/resume record and nobody holds its lock: it
+    crashed or was killed and can be resumed), or ``corrupt`` when its root or head record
+    cannot be trusted; ``problem`` then says where and why (``head_seq`` is -1 and the
+    timestamps are empty).
+    """
+
+    run_id: str
+    workflow_name: str
+    status: str
+    head_checkpoint_id: str
+    head_seq: int
+    created: str
+    updated: str
+    origin_run_id: str | None = None
+    origin_checkpoint_id: str | None = None
+    pending: tuple[str, ...] = field(default_factory=tuple)
+    problem: str | None = None
+
+
+class RunLock(Protocol):
+    """An exclusive hold on one run, taken for as long as the run executes."""
+
+    def release(self) -> None:
+        """Give the run back."""
+        ...

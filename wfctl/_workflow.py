@@ -1,0 +1,409 @@
+"""``@workflow`` and :class:`Workflow`: start, resume and restore runs."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import Any, overload
+
+from ._chain import CheckpointChain
+from ._checkpoint import Checkpoint, validate_run_id
+from ._codec import decode, encode
+from ._config import resolve_store
+from ._errors import (
+    RunStateError,
+    UnencodableValueError,
+    WorkflowChangedError,
+    WorkflowDefinitionError,
+)
+from ._events import RequestInfoEvent, WorkflowEvent
+from ._ids import new_run_id
+from ._recorded import RecordedCalls
+from ._restore import History, collect_history, load_target
+from ._result import WorkflowRunResult
+from ._run import Outcome, Run, RunOptions
+from ._signature import code_signature
+from ._step import Step, context_parameter
+from ._storage import FileCheckpointStorage
+from ._storage._capabilities import clear_pause, lock_run, pause_requested
+from ._storage._protocol import CheckpointStorage, RunLock
+
+__all__ = ["Workflow", "workflow"]
+
+_NO_MESSAGE: Any = object()
+EventListener = Callable[[WorkflowEvent], None]
+
+
+def _unwrap_step(obj: Any) -> Any:
+    return obj.fn if isinstance(obj, Step) else None
+
+
+class Workflow:
+    """A workflow: an async function run with durable checkpoints.
+
+    Create one with ``@workflow``. ``run`` starts, resumes or restores a run; ``build`` binds
+    the same workflow to another storage.
+    """
+
+    def __init__(
+        self,
+        fn: Callable[..., Awaitable[Any]],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        checkpoint_storage: CheckpointStorage | None = None,
+    ) -> None:
+        if not inspect.iscoroutinefunction(fn):
+            raise WorkflowDefinitionError(
+                f"@workflow needs an async function; {getattr(fn, '__qualname__', fn)!r} is not"
+            )
+        self.fn = fn
+        self.name = name or fn.__name__
+        self.description = description if description is not None else inspect.getdoc(fn)
+        self._storage = checkpoint_storage
+        self._context_param = context_parameter(fn)
+        others = [
+            p
+            for p in inspect.signature(fn).parameters.values()
+            if p.name != self._context_param
+        ]
+        if len(others) > 1:
+            raise WorkflowDefinitionError(
+                f"workflow {self.name!r} takes at most one parameter besides its RunContext "
+                f"(the message); it has {', '.join(p.name for p in others)}"
+            )
+        self._takes_message = bool(others)
+        self._signature: str | None = None
+        self._last_paused: str | None = None
+        #: How to load this workflow again (``file.py:name``), recorded in each run's root so
+        #: ``wfctl resume``/``replay`` can find the code; set by the CLI's loader.
+        self.target: str | None = None
+
+    @property
+    def reference(self) -> str:
+        """Where the workflow function lives, ``module:qualname``."""
+        return f"{self.fn.__module__}:{self.fn.__qualname__}"
+
+    @property
+    def signature(self) -> str:
+        """The code signature over the workflow and the steps it reaches."""
+        if self._signature is None:
+            self._signature = code_signature(self.fn, _unwrap_step)
+        return self._signature
+
+    @property
+    def storage(self) -> CheckpointStorage:
+        """The bound storage, or a durable file storage at the configured store."""
+        if self._storage is None:
+            self._storage = FileCheckpointStorage(resolve_store())
+        return self._storage
+
+    def build(self, checkpoint_storage: CheckpointStorage | None = None) -> Workflow:
+        """Return this workflow bound to ``checkpoint_storage``."""
+        bound = Workflow(
+            self.fn,
+            name=self.name,
+            description=self.description,
+            checkpoint_storage=checkpoint_storage or self._storage,
+        )
+        bound.target = self.target
+        return bound
+
+    async def run(
+        self,
+        message: Any = _NO_MESSAGE,
+        *,
+        checkpoint_id: str | None = None,
+        responses: dict[str, Any] | None = None,
+        run_id: str | None = None,
+        allow_changed: bool = False,
+        execute: bool = True,
+        shuffle_seed: int | None = None,
+        drain_timeout: float = 30.0,
+        on_event: EventListener | None = None,
+        new_run: bool = False,
+    ) -> WorkflowRunResult:
+        """Start a run, or continue or restore one.
+
+        - ``run(message)``: a fresh run.
+        - ``run(checkpoint_id=head, responses=...)``: continue a paused, failed or interrupted
+          run from its head, in the same chain.
+        - ``run(checkpoint_id=other)``: restore any other checkpoint (or a completed run) as a
+          new run whose root names its origin.
+        - ``run(responses=...)``: answer the run this object paused last.
+
+        Args:
+            allow_changed: restore even though the code changed, and run live (reported as
+                changed) any call whose recorded result no longer matches.
+            execute: False serves recorded results only; a call that would run is a divergence.
+            shuffle_seed: perturb the order in which cached results come back.
+            drain_timeout: seconds a pause waits for running steps before cancelling them.
+            on_event: called with each event as it happens.
+            new_run: restore ``checkpoint_id`` into a new run even if it is a run's head.
+
+        Raises:
+            CheckpointNotFoundError, CheckpointCorruptError, InvalidIdError: bad checkpoint.
+            RunLockedError: another process is executing that run.
+            RunStateError: answers that match no pending request, or none for a paused run.
+            WorkflowChangedError: the code changed and ``allow_changed`` is False.
+            UnencodableValueError: the message cannot be stored.
+        """
+        options = RunOptions(allow_changed, execute, shuffle_seed, drain_timeout)
+        if checkpoint_id is None and message is _NO_MESSAGE and responses is not None:
+            if self._last_paused is None:
+                raise RunStateError("-", "no paused run to answer: pass checkpoint_id")
+            checkpoint_id = self._last_paused
+        if checkpoint_id is not None:
+            return await self._restore(
+                checkpoint_id, responses or {}, run_id, options, on_event, new_run
+            )
+        value = None if message is _NO_MESSAGE else message
+        try:
+            encoded = encode(value)
+        except UnencodableValueError as exc:
+            raise exc.for_key("<input>") from None
+        run_id = validate_run_id(run_id) if run_id is not None else new_run_id()
+        lock = lock_run(self.storage, run_id)
+        try:
+            chain = CheckpointChain(self.storage, run_id, self.name)
+            await chain.commit("root", self._root_data(encoded))
+        except BaseException:
+            lock.release()
+            raise
+        return await self._drive(chain, lock, value, History(), {}, options, on_event)
+
+    def _root_data(self, encoded_input: Any, **extra: Any) -> dict[str, Any]:
+        data = {
+            "input": encoded_input,
+            "workflow": self.reference,
+            "signature": self.signature,
+            **extra,
+        }
+        if self.target is not None:
+            data["target"] = self.target
+        return data
+
+    async def _restore(
+        self,
+        checkpoint_id: str,
+        responses: dict[str, Any],
+        run_id: str | None,
+        options: RunOptions,
+        on_event: EventListener | None,
+        new_run: bool,
+    ) -> WorkflowRunResult:
+        storage = self.storage
+        chain, target = await load_target(storage, checkpoint_id)
+        root = chain[0]
+        if root.workflow_name != self.name:
+            raise RunStateError(
+                root.run_id, f"belongs to workflow {root.workflow_name!r}, not {self.name!r}"
+            )
+        recorded_sig = str(root.data.get("signature", ""))
+        if recorded_sig != self.signature and not options.allow_changed:
+            raise WorkflowChangedError(self.name, recorded_sig, self.signature)
+        message = decode(root.data.get("input"), where=f"{root.checkpoint_id} input")
+        if target.kind == "completed":
+            options = dataclasses.replace(options, complete_history=True)
+        continues = target is chain[-1] and target.kind != "completed" and not new_run
+        if not continues:
+            history = await collect_history(storage, chain, target.seq)
+            self._check_answers(root.run_id, target, responses, require=False)
+            new_id = validate_run_id(run_id) if run_id is not None else new_run_id()
+            lock = lock_run(storage, new_id)
+            try:
+                run_chain = CheckpointChain(
+                    storage, new_id, self.name, origin=(root.run_id, checkpoint_id)
+                )
+                await run_chain.commit(
+                    "root", self._root_data(root.data.get("input"), restored_from=checkpoint_id)
+                )
+                if responses:
+                    await run_chain.commit("resume", self._resume_data(responses, "answer"))
+            except BaseException:
+                lock.release()
+                raise
+            return await self._drive(run_chain, lock, message, history, responses, options, on_event)
+        lock = lock_run(storage, root.run_id)
+        try:
+            # Re-read under the lock: the head we saw may have moved before we got it.
+            chain, target = await load_target(storage, checkpoint_id)
+            if target is not chain[-1]:
+                raise RunStateError(root.run_id, f"moved past {checkpoint_id} while resuming")
+            self._check_answers(root.run_id, target, responses, require=target.kind == "pause")
+            history = await collect_history(storage, chain, target.seq)
+            origin = (root.origin_run_id, root.origin_checkpoint_id)
+            run_chain = CheckpointChain(
+                storage,
+                root.run_id,
+                self.name,
+                head=target,
+                origin=origin if origin[0] and origin[1] else None,  # type: ignore[arg-type]
+            )
+            reason = "answer" if target.kind == "pause" else "retry"
+            data = self._resume_data(responses, reason)
+            if options.allow_changed and recorded_sig != self.signature:
+                data["signature"] = self.signature
+            await run_chain.commit("resume", data)
+            clear_pause(storage, root.run_id)
+        except BaseException:
+            lock.release()
+            raise
+        return await self._drive(run_chain, lock, message, history, responses, options, on_event)
+
+    @staticmethod
+    def _resume_data(responses: dict[str, Any], reason: str) -> dict[str, Any]:
+        encoded = {}
+        for key, value in responses.items():
+            try:
+                encoded[key] = encode(value)
+            except UnencodableValueError as exc:
+                raise exc.for_key(key) from None
+        return {"responses": encoded, "reason": reason}
+
+    @staticmethod
+    def _check_answers(
+        run_id: str, target: Checkpoint, responses: dict[str, Any], *, require: bool
+    ) -> None:
+        if target.kind != "pause":
+            return
+        pending = [r.get("request_id") for r in target.data.get("requests", [])]
+        unknown = sorted(set(responses) - set(pending))
+        if unknown:
+            raise RunStateError(
+                run_id,
+                f"no pending request {', '.join(map(repr, unknown))}; "
+                f"pending: {', '.join(map(str, pending)) or 'none'}",
+            )
+        if require and not responses and pending:
+            raise RunStateError(
+                run_id, f"paused waiting for answers to: {', '.join(map(str, pending))}"
+            )
+
+    async def _drive(
+        self,
+        chain: CheckpointChain,
+        lock: RunLock,
+        message: Any,
+        history: History,
+        responses: dict[str, Any],
+        options: RunOptions,
+        on_event: EventListener | None,
+    ) -> WorkflowRunResult:
+        storage = self.storage
+        answers = {
+            key: decode(value, where=f"answer to {key}") for key, value in history.responses.items()
+        }
+        answers.update(responses)
+        run = Run(
+            run_id=chain.run_id,
+            chain=chain,
+            recorded=RecordedCalls(history.records),
+            responses=answers,
+            options=options,
+            on_event=on_event,
+            pause_probe=lambda: pause_requested(storage, chain.run_id),
+        )
+        chain.on_commit = lambda c: run.emit("checkpoint", None, c.checkpoint_id)
+        run.emit("run_started", None, {"checkpoint": chain.head_id})
+        try:
+            outcome = await run.execute(lambda: self._call_body(message, run))
+            outcome = await self._finish(run, outcome)
+        finally:
+            await chain.drain()
+            lock.release()
+        return self._result(run, outcome)
+
+    def _call_body(self, message: Any, run: Run) -> Any:
+        kwargs = {self._context_param: run.context} if self._context_param else {}
+        return self.fn(message, **kwargs) if self._takes_message else self.fn(**kwargs)
+
+    async def _finish(self, run: Run, outcome: Outcome) -> Outcome:
+        """Commit the checkpoint that ends this call; return the final outcome."""
+        chain = run.chain
+        if outcome.status == "paused":
+            requests = [
+                {"request_id": key, "data": encoded, "response_type": event.response_type}
+                for key, (event, encoded) in run.pending.items()
+            ]
+            await chain.commit(
+                "pause", {"requests": requests, "reason": "request" if requests else "interrupt"}
+            )
+            clear_pause(self.storage, run.run_id)
+            self._last_paused = chain.head_id
+            run.emit("run_paused", None, {"requests": [r["request_id"] for r in requests]})
+            return outcome
+        if outcome.status == "completed":
+            try:
+                result = encode(outcome.value)
+            except UnencodableValueError as exc:
+                outcome = Outcome("failed", error=exc.for_key("<result>"))
+            else:
+                await chain.commit(
+                    "completed", {"result": result, "outputs": run.encoded_outputs}
+                )
+                run.emit("run_completed")
+                return outcome
+        error = outcome.error
+        await chain.commit(
+            "failed",
+            {"error": {"type": type(error).__name__, "message": str(error)}},
+        )
+        run.emit("run_failed", None, {"error": f"{type(error).__name__}: {error}"})
+        return outcome
+
+    @staticmethod
+    def _result(run: Run, outcome: Outcome) -> WorkflowRunResult:
+        chain = run.chain
+        requests: list[RequestInfoEvent] = []
+        if outcome.status == "paused":
+            requests = [event for event, _ in run.pending.values()]
+        return WorkflowRunResult(
+            status=outcome.status,  # type: ignore[arg-type]
+            run_id=run.run_id,
+            checkpoint_id=chain.head_id or "",
+            outputs=tuple(run.outputs),
+            result=outcome.value if outcome.status == "completed" else None,
+            events=tuple(run.events),
+            requests=tuple(requests),
+            error=outcome.error,
+            origin_checkpoint_id=chain.head.origin_checkpoint_id if chain.head else None,
+            executed=tuple(run.executed),
+            cached=tuple(run.cached),
+            changed=tuple(run.changed),
+        )
+
+
+@overload
+def workflow(fn: Callable[..., Awaitable[Any]], /) -> Workflow: ...
+
+
+@overload
+def workflow(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    checkpoint_storage: CheckpointStorage | None = None,
+) -> Callable[[Callable[..., Awaitable[Any]]], Workflow]: ...
+
+
+def workflow(
+    fn: Callable[..., Awaitable[Any]] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    checkpoint_storage: CheckpointStorage | None = None,
+) -> Workflow | Callable[[Callable[..., Awaitable[Any]]], Workflow]:
+    """Make an async function a workflow: ``@workflow`` or ``@workflow(name=..., ...)``.
+
+    Raises:
+        WorkflowDefinitionError: (a ``TypeError``) the function is not ``async`` or takes more
+            than one parameter besides its ``RunContext``.
+    """
+    if fn is not None:
+        return Workflow(fn, name=name, description=description, checkpoint_storage=checkpoint_storage)
+    return lambda f: Workflow(
+        f, name=name, description=description, checkpoint_storage=checkpoint_storage
+    )
