@@ -7,8 +7,8 @@ any checkpoint is the fold of the chain from the root up to it.
 ``data`` is plain JSON (values inside it are already encoded by the codec). Its shape depends on
 ``kind``:
 
-- ``root``: ``input``, ``workflow`` (``module:qualname``), ``signature``, ``parent`` (the origin's
-  cut-off when the run was restored from another run's checkpoint).
+- ``root``: ``input``, ``workflow`` (``module:qualname``), ``signature``, ``target`` (how the CLI
+  loads the code again), ``restored_from`` (on a run restored from another run's checkpoint).
 - ``step``: ``steps`` (committed step records), ``served`` (keys served from the cache since the
   previous checkpoint).
 - ``resume``: ``responses`` (request id -> encoded answer), ``reason`` (``answer`` or ``retry``).
@@ -75,21 +75,24 @@ class Checkpoint:
         return checkpoint_id_for(self.run_id, self.seq)
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the checkpoint as the plain JSON object that storages write."""
-        return {
+        """Return the checkpoint as the plain JSON object that storages write.
+
+        The run id is not repeated: it is the part of ``id`` before the last dot. ``origin``
+        is present only on the checkpoints of a restored run.
+        """
+        out: dict[str, Any] = {
             "v": self.version,
             "id": self.checkpoint_id,
-            "run": self.run_id,
             "seq": self.seq,
             "prev": self.previous_checkpoint_id,
             "kind": self.kind,
             "wf": self.workflow_name,
             "ts": self.timestamp,
-            "origin": [self.origin_run_id, self.origin_checkpoint_id]
-            if self.origin_run_id
-            else None,
-            "data": self.data,
         }
+        if self.origin_run_id:
+            out["origin"] = [self.origin_run_id, self.origin_checkpoint_id]
+        out["data"] = self.data
+        return out
 
     @classmethod
     def from_dict(cls, raw: Any, where: str) -> Checkpoint:
@@ -98,7 +101,7 @@ class Checkpoint:
         Raises:
             CheckpointCorruptError: a field is missing or of the wrong type, the kind is
                 unknown, the format version is newer than this wfctl, or the id disagrees with
-                run and seq.
+                its seq.
         """
         from ._errors import CheckpointCorruptError
 
@@ -112,15 +115,15 @@ class Checkpoint:
             raise bad("missing format version")
         if version > FORMAT_VERSION:
             raise bad(f"format version {version} is newer than this wfctl ({FORMAT_VERSION})")
-        run_id, seq, kind = raw.get("run"), raw.get("seq"), raw.get("kind")
-        if not isinstance(run_id, str) or not _RUN_ID.fullmatch(run_id):
-            raise bad("missing or invalid run id")
-        if type(seq) is not int or seq < 0:
-            raise bad("missing or invalid seq")
+        seq, kind = raw.get("seq"), raw.get("kind")
+        try:
+            run_id, id_seq = split_checkpoint_id(raw.get("id"))
+        except InvalidIdError as exc:
+            raise bad(f"missing or invalid id: {exc.reason}") from None
+        if type(seq) is not int or seq != id_seq:
+            raise bad(f"seq {seq!r} does not match id {raw.get('id')!r}")
         if kind not in KINDS:
             raise bad(f"unknown checkpoint kind {kind!r}")
-        if raw.get("id") != checkpoint_id_for(run_id, seq):
-            raise bad(f"id {raw.get('id')!r} does not match run {run_id} seq {seq}")
         prev, wf, ts, data = raw.get("prev"), raw.get("wf"), raw.get("ts"), raw.get("data")
         if prev is not None and not isinstance(prev, str):
             raise bad("invalid parent id")

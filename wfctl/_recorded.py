@@ -32,21 +32,22 @@ class StepRecord:
     digest: str | None
     result: Any
     explicit: str | None = None
-    started: float = 0.0
     duration: float = 0.0
     effects: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """Return the record as stored inside a ``step`` checkpoint."""
-        out: dict[str, Any] = {
-            "key": self.key,
-            "scope": self.scope,
-            "name": self.name,
-            "digest": self.digest,
-            "result": self.result,
-            "t": round(self.started, 6),
-            "dt": round(self.duration, 6),
-        }
+        """Return the record as stored inside a ``step`` checkpoint.
+
+        ``scope`` and ``name`` are stored only when the key does not already say them (an
+        explicit key may contain anything, so it always carries both).
+        """
+        out: dict[str, Any] = {"key": self.key}
+        if self.explicit is not None or _split_key(self.key) != (self.scope, self.name):
+            out["scope"] = self.scope
+            out["name"] = self.name
+        out["digest"] = self.digest
+        out["result"] = self.result
+        out["dt"] = round(self.duration, 6)
         if self.explicit is not None:
             out["explicit"] = self.explicit
         if self.effects:
@@ -64,10 +65,12 @@ class StepRecord:
 
         if not isinstance(raw, dict):
             raise CheckpointCorruptError(where, "step record is not an object")
-        key, scope, name, digest = raw.get("key"), raw.get("scope"), raw.get("name"), raw.get(
-            "digest"
-        )
+        key, digest = raw.get("key"), raw.get("digest")
         explicit, effects = raw.get("explicit"), raw.get("effects")
+        if isinstance(key, str) and "scope" not in raw and "name" not in raw:
+            scope, name = _split_key(key)
+        else:
+            scope, name = raw.get("scope"), raw.get("name")
         if not (isinstance(key, str) and isinstance(scope, str) and isinstance(name, str)):
             raise CheckpointCorruptError(where, "step record without key, scope or name")
         if digest is not None and not isinstance(digest, str):
@@ -78,10 +81,16 @@ class StepRecord:
             raise CheckpointCorruptError(where, f"step {key}: invalid effects")
         if "result" not in raw:
             raise CheckpointCorruptError(where, f"step {key}: no result")
-        started, duration = raw.get("t", 0.0), raw.get("dt", 0.0)
-        if not isinstance(started, int | float) or not isinstance(duration, int | float):
+        duration = raw.get("dt", 0.0)
+        if not isinstance(duration, int | float):
             raise CheckpointCorruptError(where, f"step {key}: invalid timing")
-        return cls(key, scope, name, digest, raw["result"], explicit, started, duration, effects)
+        return cls(key, scope, name, digest, raw["result"], explicit, duration, effects)
+
+
+def _split_key(key: str) -> tuple[str, str]:
+    """Return the (scope, step name) a counted key ``<scope>/<name>#<n>`` names."""
+    scope, _, last = key.rpartition("/")
+    return scope, last.partition("#")[0]
 
 
 @dataclass(frozen=True, slots=True)

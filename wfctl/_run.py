@@ -275,7 +275,7 @@ class Run:
         effects = StepEffects()
         scope_token = _scope.set(Scope(key))
         effects_token = _effects.set(effects)
-        started, clock = time.time(), time.perf_counter()
+        clock = time.perf_counter()
         try:
             if step.context_param is not None:
                 kwargs = {**kwargs, step.context_param: self.context}
@@ -287,7 +287,6 @@ class Run:
                 digest=call_digest,
                 result=self._encode(value, key),
                 explicit=explicit,
-                started=started,
                 duration=time.perf_counter() - clock,
                 effects=effects.to_json(),
             )

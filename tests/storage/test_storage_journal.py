@@ -231,6 +231,26 @@ def test_a_symlinked_run_directory_is_not_followed(file_storage: Any, tmp_path: 
     assert (tmp_path / "moved" / "journal.jsonl").exists()
 
 
+def test_records_and_torn_tails_longer_than_the_tail_window(file_storage: Any) -> None:
+    big = "é" * 100_000  # 200 KB of UTF-8 per record, beyond the 64 KiB first read
+    arun(file_storage.save(ckpt("r1", 0, data={"big": big})))
+    arun(file_storage.save(ckpt("r1", 1, data={"big": big + "!"})))
+    head = arun(file_storage.get_latest(run_id="r1"))
+    assert head is not None
+    assert head.data == {"big": big + "!"}
+    [summary] = arun(file_storage.list_runs())
+    assert (summary.created, summary.head_seq) == (ckpt("r1", 0).timestamp, 1)
+    file_storage.close()
+    with journal_of(file_storage).open("ab") as f:
+        f.write(b"z" * 300_000)
+    head = arun(file_storage.get_latest(run_id="r1"))
+    assert head is not None
+    assert head.seq == 1
+    arun(file_storage.save(ckpt("r1", 2)))
+    journal = arun(file_storage.read_run("r1"))
+    assert (journal.torn_tail, journal.problems, len(journal.checkpoints)) == (0, (), 3)
+
+
 def test_stray_directories_are_ignored(file_storage: Any) -> None:
     arun(build_run(file_storage, "r1", 2))
     runs = file_storage.root / "runs"

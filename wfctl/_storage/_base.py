@@ -58,12 +58,7 @@ def strict_chain(journal: RunJournal) -> list[Checkpoint]:
     """
     source = journal.source or f"run {journal.run_id}"
     if journal.problems:
-        problem = journal.problems[0]
-        where, sep, reason = problem.partition(": ")
-        if problem.startswith(source + ":"):  # "<file>:<line>: <reason>"; the file may hold ": "
-            cut = problem.find(": ", len(source))
-            where, sep, reason = problem[:cut], ": ", problem[cut + 2 :]
-        raise CheckpointCorruptError(where if sep else source, reason if sep else problem)
+        raise CheckpointCorruptError(*_split_problem(journal.problems[0], source))
     chain = list(journal.checkpoints)
     if not chain:
         raise RunNotFoundError(journal.run_id)
@@ -87,6 +82,15 @@ def strict_chain(journal: RunJournal) -> list[Checkpoint]:
             )
         parent = checkpoint_id_for(journal.run_id, index)
     return chain
+
+
+def _split_problem(problem: str, source: str) -> tuple[str, str]:
+    """Split ``"<where>: <reason>"`` back apart (``where`` may itself hold ``": "``)."""
+    start = len(source) if problem.startswith(source) else 0
+    cut = problem.find(": ", start)
+    if cut < 0:
+        return source, problem
+    return problem[:cut], problem[cut + 2 :]
 
 
 def pending_requests(head: Checkpoint) -> tuple[str, ...]:
