@@ -133,7 +133,9 @@ def targets(rows: Sequence[Row], plan: Any) -> list[dict[str, Any]]:
     fan = row("fanout", n_fan, "wfctl")
     help_time = _median(row("startup", 0, "wfctl --help"))
     typer_time = _median(row("startup", 0, 'python -c "import typer"'))
-    bytes_ratio = _ratio(seq and seq.get("bytes"), sqlite and sqlite.get("bytes"))
+    seq_bytes = seq.get("bytes") if seq else None
+    sqlite_bytes = sqlite.get("bytes") if sqlite else None
+    bytes_ratio = _ratio(seq_bytes, sqlite_bytes)
     result = [
         time_ratio(
             "sequential",
@@ -160,7 +162,7 @@ def targets(rows: Sequence[Row], plan: Any) -> list[dict[str, Any]]:
             f"sequential N={n_seq:,}: bytes on disk ≤ langgraph SQLite file",
             bytes_ratio,
             1.0,
-            f"{_size(seq and seq.get('bytes'))} vs {_size(sqlite and sqlite.get('bytes'))} = {_x(bytes_ratio)}",
+            f"{_size(seq_bytes)} vs {_size(sqlite_bytes)} = {_x(bytes_ratio)}",
         ),
         time_ratio(
             "restore",
@@ -254,7 +256,7 @@ def _time_cell(row: Row) -> str:
     s = row["seconds"]
     cell = _ms(s["median"])
     if s["max"] > s["min"]:
-        scale, unit = (1, "s") if s["median"] >= 1 else (1000, "ms")
+        scale, unit = (1, "s") if s["max"] >= 1 else (1000, "ms")
         cell = f"{cell} ({s['min'] * scale:.3g}-{s['max'] * scale:.3g} {unit})"
     return cell if row["status"] == "ok" else f"{cell} ⚠ {row['status']}: {row['note']}"
 
@@ -286,7 +288,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         return _ms(row["seconds"]["median"] / row["n"]) if "seconds" in row and row["n"] else "—"
 
     def select(scenario: str) -> list[Row]:
-        return [r for r in rows if r["scenario"] == scenario]
+        return sorted((r for r in rows if r["scenario"] == scenario), key=lambda r: r["n"])
 
     machine = report["machine"]
     packages = ", ".join(f"{k} {v}" for k, v in machine["packages"].items())

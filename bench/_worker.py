@@ -57,8 +57,10 @@ def measure(
         measurement = asyncio.run(function(job))
     except NotApplicable as exc:
         return row | {"status": "n/a", "note": str(exc)}
-    status = "wrong" if measurement.problems else "ok"
-    return row | {"status": status, "note": "; ".join(measurement.problems)} | measurement.to_json()
+    row["status"] = "wrong" if measurement.problems else "ok"
+    row["note"] = "; ".join(measurement.problems)
+    row.update(measurement.to_json())
+    return row
 
 
 def main() -> None:
