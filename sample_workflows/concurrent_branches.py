@@ -54,10 +54,10 @@ async def predecessor(value: str) -> str:
 
 
 @step
-async def shared(value: str, first: bool) -> str:
-    """The step both branches call. B's call waits until A's has completed."""
+async def shared(value: str, hold: bool) -> str:
+    """The step both branches call; B's call (``hold``) waits until A's has completed."""
     shared_calls.append(value)
-    if first:
+    if hold:
         await _gates.get().a_shared_done.wait()
     return f"result:{value}"
 
@@ -66,7 +66,7 @@ async def branch_a(value: str) -> str:
     gates = _gates.get()
     gates.a_started.set()
     await predecessor(value)
-    result = await shared(value, False)
+    result = await shared(value, hold=False)
     gates.a_shared_done.set()
     return result
 
@@ -75,7 +75,7 @@ async def branch_b(value: str) -> str:
     gates = _gates.get()
     await gates.a_started.wait()
     gates.b_at_shared.set()
-    return await shared(value, True)
+    return await shared(value, hold=True)
 
 
 @workflow(name="concurrent_branches")

@@ -7,6 +7,7 @@ or delay saves (tests import internals only where they say why).
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
@@ -37,7 +38,7 @@ def assert_one_chain(checkpoints: list[Checkpoint]) -> None:
     assert [c.seq for c in checkpoints] == list(range(len(checkpoints)))
     roots = [c for c in checkpoints if c.previous_checkpoint_id is None]
     assert len(roots) == 1 and roots[0].seq == 0
-    for parent, child in zip(checkpoints, checkpoints[1:], strict=False):
+    for parent, child in itertools.pairwise(checkpoints):
         assert child.previous_checkpoint_id == parent.checkpoint_id
     parents = [c.previous_checkpoint_id for c in checkpoints if c.previous_checkpoint_id]
     assert len(parents) == len(set(parents)), "a checkpoint has two children"

@@ -3,38 +3,81 @@
 Write a workflow as a plain ``async`` function (``@workflow``), mark the calls worth remembering
 as steps (``@step``), and run it: every step result is committed to a checkpoint chain before
 the call returns, so a run can pause for answers, resume, survive a crash and be replayed.
+
+The public names below are imported on first use (PEP 562), so ``import wfctl`` -- and the
+``wfctl`` command's start-up, which imports this package first -- stays cheap: the engine, the
+storages and their dependencies load only when a program touches them.
 """
 
-from ._checkpoint import Checkpoint
-from ._codec import register_type
-from ._context import PauseSignal, RunContext, get_run_context
-from ._errors import (
-    CheckpointCorruptError,
-    CheckpointNotFoundError,
-    DuplicateStepKeyError,
-    InvalidIdError,
-    ReplayDivergenceError,
-    RunLockedError,
-    RunNotFoundError,
-    RunStateError,
-    UnencodableValueError,
-    WfctlError,
-    WorkflowChangedError,
-    WorkflowDefinitionError,
-    WorkflowLoadError,
-)
-from ._events import RequestInfoEvent, WorkflowEvent
-from ._result import WorkflowRunResult
-from ._step import Step, step
-from ._storage import (
-    CheckpointStorage,
-    FileCheckpointStorage,
-    InMemoryCheckpointStorage,
-    RunSummary,
-)
-from ._workflow import Workflow, workflow
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
+    from ._checkpoint import Checkpoint
+    from ._codec import register_type
+    from ._context import PauseSignal, RunContext, get_run_context
+    from ._errors import (
+        CheckpointCorruptError,
+        CheckpointNotFoundError,
+        DuplicateStepKeyError,
+        InvalidIdError,
+        ReplayDivergenceError,
+        RunLockedError,
+        RunNotFoundError,
+        RunStateError,
+        UnencodableValueError,
+        WfctlError,
+        WorkflowChangedError,
+        WorkflowDefinitionError,
+        WorkflowLoadError,
+    )
+    from ._events import RequestInfoEvent, WorkflowEvent
+    from ._result import WorkflowRunResult
+    from ._step import Step, step
+    from ._storage import (
+        CheckpointStorage,
+        FileCheckpointStorage,
+        InMemoryCheckpointStorage,
+        RunSummary,
+    )
+    from ._workflow import Workflow, workflow
 
 __version__ = "0.1.0"
+
+#: Where each public name lives: name -> implementation module (relative to this package).
+_EXPORTS: dict[str, str] = {
+    "Checkpoint": "._checkpoint",
+    "CheckpointCorruptError": "._errors",
+    "CheckpointNotFoundError": "._errors",
+    "CheckpointStorage": "._storage",
+    "DuplicateStepKeyError": "._errors",
+    "FileCheckpointStorage": "._storage",
+    "InMemoryCheckpointStorage": "._storage",
+    "InvalidIdError": "._errors",
+    "PauseSignal": "._context",
+    "ReplayDivergenceError": "._errors",
+    "RequestInfoEvent": "._events",
+    "RunContext": "._context",
+    "RunLockedError": "._errors",
+    "RunNotFoundError": "._errors",
+    "RunStateError": "._errors",
+    "RunSummary": "._storage",
+    "Step": "._step",
+    "UnencodableValueError": "._errors",
+    "WfctlError": "._errors",
+    "Workflow": "._workflow",
+    "WorkflowChangedError": "._errors",
+    "WorkflowDefinitionError": "._errors",
+    "WorkflowEvent": "._events",
+    "WorkflowLoadError": "._errors",
+    "WorkflowRunResult": "._result",
+    "get_run_context": "._context",
+    "register_type": "._codec",
+    "step": "._step",
+    "workflow": "._workflow",
+}
 
 __all__ = [
     "Checkpoint",
@@ -67,3 +110,17 @@ __all__ = [
     "step",
     "workflow",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name's module on first access and cache the name here (PEP 562)."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 __all__ = ["PauseSignal", "RunContext", "StepEffects", "current_effects", "get_run_context"]
 
 
-class PauseSignal(BaseException):  # noqa: N818  # a signal, like trio.Cancelled, not an error
+class PauseSignal(BaseException):
     """Unwinds a branch of a run that is pausing for outside input or on request.
 
     A ``BaseException`` so that ``except Exception:`` in user code cannot swallow it. User code

@@ -169,7 +169,7 @@ def install_task_factory(loop: asyncio.AbstractEventLoop) -> None:
     if state is None or loop.get_task_factory() is not _factory:
         state = _Installed(loop.get_task_factory())
         _installed[loop] = state
-        loop.set_task_factory(_factory)
+        loop.set_task_factory(_factory)  # type: ignore[arg-type]  # typeshed wants a Task return
     state.count += 1
 
 

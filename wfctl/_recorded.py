@@ -67,6 +67,8 @@ class StepRecord:
             raise CheckpointCorruptError(where, "step record is not an object")
         key, digest = raw.get("key"), raw.get("digest")
         explicit, effects = raw.get("explicit"), raw.get("effects")
+        scope: Any = None
+        name: Any = None
         if isinstance(key, str) and "scope" not in raw and "name" not in raw:
             scope, name = _split_key(key)
         else:

@@ -305,7 +305,10 @@ class Workflow:
             on_event=on_event,
             pause_probe=lambda: pause_requested(storage, chain.run_id),
         )
-        chain.on_commit = lambda c: run.emit("checkpoint", None, c.checkpoint_id)
+        def announce(checkpoint: Checkpoint) -> None:
+            run.emit("checkpoint", None, checkpoint.checkpoint_id)
+
+        chain.on_commit = announce
         run.emit("run_started", None, {"checkpoint": chain.head_id})
         try:
             outcome = await run.execute(lambda: self._call_body(message, run))

@@ -43,11 +43,11 @@ async def work(i: int) -> str:
     if i == K and MODE == "run-block":
         (STORE / "ready").write_text("ready")
         while True:
-            time.sleep(1)  # blocks the loop on purpose: the parent kills us here
+            time.sleep(1)  # noqa: ASYNC251  # block the whole process: the parent kills it here
     if i == K and MODE == "run-gate":
         (STORE / "ready").write_text("ready")
-        while not (STORE / "gate").exists():
-            await asyncio.sleep(0.01)
+        while not (STORE / "gate").exists():  # noqa: ASYNC110  # a file another process writes
+            await asyncio.sleep(0.01)  # the gate is a file another process writes
     return f"done:{i}"
 
 
@@ -64,7 +64,7 @@ class TearingStorage(FileCheckpointStorage):
         if MODE == "run-torn" and any(s["key"] == f"work#{K}" for s in steps):
             record = encode_record(checkpoint)
             journal = self.root / "runs" / checkpoint.run_id / "journal.jsonl"
-            with open(journal, "ab") as f:
+            with open(journal, "ab") as f:  # noqa: ASYNC230  # about to die anyway
                 f.write(record[: len(record) // 2])
                 f.flush()
                 os.fsync(f.fileno())

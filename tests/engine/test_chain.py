@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 import pytest
@@ -116,10 +117,8 @@ def test_a_cancelled_caller_does_not_lose_its_save() -> None:
             await started.wait()  # the step has returned and queued its commit by now
             task.cancel()
             hold.set()
-            try:
+            with contextlib.suppress(asyncio.CancelledError):
                 await task
-            except asyncio.CancelledError:
-                pass
             return "done"
 
         result = await cancel_me.build(checkpoint_storage=observed).run()

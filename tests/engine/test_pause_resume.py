@@ -117,8 +117,9 @@ def test_no_task_outlives_a_paused_run() -> None:
 
         @workflow
         async def leaky(ctx: RunContext) -> None:
-            asyncio.create_task(blocked())  # never awaited by the body
+            orphan = asyncio.create_task(blocked())  # never awaited by the body
             await asyncio.gather(blocked(), ctx.request_info("q"))
+            await orphan
 
         result = await leaky.build(checkpoint_storage=InMemoryCheckpointStorage()).run()
         assert result.status == "paused"

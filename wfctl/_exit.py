@@ -1,0 +1,97 @@
+"""The exit codes of the ``wfctl`` command, and the one table that maps outcomes to them.
+
+=====  ===========================================================================
+code   meaning
+=====  ===========================================================================
+0      ok
+1      a negative finding: the run failed, the replay differs, a lineage is broken
+2      a usage or input error: bad arguments, unknown run or checkpoint, corrupt
+       file, locked run, a workflow that cannot be loaded
+3      the run paused, waiting for answers
+130    interrupted: Ctrl-C paused the run cleanly (or aborted it on the second press)
+=====  ===========================================================================
+
+Errors map through :data:`ERROR_EXIT_CODES`, most specific class first; a :class:`WfctlError`
+the table does not name uses its own ``exit_code``. Anything else is a bug in wfctl and exits 1
+(the CLI says "internal error" and suggests ``--debug``).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from ._errors import (
+    CheckpointCorruptError,
+    CheckpointNotFoundError,
+    DuplicateStepKeyError,
+    InvalidIdError,
+    ReplayDivergenceError,
+    RunLockedError,
+    RunNotFoundError,
+    RunStateError,
+    UnencodableValueError,
+    WfctlError,
+    WorkflowChangedError,
+    WorkflowDefinitionError,
+    WorkflowLoadError,
+)
+
+__all__ = [
+    "ERROR_EXIT_CODES",
+    "EXIT_FINDING",
+    "EXIT_INPUT",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_PAUSED",
+    "STATUS_EXIT_CODES",
+    "exit_code_for_error",
+    "exit_code_for_status",
+]
+
+EXIT_OK: Final = 0
+EXIT_FINDING: Final = 1
+EXIT_INPUT: Final = 2
+EXIT_PAUSED: Final = 3
+EXIT_INTERRUPTED: Final = 130
+
+#: Error type -> exit code. Looked up along the error's MRO, so subclasses inherit.
+ERROR_EXIT_CODES: Final[dict[type[BaseException], int]] = {
+    ReplayDivergenceError: EXIT_FINDING,  # a replay that diverges is a finding, not bad input
+    WorkflowChangedError: EXIT_INPUT,  # refused before anything ran; --allow-changed overrides
+    CheckpointNotFoundError: EXIT_INPUT,
+    RunNotFoundError: EXIT_INPUT,
+    InvalidIdError: EXIT_INPUT,
+    CheckpointCorruptError: EXIT_INPUT,
+    RunLockedError: EXIT_INPUT,
+    RunStateError: EXIT_INPUT,
+    UnencodableValueError: EXIT_INPUT,  # the run's input (or an answer) cannot be stored
+    DuplicateStepKeyError: EXIT_INPUT,
+    WorkflowDefinitionError: EXIT_INPUT,
+    WorkflowLoadError: EXIT_INPUT,
+    KeyboardInterrupt: EXIT_INTERRUPTED,
+}
+
+#: What a command exits with for the state a run ended in.
+STATUS_EXIT_CODES: Final[dict[str, int]] = {
+    "completed": EXIT_OK,
+    "failed": EXIT_FINDING,
+    "paused": EXIT_PAUSED,
+    "interrupted": EXIT_INTERRUPTED,
+    "aborted": EXIT_INTERRUPTED,
+}
+
+
+def exit_code_for_error(error: BaseException) -> int:
+    """Return the exit code for ``error`` (1 for anything that is not a wfctl error)."""
+    for cls in type(error).__mro__:
+        code = ERROR_EXIT_CODES.get(cls)
+        if code is not None:
+            return code
+    if isinstance(error, WfctlError):
+        return error.exit_code
+    return EXIT_FINDING
+
+
+def exit_code_for_status(status: str) -> int:
+    """Return the exit code for a run that ended ``status`` (see :data:`STATUS_EXIT_CODES`)."""
+    return STATUS_EXIT_CODES.get(status, EXIT_FINDING)
