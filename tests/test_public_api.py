@@ -1,0 +1,33 @@
+"""The public surface: everything in ``wfctl.__all__`` exists, and nothing public is missing."""
+
+from __future__ import annotations
+
+import wfctl
+from wfctl import _errors, _events
+
+
+def test_every_exported_name_resolves() -> None:
+    for name in wfctl.__all__:
+        assert getattr(wfctl, name) is not None, name
+
+
+def test_errors_and_events_are_all_exported() -> None:
+    assert set(_errors.__all__) <= set(wfctl.__all__)
+    assert set(_events.__all__) - {"EVENT_KINDS"} <= set(wfctl.__all__)
+    for name in _errors.__all__:
+        assert issubclass(getattr(wfctl, name), wfctl.WfctlError)
+
+
+def test_the_pause_signal_is_not_an_exception() -> None:
+    assert issubclass(wfctl.PauseSignal, BaseException)
+    assert not issubclass(wfctl.PauseSignal, Exception)
+
+
+def test_the_spec_surface_is_there() -> None:
+    required = {
+        "step", "workflow", "Workflow", "RunContext", "get_run_context", "WorkflowRunResult",
+        "FileCheckpointStorage", "InMemoryCheckpointStorage", "WfctlError",
+        "CheckpointNotFoundError", "CheckpointCorruptError", "ReplayDivergenceError",
+        "WorkflowChangedError", "RunLockedError", "DuplicateStepKeyError",
+    }
+    assert required <= set(wfctl.__all__)
