@@ -78,7 +78,9 @@ class CheckpointChain:
             self._committer = asyncio.Task(
                 self._commit_queued(), context=contextvars.Context()
             )
-        await asyncio.shield(future)
+        # The future only reports the outcome: cancelling this caller cancels the future, not
+        # the committer's save, which goes on and is drained before the run returns.
+        await future
 
     async def commit(self, kind: str, data: dict[str, Any]) -> Checkpoint:
         """Commit a run-level checkpoint (root, resume, pause, completed, failed).
