@@ -38,16 +38,33 @@ def default_output_dir() -> Path:
     return Path(tempfile.gettempdir()) / "wfctl-samples" / "file_pipeline"
 
 
+def _list_txt(source: str) -> list[str]:
+    return sorted(p.name for p in Path(source).glob("*.txt") if p.is_file())
+
+
+def _write_json(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def _directories(options: dict[str, str]) -> tuple[Path, Path]:
+    source = Path(options.get("source") or DATA_DIR).resolve()
+    return source, Path(options.get("output") or default_output_dir()).resolve()
+
+
+# File I/O runs in a worker thread (asyncio.to_thread) so a step never blocks the event loop.
+
+
 @step
 async def list_files(source: str) -> list[str]:
     """Return the names of the ``.txt`` files in ``source``, sorted."""
-    return sorted(p.name for p in Path(source).glob("*.txt") if p.is_file())
+    return await asyncio.to_thread(_list_txt, source)
 
 
 @step
 async def read_file(path: str) -> str:
     """Return the text of one file."""
-    return Path(path).read_text(encoding="utf-8")
+    return await asyncio.to_thread(Path(path).read_text, encoding="utf-8")
 
 
 @step
@@ -69,26 +86,24 @@ async def summarize(source: str, per_file: dict[str, dict[str, Any]]) -> dict[st
         "lines": sum(s["lines"] for s in per_file.values()),
         "words": sum(s["words"] for s in per_file.values()),
         "top_words": [[w, c] for w, c in sorted(overall.items(), key=lambda x: (-x[1], x[0]))[:5]],
-        "per_file": {name: {"lines": s["lines"], "words": s["words"]} for name, s in per_file.items()},
+        "per_file": {
+            name: {"lines": s["lines"], "words": s["words"]} for name, s in per_file.items()
+        },
     }
 
 
 @step
 async def write_summary(output: str, summary: dict[str, Any]) -> str:
     """Write the summary as ``summary.json`` in ``output``; return the file's path."""
-    directory = Path(output)
-    directory.mkdir(parents=True, exist_ok=True)
-    target = directory / "summary.json"
-    target.write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    target = Path(output) / "summary.json"
+    await asyncio.to_thread(_write_json, target, summary)
     return str(target)
 
 
 @workflow(name="file_pipeline")
 async def file_pipeline(message: dict[str, str] | None = None) -> dict[str, Any]:
     """Summarise the text files of a directory and write the summary to another."""
-    options = message or {}
-    source = Path(options.get("source") or DATA_DIR).resolve()
-    output = Path(options.get("output") or default_output_dir()).resolve()
+    source, output = _directories(message or {})
     names = await list_files(str(source))
     texts = await asyncio.gather(*(read_file.keyed(name)(str(source / name)) for name in names))
     stats = await asyncio.gather(

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._checkpoint import Checkpoint, checkpoint_id_for, split_checkpoint_id, validate_run_id
+from ._checkpoint import checkpoint_id_for, split_checkpoint_id, validate_run_id
 from ._errors import CheckpointCorruptError, InvalidIdError, RunNotFoundError, WfctlError
 from ._storage._capabilities import read_run
 from ._storage._protocol import RunJournal
@@ -23,6 +23,8 @@ __all__ = ["LineageReport", "RunVerdict", "listed", "verify_lineage"]
 
 #: Ids named in full in one problem; the rest are counted.
 _MAX_LISTED = 10
+#: What origin checks need of a run already read: the workflow name of each readable seq.
+_Index = dict[int, str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +48,7 @@ class RunVerdict:
         return not self.problems
 
     def to_json(self) -> dict[str, Any]:
-        """Return the verdict as a JSON object with stable keys."""
+        """Return the verdict as a JSON object with stable keys (tuples become lists)."""
         return {
             "run_id": self.run_id,
             "workflow_name": self.workflow_name,
@@ -111,31 +113,31 @@ async def verify_lineage(
     wanted = [validate_run_id(run_id) for run_id in run_ids]
     if not wanted:
         wanted = [s.run_id for s in await storage.list_runs(workflow_name=workflow_name)]
-    journals: dict[str, RunJournal | None] = {}
+    seen: dict[str, _Index | None] = {}
     verdicts: list[RunVerdict] = []
     for run_id in dict.fromkeys(wanted):
-        journal = await _journal(storage, run_id, journals)
+        journal = await _read(storage, run_id, seen)
         if journal is None:
             verdicts.append(RunVerdict(run_id, None, 0, None, ("run not found",)))
             continue
-        verdict = await _verify_run(storage, journal, journals)
+        verdict = await _RunCheck(journal).verdict(storage, seen)
         if workflow_name is None or verdict.workflow_name in (workflow_name, None):
             verdicts.append(verdict)
     return LineageReport(tuple(verdicts))
 
 
-async def _journal(
-    storage: Any, run_id: str, cache: dict[str, RunJournal | None]
-) -> RunJournal | None:
-    """Read a run once (None if it does not exist); later calls reuse the read."""
-    if run_id not in cache:
-        try:
-            cache[run_id] = await read_run(storage, run_id)
-        except RunNotFoundError:
-            cache[run_id] = None
-        except CheckpointCorruptError as exc:
-            cache[run_id] = RunJournal(run_id, (), (f"{exc.where}: {exc.reason}",))
-    return cache[run_id]
+async def _read(storage: Any, run_id: str, seen: dict[str, _Index | None]) -> RunJournal | None:
+    """Read a run (None if it does not exist), remembering its seqs for origin checks."""
+    try:
+        journal: RunJournal | None = await read_run(storage, run_id)
+    except RunNotFoundError:
+        journal = None
+    except CheckpointCorruptError as exc:
+        journal = RunJournal(run_id, (), (f"{exc.where}: {exc.reason}",))
+    seen[run_id] = (
+        None if journal is None else {c.seq: c.workflow_name for c in journal.checkpoints}
+    )
+    return journal
 
 
 def _locations(journal: RunJournal) -> list[str]:
@@ -154,108 +156,91 @@ def _locations(journal: RunJournal) -> list[str]:
     return locations
 
 
-async def _verify_run(
-    storage: Any, journal: RunJournal, journals: dict[str, RunJournal | None]
-) -> RunVerdict:
-    """Judge one run's journal."""
-    run_id, records = journal.run_id, list(journal.checkpoints)
-    problems, notes = list(journal.problems), []
-    if journal.torn_tail:
-        notes.append(
-            f"torn tail: {journal.torn_tail} byte(s) after the last committed record of "
-            f"{journal.source or run_id} (a write cut short by a crash, never acknowledged)"
-        )
-    if not records:
-        problems.append("the run holds no readable checkpoint")
-        return RunVerdict(run_id, None, 0, None, tuple(problems), tuple(notes))
-    check = _RunCheck(run_id, records, _locations(journal), problems, notes)
-    check.structure()
-    check.reachability()
-    check.contents()
-    await check.head_pointer(storage)
-    await check.origin(storage, journals)
-    return RunVerdict(
-        run_id, check.name, len(records), records[-1].checkpoint_id, tuple(problems), tuple(notes)
-    )
-
-
 class _RunCheck:
-    """The lineage rules over one run's records (in storage order), appending problems."""
+    """The lineage rules over one run's records, in storage order."""
 
-    def __init__(
-        self,
-        run_id: str,
-        records: list[Checkpoint],
-        locations: list[str],
-        problems: list[str],
-        notes: list[str],
-    ) -> None:
-        self.run_id, self.records, self.locations = run_id, records, locations
-        self.problems, self.notes = problems, notes
-        first = records[0]
-        self.root = first if first.seq == 0 and first.kind == "root" else None
-        self.name = (self.root or first).workflow_name
+    def __init__(self, journal: RunJournal) -> None:
+        self.run_id, self.records = journal.run_id, list(journal.checkpoints)
+        self.locations = _locations(journal)
+        self.problems, self.notes = list(journal.problems), []
+        if journal.torn_tail:
+            self.notes.append(
+                f"torn tail: {journal.torn_tail} byte(s) after the last committed record of "
+                f"{journal.source or self.run_id} (a write cut short by a crash, never committed)"
+            )
+        first = self.records[0] if self.records else None
+        self.root = first if first and first.seq == 0 and first.kind == "root" else None
+        self.name = (self.root or first).workflow_name if first else None
+        self.last = len(self.records) - 1
+
+    async def verdict(self, storage: Any, seen: dict[str, _Index | None]) -> RunVerdict:
+        """Apply every rule and return the run's verdict."""
+        if not self.records:
+            self.fail(None, "the run holds no readable checkpoint")
+        else:
+            self.structure()
+            self.reachability()
+            self.contents()
+            await self.head_pointer(storage)
+            await self.origin(storage, seen)
+        head = self.records[-1].checkpoint_id if self.records else None
+        problems, notes = tuple(self.problems), tuple(self.notes)
+        return RunVerdict(self.run_id, self.name, len(self.records), head, problems, notes)
 
     def label(self, index: int) -> str:
         return f"{self.records[index].checkpoint_id} ({self.locations[index]})"
 
+    def fail(self, index: int | None, text: str) -> None:
+        self.problems.append(text if index is None else f"{self.label(index)}: {text}")
+
     def structure(self) -> None:
         """Check roots, seqs, parents and children."""
-        add, records = self.problems.append, self.records
-        roots = [i for i, c in enumerate(records) if c.previous_checkpoint_id is None]
+        roots = [i for i, c in enumerate(self.records) if c.previous_checkpoint_id is None]
         if len(roots) != 1:
             named = f": {listed([self.label(i) for i in roots])}" if roots else ""
-            add(f"{len(roots)} roots (exactly one expected){named}")
+            self.fail(None, f"{len(roots)} roots (exactly one expected){named}")
         by_seq: dict[int, list[int]] = defaultdict(list)
         children: dict[str, list[int]] = defaultdict(list)
-        for i, c in enumerate(records):
+        for i, c in enumerate(self.records):
             by_seq[c.seq].append(i)
-            parent = c.previous_checkpoint_id
+            parent, expected = c.previous_checkpoint_id, checkpoint_id_for(self.run_id, c.seq - 1)
             if parent is not None:
                 children[parent].append(i)
             if c.run_id != self.run_id:
-                add(f"{self.label(i)}: belongs to run {c.run_id!r}")
+                self.fail(i, f"belongs to run {c.run_id!r}")
             if c.kind == "root" and c.seq != 0:
-                add(f"{self.label(i)}: a root record at seq {c.seq} (only seq 0 is the root)")
+                self.fail(i, f"a root record at seq {c.seq} (only seq 0 is the root)")
             elif c.seq == 0 and c.kind != "root":
-                add(f"{self.label(i)}: seq 0 is a {c.kind} record, not the root")
+                self.fail(i, f"seq 0 is a {c.kind} record, not the root")
             if c.seq == 0 and parent is not None:
-                add(f"{self.label(i)}: the root names a parent, {parent!r}")
-            elif c.seq > 0 and parent is not None:
-                self._check_parent(i, parent)
-            if i and c.seq < records[i - 1].seq:
-                add(f"{self.label(i)}: stored after {self.label(i - 1)} (out of seq order)")
-        for seq, indexes in sorted(by_seq.items()):
-            if len(indexes) > 1:
-                forks = [f"{self.locations[i]} ({self._describe(i)})" for i in indexes]
-                add(
-                    f"fork at seq {seq}: {len(indexes)} records are "
-                    f"{checkpoint_id_for(self.run_id, seq)}: {listed(forks)}"
-                )
-        missing = [s for s in range(max(by_seq) + 1) if s not in by_seq]
+                self.fail(i, f"the root names a parent, {parent!r}")
+            elif c.seq and parent is not None and parent != expected:
+                self.fail(i, f"parent is {parent!r}{self._elsewhere(parent)}, not {expected!r}")
+            if i and c.seq < self.records[i - 1].seq:
+                self.fail(i, f"stored after {self.label(i - 1)} (out of seq order)")
+        for seq, twins in sorted(by_seq.items()):
+            if len(twins) > 1:
+                shown = listed([f"{self.locations[i]} ({self._describe(i)})" for i in twins])
+                cid = checkpoint_id_for(self.run_id, seq)
+                self.fail(None, f"fork at seq {seq}: {len(twins)} records are {cid}: {shown}")
+        missing = [checkpoint_id_for(self.run_id, s) for s in range(max(by_seq)) if s not in by_seq]
         if missing:
-            ids = [checkpoint_id_for(self.run_id, s) for s in missing]
-            add(f"seq not contiguous: no record for {listed(ids)}")
+            self.fail(None, f"seq not contiguous: no record for {listed(missing)}")
         for parent, kids in children.items():
             if len(kids) > 1:
-                add(f"{parent} has {len(kids)} children: {listed([self.label(i) for i in kids])}")
+                named = listed([self.label(i) for i in kids])
+                self.fail(None, f"{parent} has {len(kids)} children: {named}")
 
     def _describe(self, index: int) -> str:
         c = self.records[index]
         return f"{c.kind}, parent {c.previous_checkpoint_id}, at {c.timestamp}"
 
-    def _check_parent(self, index: int, parent: str) -> None:
-        expected = checkpoint_id_for(self.run_id, self.records[index].seq - 1)
-        if parent == expected:
-            return
+    def _elsewhere(self, parent: str) -> str:
         try:
-            parent_run, _ = split_checkpoint_id(parent)
+            parent_run = split_checkpoint_id(parent)[0]
         except InvalidIdError:
-            parent_run = None
-        where = "" if parent_run in (self.run_id, None) else f" (in run {parent_run!r})"
-        self.problems.append(
-            f"{self.label(index)}: parent is {parent!r}{where}, expected {expected!r}"
-        )
+            return " (not a checkpoint id)"
+        return "" if parent_run == self.run_id else f" (in run {parent_run!r})"
 
     def reachability(self) -> None:
         """Check that every record is reachable from the head by following parents."""
@@ -263,101 +248,86 @@ class _RunCheck:
         parent_of: list[int | None] = []
         for i, c in enumerate(self.records):
             # A parent is the newest record with that id stored before the child: the head its
-            # writer saw. A record stored later, or a lost twin of a fork, is never a parent.
+            # writer saw. A record stored later, or the lost twin of a fork, is nobody's parent.
             parent = c.previous_checkpoint_id
             parent_of.append(newest.get(parent) if parent is not None else None)
             newest[c.checkpoint_id] = i
         reached: set[int] = set()
-        index: int | None = len(self.records) - 1
+        index: int | None = self.last
         while index is not None and index not in reached:
             reached.add(index)
             index = parent_of[index]
-        lost = [self.label(i) for i in range(len(self.records)) if i not in reached]
+        lost = listed([self.label(i) for i in range(len(self.records)) if i not in reached])
         if lost:
-            self.problems.append(
-                f"{len(lost)} record(s) unreachable from the head "
-                f"{self.label(len(self.records) - 1)}: {listed(lost)}"
-            )
+            count = len(self.records) - len(reached)
+            head = self.label(self.last)
+            self.fail(None, f"{count} record(s) unreachable from the head {head}: {lost}")
 
     def contents(self) -> None:
         """Check workflow names, the code signature and the order of kinds."""
-        add, records = self.problems.append, self.records
         signature = self.root.data.get("signature") if self.root else None
         if self.root is not None and not (isinstance(signature, str) and signature):
-            add(f"{self.label(0)}: the root records no code signature")
-        for i, c in enumerate(records):
+            self.fail(0, "the root records no code signature")
+        for i, c in enumerate(self.records):
             if c.workflow_name != self.name:
-                add(f"{self.label(i)}: workflow {c.workflow_name!r}, the run's is {self.name!r}")
-            new_signature = c.data.get("signature")
-            if i and new_signature is not None:
-                if c.kind != "resume" or not isinstance(new_signature, str):
-                    add(f"{self.label(i)}: a {c.kind} record changes the code signature "
-                        "(only a resume record may)")
-                elif new_signature != signature:
-                    self.notes.append(
-                        f"code signature changed at {c.checkpoint_id}: {signature} -> "
-                        f"{new_signature} (resumed with changed code allowed)"
-                    )
-                    signature = new_signature
-            before = records[i - 1].kind if i else None
+                self.fail(i, f"workflow {c.workflow_name!r}, the run's is {self.name!r}")
+            changed = c.data.get("signature") if i else None
+            if changed is not None and (c.kind != "resume" or not isinstance(changed, str)):
+                self.fail(i, f"a {c.kind} record changes the code signature (only resume may)")
+            elif changed is not None and changed != signature:
+                self.notes.append(
+                    f"code signature changed at {c.checkpoint_id}: {signature} -> "
+                    f"{changed} (resumed with changed code allowed)"
+                )
+                signature = changed
+            before, previous = (self.records[i - 1].kind, self.label(i - 1)) if i else (None, "")
             if before == "completed":
-                add(f"{self.label(i)}: a {c.kind} record after {self.label(i - 1)}, "
-                    "which completed the run")
+                self.fail(i, f"a {c.kind} record after {previous}, which completed the run")
             elif before in ("failed", "pause") and c.kind != "resume":
-                add(f"{self.label(i)}: a {c.kind} record after the {before} record "
-                    f"{self.label(i - 1)} (only a resume may follow it)")
+                self.fail(i, f"a {c.kind} record after the {before} record {previous}")
 
     async def head_pointer(self, storage: Any) -> None:
         """Check that the head is the highest seq and that the storage names it as the head."""
         head = self.records[-1]
         top = max(range(len(self.records)), key=lambda i: self.records[i].seq)
         if self.records[top].seq > head.seq:
-            self.problems.append(
-                f"head {self.label(len(self.records) - 1)} is not the highest seq: "
-                f"{self.label(top)} is"
-            )
+            self.fail(self.last, f"the head is not the highest seq: {self.label(top)} is")
         try:
             latest = await storage.get_latest(run_id=self.run_id)
         except (WfctlError, OSError) as exc:
-            self.problems.append(f"head pointer: the storage cannot read the head: {exc}")
-            return
+            return self.fail(None, f"head pointer: the storage cannot read the head: {exc}")
         found = latest.checkpoint_id if latest is not None else None
         if found != head.checkpoint_id or (latest and latest.timestamp != head.timestamp):
-            self.problems.append(
-                f"head pointer: the storage's latest checkpoint is {found}, the last stored "
-                f"record is {self.label(len(self.records) - 1)}"
-            )
+            self.fail(self.last, f"head pointer: the storage's latest checkpoint is {found}")
 
-    async def origin(self, storage: Any, journals: dict[str, RunJournal | None]) -> None:
+    async def origin(self, storage: Any, seen: dict[str, _Index | None]) -> None:
         """Check that every record names the root's origin, and that the origin exists."""
-        add, base = self.problems.append, self.root or self.records[0]
-        origin = (base.origin_run_id, base.origin_checkpoint_id)
+        base = self.root or self.records[0]
+        origin_run, target = base.origin_run_id, base.origin_checkpoint_id
         for i, c in enumerate(self.records):
-            if (c.origin_run_id, c.origin_checkpoint_id) != origin:
-                add(f"{self.label(i)}: origin {c.origin_checkpoint_id} differs from the "
-                    f"root's {origin[1]}")
+            if (c.origin_run_id, c.origin_checkpoint_id) != (origin_run, target):
+                self.fail(i, f"origin {c.origin_checkpoint_id} differs from the root's {target}")
         restored_from = base.data.get("restored_from") if self.root else None
-        if restored_from is not None and restored_from != origin[1]:
-            add(f"{self.label(0)}: restored from {restored_from!r} but names origin {origin[1]}")
-        origin_run, target = origin
+        if restored_from is not None and restored_from != target:
+            self.fail(0, f"restored from {restored_from!r} but its origin is {target}")
         if origin_run is None or target is None:
-            return
+            return None
         try:
             target_run, target_seq = split_checkpoint_id(target)
         except InvalidIdError as exc:
-            add(f"origin {target!r} is not a checkpoint id: {exc.reason}")
-            return
+            return self.fail(None, f"origin {target!r} is not a checkpoint id: {exc.reason}")
         if target_run != origin_run or target_run == self.run_id:
-            add(f"origin {target} does not belong to origin run {origin_run!r}")
-            return
-        found = await _journal(storage, target_run, journals)
-        if found is None:
-            add(f"origin {target} not found (run {target_run!r} no longer exists)")
-            return
-        match = [c for c in found.checkpoints if c.seq == target_seq]
-        if not match:
-            add(f"origin {target} not found among the {len(found.checkpoints)} readable "
-                f"checkpoint(s) of run {target_run!r}")
-        elif match[0].workflow_name != self.name:
-            add(f"origin {target} belongs to workflow {match[0].workflow_name!r}, "
-                f"this run to {self.name!r}")
+            return self.fail(None, f"origin {target} is not in origin run {origin_run!r}")
+        if target_run not in seen:
+            await _read(storage, target_run, seen)
+        index = seen[target_run]
+        if index is None:
+            self.fail(None, f"origin {target} not found (run {target_run!r} is gone)")
+        elif target_seq not in index:
+            self.fail(
+                None, f"origin {target} not found among run {target_run!r}'s readable records"
+            )
+        elif index[target_seq] != self.name:
+            self.fail(
+                None, f"origin {target} is of workflow {index[target_seq]!r}, not {self.name!r}"
+            )

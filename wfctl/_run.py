@@ -27,7 +27,15 @@ from ._codec import decode, digest, encode
 from ._context import PauseSignal, RunContext, StepEffects, current_effects
 from ._errors import DuplicateStepKeyError, ReplayDivergenceError, UnencodableValueError
 from ._events import RequestInfoEvent, WorkflowEvent
-from ._keys import ROOT_SCOPE, Scope, current_scope, install_task_factory, run_owner, scope_var
+from ._keys import (
+    ROOT_SCOPE,
+    Scope,
+    current_scope,
+    install_task_factory,
+    register_transparent,
+    run_owner,
+    scope_var,
+)
 from ._keys import uninstall_task_factory as _uninstall
 from ._recorded import Divergence, RecordedCalls, StepRecord
 
@@ -170,22 +178,43 @@ class Run:
 
     # -- steps -------------------------------------------------------------------------------
 
-    async def call_step(
+    def start_step(
         self, step: Step[Any], args: tuple[Any, ...], kwargs: dict[str, Any], explicit: str | None
-    ) -> Any:
-        """Run one step call inside this run: serve its recorded result or execute it."""
+    ) -> Coroutine[Any, Any, Any]:
+        """Key a step call now, where it is made, and return the coroutine that performs it.
+
+        The key is taken when the call expression is evaluated, not when its coroutine first
+        runs: ``as_completed``/``wait`` start tasks in ``set`` order, but the calls are made in
+        program order, so keys stay the same from run to run.
+
+        Raises:
+            DuplicateStepKeyError: an explicit key repeats in this scope.
+        """
         scope = current_scope() or Scope(ROOT_SCOPE)
         if explicit is None and step.replay_key is not None:
             explicit = str(step.replay_key(*args, **kwargs))
         name = step.name
         key = scope.call_key(name) if explicit is None else scope.explicit_key(name, explicit)
+        return self._call_step(step, key, scope.path, explicit, args, kwargs)
+
+    async def _call_step(
+        self,
+        step: Step[Any],
+        key: str,
+        scope_path: str,
+        explicit: str | None,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> Any:
+        """Serve a keyed call's recorded result, or execute it."""
+        name = step.name
         if self._released:
             raise PauseSignal
         if self.interrupted or (self._pause_probe is not None and self._pause_probe()):
             self.interrupted = True
             await self._suspend()
         call_digest = digest(args, kwargs)
-        match = self.recorded.take(scope.path, name, explicit, call_digest, key)
+        match = self.recorded.take(scope_path, name, explicit, call_digest, key)
         if isinstance(match, StepRecord):
             return await self._serve(key, match)
         changed = False
@@ -200,14 +229,16 @@ class Run:
                 # A prefix of history: this may be a call that had not happened yet when the
                 # checkpoint was written (a sibling, a completion-ordered loop). It runs live;
                 # settle() decides at the end whether a recorded call was left unclaimed.
-                self._unsettled.append((key, call_digest, scope.path, name, explicit))
+                self._unsettled.append((key, call_digest, scope_path, name, explicit))
         elif match is None and not self.options.execute:
             self._diverge(
                 ReplayDivergenceError(
                     key, call_digest, [], "no recorded result and execution is off"
                 )
             )
-        return await self._execute(step, key, scope.path, explicit, call_digest, args, kwargs, changed)
+        return await self._execute(
+            step, key, scope_path, explicit, call_digest, args, kwargs, changed
+        )
 
     def settle(self) -> ReplayDivergenceError | None:
         """Judge the calls that ran live beside unclaimed records, once the body completed.
@@ -422,3 +453,7 @@ class Run:
         if divergence is not None:
             return Outcome("failed", error=divergence)
         return Outcome("completed", value=body_task.result())
+
+
+# A task that only runs one keyed step call opens no scope of its own (see ``wfctl._keys``).
+register_transparent(Run._call_step.__code__)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Generic, ParamSpec, TypeVar, overload
 
 from ._errors import WorkflowDefinitionError
-from ._keys import register_transparent, run_owner
+from ._keys import run_owner
 
 __all__ = ["Step", "context_parameter", "step"]
 
@@ -55,40 +55,35 @@ class Step(Generic[R]):
         self.context_param = context_parameter(fn)
         functools.update_wrapper(self, fn)
 
-    async def __call__(self, *args: Any, **kwargs: Any) -> R:
-        run = _owner.get()
-        if run is None:
-            if self.context_param is not None:
-                kwargs[self.context_param] = None
-            return await self.fn(*args, **kwargs)
-        result: R = await run.call_step(self, args, kwargs, None)  # type: ignore[attr-defined]
-        return result
+    def __call__(self, *args: Any, **kwargs: Any) -> Coroutine[Any, Any, R]:
+        # Not ``async def``: the call is keyed here, when the call expression is evaluated, in
+        # program order -- not when its coroutine first runs (see ``Run.start_step``).
+        return self._start(args, kwargs, None)
 
-    def keyed(self, key: object) -> Callable[..., Awaitable[R]]:
+    def keyed(self, key: object) -> Callable[..., Coroutine[Any, Any, R]]:
         """Return a caller of this step under the explicit durable key ``key``.
 
         The key replaces the counted part of the call's identity (``<scope>/<name>@<key>``)
         and must be unique within its scope in a run.
         """
         explicit = str(key)
+        return lambda *args, **kwargs: self._start(args, kwargs, explicit)
 
-        async def call(*args: Any, **kwargs: Any) -> R:
-            run = _owner.get()
-            if run is None:
-                return await self(*args, **kwargs)
-            result: R = await run.call_step(self, args, kwargs, explicit)  # type: ignore[attr-defined]
-            return result
-
-        return call
+    def _start(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any], explicit: str | None
+    ) -> Coroutine[Any, Any, R]:
+        run = _owner.get()
+        if run is None:
+            if self.context_param is not None:
+                kwargs[self.context_param] = None
+            return self.fn(*args, **kwargs)  # type: ignore[return-value]
+        coro: Coroutine[Any, Any, R] = run.start_step(self, args, kwargs, explicit)  # type: ignore[attr-defined]
+        return coro
 
     def __repr__(self) -> str:
         return f"<step {self.name}>"
 
 
-register_transparent(Step.__call__.__code__)
-for _const in Step.keyed.__code__.co_consts:
-    if getattr(_const, "co_name", None) == "call":
-        register_transparent(_const)
 
 
 @overload

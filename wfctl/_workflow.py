@@ -200,7 +200,13 @@ class Workflow:
             raise RunStateError(
                 root.run_id, f"belongs to workflow {root.workflow_name!r}, not {self.name!r}"
             )
-        recorded_sig = str(root.data.get("signature", ""))
+        # The code that wrote this checkpoint: the root's, unless a retry with allowed code
+        # changes recorded a newer one in a resume checkpoint.
+        recorded_sig = next(
+            str(c.data["signature"])
+            for c in reversed(chain[: target.seq + 1])
+            if c.kind in ("root", "resume") and "signature" in c.data
+        )
         if recorded_sig != self.signature and not options.allow_changed:
             raise WorkflowChangedError(self.name, recorded_sig, self.signature)
         message = decode(root.data.get("input"), where=f"{root.checkpoint_id} input")
@@ -209,7 +215,7 @@ class Workflow:
         continues = target is chain[-1] and target.kind != "completed" and not new_run
         if not continues:
             history = await collect_history(storage, chain, target.seq)
-            self._check_answers(root.run_id, target, responses, require=False)
+            self._check_answers(root.run_id, chain, target, responses, require=False)
             new_id = validate_run_id(run_id) if run_id is not None else new_run_id()
             lock = lock_run(storage, new_id)
             try:
@@ -231,7 +237,9 @@ class Workflow:
             chain, target = await load_target(storage, checkpoint_id)
             if target is not chain[-1]:
                 raise RunStateError(root.run_id, f"moved past {checkpoint_id} while resuming")
-            self._check_answers(root.run_id, target, responses, require=target.kind == "pause")
+            self._check_answers(
+                root.run_id, chain, target, responses, require=target.kind == "pause"
+            )
             history = await collect_history(storage, chain, target.seq)
             origin = (root.origin_run_id, root.origin_checkpoint_id)
             run_chain = CheckpointChain(
@@ -264,22 +272,35 @@ class Workflow:
 
     @staticmethod
     def _check_answers(
-        run_id: str, target: Checkpoint, responses: dict[str, Any], *, require: bool
+        run_id: str,
+        chain: list[Checkpoint],
+        target: Checkpoint,
+        responses: dict[str, Any],
+        *,
+        require: bool,
     ) -> None:
-        if target.kind != "pause":
-            return
-        pending = [r.get("request_id") for r in target.data.get("requests", [])]
-        unknown = sorted(set(responses) - set(pending))
+        """Refuse answers to requests nobody asked.
+
+        From a pause checkpoint only its pending requests can be answered; from any other
+        checkpoint, any request the run ever paused on (a replay may reach it again).
+        """
+
+        def asked(checkpoint: Checkpoint) -> list[str]:
+            return [str(r.get("request_id")) for r in checkpoint.data.get("requests", [])]
+
+        if target.kind == "pause":
+            known = asked(target)
+        else:
+            known = sorted({key for c in chain if c.kind == "pause" for key in asked(c)})
+        unknown = sorted(set(responses) - set(known))
         if unknown:
             raise RunStateError(
                 run_id,
                 f"no pending request {', '.join(map(repr, unknown))}; "
-                f"pending: {', '.join(map(str, pending)) or 'none'}",
+                f"pending: {', '.join(known) or 'none'}",
             )
-        if require and not responses and pending:
-            raise RunStateError(
-                run_id, f"paused waiting for answers to: {', '.join(map(str, pending))}"
-            )
+        if require and not responses and known:
+            raise RunStateError(run_id, f"paused waiting for answers to: {', '.join(known)}")
 
     async def _drive(
         self,

@@ -203,7 +203,14 @@ def test_as_completed_consumers_find_their_own_results() -> None:
         wf = fan.build(checkpoint_storage=storage)
         first = await wf.run(None)
         assert first.get_outputs() == [[f"consumed:{i}" for i in range(4)]]
-        for checkpoint in await storage.list_checkpoints(run_id=first.run_id):
+        # Calls are keyed where they are made (program order), not when as_completed's
+        # set-ordered tasks start: produce#i is always produce(i).
+        chain = await storage.list_checkpoints(run_id=first.run_id)
+        produced = {s["key"]: s["result"] for c in chain if c.kind == "step" for s in c.data["steps"]}
+        assert {k: v for k, v in produced.items() if k.startswith("produce")} == {
+            f"produce#{i}": i for i in range(4)
+        }
+        for checkpoint in chain:
             runs.clear()
             replay = await wf.run(checkpoint_id=checkpoint.checkpoint_id, shuffle_seed=7)
             assert replay.status == "completed", replay.error

@@ -1,0 +1,262 @@
+"""Replay diffing: line a replay's step calls up against the source run's records.
+
+Rows are aligned by durable key. A call served from the record is paired with the record that
+served it; a call that ran is paired with the source record of the same key when their argument
+digests agree, else with the oldest unpaired source record of the same step, scope and digest
+(calls whose keys follow completion order, such as ``asyncio.as_completed``, keep their
+counterpart), else with the source record of its key (then it is ``changed``). Source records
+no call was paired with are ``not reached``.
+
+Outputs are compared as pretty JSON of their codec encoding, so bytes, dates and registered
+classes render, and two outputs are equal exactly when their rendering is.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+from ._codec import canonical_json, decode
+from ._recorded import StepRecord
+
+__all__ = [
+    "STEP_STATUSES",
+    "ReplayCalls",
+    "StepDiff",
+    "StepStatus",
+    "count_statuses",
+    "diff_outputs",
+    "diff_steps",
+    "preview",
+    "render_json",
+]
+
+StepStatus = Literal["cached", "same", "changed", "new", "not reached", "failed"]
+
+#: Every row status, in the order reports list their counts.
+STEP_STATUSES: Final[tuple[StepStatus, ...]] = (
+    "cached",
+    "same",
+    "changed",
+    "new",
+    "not reached",
+    "failed",
+)
+
+_PREVIEW_WIDTH: Final = 60
+
+
+@dataclass(frozen=True, slots=True)
+class StepDiff:
+    """One row of a replay's step table.
+
+    ``status`` is one of:
+
+    - ``cached``: served from the record in the replay (not executed);
+    - ``same``: executed again, same argument digest and same encoded result as the source;
+    - ``changed``: executed again with another result or another argument digest, or reported
+      changed by the engine (a recorded call replaced under ``allow_changed``);
+    - ``new``: executed in the replay, with no counterpart in the source run;
+    - ``not reached``: recorded by the source run, never called by the replay;
+    - ``failed``: called by the replay but returned no result (it raised, diverged, or the
+      replay paused first); ``replay_preview`` holds the error.
+
+    ``source_key`` is the key of the source record the row is compared with (None when there
+    is none); it differs from ``key`` only for calls matched by digest across keys.
+    """
+
+    key: str
+    status: StepStatus
+    source_digest: str | None
+    replay_digest: str | None
+    source_preview: str | None
+    replay_preview: str | None
+    source_key: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the row as a JSON object with stable keys."""
+        return {
+            "key": self.key,
+            "status": self.status,
+            "source_key": self.source_key,
+            "source_digest": self.source_digest,
+            "replay_digest": self.replay_digest,
+            "source_preview": self.source_preview,
+            "replay_preview": self.replay_preview,
+        }
+
+
+@dataclass(slots=True)
+class ReplayCalls:
+    """What the replay did with each step call, gathered from its result and its own chain.
+
+    ``order``: call keys in the order the calls were made. ``served``: cached key -> key of the
+    record that served it. ``records``: the replay's own committed records (executed calls).
+    ``changed``: keys the engine reported changed. ``failed``: key -> error text.
+    """
+
+    order: list[str] = field(default_factory=list)
+    served: dict[str, str] = field(default_factory=dict)
+    records: dict[str, StepRecord] = field(default_factory=dict)
+    changed: set[str] = field(default_factory=set)
+    failed: dict[str, str] = field(default_factory=dict)
+
+
+def preview(encoded: Any) -> str:
+    """Return a short repr (at most 60 characters) of an encoded value."""
+    try:
+        text = repr(decode(encoded, where="preview"))
+    except Exception:  # a preview must never fail the report; show the raw encoding instead
+        text = repr(encoded)
+    return _shorten(text)
+
+
+def _shorten(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _PREVIEW_WIDTH else text[: _PREVIEW_WIDTH - 3] + "..."
+
+
+def render_json(encoded: Any) -> str:
+    """Return the pretty JSON text that outputs are compared and diffed by."""
+    return json.dumps(encoded, indent=2, sort_keys=True, default=repr, ensure_ascii=False)
+
+
+def diff_outputs(source: Any, replay: Any) -> str:
+    """Return a unified diff (``source`` -> ``replay``) of two encoded values; empty if equal."""
+    before, after = render_json(source), render_json(replay)
+    if before == after:
+        return ""
+    lines = difflib.unified_diff(
+        before.splitlines(), after.splitlines(), "source", "replay", lineterm=""
+    )
+    return "\n".join(lines) + "\n"
+
+
+def _same_result(a: Any, b: Any) -> bool:
+    try:
+        return canonical_json(a) == canonical_json(b)
+    except (TypeError, ValueError):
+        return bool(a == b)
+
+
+def _bucket(record: StepRecord) -> tuple[str, str, str | None, str | None]:
+    return (record.scope, record.name, record.explicit, record.digest)
+
+
+class _Source:
+    """The source run's records by key (a later record of a key supersedes an earlier one)."""
+
+    def __init__(self, records: Iterable[StepRecord]) -> None:
+        self.by_key: dict[str, StepRecord] = {}
+        self.position: dict[str, int] = {}
+        for record in records:
+            self.position.setdefault(record.key, len(self.position))
+            self.by_key[record.key] = record
+        self.paired: set[str] = set()
+
+    def free(self, key: str | None) -> StepRecord | None:
+        if key is None or key in self.paired:
+            return None
+        return self.by_key.get(key)
+
+    def same_call(self, record: StepRecord) -> StepRecord | None:
+        """Return the oldest unpaired record of the same step, scope, explicit key and digest."""
+        wanted = _bucket(record)
+        candidates = (
+            r for k, r in self.by_key.items() if k not in self.paired and _bucket(r) == wanted
+        )
+        return min(candidates, key=lambda r: self.position[r.key], default=None)
+
+
+def _executed_row(
+    key: str, record: StepRecord, source: _Source, changed: bool
+) -> tuple[StepRecord | None, StepDiff]:
+    counterpart = source.free(key)
+    if counterpart is None or counterpart.digest != record.digest:
+        counterpart = source.same_call(record) or counterpart
+    status: StepStatus
+    if counterpart is None:
+        status = "changed" if changed else "new"
+    elif (
+        changed
+        or counterpart.digest != record.digest
+        or not _same_result(counterpart.result, record.result)
+    ):
+        status = "changed"
+    else:
+        status = "same"
+    return counterpart, _row(key, status, counterpart, record.digest, preview(record.result))
+
+
+def _row(
+    key: str,
+    status: StepStatus,
+    source: StepRecord | None,
+    replay_digest: str | None,
+    replay_preview: str | None,
+) -> StepDiff:
+    return StepDiff(
+        key=key,
+        status=status,
+        source_digest=source.digest if source else None,
+        replay_digest=replay_digest,
+        source_preview=preview(source.result) if source else None,
+        replay_preview=replay_preview,
+        source_key=source.key if source else None,
+    )
+
+
+def diff_steps(source_records: Sequence[StepRecord], calls: ReplayCalls) -> tuple[StepDiff, ...]:
+    """Return the step table of a replay against the source run's records.
+
+    Rows are ordered by the position of their source record, then (for rows without one) by
+    the order of the replay's calls.
+
+    Args:
+        source_records: every record of the source run's history, origins first.
+        calls: what the replay did with its calls.
+    """
+    source = _Source(source_records)
+    rows: list[tuple[int, StepDiff]] = []
+    tail = len(source.position)
+    # Served calls first: the record that served a call is its counterpart, whatever its key.
+    for key, recorded_as in calls.served.items():
+        served = source.by_key.get(recorded_as)
+        source.paired.add(recorded_as)
+        digest = served.digest if served else None
+        shown = preview(served.result) if served else None
+        rows.append(
+            (source.position.get(recorded_as, tail), _row(key, "cached", served, digest, shown))
+        )
+    for index, key in enumerate(calls.order):
+        if key in calls.served:
+            continue
+        record = calls.records.get(key)
+        counterpart: StepRecord | None
+        if record is not None:
+            counterpart, row = _executed_row(key, record, source, key in calls.changed)
+        else:
+            counterpart = source.free(key)
+            error = calls.failed.get(key, "no result: the replay stopped before it returned")
+            row = _row(key, "failed", counterpart, None, _shorten(error))
+        if counterpart is not None:
+            source.paired.add(counterpart.key)
+            rows.append((source.position[counterpart.key], row))
+        else:
+            rows.append((tail + index, row))
+    for key, record in source.by_key.items():
+        if key not in source.paired:
+            rows.append((source.position[key], _row(key, "not reached", record, None, None)))
+    rows.sort(key=lambda item: item[0])
+    return tuple(row for _, row in rows)
+
+
+def count_statuses(rows: Iterable[StepDiff]) -> Mapping[str, int]:
+    """Return how many rows have each status (every status present, in a fixed order)."""
+    counts: dict[str, int] = dict.fromkeys(STEP_STATUSES, 0)
+    for row in rows:
+        counts[row.status] += 1
+    return counts

@@ -1,0 +1,277 @@
+"""Replay with a diff: run a workflow again from a checkpoint and compare it with the source run.
+
+:func:`replay` restores ``checkpoint_id`` into a new run (its root names its origin; the source
+run is never touched), then compares that run with the *source run*, the run holding the
+checkpoint, over its whole recorded history: its final outputs if it completed, and every step
+record it holds, including those of its own origin prefix. The result is a frozen
+:class:`ReplayReport`; the caller decides what to raise or which exit code to pick.
+
+Decisions (see also :mod:`wfctl._diff` for how rows are paired):
+
+- Code that changed since the checkpoint raises :class:`~wfctl.WorkflowChangedError` before any
+  run is created, unless ``allow_changed``: there is no replay to diff, and the CLI maps it to
+  exit code 2 like the engine does. Every other failure *during* the replay (a divergence, a
+  step raising) is reported in ``error`` and the report is not identical.
+- Answers the source run received after the checkpoint are given to the replay again (they are
+  part of the recorded history), so a replay from before a human answer does not stop at the
+  same question. When the checkpoint is itself a pause, only the answers to the requests it
+  holds can be given. ``reuse_answers=False`` turns this off; ``answers_reused`` lists them.
+- ``identical`` means the replay completed, the source completed, the outputs render equally
+  and no row is ``changed``, ``new`` or ``failed``. ``not reached`` rows do not count on their
+  own: what the replay skipped matters only through the outputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from ._checkpoint import Checkpoint
+from ._codec import decode, encode
+from ._diff import (
+    STEP_STATUSES,
+    ReplayCalls,
+    StepDiff,
+    count_statuses,
+    diff_outputs,
+    diff_steps,
+    render_json,
+)
+from ._errors import CheckpointCorruptError
+from ._events import WorkflowEvent
+from ._recorded import StepRecord
+from ._restore import History, collect_history, load_target
+from ._result import RunStatus, WorkflowRunResult
+from ._storage._capabilities import load_chain
+from ._workflow import Workflow
+
+__all__ = ["STEP_STATUSES", "ReplayReport", "StepDiff", "replay"]
+
+#: How a run's last checkpoint reads as a status (anything else: the run stopped mid-way).
+_RUN_STATUS: Final = {"completed": "completed", "failed": "failed", "pause": "paused"}
+#: Row statuses that make a replay differ from its source.
+_DIFFERING: Final = frozenset({"changed", "new", "failed"})
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayReport:
+    """How a replay went and how it differs from the source run.
+
+    ``source_status`` is ``completed``, ``paused``, ``failed`` or ``interrupted`` (the source
+    run's last checkpoint is none of those: it was killed or is still running).
+    ``outputs_source``/``outputs_replay`` are as ``get_outputs()`` returns them, or None for a
+    run that did not complete; ``outputs_diff`` is a unified diff of their pretty JSON, empty
+    when they are equal. ``error`` is the replay's failure message (``error_type`` its class).
+    ``code_changed``: the workflow's code signature differs from the one that wrote the
+    checkpoint (possible only with ``allow_changed``). A changed step whose arguments did not
+    change is still served from the record, so a changed workflow can replay as identical.
+    """
+
+    source_run_id: str
+    source_checkpoint_id: str
+    source_status: str
+    replay_run_id: str
+    replay_checkpoint_id: str
+    replay_status: RunStatus
+    error: str | None
+    error_type: str | None
+    outputs_source: list[Any] | None
+    outputs_replay: list[Any] | None
+    outputs_diff: str
+    steps: tuple[StepDiff, ...]
+    answers_reused: tuple[str, ...] = ()
+    code_changed: bool = False
+
+    @property
+    def outputs_equal(self) -> bool:
+        """Whether both runs completed with outputs that render the same."""
+        return (
+            self.outputs_source is not None
+            and self.outputs_replay is not None
+            and not self.outputs_diff
+        )
+
+    @property
+    def identical(self) -> bool:
+        """Whether the replay completed like the source, with equal outputs and matching steps.
+
+        A replay that failed or paused is never identical; ``not reached`` rows count only
+        through the outputs.
+        """
+        return (
+            self.replay_status == "completed"
+            and self.source_status == "completed"
+            and self.outputs_equal
+            and not any(row.status in _DIFFERING for row in self.steps)
+        )
+
+    @property
+    def counts(self) -> Mapping[str, int]:
+        """How many rows have each status (every status present, in a fixed order)."""
+        return count_statuses(self.steps)
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the report as one JSON object with stable keys.
+
+        Outputs appear in their codec encoding (bytes, dates and registered classes as tagged
+        objects), exactly as they were compared.
+        """
+        return {
+            "identical": self.identical,
+            "source_run_id": self.source_run_id,
+            "source_checkpoint_id": self.source_checkpoint_id,
+            "source_status": self.source_status,
+            "replay_run_id": self.replay_run_id,
+            "replay_checkpoint_id": self.replay_checkpoint_id,
+            "replay_status": self.replay_status,
+            "error": self.error,
+            "error_type": self.error_type,
+            "answers_reused": list(self.answers_reused),
+            "code_changed": self.code_changed,
+            "outputs_equal": self.outputs_equal,
+            "outputs_source": _encoded(self.outputs_source),
+            "outputs_replay": _encoded(self.outputs_replay),
+            "outputs_diff": self.outputs_diff,
+            "counts": dict(self.counts),
+            "steps": [row.to_json() for row in self.steps],
+        }
+
+
+def _encoded(value: Any) -> Any:
+    try:
+        return encode(value)
+    except Exception:  # only values that came out of the codec get here; never fail a report
+        return render_json(repr(value))
+
+
+async def replay(
+    workflow: Workflow,
+    checkpoint_id: str,
+    *,
+    allow_changed: bool = False,
+    execute: bool = True,
+    shuffle_seed: int | None = None,
+    on_event: Callable[[WorkflowEvent], None] | None = None,
+    reuse_answers: bool = True,
+) -> ReplayReport:
+    """Replay ``workflow`` from ``checkpoint_id`` as a new run and diff it against the source.
+
+    Args:
+        workflow: the workflow, bound to the storage that holds the checkpoint.
+        checkpoint_id: any checkpoint of any run of this workflow.
+        allow_changed: replay even though the code changed; calls whose record no longer
+            matches run live and are reported ``changed``.
+        execute: False serves recorded results only (a determinism check): a call that would
+            have to run, or a digest mismatch, fails the replay with a divergence.
+        shuffle_seed: hand cached results back in a seeded, perturbed order.
+        on_event: called with each event of the replay as it happens.
+        reuse_answers: give the replay the answers the source run received after the
+            checkpoint.
+
+    Returns:
+        The report; ``report.identical`` says whether the replay matched.
+
+    Raises:
+        CheckpointNotFoundError, CheckpointCorruptError, InvalidIdError: bad checkpoint.
+        WorkflowChangedError: the code changed and ``allow_changed`` is False.
+        RunStateError: the checkpoint belongs to another workflow.
+    """
+    storage = workflow.storage
+    source_chain, target = await load_target(storage, checkpoint_id)
+    source_history = await collect_history(storage, source_chain, len(source_chain) - 1)
+    answers: dict[str, Any] = {}
+    if reuse_answers:
+        known = await collect_history(storage, source_chain, target.seq)
+        answers = _later_answers(target, source_history, known)
+    result = await workflow.run(
+        checkpoint_id=checkpoint_id,
+        responses=answers or None,
+        allow_changed=allow_changed,
+        execute=execute,
+        shuffle_seed=shuffle_seed,
+        on_event=on_event,
+        new_run=True,
+    )
+    calls = await _replay_calls(storage, result)
+    source_encoded = _final_outputs(source_chain[-1])
+    replay_encoded = encode(result.get_outputs()) if result.status == "completed" else None
+    error = result.error
+    return ReplayReport(
+        source_run_id=target.run_id,
+        source_checkpoint_id=checkpoint_id,
+        source_status=_RUN_STATUS.get(source_chain[-1].kind, "interrupted"),
+        replay_run_id=result.run_id,
+        replay_checkpoint_id=result.checkpoint_id,
+        replay_status=result.status,
+        error=str(error) if error is not None else None,
+        error_type=type(error).__name__ if error is not None else None,
+        outputs_source=_decoded(source_encoded, f"{source_chain[-1].checkpoint_id} outputs"),
+        outputs_replay=result.get_outputs() if result.status == "completed" else None,
+        outputs_diff=diff_outputs(source_encoded, replay_encoded),
+        steps=diff_steps(source_history.records, calls),
+        answers_reused=tuple(answers),
+        code_changed=_signature_at(source_chain, target.seq) != workflow.signature,
+    )
+
+
+def _signature_at(chain: list[Checkpoint], seq: int) -> str:
+    """Return the code signature that wrote checkpoint ``seq``: the root's, or the newest one a
+    resume with changed code recorded before it."""
+    signature = ""
+    for checkpoint in chain[: seq + 1]:
+        if checkpoint.kind in ("root", "resume") and "signature" in checkpoint.data:
+            signature = str(checkpoint.data["signature"])
+    return signature
+
+
+def _later_answers(target: Checkpoint, full: History, known: History) -> dict[str, Any]:
+    """Return the source run's answers given after ``target``, decoded."""
+    later = {k: v for k, v in full.responses.items() if k not in known.responses}
+    if target.kind == "pause":
+        pending = {r.get("request_id") for r in target.data.get("requests", [])}
+        later = {k: v for k, v in later.items() if k in pending}
+    return {k: decode(v, where=f"answer to {k}") for k, v in later.items()}
+
+
+def _final_outputs(last: Checkpoint) -> list[Any] | None:
+    """Return the encoded ``get_outputs()`` of a run whose last checkpoint is ``last``."""
+    if last.kind != "completed":
+        return None
+    outputs = last.data.get("outputs", [])
+    if not isinstance(outputs, list):
+        raise CheckpointCorruptError(last.checkpoint_id, "completed checkpoint without outputs")
+    result = last.data.get("result")
+    return [*outputs, result] if result is not None else list(outputs)
+
+
+def _decoded(encoded: list[Any] | None, where: str) -> list[Any] | None:
+    if encoded is None:
+        return None
+    return [decode(value, where=where) for value in encoded]
+
+
+async def _replay_calls(storage: Any, result: WorkflowRunResult) -> ReplayCalls:
+    """Gather what the replay did with each call: its events, and its own chain's records."""
+    calls = ReplayCalls(changed=set(result.changed))
+    seen: set[str] = set()
+    for event in result.events:
+        key = event.key
+        if key is None or event.kind not in ("step_started", "step_cached", "step_failed"):
+            continue
+        if key not in seen:
+            seen.add(key)
+            calls.order.append(key)
+        data = event.data if isinstance(event.data, dict) else {}
+        if event.kind == "step_cached":
+            calls.served[key] = str(data.get("recorded_as", key))
+        elif event.kind == "step_failed":
+            calls.failed[key] = str(data.get("error", "failed"))
+    for checkpoint in await load_chain(storage, result.run_id):
+        if checkpoint.kind != "step":
+            continue
+        where = checkpoint.checkpoint_id
+        for raw in checkpoint.data.get("steps", []):
+            record = StepRecord.from_json(raw, where)
+            calls.records[record.key] = record
+    return calls
