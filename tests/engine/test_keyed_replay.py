@@ -340,3 +340,67 @@ def test_no_execute_reports_any_call_that_would_run() -> None:
         assert partial.status == "failed" and isinstance(partial.error, ReplayDivergenceError)
 
     arun(main())
+
+
+def test_taskgroup_and_create_task_branches_get_lineage_scopes() -> None:
+    async def main() -> None:
+        order = asyncio.Event()
+
+        @step
+        async def tag(value: str) -> str:
+            return f"tag:{value}"
+
+        async def late() -> str:
+            await order.wait()  # the first-created branch finishes last
+            return await tag("late")
+
+        async def early() -> str:
+            out = await tag("early")
+            order.set()
+            return out
+
+        @workflow
+        async def grouped() -> list[str]:
+            async with asyncio.TaskGroup() as group:
+                first = group.create_task(late())
+                second = group.create_task(early())
+            third = await asyncio.create_task(tag("direct"))
+            return [first.result(), second.result(), third]
+
+        storage = InMemoryCheckpointStorage()
+        wf = grouped.build(checkpoint_storage=storage)
+        first = await wf.run()
+        keys = [e.key for e in first.events if e.kind == "step_completed"]
+        assert keys == ["1/tag#0", "0/tag#0", "tag#0"]
+        for checkpoint in await storage.list_checkpoints(run_id=first.run_id):
+            replay = await wf.run(checkpoint_id=checkpoint.checkpoint_id)
+            assert replay.get_outputs() == [["tag:late", "tag:early", "tag:direct"]]
+
+    arun(main())
+
+
+def test_an_existing_task_factory_is_chained_and_restored() -> None:
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        seen: list[str] = []
+
+        def factory(loop: asyncio.AbstractEventLoop, coro: Any, **kwargs: Any) -> asyncio.Task[Any]:
+            seen.append(getattr(coro, "__qualname__", "?"))
+            return asyncio.Task(coro, loop=loop, **kwargs)
+
+        loop.set_task_factory(factory)
+
+        @step
+        async def one(x: int) -> int:
+            return x
+
+        @workflow
+        async def chained() -> list[int]:
+            return list(await asyncio.gather(one(1), one(2)))
+
+        result = await chained.build(checkpoint_storage=InMemoryCheckpointStorage()).run()
+        assert result.get_outputs() == [[1, 2]]
+        assert len(seen) >= 2  # the user's factory still made the run's tasks
+        assert loop.get_task_factory() is factory  # and is back in place afterwards
+
+    arun(main())
