@@ -11,7 +11,8 @@ any checkpoint is the fold of the chain from the root up to it.
   loads the code again), ``restored_from`` (on a run restored from another run's checkpoint).
 - ``step``: ``steps`` (committed step records), ``served`` (keys served from the cache since the
   previous checkpoint).
-- ``resume``: ``responses`` (request id -> encoded answer), ``reason`` (``answer`` or ``retry``).
+- ``resume``: ``responses`` (request id -> encoded answer), ``reason`` (``answer``, ``continue``
+  after an interrupt, or ``retry``).
 - ``pause``: ``requests`` (pending requests), ``reason`` (``request`` or ``interrupt``).
 - ``completed``: ``result``, ``outputs``.
 - ``failed``: ``error`` (``type``, ``message``).

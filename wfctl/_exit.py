@@ -8,7 +8,8 @@ code   meaning
 2      a usage or input error: bad arguments, unknown run or checkpoint, corrupt
        file, locked run, a workflow that cannot be loaded
 3      the run paused, waiting for answers
-130    interrupted: Ctrl-C paused the run cleanly (or aborted it on the second press)
+130    interrupted: Ctrl-C (or `wfctl pause`) paused the run cleanly, or a second Ctrl-C
+       aborted it
 =====  ===========================================================================
 
 Errors map through :data:`ERROR_EXIT_CODES`, most specific class first; a :class:`WfctlError`
@@ -69,6 +70,7 @@ ERROR_EXIT_CODES: Final[dict[type[BaseException], int]] = {
     WorkflowDefinitionError: EXIT_INPUT,
     WorkflowLoadError: EXIT_INPUT,
     KeyboardInterrupt: EXIT_INTERRUPTED,
+    OSError: EXIT_INPUT,  # an unreadable store or file named on the command line
 }
 
 #: What a command exits with for the state a run ended in.

@@ -76,7 +76,7 @@ class Step(Generic[R]):
         if run is None:
             if self.context_param is not None:
                 kwargs[self.context_param] = None
-            return self.fn(*args, **kwargs)  # type: ignore[return-value]
+            return self.fn(*args, **kwargs)
         coro: Coroutine[Any, Any, R] = run.start_step(self, args, kwargs, explicit)  # type: ignore[attr-defined]
         return coro
 

@@ -166,6 +166,8 @@ class Workflow:
         run_id = validate_run_id(run_id) if run_id is not None else new_run_id()
         lock = lock_run(self.storage, run_id)
         try:
+            if await self.storage.get_latest(run_id=run_id) is not None:
+                raise RunStateError(run_id, "a run with this id exists already; resume it instead")
             chain = CheckpointChain(self.storage, run_id, self.name)
             await chain.commit("root", self._root_data(encoded))
         except BaseException:
@@ -249,7 +251,7 @@ class Workflow:
                 head=target,
                 origin=origin if origin[0] and origin[1] else None,  # type: ignore[arg-type]
             )
-            reason = "answer" if target.kind == "pause" else "retry"
+            reason = "answer" if responses else "continue" if target.kind == "pause" else "retry"
             data = self._resume_data(responses, reason)
             if options.allow_changed and recorded_sig != self.signature:
                 data["signature"] = self.signature

@@ -1,0 +1,116 @@
+"""Helpers for the CLI tests: the installed ``wfctl`` in a subprocess, and ``CliRunner``.
+
+Subprocess runs check what a user gets (exit codes, stdout, stderr of the real executable);
+in-process runs through ``typer.testing.CliRunner`` cover the breadth cheaply. Both run with
+``NO_COLOR=1`` and a fixed width so rich output can be checked for content.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from wfctl._cli import app
+
+WORKFLOWS = Path(__file__).resolve().parent / "workflows"
+REPO = Path(__file__).resolve().parents[2]
+SAMPLES = REPO / "sample_workflows"
+WIDTH = "120"
+
+
+def wfctl_executable() -> str:
+    """Return the installed ``wfctl`` script next to this interpreter (else the one on PATH)."""
+    beside = Path(sys.executable).parent / "wfctl"
+    if beside.exists():
+        return str(beside)
+    found = shutil.which("wfctl")
+    assert found, "the wfctl console script is not installed (pip install -e .)"
+    return found
+
+
+def base_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Return the environment for a CLI run: no colour, fixed width, no inherited store."""
+    env = {k: v for k, v in os.environ.items() if k not in ("WFCTL_STORE", "FORCE_COLOR")}
+    env.update({"NO_COLOR": "1", "COLUMNS": WIDTH, "TERM": "dumb"})
+    env.update(extra or {})
+    return env
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one CLI invocation did."""
+
+    code: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> Any:
+        """Parse stdout as the one JSON document ``--json`` promises."""
+        return json.loads(self.stdout)
+
+    def error_line(self) -> str:
+        """Assert stderr is exactly one ``wfctl: error:`` line without a traceback; return it."""
+        assert "Traceback" not in self.stderr, self.stderr
+        lines = self.stderr.strip().splitlines()
+        assert len(lines) == 1, self.stderr
+        assert lines[0].startswith("wfctl: error: "), lines[0]
+        return lines[0]
+
+
+def wfctl(
+    *args: str | os.PathLike[str],
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 120,
+) -> Outcome:
+    """Run the installed ``wfctl`` with ``args`` and return its exit code and output."""
+    done = subprocess.run(
+        [wfctl_executable(), *map(str, args)],
+        cwd=cwd,
+        env=base_env(env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    return Outcome(done.returncode, done.stdout, done.stderr)
+
+
+def invoke(*args: str | os.PathLike[str], env: Mapping[str, str] | None = None) -> Outcome:
+    """Run ``wfctl`` in-process through typer's ``CliRunner``."""
+    overrides: dict[str, str | None] = {"NO_COLOR": "1", "COLUMNS": WIDTH, "WFCTL_STORE": None}
+    overrides.update(env or {})
+    result = CliRunner().invoke(app, [str(a) for a in args], env=overrides, prog_name="wfctl")
+    return Outcome(result.exit_code, result.stdout, result.stderr)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    """A store directory that does not exist yet."""
+    return tmp_path / "store"
+
+
+@pytest.fixture
+def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty working directory (for the default ``./.wfctl`` store and config files)."""
+    path = tmp_path / "work"
+    path.mkdir()
+    monkeypatch.chdir(path)
+    return path
+
+
+def run_id_of(outcome: Outcome) -> str:
+    """Return the run id of a ``wfctl run --json`` outcome."""
+    run_id = outcome.json()["run_id"]
+    assert isinstance(run_id, str)
+    return run_id

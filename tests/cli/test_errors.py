@@ -1,0 +1,190 @@
+"""Every error is one line on stderr with its exit code, and no traceback unless ``--debug``."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import WORKFLOWS, invoke, run_id_of, wfctl
+
+GREET = WORKFLOWS / "greet.py"
+REVIEW = WORKFLOWS / "review.py"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["frobnicate"], "No such command 'frobnicate'"),
+        (["run"], "Missing argument 'TARGET'"),
+        (["runs", "--status", "sideways"], "'sideways' is not one of"),
+        (["log", "--bogus", "x"], "No such option: --bogus"),
+        (["replay"], "Missing option '--checkpoint'"),
+        (["gc", "--keep", "-1"], "--keep"),
+        (["export", "r", "--format", "yaml"], "'yaml' is not one of"),
+        (["show", "r.0", "--json", "--toml"], "give --json or --toml, not both"),
+    ],
+)
+def test_usage_errors_exit_2_with_one_line(args: list[str], message: str) -> None:
+    done = invoke(*args)
+    assert done.code == 2
+    line = done.error_line()
+    assert message in line
+    assert "--help" in line
+
+
+def test_usage_error_through_the_installed_command() -> None:
+    done = wfctl("run")
+    assert done.code == 2
+    assert done.error_line() == (
+        "wfctl: error: Missing argument 'TARGET'. (see 'wfctl run --help')"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["log", "nope"], "run 'nope' not found"),
+        (["log", "../etc"], "invalid run id '../etc'"),
+        (["show", "nope.3"], "checkpoint 'nope.3' not found"),
+        (["show", "no-dot"], "expected <run_id>.<seq>"),
+        (["export", "nope"], "run 'nope' not found"),
+        (["resume", "nope"], "run 'nope' not found"),
+        (["replay", "--checkpoint", "nope.0"], "checkpoint 'nope.0' not found"),
+        (["pause", "nope"], "run 'nope' not found"),
+        (["verify-lineage", "nope"], "run 'nope' not found"),
+    ],
+)
+def test_unknown_ids_exit_2(args: list[str], message: str, store: Path) -> None:
+    invoke("run", GREET, "--store", store)  # a store that exists, without those ids
+    done = invoke(*args, "--store", store)
+    assert done.code == 2, done.stdout
+    assert message in done.error_line()
+
+
+def test_unknown_ids_through_the_installed_command(store: Path) -> None:
+    for args in (["log", "nope"], ["show", "nope.1"], ["replay", "-c", "nope.1"]):
+        done = wfctl(*args, "--store", store)
+        assert done.code == 2
+        assert "not found" in done.error_line()
+
+
+def _flip_a_byte(journal: Path, line: int) -> None:
+    lines = journal.read_bytes().split(b"\n")
+    target = bytearray(lines[line])
+    position = target.index(b'"ts":"') + 8  # inside the timestamp: still valid JSON
+    target[position] = target[position] ^ 0x01
+    lines[line] = bytes(target)
+    journal.write_bytes(b"\n".join(lines))
+
+
+@pytest.fixture
+def corrupt_run(store: Path) -> str:
+    """A completed run whose second record has one flipped byte."""
+    run_id = run_id_of(invoke("run", GREET, "--store", store, "--json"))
+    _flip_a_byte(store / "runs" / run_id / "journal.jsonl", 1)
+    return run_id
+
+
+def test_corrupt_journal_is_named_and_exits_2(store: Path, corrupt_run: str) -> None:
+    for args in (
+        ["log", corrupt_run],
+        ["show", f"{corrupt_run}.0"],
+        ["export", corrupt_run],
+        ["resume", corrupt_run],
+        ["replay", "--checkpoint", f"{corrupt_run}.0"],
+    ):
+        done = wfctl(*args, "--store", store)
+        assert done.code == 2, (args, done.stderr)
+        line = done.error_line()
+        assert "corrupt checkpoint data in" in line and "journal.jsonl:2" in line, line
+        assert "checksum" in line
+
+
+def test_corrupt_journal_is_a_finding_for_verify_lineage(store: Path, corrupt_run: str) -> None:
+    healthy = run_id_of(invoke("run", GREET, "--store", store, "--json"))
+    done = wfctl("verify-lineage", "--store", store, "--json")
+    assert done.code == 1
+    verdicts = {v["run_id"]: v for v in done.json()["runs"]}
+    assert verdicts[healthy]["ok"] is True
+    assert verdicts[corrupt_run]["ok"] is False
+    assert any("checksum" in p for p in verdicts[corrupt_run]["problems"])
+    people = wfctl("verify-lineage", corrupt_run, "--store", store)
+    assert people.code == 1
+    assert "BROKEN" in people.stdout and "checksum" in people.stdout
+    assert "1 run(s) checked, 1 broken" in people.stdout
+
+
+@pytest.fixture
+def locked_run(store: Path) -> Iterator[str]:
+    """A paused run whose lock another process holds until the test ends."""
+    run_id = run_id_of(invoke("run", REVIEW, "--store", store, "--json"))
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys\n"
+            "from wfctl import FileCheckpointStorage\n"
+            "lock = FileCheckpointStorage(sys.argv[1]).lock_run(sys.argv[2])\n"
+            "print('locked', flush=True)\n"
+            "sys.stdin.read()\n",
+            str(store),
+            run_id,
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout is not None and holder.stdin is not None
+    assert holder.stdout.readline().strip() == "locked"
+    try:
+        yield run_id
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)
+        holder.stdout.close()
+
+
+def test_locked_run_exits_2_naming_the_holder(store: Path, locked_run: str) -> None:
+    done = wfctl("resume", locked_run, "-r", "0/request#0=y", "--store", store)
+    assert done.code == 2
+    line = done.error_line()
+    assert f"run '{locked_run}' is locked by" in line and "pid" in line
+
+
+def test_debug_shows_the_traceback(store: Path) -> None:
+    done = wfctl("log", "nope", "--store", store, "--debug")
+    assert done.code == 2
+    assert "Traceback" in done.stderr
+    assert done.stderr.strip().splitlines()[-1] == "wfctl: error: run 'nope' not found"
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("missing.py", "no such file 'missing.py'"),
+        ("two.py", "2 workflows in two.py (alpha, beta); name one"),
+        ("two.py:gamma", "two.py has no attribute 'gamma' (workflows in it: alpha, beta)"),
+        ("two.py:one", "'one' is a @step, not a @workflow"),
+        ("two.py:not_a_workflow", "plain async function; decorate it with @wfctl.workflow"),
+        ("two.py:NUMBER", "'NUMBER' is a int, not a workflow"),
+        ("no_such_module_xyz:wf", "no module named 'no_such_module_xyz'"),
+        ("syntax.py", "syntax error in"),
+        ("raises.py", "raised ZeroDivisionError"),
+        ("empty.py", "no workflow in empty.py"),
+    ],
+)
+def test_load_errors_exit_2(target: str, message: str, tmp_path: Path, store: Path) -> None:
+    (tmp_path / "two.py").write_text((WORKFLOWS / "two.py").read_text(), encoding="utf-8")
+    (tmp_path / "syntax.py").write_text("def broken(:\n", encoding="utf-8")
+    (tmp_path / "raises.py").write_text("x = 1 / 0\n", encoding="utf-8")
+    (tmp_path / "empty.py").write_text("VALUE = 1\n", encoding="utf-8")
+    done = wfctl("run", target, "--store", store, cwd=tmp_path)
+    assert done.code == 2
+    line = done.error_line()
+    assert line.startswith(f"wfctl: error: cannot load '{target}': ")
+    assert message in line
+    assert not (store / "runs").exists()  # nothing was written

@@ -1,0 +1,159 @@
+"""The library side of the CLI, called directly: loader, answers, ages, progress, exit codes.
+
+These import internals (``wfctl._loader`` and friends) on purpose: they are the functions the
+commands call, tested here without a command line around them.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import WORKFLOWS, wfctl
+from wfctl import (
+    CheckpointCorruptError,
+    ReplayDivergenceError,
+    RunLockedError,
+    WfctlError,
+    WorkflowLoadError,
+)
+from wfctl._answers import PendingRequest, parse_responses, template_text
+from wfctl._events import WorkflowEvent
+from wfctl._exit import exit_code_for_error, exit_code_for_status
+from wfctl._gc import parse_age
+from wfctl._loader import load_workflow, module_name_for_file
+from wfctl._render import RunProgress
+
+
+def test_load_a_file_target_records_its_absolute_path() -> None:
+    workflow = load_workflow(str(WORKFLOWS / "greet.py"))
+    assert workflow.name == "greet"
+    assert workflow.target == f"{WORKFLOWS / 'greet.py'}:greet"
+    named = load_workflow(f"{WORKFLOWS / 'two.py'}:beta")
+    assert named.name == "beta" and named.target == f"{WORKFLOWS / 'two.py'}:beta"
+
+
+def test_file_module_names_never_shadow_other_modules(tmp_path: Path) -> None:
+    assert module_name_for_file(tmp_path / "my_flow.py") == "my_flow"
+    assert module_name_for_file(tmp_path / "json.py") == "wfctl_target_json"
+    assert module_name_for_file(tmp_path / "pytest.py") == "wfctl_target_pytest"
+    assert module_name_for_file(tmp_path / "my-flow.py") == "wfctl_target_my_flow"
+
+
+def test_load_errors_are_workflow_load_errors(tmp_path: Path) -> None:
+    with pytest.raises(WorkflowLoadError, match="no workflow target given"):
+        load_workflow("  ")
+    with pytest.raises(WorkflowLoadError, match="is not a file"):
+        load_workflow(str(tmp_path) + "/")
+    with pytest.raises(WorkflowLoadError, match="neither a file nor a module name"):
+        load_workflow("not a module:x")
+
+
+def test_module_targets_run_and_resume_from_the_same_directory(tmp_path: Path) -> None:
+    package = tmp_path / "pkgdemo"
+    package.mkdir()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "flows.py").write_text(
+        (WORKFLOWS / "review.py").read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    store = tmp_path / "store"
+    paused = wfctl("run", "pkgdemo.flows:review", "--store", store, "--json", cwd=tmp_path)
+    assert paused.code == 3, paused.stderr
+    run_id = paused.json()["run_id"]
+    done = wfctl(
+        "resume", run_id, "-r", "0/request#0=ok", "-r", "1/request#0=2",
+        "--store", store, "--json", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.code == 0, done.stderr
+    elsewhere = wfctl("show", f"{run_id}.0", "--store", store, "--json")
+    assert elsewhere.json()["data"]["target"] == "pkgdemo.flows:review"
+
+
+def test_answers_template_round_trips() -> None:
+    requests = [
+        PendingRequest("0/request#0", {"text": "draft", "n": [1, 2]}, "str"),
+        PendingRequest("approve", None, None),
+    ]
+    text = template_text("r1", requests, Path("/s/runs/r1/answers.toml"))
+    assert "#   wfctl resume r1 --responses /s/runs/r1/answers.toml" in text
+    assert "# approve (expects: any)" in text and '#     "text": "draft",' in text
+    assert tomllib.loads(text) == {"0/request#0": "", "approve": ""}
+
+
+def test_parse_responses(tmp_path: Path) -> None:
+    types = {"name": "str", "count": "int"}
+    pairs = ["name=007", "count=007x", "count=7", 'data={"a": [1]}', "flag=true", "eq=a=b"]
+    assert parse_responses(pairs, None, types) == {
+        "name": "007",  # a str request keeps the raw text
+        "count": 7,  # later pairs win
+        "data": {"a": [1]},
+        "flag": True,
+        "eq": "a=b",
+    }
+    answers = tmp_path / "a.toml"
+    answers.write_text('name = "x"\nskipped = ""\ncount = 3\n', encoding="utf-8")
+    assert parse_responses(["count=4"], answers, types) == {"name": "x", "count": 4}
+    with pytest.raises(WfctlError, match="KEY=VALUE"):
+        parse_responses(["=1"], None, types)
+    listed = tmp_path / "a.json"
+    listed.write_text("[1, 2]", encoding="utf-8")
+    with pytest.raises(WfctlError, match="must hold a table"):
+        parse_responses([], listed, types)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("0", timedelta(0)),
+        ("30s", timedelta(seconds=30)),
+        ("90m", timedelta(minutes=90)),
+        ("12h", timedelta(hours=12)),
+        ("7d", timedelta(days=7)),
+        ("1w2d", timedelta(days=9)),
+        ("1.5h", timedelta(minutes=90)),
+    ],
+)
+def test_parse_age(text: str, expected: timedelta) -> None:
+    assert parse_age(text) == expected
+
+
+@pytest.mark.parametrize("text", ["", "7", "d7", "7x", "7d junk", "-1d"])
+def test_parse_age_rejects(text: str) -> None:
+    with pytest.raises(WfctlError, match="invalid age"):
+        parse_age(text)
+
+
+def test_exit_code_table() -> None:
+    assert exit_code_for_error(CheckpointCorruptError("f", "bad")) == 2
+    assert exit_code_for_error(RunLockedError("r", "pid 1")) == 2
+    assert exit_code_for_error(ReplayDivergenceError("k", "a", ["b"])) == 1
+    assert exit_code_for_error(WfctlError("config")) == 2
+    assert exit_code_for_error(FileNotFoundError("x")) == 2
+    assert exit_code_for_error(KeyboardInterrupt()) == 130
+    assert exit_code_for_error(ZeroDivisionError()) == 1
+    assert [exit_code_for_status(s) for s in ("completed", "failed", "paused")] == [0, 1, 3]
+    assert exit_code_for_status("interrupted") == exit_code_for_status("aborted") == 130
+
+
+def test_progress_counts_events() -> None:
+    progress = RunProgress(enabled=False)  # not drawn: feed events, read the frame it would draw
+    events = [
+        WorkflowEvent("run_started", "r1"),
+        WorkflowEvent("step_started", "r1", "a#0"),
+        WorkflowEvent("step_started", "r1", "b#0"),
+        WorkflowEvent("step_cached", "r1", "c#0"),
+        WorkflowEvent("step_completed", "r1", "a#0"),
+    ]
+    with progress:
+        for event in events:
+            progress.on_event(event)
+    from rich.console import Console  # noqa: TID251  # the test reads the renderer's frame
+
+    console = Console(width=80, record=True, color_system=None)
+    console.print(progress._renderable())
+    frame = console.export_text()
+    assert "running 1 · cached 1 · done 1" in frame
+    assert "▸ b#0" in frame and "a#0" not in frame

@@ -1,0 +1,63 @@
+"""Every sample workflow runs with ``wfctl run`` out of the box (SPEC §7)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.cli.conftest import SAMPLES, invoke, wfctl
+
+
+def test_concurrent_branches_run_and_replay_shuffled(store: Path) -> None:
+    done = wfctl("run", SAMPLES / "concurrent_branches.py", "--store", store, "--json")
+    assert done.code == 0, done.stderr
+    doc = done.json()
+    assert doc["outputs"] == [["result:A", "result:B"]]
+    # Report 000: a replay that serves the predecessor from the record must not swap results.
+    for checkpoint in (f"{doc['run_id']}.0", f"{doc['run_id']}.1"):
+        replayed = wfctl("replay", "-c", checkpoint, "--shuffle", "7", "--store", store, "--json")
+        assert replayed.code == 0, replayed.stdout + replayed.stderr
+        assert replayed.json()["outputs_replay"] == [["result:A", "result:B"]]
+
+
+def test_parallel_steps_keep_one_chain(store: Path) -> None:
+    done = wfctl(
+        "run", SAMPLES / "parallel_steps.py", "--input", '{"value": 1, "fan_out": 8}',
+        "--store", store, "--json",
+    )  # fmt: skip
+    assert done.code == 0, done.stderr
+    assert done.json()["outputs"] == [[2, 3, *(10 + i for i in range(8))]]
+    lineage = wfctl("verify-lineage", "--store", store, "--json")
+    assert lineage.code == 0 and lineage.json()["ok"] is True
+
+
+def test_fan_out(store: Path) -> None:
+    done = wfctl("run", SAMPLES / "fan_out.py", "--store", store, "--json")
+    assert done.code == 0, done.stderr
+    assert done.json()["outputs"] == [{"count": 100, "sum_of_squares": 328350}]
+    assert done.json()["steps"]["executed"] == 101
+
+
+def test_file_pipeline(store: Path, tmp_path: Path) -> None:
+    output = tmp_path / "out"
+    done = wfctl(
+        "run", SAMPLES / "file_pipeline.py", "--input", json.dumps({"output": str(output)}),
+        "--store", store, "--json",
+    )  # fmt: skip
+    assert done.code == 0, done.stderr
+    [summary] = done.json()["outputs"]
+    assert (summary["files"], summary["lines"], summary["words"]) == (3, 8, 88)
+    assert json.loads((output / "summary.json").read_text(encoding="utf-8"))["words"] == 88
+
+
+def test_human_review_pauses_and_resumes(store: Path) -> None:
+    paused = wfctl("run", SAMPLES / "human_review.py", "--input", '"cats"', "--store", store)
+    assert paused.code == 3, paused.stderr
+    assert "request#0" in paused.stdout and "answers template:" in paused.stdout
+    runs = invoke("runs", "--store", store, "--json").json()["runs"]
+    [run] = runs
+    assert run["status"] == "paused" and run["pending"] == ["request#0"]
+    done = wfctl("resume", run["run_id"], "--response", "request#0=yes", "--store", store, "--json")
+    assert done.code == 0, done.stderr
+    [result] = done.json()["outputs"]
+    assert result["status"] == "published"

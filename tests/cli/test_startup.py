@@ -1,0 +1,93 @@
+"""``wfctl --help`` starts fast: only typer and the standard library load before a command runs.
+
+Start-up time itself is measured by the benchmark, not here; these tests pin what makes it
+fast (nothing heavy imported, typer's rich help disabled) and what help must say.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import wfctl
+from tests.cli.conftest import base_env, invoke
+from tests.cli.conftest import wfctl as run_wfctl
+from wfctl._cli import app
+
+HEAVY = (
+    "rich",
+    "wfctl._workflow",
+    "wfctl._run",
+    "wfctl._storage",
+    "wfctl._storage._file",
+    "wfctl._codec",
+    "wfctl._render",
+    "wfctl._commands",
+    "filelock",
+    "tomli_w",
+)
+COMMANDS = (
+    "run", "resume", "replay", "verify-lineage", "runs", "log", "show", "export", "pause", "gc",
+)  # fmt: skip
+
+
+def _modules_after(code: str) -> set[str]:
+    script = f"import json, sys\n{code}\nprint(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=base_env(), check=True
+    )
+    return set(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def test_importing_the_cli_loads_nothing_heavy() -> None:
+    loaded = _modules_after("import wfctl._cli")
+    assert not [m for m in HEAVY if m in loaded]
+
+
+def test_help_loads_nothing_heavy() -> None:
+    loaded = _modules_after(
+        "from wfctl._cli import app\n"
+        "app(['--help'], prog_name='wfctl', standalone_mode=False)\n"
+        "app(['run', '--help'], prog_name='wfctl', standalone_mode=False)"
+    )
+    assert not [m for m in HEAVY if m in loaded]
+
+
+def test_the_package_is_lazy_but_complete() -> None:
+    loaded = _modules_after("import wfctl")
+    assert "wfctl._workflow" not in loaded and "wfctl._storage" not in loaded
+    for name in wfctl.__all__:
+        assert getattr(wfctl, name) is not None
+    assert set(wfctl.__all__) <= set(dir(wfctl))
+    with pytest.raises(AttributeError):
+        _ = wfctl.no_such_name
+
+
+def test_installed_help_lists_every_command() -> None:
+    done = run_wfctl("--help")
+    assert done.code == 0 and done.stderr == ""
+    assert done.stdout.startswith("Usage: wfctl [OPTIONS] COMMAND [ARGS]...")
+    for command in COMMANDS:
+        assert f"  {command} " in done.stdout
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_help_ends_with_an_example(command: str) -> None:
+    done = invoke(command, "--help")
+    assert done.code == 0
+    text = done.stdout
+    assert "--store DIR" in text and "--json" in text and "--debug" in text
+    description = text.split("Arguments:")[0].split("Options:")[0].rstrip()
+    assert description.splitlines()[-2].strip() == "Example:"
+    assert description.splitlines()[-1].strip().startswith("wfctl ")
+
+
+def test_no_arguments_shows_help() -> None:
+    done = invoke()
+    assert done.code == 2
+    assert done.stderr.startswith("Usage: wfctl [OPTIONS] COMMAND [ARGS]...")
+    assert "  verify-lineage " in done.stderr
+    assert app.info.name == "wfctl"

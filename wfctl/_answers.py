@@ -1,0 +1,141 @@
+"""Answers to a paused run's requests: the TOML template ``wfctl run`` writes, and parsing them.
+
+When a run pauses, ``<store>/runs/<run_id>/answers.toml`` lists every pending request: a comment
+block with the request's data (as pretty JSON) and expected type, then the key with an empty
+string to fill in. tomli-w writes no comments, so the comments are built here and each
+``key = value`` line is written by tomli-w (which quotes keys such as ``branch/0/request#0``).
+
+Reading answers back:
+
+- an answers file (``.toml`` or ``.json``) is a table of request id -> answer, taken with its own
+  types; an answer left as the empty string means *not answered yet* (so resuming with an
+  untouched template fails clearly instead of answering ``""``; send an empty string with
+  ``--response 'KEY=""'``);
+- ``--response KEY=VALUE`` values are parsed as JSON, else kept as text -- and always kept as
+  text when the request's ``response_type`` is ``str``. They override the file.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from ._errors import WfctlError
+
+__all__ = [
+    "TEMPLATE_NAME",
+    "PendingRequest",
+    "parse_responses",
+    "template_text",
+    "write_answers_template",
+]
+
+#: The answers template's file name inside the run's directory.
+TEMPLATE_NAME = "answers.toml"
+
+
+@dataclass(frozen=True, slots=True)
+class PendingRequest:
+    """A request a paused run waits on: its key (the id to answer), data and expected type."""
+
+    key: str
+    data: Any
+    response_type: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """Return ``{"key", "data", "response_type"}`` (``data`` as stored: plain JSON)."""
+        return {"key": self.key, "data": self.data, "response_type": self.response_type}
+
+
+def _comment(text: str) -> list[str]:
+    return [f"#   {line}".rstrip() for line in text.splitlines()] or ["#"]
+
+
+def template_text(run_id: str, requests: Sequence[PendingRequest], path: Path) -> str:
+    """Return the answers template for ``requests`` (see the module docstring)."""
+    lines = [
+        f"# Answers for the requests run {run_id} is waiting on.",
+        "# Fill in each value (TOML: a string, number, boolean, array or table), then run:",
+        f"#   wfctl resume {run_id} --responses {path}",
+        '# A value left as "" is not sent: that request stays pending.',
+    ]
+    for request in requests:
+        expected = request.response_type or "any"
+        lines += ["", f"# {request.key} (expects: {expected})", "# request data:"]
+        lines += _comment(json.dumps(request.data, indent=2, ensure_ascii=False, default=str))
+        lines.append(tomli_w.dumps({request.key: ""}).rstrip("\n"))
+    return "\n".join(lines) + "\n"
+
+
+def write_answers_template(run_dir: Path, run_id: str, requests: Sequence[PendingRequest]) -> Path:
+    """Write the answers template into ``run_dir`` and return its path.
+
+    Raises:
+        OSError: the file cannot be written.
+    """
+    path = run_dir / TEMPLATE_NAME
+    path.write_text(template_text(run_id, requests, path), encoding="utf-8")
+    return path
+
+
+def _read_file(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise WfctlError(f"cannot read answers file {str(path)!r}: {exc}") from None
+    table: Any
+    if path.suffix.lower() == ".json":
+        try:
+            table = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise WfctlError(f"answers file {str(path)!r} is not valid JSON: {exc}") from None
+    else:
+        try:
+            table = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise WfctlError(f"answers file {str(path)!r} is not valid TOML: {exc}") from None
+    if not isinstance(table, dict):
+        raise WfctlError(f"answers file {str(path)!r} must hold a table of request id -> answer")
+    return {key: value for key, value in table.items() if value != ""}
+
+
+def _parse_pair(pair: str, response_types: Mapping[str, str | None]) -> tuple[str, Any]:
+    key, eq, raw = pair.partition("=")
+    key = key.strip()
+    if not eq or not key:
+        raise WfctlError(f"--response expects KEY=VALUE, got {pair!r}")
+    if response_types.get(key) == "str":
+        return key, raw
+    try:
+        return key, json.loads(raw)
+    except json.JSONDecodeError:
+        return key, raw
+
+
+def parse_responses(
+    pairs: Sequence[str],
+    file: Path | None,
+    response_types: Mapping[str, str | None],
+) -> dict[str, Any]:
+    """Return the answers given on the command line: the file's, overridden by ``pairs``.
+
+    Args:
+        pairs: ``KEY=VALUE`` strings.
+        file: a ``.toml`` or ``.json`` answers file, or None.
+        response_types: the pending requests' ``response_type`` by key (``"str"`` keeps a
+            pair's value as raw text).
+
+    Raises:
+        WfctlError: a pair has no ``=``, or the file cannot be read or parsed.
+    """
+    answers = _read_file(file) if file is not None else {}
+    for pair in pairs:
+        key, value = _parse_pair(pair, response_types)
+        answers[key] = value
+    return answers

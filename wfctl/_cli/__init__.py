@@ -1,0 +1,25 @@
+"""The ``wfctl`` command: a thin typer shell over the library.
+
+Each command parses its options, makes one library call that returns a frozen report, renders
+it (rich tables for people via :mod:`wfctl._render`, or one JSON document with ``--json``) and
+picks the exit code. Errors are translated in exactly one place, :meth:`WfctlGroup.main`: one
+line on stderr (``wfctl: error: ...``) and the code from :mod:`wfctl._exit`; a traceback only
+with ``--debug``.
+
+Start-up is kept fast: at import time this package loads only typer and the standard library.
+The engine, the storages and rich are imported inside the commands that need them.
+
+- :mod:`._app`: the app, its error translation and the options commands share;
+- :mod:`._run_commands`: ``run``, ``resume``, ``replay``;
+- :mod:`._store_commands`: ``verify-lineage``, ``runs``, ``log``, ``show``, ``export``, ``pause``, ``gc``.
+"""
+
+from . import _run_commands, _store_commands  # noqa: F401  # registers the commands, in help order
+from ._app import WfctlGroup, app
+
+__all__ = ["WfctlGroup", "app", "main"]
+
+
+def main() -> None:
+    """Entry point of the ``wfctl`` console script."""
+    app(prog_name="wfctl")

@@ -1,0 +1,230 @@
+"""The ``wfctl`` typer app, its error translation, and the options its commands share.
+
+Errors are translated in exactly one place, :meth:`WfctlGroup.main`: usage errors and every
+exception a command raises become one line on stderr (``wfctl: error: ...``) and the exit code
+from :mod:`wfctl._exit`; a traceback is printed only with ``--debug``.
+
+At module level this imports only typer and the standard library (start-up time).
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import sys
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+
+import typer
+from typer.core import TyperGroup
+
+try:  # typer >= 0.26 vendors Click; its exceptions are not re-exported publicly
+    from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
+except ImportError:  # pragma: no cover  # older typer runs on Click itself
+    from click.exceptions import (  # type: ignore[assignment]
+        ClickException,
+        NoArgsIsHelpError,
+        UsageError,
+    )
+
+if TYPE_CHECKING:
+    from wfctl._commands import RunOutcome
+
+__all__ = [
+    "DebugOption",
+    "DrainOption",
+    "ExportFormat",
+    "JsonOption",
+    "RunStatus",
+    "StoreOption",
+    "TargetOverride",
+    "WfctlGroup",
+    "app",
+    "emit_json",
+    "exit_with",
+    "finish_run",
+    "resolve_store_option",
+]
+
+#: Exit code of a usage error: ``wfctl._exit.EXIT_INPUT``, not imported here (start-up time).
+_EXIT_USAGE = 2
+#: ``--debug`` was given on this invocation (set eagerly by the option's callback).
+_debug = False
+
+
+def _set_debug(value: bool) -> bool:
+    global _debug
+    _debug = _debug or value
+    return value
+
+
+class WfctlGroup(TyperGroup):
+    """The ``wfctl`` group: the one place where errors become a line on stderr and an exit code."""
+
+    def main(  # type: ignore[override]
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        """Run the command line; exit (or, with ``standalone_mode=False``, return) its code."""
+        global _debug
+        _debug = False
+        try:
+            result = super().main(
+                args, prog_name or "wfctl", complete_var, standalone_mode=False, **extra
+            )
+            code = result if isinstance(result, int) else 0
+        except ClickException as exc:
+            code = _report_usage(exc)
+        except typer.Abort:  # pragma: no cover  # only from prompts, which wfctl has none of
+            code = _report_error(KeyboardInterrupt())
+        except (Exception, KeyboardInterrupt) as exc:
+            code = _report_error(exc)
+        if standalone_mode:
+            sys.exit(code)
+        return code
+
+
+def _report_usage(exc: ClickException) -> int:
+    if isinstance(exc, NoArgsIsHelpError):  # `wfctl` alone: the help is the message
+        exc.show()
+        return _EXIT_USAGE
+    message = " ".join(exc.format_message().split())
+    if isinstance(exc, UsageError) and exc.ctx is not None:
+        message += f" (see '{exc.ctx.command_path} --help')"
+    print(f"wfctl: error: {message}", file=sys.stderr)
+    return _EXIT_USAGE
+
+
+def _report_error(exc: BaseException) -> int:
+    from wfctl._errors import WfctlError
+    from wfctl._exit import EXIT_INTERRUPTED, exit_code_for_error
+
+    if _debug:
+        traceback.print_exception(exc, file=sys.stderr)
+    code = exit_code_for_error(exc)
+    if isinstance(exc, KeyboardInterrupt) or code == EXIT_INTERRUPTED:
+        line = f"wfctl: interrupted: {exc}" if str(exc) else "wfctl: interrupted"
+    elif isinstance(exc, WfctlError | OSError):
+        line = f"wfctl: error: {exc}"
+    else:
+        line = f"wfctl: internal error: {type(exc).__name__}: {exc}"
+        if not _debug:
+            line += " (run with --debug for the traceback)"
+    print(" ".join(line.split()), file=sys.stderr)
+    return code
+
+
+app = typer.Typer(
+    name="wfctl",
+    cls=WfctlGroup,
+    help=(
+        "Run durable async workflows and inspect their checkpoints.\n\n"
+        "wfctl runs a workflow (an async function marked @workflow, whose @step calls are "
+        "recorded) with one durable, checksummed checkpoint chain per run: a run can pause "
+        "for answers and resume, recover after a crash, be replayed from any checkpoint and "
+        "diffed against the first run, and have its lineage verified.\n\n"
+        "Exit status: 0 ok, 1 negative finding (run failed, replay differs, lineage broken), "
+        "2 usage or input error, 3 paused waiting for answers, 130 interrupted.\n\n"
+        "\b\nExample:\n  wfctl run sample_workflows/human_review.py --input '\"cats\"'"
+    ),
+    no_args_is_help=True,
+    rich_markup_mode=None,  # plain help: rich-formatted help loads rich, ~100 ms per --help
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+# -- options shared by many commands ----------------------------------------------------------
+
+StoreOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--store",
+        metavar="DIR",
+        help="Checkpoint store (default: $WFCTL_STORE, else 'store' in wfctl.toml or "
+        "[tool.wfctl] of pyproject.toml, else ./.wfctl).",
+        show_default=False,
+    ),
+]
+JsonOption = Annotated[
+    bool, typer.Option("--json", help="Print one JSON document on stdout instead of tables.")
+]
+DebugOption = Annotated[
+    bool,
+    typer.Option(
+        "--debug", help="Show the traceback of an error.", callback=_set_debug, is_eager=True
+    ),
+]
+TargetOverride = Annotated[
+    str | None,
+    typer.Option(
+        "--target",
+        metavar="TARGET",
+        help="Load the workflow from TARGET instead of the target the run recorded.",
+    ),
+]
+DrainOption = Annotated[
+    float,
+    typer.Option(
+        "--drain-timeout",
+        metavar="SECONDS",
+        min=0.0,
+        help="On pause, how long running steps may take to finish before they are cancelled.",
+    ),
+]
+
+
+class RunStatus(enum.StrEnum):
+    """Run states ``wfctl runs --status`` filters on."""
+
+    completed = "completed"
+    failed = "failed"
+    paused = "paused"
+    running = "running"
+    interrupted = "interrupted"
+    corrupt = "corrupt"
+
+
+class ExportFormat(enum.StrEnum):
+    """Formats ``wfctl export`` writes."""
+
+    json = "json"
+    toml = "toml"
+
+
+def resolve_store_option(store: Path | None) -> Path:
+    """Return the store ``--store`` selects (else the environment or config), absolute."""
+    from wfctl._config import resolve_store
+
+    return resolve_store(store).absolute()
+
+
+def emit_json(document: Any) -> None:
+    """Write ``document`` to stdout as the one JSON document of ``--json``."""
+    sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+
+
+def exit_with(code: int) -> None:
+    """End the command with ``code`` (nothing to do for 0)."""
+    if code:
+        raise typer.Exit(code)
+
+
+def finish_run(outcome: RunOutcome, json_output: bool) -> NoReturn:
+    """Render a run/resume outcome and exit with its status's code."""
+    from wfctl import _exit as exits
+
+    if json_output:
+        emit_json(outcome.to_json())
+        if outcome.status == "failed":
+            print(f"wfctl: run {outcome.run_id} failed: {outcome.error}", file=sys.stderr)
+    else:
+        from wfctl._render import print_run_outcome
+
+        print_run_outcome(outcome)
+    raise typer.Exit(exits.exit_code_for_status(outcome.status))

@@ -1,0 +1,203 @@
+"""The commands that execute workflows: ``run``, ``resume`` and ``replay``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ._app import (
+    DebugOption,
+    DrainOption,
+    JsonOption,
+    StoreOption,
+    TargetOverride,
+    app,
+    emit_json,
+    exit_with,
+    finish_run,
+    resolve_store_option,
+)
+
+__all__ = ["replay", "resume", "run"]
+
+
+@app.command()
+def run(
+    target: Annotated[
+        str,
+        typer.Argument(
+            metavar="TARGET",
+            help="path/to/file.py:name, package.module:name, or a file with one workflow.",
+            show_default=False,
+        ),
+    ],
+    input_json: Annotated[
+        str | None,
+        typer.Option("--input", "-i", metavar="JSON", help="The workflow's input, as JSON."),
+    ] = None,
+    input_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--input-file", metavar="FILE", help="Read the input from a JSON (or .toml) file."
+        ),
+    ] = None,
+    run_id: Annotated[
+        str | None,
+        typer.Option("--run-id", metavar="ID", help="Use this run id instead of a fresh one."),
+    ] = None,
+    drain_timeout: DrainOption = 30.0,
+    store: StoreOption = None,
+    json_output: JsonOption = False,
+    debug: DebugOption = False,
+) -> None:
+    """Run a workflow with durable checkpoints.
+
+    Shows live progress on a terminal and prints the outputs. When the run pauses for answers
+    it lists the pending requests, writes an answers template (answers.toml in the run's
+    directory) and prints the resume command (exit 3). The first Ctrl-C pauses the run at the
+    next step boundary (exit 130, resumable); a second one aborts it.
+
+    \b
+    Example:
+      wfctl run sample_workflows/human_review.py --input '"durable workflows"'
+    """
+    from wfctl._commands import run_workflow
+    from wfctl._render import RunProgress
+
+    with RunProgress(enabled=not json_output) as progress:
+        outcome = run_workflow(
+            target,
+            store=resolve_store_option(store),
+            input_json=input_json,
+            input_file=input_file,
+            run_id=run_id,
+            drain_timeout=drain_timeout,
+            on_event=progress.on_event,
+            on_interrupt=progress.on_interrupt,
+        )
+    finish_run(outcome, json_output)
+
+
+@app.command()
+def resume(
+    run_id: Annotated[str, typer.Argument(metavar="RUN_ID", help="The run to continue.")],
+    response: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--response",
+            "-r",
+            metavar="KEY=VALUE",
+            help="Answer the request KEY (repeatable); VALUE is parsed as JSON, else kept as "
+            "text (always text when the request expects str).",
+        ),
+    ] = None,
+    responses: Annotated[
+        Path | None,
+        typer.Option(
+            "--responses",
+            metavar="FILE",
+            help="Read answers from a .toml or .json table of KEY = VALUE (such as the "
+            "answers template); an empty string leaves a request unanswered.",
+        ),
+    ] = None,
+    target: TargetOverride = None,
+    drain_timeout: DrainOption = 30.0,
+    store: StoreOption = None,
+    json_output: JsonOption = False,
+    debug: DebugOption = False,
+) -> None:
+    """Continue a paused, failed or interrupted run.
+
+    The run continues in its own chain. A paused run needs answers to its pending requests (--response / --responses); a failed
+    or interrupted run is retried from its last checkpoint, serving every recorded step from
+    the record. Exit codes and Ctrl-C behave as for 'wfctl run'.
+
+    \b
+    Example:
+      wfctl resume 20261129-121400-3f9a2c --response 'request#0=yes'
+    """
+    from wfctl._commands import resume_run
+    from wfctl._render import RunProgress
+
+    with RunProgress(enabled=not json_output) as progress:
+        outcome = resume_run(
+            run_id,
+            store=resolve_store_option(store),
+            responses=response or (),
+            responses_file=responses,
+            target=target,
+            drain_timeout=drain_timeout,
+            on_event=progress.on_event,
+            on_interrupt=progress.on_interrupt,
+        )
+    finish_run(outcome, json_output)
+
+
+@app.command()
+def replay(
+    checkpoint: Annotated[
+        str,
+        typer.Option(
+            "--checkpoint", "-c", metavar="CKPT", help="The checkpoint to replay from (RUN.SEQ)."
+        ),
+    ],
+    allow_changed: Annotated[
+        bool,
+        typer.Option(
+            "--allow-changed",
+            help="Replay although the workflow's code changed; calls whose record no longer "
+            "matches run live and are reported changed.",
+        ),
+    ] = False,
+    no_execute: Annotated[
+        bool,
+        typer.Option(
+            "--no-execute",
+            help="Execute nothing: serve every recorded result; any call that would have to "
+            "run is a divergence (a determinism check).",
+        ),
+    ] = False,
+    shuffle: Annotated[
+        int | None,
+        typer.Option(
+            "--shuffle",
+            metavar="SEED",
+            help="Hand cached results back in a perturbed order seeded by SEED.",
+        ),
+    ] = None,
+    target: TargetOverride = None,
+    store: StoreOption = None,
+    json_output: JsonOption = False,
+    debug: DebugOption = False,
+) -> None:
+    """Replay from a checkpoint and diff against the source run.
+
+    The replay is a new run whose root names the checkpoint it started from. Shows both runs' outputs side by side, a unified diff of their pretty JSON, and a table of
+    every step (cached, same, changed, new, not reached, failed). Exit 0 when the outputs and
+    the re-executed steps match, 1 otherwise.
+
+    \b
+    Example:
+      wfctl replay --checkpoint 20261129-121400-3f9a2c.1 --shuffle 7
+    """
+    from wfctl._commands import replay_checkpoint
+    from wfctl._render import RunProgress, print_replay
+
+    with RunProgress(enabled=not json_output) as progress:
+        report = replay_checkpoint(
+            checkpoint,
+            store=resolve_store_option(store),
+            target=target,
+            allow_changed=allow_changed,
+            execute=not no_execute,
+            shuffle_seed=shuffle,
+            on_event=progress.on_event,
+            on_interrupt=progress.on_interrupt,
+        )
+    if json_output:
+        emit_json(report.to_json())
+    else:
+        print_replay(report)
+    exit_with(0 if report.identical else 1)

@@ -1,0 +1,375 @@
+"""The drivers behind ``wfctl run``, ``resume`` and ``replay``: load, run, handle Ctrl-C, report.
+
+Each driver owns its event loop (so it can handle SIGINT through it), makes one engine call and
+returns a frozen report; the CLI only renders it and picks the exit code.
+
+Ctrl-C while a run executes (see :mod:`wfctl._driver`):
+
+1. the first asks the run to pause (``request_pause``: the engine stops at the next step
+   boundary, lets running steps finish and writes a pause checkpoint) -- the outcome is
+   ``interrupted``;
+2. the second cancels the run (its head stays at the last checkpoint written, so it can still
+   be resumed) -- the outcome is ``aborted``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shlex
+import tomllib
+from collections.abc import Awaitable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ._answers import TEMPLATE_NAME, PendingRequest, parse_responses, write_answers_template
+from ._checkpoint import validate_run_id
+from ._codec import encode
+from ._config import resolve_store
+from ._driver import Drive, EventListener, InterruptListener, drive_call
+from ._errors import RunStateError, UnencodableValueError, WfctlError
+from ._ids import new_run_id
+from ._loader import load_workflow
+from ._restore import load_target
+from ._storage import FileCheckpointStorage
+from ._storage._capabilities import load_chain
+
+if TYPE_CHECKING:
+    from ._replay import ReplayReport
+    from ._result import WorkflowRunResult
+
+__all__ = [
+    "EventListener",
+    "InterruptListener",
+    "ReplayInterrupted",
+    "RunOutcome",
+    "read_input",
+    "replay_checkpoint",
+    "resume_run",
+    "run_workflow",
+]
+
+NO_INPUT: Any = object()
+
+
+class ReplayInterrupted(WfctlError):
+    """Raised when Ctrl-C paused or aborted a replay, so there is no report to show.
+
+    The replay run itself stays in the store, resumable like any interrupted run.
+    """
+
+    exit_code = 130
+
+
+@dataclass(frozen=True, slots=True)
+class RunOutcome:
+    """How a ``wfctl run``/``resume`` ended.
+
+    ``status`` is ``completed``, ``failed``, ``paused`` (waiting for answers), ``interrupted``
+    (paused by Ctrl-C or ``wfctl pause``) or ``aborted`` (a second Ctrl-C cancelled it). ``outputs`` are encoded
+    with the checkpoint codec, so they are plain JSON. ``answers_file`` is the template written
+    when the run paused on requests.
+    """
+
+    status: str
+    run_id: str
+    workflow_name: str
+    checkpoint_id: str | None
+    store: Path
+    outputs: tuple[Any, ...] = ()
+    requests: tuple[PendingRequest, ...] = ()
+    error: str | None = None
+    answers_file: Path | None = None
+    store_option: str = ""
+    executed: int = 0
+    cached: int = 0
+    changed: int = 0
+    elapsed: float = 0.0
+
+    @property
+    def resume_command(self) -> str:
+        """The command that continues this run (with the answers file when there is one)."""
+        command = f"wfctl resume {self.run_id}{self.store_option}"
+        if self.answers_file is not None:
+            command += f" --responses {shlex.quote(str(self.answers_file))}"
+        return command
+
+    @property
+    def response_example(self) -> str | None:
+        """A ``--response KEY=VALUE`` form of the resume command, for the first request."""
+        if not self.requests:
+            return None
+        key = self.requests[0].key
+        return (
+            f"wfctl resume {self.run_id}{self.store_option} --response {shlex.quote(key + '=...')}"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the outcome as one JSON object with stable keys."""
+        resumable = self.status in ("paused", "interrupted", "aborted", "failed")
+        return {
+            "run_id": self.run_id,
+            "workflow": self.workflow_name,
+            "status": self.status,
+            "checkpoint_id": self.checkpoint_id,
+            "store": str(self.store),
+            "outputs": list(self.outputs),
+            "requests": [r.to_json() for r in self.requests],
+            "error": self.error,
+            "answers_file": str(self.answers_file) if self.answers_file else None,
+            "resume_command": self.resume_command if resumable else None,
+            "steps": {"executed": self.executed, "cached": self.cached, "changed": self.changed},
+            "elapsed": round(self.elapsed, 6),
+        }
+
+
+def _store_option(store: Path) -> str:
+    try:
+        default = resolve_store(None).resolve()
+    except WfctlError:
+        default = None
+    if default == store.resolve():
+        return ""
+    return f" --store {shlex.quote(str(store))}"
+
+
+def _encode_all(values: Sequence[Any]) -> tuple[Any, ...]:
+    out = []
+    for value in values:
+        try:
+            out.append(encode(value))
+        except UnencodableValueError:
+            out.append(repr(value))
+    return tuple(out)
+
+
+def _outcome(
+    drive: Drive[WorkflowRunResult],
+    storage: FileCheckpointStorage,
+    workflow_name: str,
+    store: Path,
+) -> RunOutcome:
+    result = drive.value
+    run_id = result.run_id if result is not None else drive.run_id or ""
+    if result is None:  # aborted: the head is whatever was committed last
+        head = asyncio.run(storage.get_latest(run_id=run_id)) if run_id else None
+        return RunOutcome(
+            status="aborted",
+            run_id=run_id,
+            workflow_name=workflow_name,
+            checkpoint_id=head.checkpoint_id if head is not None else None,
+            store=store,
+            store_option=_store_option(store),
+            elapsed=drive.elapsed,
+        )
+    requests = tuple(
+        PendingRequest(r.request_id, _encode_all([r.request_data])[0], r.response_type)
+        for r in result.get_request_info_events()
+    )
+    status: str = result.status
+    if status == "paused" and (drive.interrupts or not requests):
+        status = "interrupted"  # by Ctrl-C here, or by `wfctl pause` from elsewhere
+    answers = None
+    run_dir = storage.root / "runs" / run_id
+    if result.status == "paused" and requests:
+        answers = write_answers_template(run_dir, run_id, requests)
+    else:  # an earlier pause's template is stale now
+        (run_dir / TEMPLATE_NAME).unlink(missing_ok=True)
+    return RunOutcome(
+        status=status,
+        run_id=run_id,
+        workflow_name=workflow_name,
+        checkpoint_id=result.checkpoint_id or None,
+        store=store,
+        outputs=_encode_all(result.get_outputs()),
+        requests=requests,
+        error=f"{type(result.error).__name__}: {result.error}" if result.error else None,
+        answers_file=answers,
+        store_option=_store_option(store),
+        executed=len(result.executed),
+        cached=len(result.cached),
+        changed=len(result.changed),
+        elapsed=drive.elapsed,
+    )
+
+
+def read_input(input_json: str | None, input_file: Path | None) -> Any:
+    """Return the run's input from ``--input`` (JSON) or ``--input-file`` (JSON or TOML).
+
+    Returns :data:`NO_INPUT` when neither is given.
+
+    Raises:
+        WfctlError: both are given, the JSON is invalid, or the file cannot be read or parsed.
+    """
+    if input_json is not None and input_file is not None:
+        raise WfctlError("give --input or --input-file, not both")
+    if input_json is not None:
+        try:
+            return json.loads(input_json)
+        except json.JSONDecodeError as exc:
+            raise WfctlError(
+                f"--input is not valid JSON ({exc}); quote text as JSON, e.g. --input '\"cats\"'"
+            ) from None
+    if input_file is None:
+        return NO_INPUT
+    try:
+        text = input_file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise WfctlError(f"cannot read input file {str(input_file)!r}: {exc}") from None
+    try:
+        if input_file.suffix.lower() == ".toml":
+            return tomllib.loads(text)
+        return json.loads(text)
+    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise WfctlError(f"cannot parse input file {str(input_file)!r}: {exc}") from None
+
+
+def run_workflow(
+    target: str,
+    *,
+    store: Path,
+    input_json: str | None = None,
+    input_file: Path | None = None,
+    run_id: str | None = None,
+    drain_timeout: float = 30.0,
+    on_event: EventListener | None = None,
+    on_interrupt: InterruptListener | None = None,
+) -> RunOutcome:
+    """Load ``target`` and run it to its end, a pause, or Ctrl-C, in the store ``store``.
+
+    The input is ``input_json`` (JSON text) or the content of ``input_file`` (see
+    :func:`read_input`); with neither, the workflow gets no message.
+
+    Raises:
+        WfctlError: the input is invalid or unreadable.
+        WorkflowLoadError: the target cannot be loaded.
+        InvalidIdError: ``run_id`` is malformed.
+        RunStateError: a run with that id exists already.
+        UnencodableValueError: the input cannot be stored.
+    """
+    message = read_input(input_json, input_file)
+    workflow = load_workflow(target)
+    storage = FileCheckpointStorage(store)
+    run_id = validate_run_id(run_id) if run_id is not None else new_run_id()
+    if (storage.root / "runs" / run_id).exists():
+        raise RunStateError(run_id, "exists already; pick another --run-id, or resume it")
+    bound = workflow.build(checkpoint_storage=storage)
+    args = () if message is NO_INPUT else (message,)
+
+    def start(listener: EventListener) -> Awaitable[WorkflowRunResult]:
+        return bound.run(*args, run_id=run_id, drain_timeout=drain_timeout, on_event=listener)
+
+    drive = drive_call(start, storage, run_id, on_event, on_interrupt)
+    return _outcome(drive, storage, workflow.name, store)
+
+
+def resume_run(
+    run_id: str,
+    *,
+    store: Path,
+    responses: Sequence[str] = (),
+    responses_file: Path | None = None,
+    target: str | None = None,
+    drain_timeout: float = 30.0,
+    on_event: EventListener | None = None,
+    on_interrupt: InterruptListener | None = None,
+) -> RunOutcome:
+    """Continue a paused, failed or interrupted run from its head, in the same chain.
+
+    The workflow is reloaded from the ``target`` its root recorded (else its ``module:qualname``
+    reference) unless ``target`` is given.
+
+    Raises:
+        RunNotFoundError, InvalidIdError: no such run.
+        CheckpointCorruptError: its chain cannot be trusted.
+        RunStateError: it completed, an answer names no pending request, or a paused run got
+            no answers.
+        RunLockedError: another process is executing it.
+        WorkflowLoadError: its workflow cannot be loaded.
+        WorkflowChangedError: its code changed since it was written.
+    """
+    storage = FileCheckpointStorage(store)
+    chain = asyncio.run(load_chain(storage, validate_run_id(run_id)))
+    root, head = chain[0], chain[-1]
+    if head.kind == "completed":
+        raise RunStateError(
+            run_id,
+            "has completed; nothing to resume (to run it again from a checkpoint: "
+            f"wfctl replay --checkpoint {head.checkpoint_id})",
+        )
+    types: dict[str, str | None] = {}
+    if head.kind == "pause":
+        for raw in head.data.get("requests", []):
+            if isinstance(raw, dict) and isinstance(raw.get("request_id"), str):
+                types[raw["request_id"]] = raw.get("response_type")
+    answers = parse_responses(responses, responses_file, types)
+    workflow = load_workflow(target or _recorded_target(root.data, run_id))
+    bound = workflow.build(checkpoint_storage=storage)
+
+    def start(listener: EventListener) -> Awaitable[WorkflowRunResult]:
+        return bound.run(
+            checkpoint_id=head.checkpoint_id,
+            responses=answers,
+            drain_timeout=drain_timeout,
+            on_event=listener,
+        )
+
+    drive = drive_call(start, storage, run_id, on_event, on_interrupt)
+    return _outcome(drive, storage, workflow.name, store)
+
+
+def _recorded_target(root_data: dict[str, Any], run_id: str) -> str:
+    target = root_data.get("target") or root_data.get("workflow")
+    if not isinstance(target, str) or not target:
+        raise WfctlError(f"run {run_id!r} records no workflow target; pass --target")
+    return target
+
+
+def replay_checkpoint(
+    checkpoint_id: str,
+    *,
+    store: Path,
+    target: str | None = None,
+    allow_changed: bool = False,
+    execute: bool = True,
+    shuffle_seed: int | None = None,
+    on_event: EventListener | None = None,
+    on_interrupt: InterruptListener | None = None,
+) -> ReplayReport:
+    """Replay ``checkpoint_id`` as a new run and compare it with the source run.
+
+    Raises:
+        CheckpointNotFoundError, InvalidIdError: no such checkpoint.
+        CheckpointCorruptError: the source chain cannot be trusted.
+        WorkflowLoadError: the workflow cannot be loaded.
+        WorkflowChangedError: the code changed and ``allow_changed`` is False.
+        ReplayInterrupted: Ctrl-C paused or aborted the replay (its message says which).
+    """
+    from ._replay import replay
+
+    storage = FileCheckpointStorage(store)
+    chain, _ = asyncio.run(load_target(storage, checkpoint_id))
+    workflow = load_workflow(target or _recorded_target(chain[0].data, chain[0].run_id))
+    bound = workflow.build(checkpoint_storage=storage)
+
+    def start(listener: EventListener) -> Awaitable[ReplayReport]:
+        return replay(
+            bound,
+            checkpoint_id,
+            allow_changed=allow_changed,
+            execute=execute,
+            shuffle_seed=shuffle_seed,
+            on_event=listener,
+        )
+
+    drive = drive_call(start, storage, None, on_event, on_interrupt)
+    report = drive.value
+    if report is None:
+        raise ReplayInterrupted(f"replay run {drive.run_id or '(not started)'} aborted")
+    if drive.interrupts and report.replay_status == "paused":
+        raise ReplayInterrupted(
+            f"replay run {report.replay_run_id} paused; continue it with: "
+            f"wfctl resume {report.replay_run_id}{_store_option(store)}"
+        )
+    return report

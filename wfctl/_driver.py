@@ -1,0 +1,124 @@
+"""Driving one engine call on its own event loop, where Ctrl-C pauses the run, then aborts it.
+
+1. The first SIGINT asks the run to pause (``request_pause``): the engine stops at the next
+   step boundary, lets running steps finish and writes a pause checkpoint.
+2. The second cancels the call: the run's head stays at the last checkpoint written, so it can
+   still be resumed.
+
+The handler goes on the loop (``loop.add_signal_handler``), so it runs between callbacks and
+never interrupts a commit. The run id comes from the caller when it is known in advance, else
+from the run's ``run_started`` event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from ._errors import RunNotFoundError
+from ._events import WorkflowEvent
+from ._storage import FileCheckpointStorage
+from ._storage._capabilities import clear_pause, request_pause
+
+__all__ = ["Drive", "EventListener", "InterruptListener", "drive_call"]
+
+T = TypeVar("T")
+EventListener = Callable[[WorkflowEvent], None]
+#: Told ``"pause"`` on the first Ctrl-C and ``"abort"`` on the second.
+InterruptListener = Callable[[str], None]
+
+
+@dataclass(slots=True)
+class Drive(Generic[T]):
+    """What happened while driving one engine call.
+
+    ``value`` is the call's result (None when it was aborted); ``interrupts`` counts Ctrl-C
+    presses; ``run_id`` is the run's id once known.
+    """
+
+    value: T | None = None
+    interrupts: int = 0
+    aborted: bool = False
+    run_id: str | None = None
+    elapsed: float = 0.0
+    pause_requested: bool = False
+
+
+def drive_call(
+    start: Callable[[EventListener], Awaitable[T]],
+    storage: FileCheckpointStorage,
+    run_id: str | None,
+    on_event: EventListener | None,
+    on_interrupt: InterruptListener | None,
+) -> Drive[T]:
+    """Run ``start`` on a fresh loop that turns Ctrl-C into a pause, then an abort.
+
+    Args:
+        start: makes the engine call, given the event listener to pass it.
+        storage: where to file the pause request.
+        run_id: the run's id, if known before it starts.
+        on_event: also told every event.
+        on_interrupt: told what each Ctrl-C does.
+    """
+    drive: Drive[T] = Drive(run_id=run_id)
+
+    def ask_pause() -> None:
+        if drive.run_id is None:
+            return  # asked again once the run announces its id
+        with contextlib.suppress(RunNotFoundError):  # its root is not written yet
+            request_pause(storage, drive.run_id)
+            drive.pause_requested = True
+
+    def listener(event: WorkflowEvent) -> None:
+        if event.kind == "run_started":
+            drive.run_id = event.run_id
+            if drive.interrupts:
+                ask_pause()  # starting a run clears older pause requests: ask again
+        if on_event is not None:
+            on_event(event)
+
+    async def main() -> T:
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+
+        def on_sigint() -> None:
+            drive.interrupts += 1
+            if drive.interrupts == 1:
+                ask_pause()
+                if on_interrupt is not None:
+                    on_interrupt("pause")
+            else:
+                drive.aborted = True
+                if on_interrupt is not None and drive.interrupts == 2:
+                    on_interrupt("abort")
+                task.cancel()
+
+        try:
+            loop.add_signal_handler(signal.SIGINT, on_sigint)
+            installed = True
+        except (NotImplementedError, RuntimeError, ValueError):  # not POSIX / not main thread
+            installed = False
+        try:
+            return await start(listener)
+        finally:
+            if installed:
+                loop.remove_signal_handler(signal.SIGINT)
+
+    clock = time.perf_counter()
+    try:
+        drive.value = asyncio.run(main())
+    except asyncio.CancelledError:
+        if not drive.aborted:
+            raise
+    except KeyboardInterrupt:  # Ctrl-C before the handler was installed, or without one
+        drive.aborted = True
+    drive.elapsed = time.perf_counter() - clock
+    if drive.pause_requested and drive.run_id is not None:
+        clear_pause(storage, drive.run_id)  # a no-op when the run paused (it clears it itself)
+    return drive

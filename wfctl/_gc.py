@@ -1,0 +1,194 @@
+"""``wfctl gc``: remove whole finished runs that nothing needs any more.
+
+Only whole runs are removed, never part of a chain, and only finished ones: ``completed`` runs,
+and ``failed`` ones when asked. A paused, running, interrupted or corrupt run is never removed,
+and neither is a run that is the origin of a run that stays (a restored run reads its cache
+from its origin's chain, transitively).
+
+Which finished runs go: those last updated longer ago than ``older_than``, except the ``keep``
+newest of each workflow. With neither given, ``older_than`` is 7 days.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, Final
+
+from ._errors import RunLockedError, WfctlError
+from ._storage import FileCheckpointStorage, RunSummary
+
+__all__ = ["DEFAULT_AGE", "GcItem", "GcReport", "collect_garbage", "parse_age"]
+
+DEFAULT_AGE: Final = "7d"
+_UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+_PART: Final = re.compile(r"(\d+(?:\.\d+)?)([smhdw])")
+
+
+def parse_age(text: str) -> timedelta:
+    """Parse an age such as ``7d``, ``12h``, ``1w2d``, ``90m``, ``30s`` or ``0``.
+
+    Raises:
+        WfctlError: the text is not such an age.
+    """
+    compact = text.strip().lower().replace(" ", "")
+    if compact == "0":
+        return timedelta(0)
+    position, seconds = 0, 0.0
+    for match in _PART.finditer(compact):
+        if match.start() != position:
+            break
+        seconds += float(match.group(1)) * _UNITS[match.group(2)]
+        position = match.end()
+    if not compact or position != len(compact):
+        raise WfctlError(f"invalid age {text!r}: use a number and a unit s/m/h/d/w, e.g. 7d or 12h")
+    return timedelta(seconds=seconds)
+
+
+@dataclass(frozen=True, slots=True)
+class GcItem:
+    """A run gc removed (or would remove), or kept and why."""
+
+    run_id: str
+    workflow_name: str
+    status: str
+    updated: str
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the item as a JSON object with stable keys."""
+        return {
+            "run_id": self.run_id,
+            "workflow": self.workflow_name,
+            "status": self.status,
+            "updated": self.updated,
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class GcReport:
+    """What ``gc`` removed (or, with ``dry_run``, would remove) and what it kept."""
+
+    dry_run: bool
+    older_than: str | None
+    keep: int | None
+    removed: tuple[GcItem, ...]
+    kept: tuple[GcItem, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """Return ``{"dry_run", "older_than", "keep", "removed": [...], "kept": [...]}``."""
+        return {
+            "dry_run": self.dry_run,
+            "older_than": self.older_than,
+            "keep": self.keep,
+            "removed": [i.to_json() for i in self.removed],
+            "kept": [i.to_json() for i in self.kept],
+        }
+
+
+def _updated(summary: RunSummary) -> datetime | None:
+    try:
+        moment = datetime.fromisoformat(summary.updated)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _select(
+    runs: list[RunSummary],
+    age: timedelta | None,
+    keep: int | None,
+    include_failed: bool,
+    now: datetime,
+) -> tuple[dict[str, str], dict[str, str]]:
+    """Return (removable run id -> reason, kept run id -> reason)."""
+    finished = ("completed", "failed") if include_failed else ("completed",)
+    kept: dict[str, str] = {}
+    chosen: dict[str, str] = {}
+    newest: dict[str, int] = {}
+    for summary in sorted(runs, key=lambda r: (r.updated, r.run_id), reverse=True):
+        rid, moment = summary.run_id, _updated(summary)
+        if summary.status not in finished:
+            kept[rid] = (
+                "failed (use --include-failed)" if summary.status == "failed" else summary.status
+            )
+            continue
+        rank = newest.get(summary.workflow_name, 0)
+        newest[summary.workflow_name] = rank + 1
+        if keep is not None and rank < keep:
+            kept[rid] = f"among the {keep} newest of workflow {summary.workflow_name}"
+        elif moment is None:
+            kept[rid] = "unreadable timestamp"
+        elif age is not None and now - moment < age:
+            kept[rid] = "newer than the age limit"
+        else:
+            chosen[rid] = "finished" if age is None else "finished and older than the age limit"
+    # Never remove the origin of a run that stays; repeat, as keeping one may protect its origin.
+    origins = {r.run_id: r.origin_run_id for r in runs}
+    changed = True
+    while changed:
+        changed = False
+        for rid, origin in origins.items():
+            if rid not in chosen and origin in chosen:
+                del chosen[origin]
+                kept[origin] = f"origin of run {rid}"
+                changed = True
+    return chosen, kept
+
+
+def collect_garbage(
+    store: Path,
+    *,
+    older_than: str | None = None,
+    keep: int | None = None,
+    include_failed: bool = False,
+    dry_run: bool = False,
+    now: datetime | None = None,
+) -> GcReport:
+    """Remove (or with ``dry_run`` list) whole finished runs nothing needs any more.
+
+    Args:
+        older_than: remove only runs last updated at least this long ago (``7d``); defaults
+            to 7 days when ``keep`` is not given either.
+        keep: keep this many of the newest finished runs of each workflow.
+        include_failed: failed runs count as finished too.
+        now: the current time (for tests).
+
+    Raises:
+        WfctlError: ``older_than`` or ``keep`` is invalid.
+    """
+    if keep is not None and keep < 0:
+        raise WfctlError(f"--keep must be 0 or more, not {keep}")
+    if older_than is None and keep is None:
+        older_than = DEFAULT_AGE
+    age = parse_age(older_than) if older_than is not None else None
+    storage = FileCheckpointStorage(store)
+    runs = asyncio.run(storage.list_runs())
+    chosen, kept = _select(runs, age, keep, include_failed, now or datetime.now(UTC))
+    removed: list[GcItem] = []
+    for summary in runs:
+        rid = summary.run_id
+        if rid not in chosen:
+            continue
+        if not dry_run:
+            try:
+                asyncio.run(storage.delete_run(rid))
+            except RunLockedError:
+                kept[rid] = "locked by a running process"
+                continue
+        removed.append(_item(summary, chosen[rid]))
+    return GcReport(
+        dry_run=dry_run,
+        older_than=older_than,
+        keep=keep,
+        removed=tuple(removed),
+        kept=tuple(_item(r, kept[r.run_id]) for r in runs if r.run_id in kept),
+    )
+
+
+def _item(summary: RunSummary, reason: str) -> GcItem:
+    return GcItem(summary.run_id, summary.workflow_name, summary.status, summary.updated, reason)

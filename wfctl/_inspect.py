@@ -1,0 +1,340 @@
+"""Reading a store for people and scripts: ``wfctl runs``, ``log``, ``show``, ``export``, ``pause``.
+
+Each function opens the store, makes its reads, and returns a frozen report whose
+``to_json()`` is the command's ``--json`` document. Reads never create the store: on a missing
+or empty store, ``list_runs`` returns no runs and the others report the run as not found.
+Chains are read strictly (every checksum verified, one unbroken chain), so a corrupt journal is
+reported by name (``CheckpointCorruptError``) rather than shown in part.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import tomli_w
+
+from ._checkpoint import Checkpoint, validate_run_id
+from ._errors import RunNotFoundError, RunStateError, WfctlError
+from ._restore import load_target
+from ._storage import FileCheckpointStorage, RunSummary
+from ._storage._capabilities import load_chain, request_pause
+
+if TYPE_CHECKING:
+    from ._lineage import LineageReport
+
+__all__ = [
+    "EXPORT_FORMATS",
+    "LogEntry",
+    "RunLog",
+    "RunsReport",
+    "StepEntry",
+    "export_run",
+    "list_runs",
+    "pause_run",
+    "run_log",
+    "show_checkpoint",
+    "summary_json",
+    "to_toml",
+    "verify_runs",
+]
+
+EXPORT_FORMATS = ("json", "toml")
+
+
+def summary_json(summary: RunSummary) -> dict[str, Any]:
+    """Return a run summary as a JSON object with stable keys."""
+    data = dataclasses.asdict(summary)
+    data["pending"] = list(summary.pending)
+    return data
+
+
+@dataclass(frozen=True, slots=True)
+class RunsReport:
+    """The runs of a store (oldest first), after filtering."""
+
+    store: Path
+    runs: tuple[RunSummary, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """Return ``{"store", "runs": [summary, ...]}``."""
+        return {"store": str(self.store), "runs": [summary_json(r) for r in self.runs]}
+
+
+def list_runs(
+    store: Path, *, workflow_name: str | None = None, status: str | None = None
+) -> RunsReport:
+    """List the store's runs, optionally only one workflow's or one status's.
+
+    A corrupt run is listed with status ``corrupt`` and its problem, not raised.
+    """
+    storage = FileCheckpointStorage(store)
+    runs = asyncio.run(storage.list_runs(workflow_name=workflow_name))
+    if status is not None:
+        runs = [r for r in runs if r.status == status]
+    return RunsReport(store, tuple(runs))
+
+
+def _find_summary(storage: FileCheckpointStorage, run_id: str) -> RunSummary:
+    for summary in asyncio.run(storage.list_runs()):
+        if summary.run_id == run_id:
+            return summary
+    raise RunNotFoundError(run_id)
+
+
+@dataclass(frozen=True, slots=True)
+class StepEntry:
+    """A step result a checkpoint committed: its key and how long the call took (seconds)."""
+
+    key: str
+    duration: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class LogEntry:
+    """One checkpoint of a run's timeline and what it recorded."""
+
+    checkpoint_id: str
+    seq: int
+    kind: str
+    timestamp: str
+    steps: tuple[StepEntry, ...] = ()
+    served: tuple[str, ...] = ()
+    requests: tuple[str, ...] = ()
+    answers: tuple[tuple[str, Any], ...] = ()
+    error: str | None = None
+    detail: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the entry as a JSON object with stable keys."""
+        return {
+            "checkpoint_id": self.checkpoint_id,
+            "seq": self.seq,
+            "kind": self.kind,
+            "timestamp": self.timestamp,
+            "steps": [{"key": s.key, "duration": s.duration} for s in self.steps],
+            "served": list(self.served),
+            "requests": list(self.requests),
+            "answers": dict(self.answers),
+            "error": self.error,
+            "detail": self.detail,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RunLog:
+    """A run's chain as a timeline, from its root to its head."""
+
+    summary: RunSummary
+    entries: tuple[LogEntry, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """Return ``{"run": summary, "checkpoints": [entry, ...]}``."""
+        return {
+            "run": summary_json(self.summary),
+            "checkpoints": [e.to_json() for e in self.entries],
+        }
+
+
+def _text(value: Any, limit: int = 100) -> str:
+    """Return ``value`` as compact JSON, cut to ``limit`` characters."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _entry(checkpoint: Checkpoint) -> LogEntry:
+    data = checkpoint.data
+    steps: list[StepEntry] = []
+    requests: list[str] = []
+    answers: list[tuple[str, Any]] = []
+    error = detail = None
+    if checkpoint.kind == "step":
+        for raw in data.get("steps", []):
+            if isinstance(raw, dict):
+                duration = raw.get("dt")
+                steps.append(
+                    StepEntry(
+                        str(raw.get("key")),
+                        float(duration) if isinstance(duration, int | float) else None,
+                    )
+                )
+    elif checkpoint.kind == "pause":
+        requests = [
+            str(r.get("request_id")) for r in data.get("requests", []) if isinstance(r, dict)
+        ]
+        detail = f"reason: {data.get('reason', 'request')}"
+    elif checkpoint.kind == "resume":
+        raw_answers = data.get("responses")
+        if isinstance(raw_answers, dict):
+            answers = sorted(raw_answers.items())
+        detail = f"reason: {data.get('reason', 'answer')}"
+    elif checkpoint.kind == "failed":
+        raw_error = data.get("error")
+        if isinstance(raw_error, dict):
+            error = f"{raw_error.get('type', 'Error')}: {raw_error.get('message', '')}"
+        else:
+            error = _text(raw_error)
+    elif checkpoint.kind == "completed":
+        detail = f"result: {_text(data.get('result'))}"
+    elif checkpoint.kind == "root":
+        detail = f"workflow {data.get('workflow', '?')}, input: {_text(data.get('input'))}"
+        if checkpoint.origin_checkpoint_id:
+            detail += f", restored from {checkpoint.origin_checkpoint_id}"
+    served = data.get("served")
+    return LogEntry(
+        checkpoint_id=checkpoint.checkpoint_id,
+        seq=checkpoint.seq,
+        kind=checkpoint.kind,
+        timestamp=checkpoint.timestamp,
+        steps=tuple(steps),
+        served=tuple(str(s) for s in served) if isinstance(served, list) else (),
+        requests=tuple(requests),
+        answers=tuple(answers),
+        error=error,
+        detail=detail,
+    )
+
+
+def run_log(store: Path, run_id: str) -> RunLog:
+    """Return the run's chain as a timeline.
+
+    Raises:
+        InvalidIdError, RunNotFoundError: no such run.
+        CheckpointCorruptError: a record fails verification or the chain is broken.
+    """
+    storage = FileCheckpointStorage(store)
+    chain = asyncio.run(load_chain(storage, validate_run_id(run_id)))
+    return RunLog(_find_summary(storage, run_id), tuple(_entry(c) for c in chain))
+
+
+def show_checkpoint(store: Path, checkpoint_id: str) -> Checkpoint:
+    """Return one checkpoint, read strictly with its run.
+
+    Raises:
+        InvalidIdError, CheckpointNotFoundError: no such checkpoint.
+        CheckpointCorruptError: its run's chain cannot be trusted.
+    """
+    storage = FileCheckpointStorage(store)
+    _, checkpoint = asyncio.run(load_target(storage, checkpoint_id))
+    return checkpoint
+
+
+def _toml_safe(value: Any) -> Any:
+    """Return ``value`` with nulls TOML cannot hold: dropped from tables, ``"null"`` in arrays."""
+    if isinstance(value, dict):
+        return {str(k): _toml_safe(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list | tuple):
+        return ["null" if v is None else _toml_safe(v) for v in value]
+    return value
+
+
+def to_toml(document: dict[str, Any]) -> str:
+    """Return ``document`` as TOML (TOML has no null: see :func:`_toml_safe`)."""
+    return tomli_w.dumps(_toml_safe(document))
+
+
+@dataclass(frozen=True, slots=True)
+class ExportResult:
+    """An exported run: the document's text, and the file it was written to (if any)."""
+
+    run_id: str
+    format: str
+    text: str
+    checkpoints: int
+    output: Path | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """Return ``{"run_id", "format", "checkpoints", "output"}`` (what was written where)."""
+        return {
+            "run_id": self.run_id,
+            "format": self.format,
+            "checkpoints": self.checkpoints,
+            "output": str(self.output) if self.output else None,
+        }
+
+
+def export_run(store: Path, run_id: str, fmt: str, output: Path | None = None) -> ExportResult:
+    """Export a run (its summary and every checkpoint) as JSON or TOML.
+
+    The document is ``{"run": summary, "checkpoints": [checkpoint, ...]}``, each checkpoint as
+    stored (without its checksum). With ``output`` the text is also written to that file.
+
+    Raises:
+        WfctlError: ``fmt`` is not json or toml, or ``output`` cannot be written.
+        InvalidIdError, RunNotFoundError: no such run.
+        CheckpointCorruptError: its chain cannot be trusted.
+    """
+    if fmt not in EXPORT_FORMATS:
+        raise WfctlError(f"unknown export format {fmt!r} (choose json or toml)")
+    storage = FileCheckpointStorage(store)
+    chain = asyncio.run(load_chain(storage, validate_run_id(run_id)))
+    document = {
+        "run": summary_json(_find_summary(storage, run_id)),
+        "checkpoints": [c.to_dict() for c in chain],
+    }
+    if fmt == "json":
+        text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    else:
+        text = to_toml(document)
+    if output is not None:
+        try:
+            output.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise WfctlError(f"cannot write {str(output)!r}: {exc.strerror or exc}") from None
+    return ExportResult(run_id, fmt, text, len(chain), output)
+
+
+def pause_run(store: Path, run_id: str) -> RunSummary:
+    """Ask a running run (in another process) to pause at its next step boundary.
+
+    Returns the run's summary as it was when asked.
+
+    Raises:
+        InvalidIdError, RunNotFoundError: no such run.
+        RunStateError: the run is not running (paused, completed, failed, interrupted).
+    """
+    storage = FileCheckpointStorage(store)
+    summary = _find_summary(storage, validate_run_id(run_id))
+    if summary.status != "running":
+        raise RunStateError(run_id, f"is {summary.status}, not running; nothing to pause")
+    request_pause(storage, run_id)
+    return summary
+
+
+def verify_runs(
+    store: Path | None,
+    run_ids: Sequence[str] = (),
+    *,
+    workflow_name: str | None = None,
+    agent_framework_dir: Path | None = None,
+) -> LineageReport:
+    """Verify the lineage of runs in ``store``, or of an agent framework checkpoint directory.
+
+    Raises:
+        InvalidIdError: a run id is malformed.
+        RunNotFoundError: a named run does not exist.
+        WfctlError: ``agent_framework_dir`` is not a directory, or run ids were given with it.
+    """
+    if agent_framework_dir is not None:
+        from ._af_lineage import verify_agent_framework_dir
+
+        if run_ids:
+            raise WfctlError("--agent-framework verifies whole workflows; give no run ids")
+        return asyncio.run(
+            verify_agent_framework_dir(agent_framework_dir, workflow_name=workflow_name)
+        )
+    from ._lineage import verify_lineage
+
+    if store is None:
+        raise WfctlError("no store to verify")
+    storage = FileCheckpointStorage(store)
+    report = asyncio.run(verify_lineage(storage, run_ids, workflow_name=workflow_name))
+    for verdict in report.runs:
+        if verdict.checkpoints == 0 and verdict.problems == ("run not found",):
+            raise RunNotFoundError(verdict.run_id)  # a named run that does not exist: bad input
+    return report

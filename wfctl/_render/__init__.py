@@ -1,0 +1,32 @@
+"""Everything the ``wfctl`` command shows people: tables, trees, panels and live progress.
+
+The only package that imports rich (a ruff banned-API rule keeps it so), and it is imported
+only by commands that print for people, so ``wfctl --help`` never loads it. Results go to
+stdout; progress, notes and diagnostics go to stderr. Colour follows rich's rules (off when not
+a terminal, or when ``NO_COLOR`` is set); width follows ``COLUMNS``.
+"""
+
+from ._progress import RunProgress
+from ._reports import print_lineage, print_replay
+from ._runs import (
+    print_checkpoint,
+    print_export,
+    print_gc,
+    print_log,
+    print_pause,
+    print_run_outcome,
+    print_runs,
+)
+
+__all__ = [
+    "RunProgress",
+    "print_checkpoint",
+    "print_export",
+    "print_gc",
+    "print_lineage",
+    "print_log",
+    "print_pause",
+    "print_replay",
+    "print_run_outcome",
+    "print_runs",
+]

@@ -1,0 +1,115 @@
+"""Rendering verification and replay reports: verify-lineage and replay."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rich.console import RenderableType
+from rich.panel import Panel
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+
+from ._common import render_value, status_text, stdout
+
+if TYPE_CHECKING:
+    from wfctl._lineage import LineageReport
+    from wfctl._replay import ReplayReport
+
+__all__ = ["print_lineage", "print_replay"]
+
+
+def print_lineage(report: LineageReport) -> None:
+    """Show one verdict per run, with every problem and note named."""
+    out = stdout()
+    if not report.runs:
+        out.print("no runs to verify")
+        return
+    table = Table(title="lineage verification", title_justify="left")
+    table.add_column("run", no_wrap=True, min_width=10)
+    table.add_column("workflow", min_width=8)
+    table.add_column("records", justify="right")
+    table.add_column("head", justify="right")
+    table.add_column("verdict", no_wrap=True)
+    table.add_column("problems", justify="right")
+    for verdict in report.runs:
+        table.add_row(
+            verdict.run_id,
+            verdict.workflow_name or "?",
+            str(verdict.checkpoints),
+            verdict.head.rpartition(".")[2] if verdict.head else "-",
+            Text("ok", style="green") if verdict.ok else Text("BROKEN", style="bold red"),
+            str(len(verdict.problems)),
+        )
+    out.print(table)
+    for verdict in report.runs:
+        if not verdict.problems and not verdict.notes:
+            continue
+        out.print(Text(f"{verdict.run_id}:", style="bold"))
+        findings = Table.grid(padding=(0, 1))
+        findings.add_column(no_wrap=True)
+        findings.add_column()
+        for problem in verdict.problems:
+            findings.add_row(Text("  ✗", style="red"), Text(problem, style="red"))
+        for note in verdict.notes:
+            findings.add_row(Text("  ·", style="dim"), Text(note, style="dim"))
+        out.print(findings)
+    broken = sum(1 for v in report.runs if not v.ok)
+    summary = f"{len(report.runs)} run(s) checked, {broken} broken"
+    out.print(Text(summary, style="red" if broken else "green"))
+
+
+def print_replay(report: ReplayReport) -> None:
+    """Show a replay: verdict, outputs side by side, the unified diff, and the step table."""
+    out = stdout()
+    verdict = Text("identical", style="green") if report.identical else Text("DIFFERS", "bold red")
+    out.print(
+        Text.assemble(
+            f"replay {report.replay_run_id} of {report.source_checkpoint_id} "
+            f"(source run {report.source_run_id}, {report.source_status}): ",
+            status_text(report.replay_status),
+            " · ",
+            verdict,
+        )
+    )
+    if report.error:
+        out.print(Text(f"✗ {report.error_type}: {report.error}", style="red"))
+    sides = Table(expand=True, show_lines=False)
+    sides.add_column("source outputs", ratio=1)
+    sides.add_column("replay outputs", ratio=1)
+    sides.add_row(_outputs(report.outputs_source), _outputs(report.outputs_replay))
+    out.print(sides)
+    if report.outputs_diff:
+        out.print(
+            Panel(Syntax(report.outputs_diff, "diff", theme="ansi_dark"), title="outputs diff")
+        )
+    elif report.outputs_source is not None and report.outputs_replay is not None:
+        out.print("outputs equal")
+    steps = Table(title="steps")
+    for column in ("key", "status", "source", "replay"):
+        steps.add_column(column, no_wrap=column in ("status",))
+    for row in report.steps:
+        steps.add_row(
+            row.key,
+            _status_row(row.status),
+            row.source_preview or "",
+            row.replay_preview or "",
+        )
+    out.print(steps)
+    out.print(", ".join(f"{count} {status}" for status, count in report.counts.items()))
+
+
+def _outputs(values: list[Any] | None) -> RenderableType:
+    if values is None:
+        return Text("(did not complete)", style="dim")
+    try:
+        return render_value(values)
+    except TypeError:
+        return Text(repr(values))
+
+
+def _status_row(status: str) -> Text:
+    style = {"same": "green", "cached": "dim", "changed": "red", "new": "yellow"}.get(status, "")
+    if status in ("failed",):
+        style = "bold red"
+    return Text(status, style=style)
