@@ -6,7 +6,6 @@ import json
 from typing import Any
 
 from rich.console import Console, RenderableType
-from rich.syntax import Syntax
 from rich.text import Text
 
 __all__ = ["STATUS_STYLE", "json_text", "render_value", "status_text", "stderr", "stdout"]
@@ -52,4 +51,5 @@ def render_value(value: Any) -> RenderableType:
     text = json.dumps(value, ensure_ascii=False, default=str)
     if len(text) > 60:  # short values stay on one line
         text = json_text(value)
-    return Syntax(text, "json", theme="ansi_dark", background_color="default", word_wrap=True)
+    # Plain text, never cropped: an output is data, and a shortened one would misreport it.
+    return Text(text)
