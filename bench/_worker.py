@@ -45,7 +45,7 @@ def measure(
     row: dict[str, Any] = {"engine": engine, "scenario": scenario, "n": n}
     try:
         module = load(engine)
-    except ImportError as exc:
+    except ModuleNotFoundError as exc:  # a broken package (ImportError) is an error, not this
         return row | {"status": "not installed", "note": f"{type(exc).__name__}: {exc}"}
     function_name, phase = SCENARIOS[scenario]
     function = getattr(module, function_name, None)

@@ -70,6 +70,8 @@ class Bench:
         self.missing: dict[str, str] = {}
         self.rows: list[Row] = []
         self.failed = False
+        #: Size of a wfctl step record, for the floor (updated by every wfctl sequential run).
+        self.step_record_bytes = 300
 
     # -- one process --------------------------------------------------------------------------
 
@@ -138,12 +140,6 @@ class Bench:
         print(f"  {scenario:<14} N={n:<6} {engine:<17} {status}", file=sys.stderr, flush=True)
         return row
 
-    def find(self, scenario: str, n: int, engine: str) -> Row | None:
-        return next(
-            (r for r in self.rows if (r["scenario"], r["n"], r["engine"]) == (scenario, n, engine)),
-            None,
-        )
-
     # -- scenarios ------------------------------------------------------------------------------
 
     def one_process(self, scenario: str, **options: Any) -> Cycle:
@@ -168,17 +164,18 @@ class Bench:
             return [("pause", pause), ("resume", pause)]
         return [("pause", pause), ("resume", self.worker(engine, "resume", n, store))]
 
-    def floor(self, sizes: Iterable[int]) -> None:
-        """The append+fdatasync floor, with records the size of a measured wfctl step record."""
-        for n in sizes:
-            wfctl = self.find("sequential", n, "wfctl") or {}
-            record_bytes = (wfctl.get("detail") or {}).get("step_record_bytes") or 300
-            self.measure(
-                "sequential",
-                n,
-                ["floor"],
-                self.one_process("sequential", record_bytes=record_bytes),
-            )
+    def sequential_cycle(self, engine: str, store: Path, n: int) -> list[tuple[str, Row]]:
+        """One sequential run; the floor's records take the size of wfctl's last step record.
+
+        The floor is measured in the same repetition loop as the engines, right after them, so
+        it sees the same disk conditions as the wfctl run it is compared with.
+        """
+        options = {"record_bytes": self.step_record_bytes} if engine == "floor" else {}
+        result = self.worker(engine, "sequential", n, store, **options)
+        if engine == "wfctl":
+            measured = (result.get("detail") or {}).get("step_record_bytes")
+            self.step_record_bytes = measured or self.step_record_bytes
+        return [("sequential", result)]
 
     def verify_lineage(self, runs: int, steps: int) -> None:
         """Time ``wfctl verify-lineage --store DIR --json`` over ``runs`` runs of ``steps`` steps."""
@@ -195,8 +192,18 @@ class Bench:
                 self.add(scenario, label, "wfctl", [populated])
                 return
             command = [*wfctl_command(), "verify-lineage", "--store", str(store), "--json"]
+
+            def check(stdout: str) -> str | None:
+                try:
+                    verdicts = json.loads(stdout)["runs"]
+                except (ValueError, KeyError, TypeError) as exc:
+                    return f"--json output unreadable: {exc!r}"[:200]
+                return (
+                    None if len(verdicts) == runs else f"{len(verdicts)} runs verified, not {runs}"
+                )
+
             results = [
-                cli_run(command, self.timeout, negative_exit=True)
+                cli_run(command, self.timeout, negative_exit=True, check_output=check)
                 for _ in range(max(self.repeat, 3))
             ]
             row = self.add(scenario, label, "wfctl", results)
@@ -237,11 +244,18 @@ def command_text(command: list[str]) -> str:
     return " ".join(json.dumps(part) if " " in part else part for part in parts)
 
 
-def cli_run(command: list[str], timeout: float, *, negative_exit: bool = False) -> Row:
+def cli_run(
+    command: list[str],
+    timeout: float,
+    *,
+    negative_exit: bool = False,
+    check_output: Callable[[str], str | None] | None = None,
+) -> Row:
     """Run a command once; its wall time is the measurement.
 
-    Exit 0 is ok. With ``negative_exit``, exit 1 is the command's negative finding (a row that
-    says "wrong"). Any other outcome means the command is not usable yet ("unavailable").
+    Exit 0 is ok, unless ``check_output(stdout)`` names a problem ("wrong"). With
+    ``negative_exit``, exit 1 is the command's negative finding ("wrong"). Any other outcome
+    means the command is not usable yet ("unavailable").
     """
     env = os.environ | {
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
@@ -255,7 +269,8 @@ def cli_run(command: list[str], timeout: float, *, negative_exit: bool = False) 
         return {"status": "error", "note": f"timed out after {timeout:.0f} s"}
     seconds = time.perf_counter() - start
     if done.returncode == 0:
-        return {"status": "ok", "note": "", "seconds": seconds}
+        problem = check_output(done.stdout) if check_output else None
+        return {"status": "wrong" if problem else "ok", "note": problem or "", "seconds": seconds}
     last = (done.stderr.strip().splitlines() or done.stdout.strip().splitlines() or [""])[-1]
     if done.returncode == 1 and negative_exit and "Traceback" not in done.stderr:
         return {"status": "wrong", "note": f"exit 1: {last}"[:200], "seconds": seconds}
@@ -335,10 +350,9 @@ def main(argv: list[str] | None = None) -> int:
     started = time.time()
     try:
         for n in plan.sequential:
-            bench.measure("sequential", n, ALL_ENGINES, bench.one_process("sequential"))
+            bench.measure("sequential", n, (*ALL_ENGINES, "floor"), bench.sequential_cycle)
         for n in plan.sequential_wfctl_only:
-            bench.measure("sequential", n, ["wfctl"], bench.one_process("sequential"))
-        bench.floor(plan.sequential + plan.sequential_wfctl_only)
+            bench.measure("sequential", n, ("wfctl", "floor"), bench.sequential_cycle)
         for n in plan.restore:
             bench.measure("restore", n, ALL_ENGINES, bench.restore_cycle)
         for n in plan.fanout:

@@ -87,6 +87,10 @@ class Measurement:
         if not condition:
             self.problems.append(problem)
 
+    def check_output(self, actual: object, expected: object) -> None:
+        """Record a wrong output, showing the start of what was returned."""
+        self.check(actual == expected, f"wrong output: {repr(actual)[:160]}")
+
     def to_json(self) -> dict[str, Any]:
         """Return the measurement as a plain JSON object (problems are reported as the note)."""
         fields = asdict(self)

@@ -83,7 +83,7 @@ async def sequential(job: Job) -> Measurement:
     wf = sequential_wf.build(checkpoint_storage=FileCheckpointStorage(job.store))
     result, seconds = await common.timed(wf.run(job.n))
     m = _measure(job, seconds, result)
-    m.check(result.get_outputs() == common.expected_outputs(job.n)[-1:], "wrong output")
+    m.check_output(result.get_outputs(), common.expected_outputs(job.n)[-1:])
     return m
 
 
@@ -93,7 +93,7 @@ async def fanout(job: Job) -> Measurement:
     wf = fanout_wf.build(checkpoint_storage=storage)
     result, seconds = await common.timed(wf.run(job.n))
     m = _measure(job, seconds, result)
-    m.check(result.get_outputs() == [common.expected_outputs(job.n)], "wrong output")
+    m.check_output(result.get_outputs(), [common.expected_outputs(job.n)])
     checkpoints = await storage.list_checkpoints(workflow_name="bench_fanout")
     latest = max(checkpoints, key=lambda c: c.timestamp)  # what storage.get_latest picks
     parents = {c.checkpoint_id: c.previous_checkpoint_id for c in checkpoints}
@@ -112,7 +112,7 @@ async def restore(job: Job) -> Measurement:
     checkpoint_id = common.load_state(job.store)["checkpoint_id"]
     result, seconds = await common.timed(wf.run(checkpoint_id=checkpoint_id))
     m = _measure(job, seconds, result)
-    m.check(result.get_outputs() == common.expected_outputs(job.n)[-1:], "wrong output")
+    m.check_output(result.get_outputs(), common.expected_outputs(job.n)[-1:])
     m.check(m.executed == 0, f"{m.executed} steps re-executed")
     return m
 
@@ -137,6 +137,6 @@ async def pause_resume(job: Job) -> Measurement:
         wf.run(checkpoint_id=state["checkpoint_id"], responses={state["request_id"]: "yes"})
     )
     m = _measure(job, seconds, result)
-    m.check(result.get_outputs() == ["yes"], f"wrong output {result.get_outputs()!r}")
+    m.check_output(result.get_outputs(), ["yes"])
     m.check(m.executed == 0, f"{m.executed} steps re-executed")
     return m

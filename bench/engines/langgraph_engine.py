@@ -104,14 +104,14 @@ async def _run(
 async def sequential(job: Job) -> Measurement:
     """Run N sequential tasks."""
     result, m = await _run(job, bench_sequential, job.n)
-    m.check(result == common.expected_outputs(job.n)[-1], "wrong output")
+    m.check_output(result, common.expected_outputs(job.n)[-1])
     return m
 
 
 async def fanout(job: Job) -> Measurement:
     """Gather N concurrent tasks."""
     result, m = await _run(job, bench_fanout, job.n)
-    m.check(result == common.expected_outputs(job.n), "wrong output")
+    m.check_output(result, common.expected_outputs(job.n))
     return m
 
 
@@ -124,7 +124,7 @@ async def pause_resume(job: Job) -> Measurement:
     if job.variant == "memory":
         raise NotApplicable("in-memory saver: nothing survives the pausing process")
     result, m = await _run(job, bench_review, Command(resume="yes"))
-    m.check(result == "yes", f"wrong output {result!r}")
+    m.check_output(result, "yes")
     m.check(m.executed == 0, f"{m.executed} tasks re-executed")
     return m
 

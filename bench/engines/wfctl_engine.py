@@ -94,7 +94,7 @@ async def sequential(job: Job) -> Measurement:
         sequential_wf.build(checkpoint_storage=_storage(job)).run(job.n)
     )
     m = _measure(job, seconds, result)
-    m.check(result.get_outputs() == common.expected_outputs(job.n)[-1:], "wrong output")
+    m.check_output(result.get_outputs(), common.expected_outputs(job.n)[-1:])
     return m
 
 
@@ -104,7 +104,7 @@ async def fanout(job: Job) -> Measurement:
         fanout_wf.build(checkpoint_storage=_storage(job)).run(job.n)
     )
     m = _measure(job, seconds, result)
-    m.check(result.get_outputs() == [common.expected_outputs(job.n)], "wrong output")
+    m.check_output(result.get_outputs(), [common.expected_outputs(job.n)])
     return m
 
 
@@ -118,7 +118,7 @@ async def restore(job: Job) -> Measurement:
     checkpoint_id = common.load_state(job.store)["checkpoint_id"]
     result, seconds = await common.timed(wf.run(checkpoint_id=checkpoint_id))
     m = _measure(job, seconds, result)
-    m.check(result.get_outputs() == common.expected_outputs(job.n)[-1:], "wrong output")
+    m.check_output(result.get_outputs(), common.expected_outputs(job.n)[-1:])
     m.check(m.executed == 0, f"{m.executed} steps re-executed")
     return m
 
@@ -138,7 +138,7 @@ async def pause_resume(job: Job) -> Measurement:
         wf.run(checkpoint_id=state["checkpoint_id"], responses={state["request_id"]: "yes"})
     )
     m = _measure(job, seconds, result)
-    m.check(result.get_outputs() == ["yes"], f"wrong output {result.get_outputs()!r}")
+    m.check_output(result.get_outputs(), ["yes"])
     m.check(m.executed == 0, f"{m.executed} steps re-executed")
     return m
 
