@@ -13,12 +13,26 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._checkpoint import Checkpoint, split_checkpoint_id
-from ._errors import CheckpointCorruptError, CheckpointNotFoundError, RunNotFoundError
+from ._codec import encode
+from ._errors import (
+    CheckpointCorruptError,
+    CheckpointNotFoundError,
+    RunNotFoundError,
+    RunStateError,
+    UnencodableValueError,
+)
 from ._recorded import StepRecord
 from ._storage._capabilities import load_chain
 from ._storage._protocol import CheckpointStorage
 
-__all__ = ["History", "collect_history", "load_target"]
+__all__ = [
+    "History",
+    "check_answers",
+    "collect_history",
+    "encode_answers",
+    "load_target",
+    "recorded_signature",
+]
 
 _MAX_ORIGIN_DEPTH = 1000
 
@@ -89,3 +103,70 @@ async def collect_history(
     for prefix, last in reversed(prefixes):
         _fold(prefix, last, history)
     return history
+
+
+def recorded_signature(chain: Sequence[Checkpoint], upto: int) -> str:
+    """Return the code signature that wrote ``chain[upto]``.
+
+    That is the root's, unless a retry that was allowed to change code recorded a newer one in
+    a ``resume`` checkpoint.
+    """
+    return next(
+        (
+            str(c.data["signature"])
+            for c in reversed(chain[: upto + 1])
+            if c.kind in ("root", "resume") and "signature" in c.data
+        ),
+        "",
+    )
+
+
+def encode_answers(responses: dict[str, Any], reason: str) -> dict[str, Any]:
+    """Return the data of a ``resume`` checkpoint recording ``responses``.
+
+    Raises:
+        UnencodableValueError: an answer cannot be stored (naming its request id).
+    """
+    encoded = {}
+    for key, value in responses.items():
+        try:
+            encoded[key] = encode(value)
+        except UnencodableValueError as exc:
+            raise exc.for_key(key) from None
+    return {"responses": encoded, "reason": reason}
+
+
+def check_answers(
+    run_id: str,
+    chain: Sequence[Checkpoint],
+    target: Checkpoint,
+    responses: dict[str, Any],
+    *,
+    require: bool,
+) -> None:
+    """Refuse answers to requests nobody asked.
+
+    From a pause checkpoint only its pending requests can be answered; from any other
+    checkpoint, any request the run ever paused on (a replay may reach it again).
+
+    Raises:
+        RunStateError: an answer names no such request, or ``require`` is set and a pause with
+            pending requests got no answer.
+    """
+
+    def asked(checkpoint: Checkpoint) -> list[str]:
+        return [str(r.get("request_id")) for r in checkpoint.data.get("requests", [])]
+
+    if target.kind == "pause":
+        known = asked(target)
+    else:
+        known = sorted({key for c in chain if c.kind == "pause" for key in asked(c)})
+    unknown = sorted(set(responses) - set(known))
+    if unknown:
+        raise RunStateError(
+            run_id,
+            f"no pending request {', '.join(map(repr, unknown))}; "
+            f"pending: {', '.join(known) or 'none'}",
+        )
+    if require and not responses and known:
+        raise RunStateError(run_id, f"paused waiting for answers to: {', '.join(known)}")

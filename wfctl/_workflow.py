@@ -11,18 +11,26 @@ from ._chain import CheckpointChain
 from ._checkpoint import Checkpoint, validate_run_id
 from ._codec import decode, encode
 from ._config import resolve_store
+from ._ending import build_result, commit_ending
 from ._errors import (
     RunStateError,
     UnencodableValueError,
     WorkflowChangedError,
     WorkflowDefinitionError,
 )
-from ._events import RequestInfoEvent, WorkflowEvent
+from ._events import WorkflowEvent
 from ._ids import new_run_id
 from ._recorded import RecordedCalls
-from ._restore import History, collect_history, load_target
+from ._restore import (
+    History,
+    check_answers,
+    collect_history,
+    encode_answers,
+    load_target,
+    recorded_signature,
+)
 from ._result import WorkflowRunResult
-from ._run import Outcome, Run, RunOptions
+from ._run import Run, RunOptions
 from ._signature import code_signature
 from ._step import Step, context_parameter
 from ._storage import FileCheckpointStorage
@@ -202,13 +210,7 @@ class Workflow:
             raise RunStateError(
                 root.run_id, f"belongs to workflow {root.workflow_name!r}, not {self.name!r}"
             )
-        # The code that wrote this checkpoint: the root's, unless a retry with allowed code
-        # changes recorded a newer one in a resume checkpoint.
-        recorded_sig = next(
-            str(c.data["signature"])
-            for c in reversed(chain[: target.seq + 1])
-            if c.kind in ("root", "resume") and "signature" in c.data
-        )
+        recorded_sig = recorded_signature(chain, target.seq)
         if recorded_sig != self.signature and not options.allow_changed:
             raise WorkflowChangedError(self.name, recorded_sig, self.signature)
         message = decode(root.data.get("input"), where=f"{root.checkpoint_id} input")
@@ -217,7 +219,7 @@ class Workflow:
         continues = target is chain[-1] and target.kind != "completed" and not new_run
         if not continues:
             history = await collect_history(storage, chain, target.seq)
-            self._check_answers(root.run_id, chain, target, responses, require=False)
+            check_answers(root.run_id, chain, target, responses, require=False)
             new_id = validate_run_id(run_id) if run_id is not None else new_run_id()
             lock = lock_run(storage, new_id)
             try:
@@ -228,7 +230,7 @@ class Workflow:
                     "root", self._root_data(root.data.get("input"), restored_from=checkpoint_id)
                 )
                 if responses:
-                    await run_chain.commit("resume", self._resume_data(responses, "answer"))
+                    await run_chain.commit("resume", encode_answers(responses, "answer"))
             except BaseException:
                 lock.release()
                 raise
@@ -239,9 +241,7 @@ class Workflow:
             chain, target = await load_target(storage, checkpoint_id)
             if target is not chain[-1]:
                 raise RunStateError(root.run_id, f"moved past {checkpoint_id} while resuming")
-            self._check_answers(
-                root.run_id, chain, target, responses, require=target.kind == "pause"
-            )
+            check_answers(root.run_id, chain, target, responses, require=target.kind == "pause")
             history = await collect_history(storage, chain, target.seq)
             origin = (root.origin_run_id, root.origin_checkpoint_id)
             run_chain = CheckpointChain(
@@ -252,7 +252,7 @@ class Workflow:
                 origin=origin if origin[0] and origin[1] else None,  # type: ignore[arg-type]
             )
             reason = "answer" if responses else "continue" if target.kind == "pause" else "retry"
-            data = self._resume_data(responses, reason)
+            data = encode_answers(responses, reason)
             if options.allow_changed and recorded_sig != self.signature:
                 data["signature"] = self.signature
             await run_chain.commit("resume", data)
@@ -261,48 +261,6 @@ class Workflow:
             lock.release()
             raise
         return await self._drive(run_chain, lock, message, history, responses, options, on_event)
-
-    @staticmethod
-    def _resume_data(responses: dict[str, Any], reason: str) -> dict[str, Any]:
-        encoded = {}
-        for key, value in responses.items():
-            try:
-                encoded[key] = encode(value)
-            except UnencodableValueError as exc:
-                raise exc.for_key(key) from None
-        return {"responses": encoded, "reason": reason}
-
-    @staticmethod
-    def _check_answers(
-        run_id: str,
-        chain: list[Checkpoint],
-        target: Checkpoint,
-        responses: dict[str, Any],
-        *,
-        require: bool,
-    ) -> None:
-        """Refuse answers to requests nobody asked.
-
-        From a pause checkpoint only its pending requests can be answered; from any other
-        checkpoint, any request the run ever paused on (a replay may reach it again).
-        """
-
-        def asked(checkpoint: Checkpoint) -> list[str]:
-            return [str(r.get("request_id")) for r in checkpoint.data.get("requests", [])]
-
-        if target.kind == "pause":
-            known = asked(target)
-        else:
-            known = sorted({key for c in chain if c.kind == "pause" for key in asked(c)})
-        unknown = sorted(set(responses) - set(known))
-        if unknown:
-            raise RunStateError(
-                run_id,
-                f"no pending request {', '.join(map(repr, unknown))}; "
-                f"pending: {', '.join(known) or 'none'}",
-            )
-        if require and not responses and known:
-            raise RunStateError(run_id, f"paused waiting for answers to: {', '.join(known)}")
 
     async def _drive(
         self,
@@ -335,71 +293,18 @@ class Workflow:
         run.emit("run_started", None, {"checkpoint": chain.head_id})
         try:
             outcome = await run.execute(lambda: self._call_body(message, run))
-            outcome = await self._finish(run, outcome)
+            outcome = await commit_ending(run, outcome)
+            if outcome.status == "paused":
+                clear_pause(storage, run.run_id)
+                self._last_paused = chain.head_id
         finally:
             await chain.drain()
             lock.release()
-        return self._result(run, outcome)
+        return build_result(run, outcome)
 
     def _call_body(self, message: Any, run: Run) -> Any:
         kwargs = {self._context_param: run.context} if self._context_param else {}
         return self.fn(message, **kwargs) if self._takes_message else self.fn(**kwargs)
-
-    async def _finish(self, run: Run, outcome: Outcome) -> Outcome:
-        """Commit the checkpoint that ends this call; return the final outcome."""
-        chain = run.chain
-        if outcome.status == "paused":
-            requests = [
-                {"request_id": key, "data": encoded, "response_type": event.response_type}
-                for key, (event, encoded) in run.pending.items()
-            ]
-            await chain.commit(
-                "pause", {"requests": requests, "reason": "request" if requests else "interrupt"}
-            )
-            clear_pause(self.storage, run.run_id)
-            self._last_paused = chain.head_id
-            run.emit("run_paused", None, {"requests": [r["request_id"] for r in requests]})
-            return outcome
-        if outcome.status == "completed":
-            try:
-                result = encode(outcome.value)
-            except UnencodableValueError as exc:
-                outcome = Outcome("failed", error=exc.for_key("<result>"))
-            else:
-                await chain.commit(
-                    "completed", {"result": result, "outputs": run.encoded_outputs}
-                )
-                run.emit("run_completed")
-                return outcome
-        error = outcome.error
-        await chain.commit(
-            "failed",
-            {"error": {"type": type(error).__name__, "message": str(error)}},
-        )
-        run.emit("run_failed", None, {"error": f"{type(error).__name__}: {error}"})
-        return outcome
-
-    @staticmethod
-    def _result(run: Run, outcome: Outcome) -> WorkflowRunResult:
-        chain = run.chain
-        requests: list[RequestInfoEvent] = []
-        if outcome.status == "paused":
-            requests = [event for event, _ in run.pending.values()]
-        return WorkflowRunResult(
-            status=outcome.status,  # type: ignore[arg-type]
-            run_id=run.run_id,
-            checkpoint_id=chain.head_id or "",
-            outputs=tuple(run.outputs),
-            result=outcome.value if outcome.status == "completed" else None,
-            events=tuple(run.events),
-            requests=tuple(requests),
-            error=outcome.error,
-            origin_checkpoint_id=chain.head.origin_checkpoint_id if chain.head else None,
-            executed=tuple(run.executed),
-            cached=tuple(run.cached),
-            changed=tuple(run.changed),
-        )
-
 
 @overload
 def workflow(fn: Callable[..., Awaitable[Any]], /) -> Workflow: ...

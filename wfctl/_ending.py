@@ -1,0 +1,66 @@
+"""How one ``Workflow.run`` call ends: the checkpoint it commits last, and the result it returns."""
+
+from __future__ import annotations
+
+from ._codec import encode
+from ._errors import UnencodableValueError
+from ._events import RequestInfoEvent
+from ._result import WorkflowRunResult
+from ._run import Outcome, Run
+
+__all__ = ["build_result", "commit_ending"]
+
+
+async def commit_ending(run: Run, outcome: Outcome) -> Outcome:
+    """Commit the pause, completed or failed checkpoint that ends this call.
+
+    Returns:
+        The final outcome: a completed body whose return value cannot be stored becomes a
+        failed run naming ``<result>`` and the type.
+    """
+    chain = run.chain
+    if outcome.status == "paused":
+        requests = [
+            {"request_id": key, "data": encoded, "response_type": event.response_type}
+            for key, (event, encoded) in run.pending.items()
+        ]
+        await chain.commit(
+            "pause", {"requests": requests, "reason": "request" if requests else "interrupt"}
+        )
+        run.emit("run_paused", None, {"requests": [r["request_id"] for r in requests]})
+        return outcome
+    if outcome.status == "completed":
+        try:
+            result = encode(outcome.value)
+        except UnencodableValueError as exc:
+            outcome = Outcome("failed", error=exc.for_key("<result>"))
+        else:
+            await chain.commit("completed", {"result": result, "outputs": run.encoded_outputs})
+            run.emit("run_completed")
+            return outcome
+    error = outcome.error
+    await chain.commit("failed", {"error": {"type": type(error).__name__, "message": str(error)}})
+    run.emit("run_failed", None, {"error": f"{type(error).__name__}: {error}"})
+    return outcome
+
+
+def build_result(run: Run, outcome: Outcome) -> WorkflowRunResult:
+    """Return what the caller of ``Workflow.run`` gets back."""
+    chain = run.chain
+    requests: list[RequestInfoEvent] = []
+    if outcome.status == "paused":
+        requests = [event for event, _ in run.pending.values()]
+    return WorkflowRunResult(
+        status=outcome.status,  # type: ignore[arg-type]  # Outcome.status is one of the three
+        run_id=run.run_id,
+        checkpoint_id=chain.head_id or "",
+        outputs=tuple(run.outputs),
+        result=outcome.value if outcome.status == "completed" else None,
+        events=tuple(run.events),
+        requests=tuple(requests),
+        error=outcome.error,
+        origin_checkpoint_id=chain.head.origin_checkpoint_id if chain.head else None,
+        executed=tuple(run.executed),
+        cached=tuple(run.cached),
+        changed=tuple(run.changed),
+    )
