@@ -11,6 +11,10 @@ def test_every_exported_name_resolves() -> None:
         assert getattr(wfctl, name) is not None, name
 
 
+def test_every_lazy_export_is_public_and_the_reverse() -> None:
+    assert set(wfctl.__all__) == set(wfctl._EXPORTS)  # internal: the lazy import table
+
+
 def test_errors_and_events_are_all_exported() -> None:
     assert set(_errors.__all__) <= set(wfctl.__all__)
     assert set(_events.__all__) - {"EVENT_KINDS"} <= set(wfctl.__all__)

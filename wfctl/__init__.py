@@ -42,6 +42,7 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
         InMemoryCheckpointStorage,
         RunSummary,
     )
+    from ._storage._security import StoreSecurityWarning
     from ._workflow import Workflow, workflow
 
 __version__ = "0.1.0"
@@ -65,6 +66,7 @@ _EXPORTS: dict[str, str] = {
     "RunStateError": "._errors",
     "RunSummary": "._storage",
     "Step": "._step",
+    "StoreSecurityWarning": "._storage._security",
     "UnencodableValueError": "._errors",
     "WfctlError": "._errors",
     "Workflow": "._workflow",
@@ -97,6 +99,7 @@ __all__ = [
     "RunStateError",
     "RunSummary",
     "Step",
+    "StoreSecurityWarning",
     "UnencodableValueError",
     "WfctlError",
     "Workflow",

@@ -38,8 +38,12 @@ __all__ = ["canonical_json", "decode", "digest", "encode", "register_type"]
 _T = TypeVar("_T", bound=type)
 _V = TypeVar("_V")
 
-#: Types stored as themselves; checked first so the common case costs one set lookup.
-_PLAIN: Final = frozenset({str, int, bool, type(None)})
+#: Types stored as themselves; checked first so the common case costs one set lookup. ``int``
+#: is not among them: one too long for JSON's decimal text (``sys.get_int_max_str_digits``)
+#: is stored as hex, so only ``_enc_int`` may pass ints through.
+_PLAIN: Final = frozenset({str, bool, type(None)})
+#: Ints whose decimal text stays far below Python's default 4300-digit conversion limit.
+_INT_LIMIT: Final = 1 << 13000
 #: JSON scalars, which decode as themselves.
 _JSON_PLAIN: Final = frozenset({str, int, bool, float, type(None)})
 
@@ -104,6 +108,8 @@ def encode(value: object) -> Any:
             is cyclic; ``path`` locates it (``$.a[1]``).
     """
     if type(value) in _PLAIN:
+        return value
+    if type(value) is int and -_INT_LIMIT < value < _INT_LIMIT:
         return value
     try:
         return _enc(value)
@@ -210,6 +216,12 @@ def _dump(model: Any) -> Any:
     return model.model_dump(mode="python", by_alias=True, round_trip=True)
 
 
+def _enc_int(v: int) -> Any:
+    if -_INT_LIMIT < v < _INT_LIMIT:
+        return v
+    return {"$t": "int", "v": hex(v)}  # hex has no digit limit, unlike str(v) and JSON
+
+
 def _enc_float(v: float) -> Any:
     if math.isfinite(v):
         return v
@@ -235,6 +247,7 @@ def _enc_bytes(v: bytes | bytearray) -> Any:
 
 
 _ENCODERS: Final[dict[type, Callable[[Any], Any]]] = {
+    int: _enc_int,
     float: _enc_float,
     tuple: lambda v: {"$t": "tuple", "v": [_enc(x) for x in v]},
     set: _enc_set,
@@ -343,6 +356,7 @@ def _dec_pairs(v: Any) -> dict[Any, Any]:
 
 _DECODERS: Final[dict[str, Callable[[Any], Any]]] = {
     "float": lambda v: _NON_FINITE[v],  # KeyError (or TypeError) for anything else
+    "int": lambda v: int(_expect(v, str), 16),
     "tuple": lambda v: tuple(_items(v)),
     "set": lambda v: set(_items(v)),
     "frozenset": lambda v: frozenset(_items(v)),

@@ -308,11 +308,10 @@ def resume_run(
     bound = workflow.build(checkpoint_storage=storage)
 
     def start(listener: EventListener) -> Awaitable[WorkflowRunResult]:
-        return bound.run(
-            checkpoint_id=head.checkpoint_id,
-            responses=answers,
-            drain_timeout=drain_timeout,
-            on_event=listener,
+        # resume() reads the head again under the run's lock: a resumer racing this one makes
+        # it fail (RunLockedError / RunStateError), never quietly start a new run.
+        return bound.resume(
+            run_id, responses=answers, drain_timeout=drain_timeout, on_event=listener
         )
 
     drive = drive_call(start, storage, run_id, on_event, on_interrupt)

@@ -34,7 +34,7 @@ from ._run import Run, RunOptions
 from ._signature import code_signature
 from ._step import Step, context_parameter
 from ._storage import FileCheckpointStorage
-from ._storage._capabilities import clear_pause, lock_run, pause_requested
+from ._storage._capabilities import clear_pause, load_chain, lock_run, pause_requested
 from ._storage._protocol import CheckpointStorage, RunLock
 
 __all__ = ["Workflow", "workflow"]
@@ -72,9 +72,7 @@ class Workflow:
         self._storage = checkpoint_storage
         self._context_param = context_parameter(fn)
         others = [
-            p
-            for p in inspect.signature(fn).parameters.values()
-            if p.name != self._context_param
+            p for p in inspect.signature(fn).parameters.values() if p.name != self._context_param
         ]
         if len(others) > 1:
             raise WorkflowDefinitionError(
@@ -194,6 +192,37 @@ class Workflow:
             data["target"] = self.target
         return data
 
+    async def resume(
+        self,
+        run_id: str,
+        *,
+        responses: dict[str, Any] | None = None,
+        allow_changed: bool = False,
+        drain_timeout: float = 30.0,
+        on_event: EventListener | None = None,
+    ) -> WorkflowRunResult:
+        """Continue ``run_id`` from its head, in its own chain: answer it, retry it or recover it.
+
+        Unlike ``run(checkpoint_id=...)``, this takes the run's lock before it reads the head,
+        so it never turns into a restore: if another process holds the run, it fails with
+        ``RunLockedError``; if the run has completed, with ``RunStateError``.
+        """
+        options = RunOptions(allow_changed, drain_timeout=drain_timeout)
+        return await self._continue(
+            validate_run_id(run_id), None, responses or {}, options, on_event
+        )
+
+    def _check_code(self, chain: list[Checkpoint], upto: int, options: RunOptions) -> str:
+        root = chain[0]
+        if root.workflow_name != self.name:
+            raise RunStateError(
+                root.run_id, f"belongs to workflow {root.workflow_name!r}, not {self.name!r}"
+            )
+        recorded = recorded_signature(chain, upto)
+        if recorded != self.signature and not options.allow_changed:
+            raise WorkflowChangedError(self.name, recorded, self.signature)
+        return recorded
+
     async def _restore(
         self,
         checkpoint_id: str,
@@ -206,57 +235,79 @@ class Workflow:
         storage = self.storage
         chain, target = await load_target(storage, checkpoint_id)
         root = chain[0]
-        if root.workflow_name != self.name:
+        if target is chain[-1] and target.kind != "completed" and not new_run:
+            return await self._continue(root.run_id, checkpoint_id, responses, options, on_event)
+        if target.kind == "pause" and not new_run:
+            # Its answers were given already (maybe a moment ago, by another process): taking
+            # this for a restore would quietly run the rest again in a new run.
             raise RunStateError(
-                root.run_id, f"belongs to workflow {root.workflow_name!r}, not {self.name!r}"
+                root.run_id,
+                f"{checkpoint_id} was answered already (the run is at {chain[-1].checkpoint_id}); "
+                "to branch from it anyway, pass new_run=True",
             )
-        recorded_sig = recorded_signature(chain, target.seq)
-        if recorded_sig != self.signature and not options.allow_changed:
-            raise WorkflowChangedError(self.name, recorded_sig, self.signature)
+        self._check_code(chain, target.seq, options)
         message = decode(root.data.get("input"), where=f"{root.checkpoint_id} input")
         if target.kind == "completed":
             options = dataclasses.replace(options, complete_history=True)
-        continues = target is chain[-1] and target.kind != "completed" and not new_run
-        if not continues:
-            history = await collect_history(storage, chain, target.seq)
-            check_answers(root.run_id, chain, target, responses, require=False)
-            new_id = validate_run_id(run_id) if run_id is not None else new_run_id()
-            lock = lock_run(storage, new_id)
-            try:
-                run_chain = CheckpointChain(
-                    storage, new_id, self.name, origin=(root.run_id, checkpoint_id)
-                )
-                await run_chain.commit(
-                    "root", self._root_data(root.data.get("input"), restored_from=checkpoint_id)
-                )
-                if responses:
-                    await run_chain.commit("resume", encode_answers(responses, "answer"))
-            except BaseException:
-                lock.release()
-                raise
-            return await self._drive(run_chain, lock, message, history, responses, options, on_event)
-        lock = lock_run(storage, root.run_id)
+        history = await collect_history(storage, chain, target.seq)
+        check_answers(root.run_id, chain, target, responses, require=False)
+        new_id = validate_run_id(run_id) if run_id is not None else new_run_id()
+        lock = lock_run(storage, new_id)
         try:
-            # Re-read under the lock: the head we saw may have moved before we got it.
-            chain, target = await load_target(storage, checkpoint_id)
-            if target is not chain[-1]:
-                raise RunStateError(root.run_id, f"moved past {checkpoint_id} while resuming")
-            check_answers(root.run_id, chain, target, responses, require=target.kind == "pause")
+            run_chain = CheckpointChain(
+                storage, new_id, self.name, origin=(root.run_id, checkpoint_id)
+            )
+            await run_chain.commit(
+                "root", self._root_data(root.data.get("input"), restored_from=checkpoint_id)
+            )
+            if responses:
+                await run_chain.commit("resume", encode_answers(responses, "answer"))
+        except BaseException:
+            lock.release()
+            raise
+        return await self._drive(run_chain, lock, message, history, responses, options, on_event)
+
+    async def _continue(
+        self,
+        run_id: str,
+        expected_head: str | None,
+        responses: dict[str, Any],
+        options: RunOptions,
+        on_event: EventListener | None,
+    ) -> WorkflowRunResult:
+        """Continue a run's own chain from its head, reading the head under the run's lock."""
+        storage = self.storage
+        lock = lock_run(storage, run_id)
+        try:
+            chain = await load_chain(storage, run_id)
+            root, target = chain[0], chain[-1]
+            if expected_head is not None and target.checkpoint_id != expected_head:
+                raise RunStateError(
+                    run_id,
+                    f"moved past {expected_head} while resuming (now at {target.checkpoint_id})",
+                )
+            if target.kind == "completed":
+                raise RunStateError(
+                    run_id, f"has completed; restore {target.checkpoint_id} to run it again"
+                )
+            recorded = self._check_code(chain, target.seq, options)
+            message = decode(root.data.get("input"), where=f"{root.checkpoint_id} input")
+            check_answers(run_id, chain, target, responses, require=target.kind == "pause")
             history = await collect_history(storage, chain, target.seq)
             origin = (root.origin_run_id, root.origin_checkpoint_id)
             run_chain = CheckpointChain(
                 storage,
-                root.run_id,
+                run_id,
                 self.name,
                 head=target,
                 origin=origin if origin[0] and origin[1] else None,  # type: ignore[arg-type]
             )
             reason = "answer" if responses else "continue" if target.kind == "pause" else "retry"
             data = encode_answers(responses, reason)
-            if options.allow_changed and recorded_sig != self.signature:
+            if recorded != self.signature:
                 data["signature"] = self.signature
             await run_chain.commit("resume", data)
-            clear_pause(storage, root.run_id)
+            clear_pause(storage, run_id)
         except BaseException:
             lock.release()
             raise
@@ -286,6 +337,7 @@ class Workflow:
             on_event=on_event,
             pause_probe=lambda: pause_requested(storage, chain.run_id),
         )
+
         def announce(checkpoint: Checkpoint) -> None:
             run.emit("checkpoint", None, checkpoint.checkpoint_id)
 
@@ -305,6 +357,7 @@ class Workflow:
     def _call_body(self, message: Any, run: Run) -> Any:
         kwargs = {self._context_param: run.context} if self._context_param else {}
         return self.fn(message, **kwargs) if self._takes_message else self.fn(**kwargs)
+
 
 @overload
 def workflow(fn: Callable[..., Awaitable[Any]], /) -> Workflow: ...
@@ -334,7 +387,9 @@ def workflow(
             than one parameter besides its ``RunContext``.
     """
     if fn is not None:
-        return Workflow(fn, name=name, description=description, checkpoint_storage=checkpoint_storage)
+        return Workflow(
+            fn, name=name, description=description, checkpoint_storage=checkpoint_storage
+        )
     return lambda f: Workflow(
         f, name=name, description=description, checkpoint_storage=checkpoint_storage
     )

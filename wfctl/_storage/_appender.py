@@ -4,6 +4,10 @@ A :class:`JournalAppender` is an ``O_APPEND`` descriptor kept open on a run's jo
 head this process last committed to it. Opening one scans only the journal's end: it truncates a
 torn tail (so no later record follows garbage) and reads the head. After that a commit is one
 ``write`` of a whole record and one ``fdatasync``: no reads, no parsing, no other system calls.
+
+A commit that fails is rolled back: whatever of the record reached the file (all of it, when
+the write reported an error late or the ``fdatasync`` failed) is cut off again, so the journal
+never holds a record its writer was told did not commit.
 """
 
 from __future__ import annotations
@@ -18,15 +22,14 @@ from wfctl._checkpoint import Checkpoint
 from wfctl._errors import CheckpointCorruptError
 
 from ._base import check_append
+from ._fs import FileSystem
 from ._journal import decode_record, read_tail
 
 __all__ = [
     "READ_FLAGS",
     "WRITE_FLAGS",
     "JournalAppender",
-    "fsync_dir",
     "symlink_error",
-    "sync_data",
 ]
 
 _O: Final = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
@@ -36,28 +39,39 @@ READ_FLAGS: Final = os.O_RDONLY | os.O_NONBLOCK | _O
 WRITE_FLAGS: Final = os.O_RDWR | os.O_NONBLOCK | _O
 _APPEND_FLAGS: Final = WRITE_FLAGS | os.O_APPEND
 _SYMLINK_ERRNOS: Final = frozenset({errno.ELOOP, errno.EMLINK})
-#: ``fdatasync`` where the platform has it (it skips the metadata a journal does not need).
-sync_data = getattr(os, "fdatasync", os.fsync)
 
 
 class JournalAppender:
     """An open journal and the head this process last committed to it.
 
     ``lock`` serialises appends from threads; ``fd`` is -1 once closed (a writer that finds
-    it so reopens, through the storage, and rereads the head).
+    it so reopens, through the storage, and rereads the head). ``fs`` makes the OS calls.
+    ``end`` is the byte offset where the committed records end (where the next one lands).
     """
 
-    __slots__ = ("fd", "last_id", "last_seq", "lock", "path")
+    __slots__ = ("end", "fd", "fs", "last_id", "last_seq", "lock", "path")
 
-    def __init__(self, fd: int, path: str, last_seq: int, last_id: str | None) -> None:
+    def __init__(
+        self,
+        fs: FileSystem,
+        fd: int,
+        path: str,
+        last_seq: int,
+        last_id: str | None,
+        end: int,
+    ) -> None:
+        self.fs = fs
         self.fd = fd
         self.path = path
         self.last_seq = last_seq
         self.last_id = last_id
+        self.end = end
         self.lock = threading.Lock()
 
     @classmethod
-    def open(cls, path: str, run_id: str, *, create: bool, durable: bool) -> JournalAppender:
+    def open(
+        cls, fs: FileSystem, path: str, run_id: str, *, create: bool, durable: bool
+    ) -> JournalAppender:
         """Open ``path`` for appending, truncate its torn tail and read its head.
 
         Raises:
@@ -66,7 +80,7 @@ class JournalAppender:
                 (nothing is appended after a head that cannot be trusted).
         """
         try:
-            fd = os.open(path, _APPEND_FLAGS | (os.O_CREAT if create else 0), 0o600)
+            fd = fs.open(path, _APPEND_FLAGS | (os.O_CREAT if create else 0), 0o600)
         except FileNotFoundError:
             raise CheckpointCorruptError(
                 path, f"run {run_id!r} has no journal: its first checkpoint must be seq 0, the root"
@@ -74,19 +88,21 @@ class JournalAppender:
         except OSError as exc:
             raise symlink_error(path, exc) from None
         try:
-            last_seq, last_id = _recover(fd, path, run_id, durable)
+            last_seq, last_id, end = _recover(fs, fd, path, run_id, durable)
             if last_seq < 0 and durable:
-                fsync_dir(os.path.dirname(path))  # the journal's directory entry may be new
+                fs.fsync_dir(os.path.dirname(path))  # the journal's directory entry may be new
         except BaseException:
-            os.close(fd)
+            fs.close(fd)
             raise
-        return cls(fd, path, last_seq, last_id)
+        return cls(fs, fd, path, last_seq, last_id, end)
 
     def append(self, checkpoint: Checkpoint, line: bytes, durable: bool) -> bool:
         """Commit ``line`` (the encoded ``checkpoint``) if it extends the head by one link.
 
         Returns False, writing nothing, if this appender was closed meanwhile. On an I/O error
-        the appender closes itself: the file's end is unknown, so the next writer rescans it.
+        (or an exception such as KeyboardInterrupt) the appender cuts off whatever part of
+        ``line`` reached the file (see :meth:`_roll_back`) and closes itself, so the next
+        writer rescans the file's end.
 
         Raises:
             CheckpointCorruptError: the checkpoint does not extend the head (see check_append).
@@ -98,43 +114,75 @@ class JournalAppender:
                 return False
             check_append(checkpoint, self.last_seq, self.last_id, self.path)
             try:
-                written = os.write(fd, line)
+                written = self.fs.write(fd, line)
                 if written != len(line):
                     raise OSError(errno.EIO, f"short write to {self.path}", written)
                 if durable:
-                    sync_data(fd)
+                    self.fs.fdatasync(fd)
             except BaseException:
                 self.fd = -1
-                os.close(fd)
+                try:
+                    self._roll_back(fd, line, durable)
+                finally:
+                    self.fs.close(fd)
                 raise
             self.last_seq = checkpoint.seq
             self.last_id = checkpoint.checkpoint_id
+            self.end += len(line)
             return True
+
+    def _roll_back(self, fd: int, line: bytes, durable: bool) -> None:
+        """Cut off the part of ``line`` that reached the file after a failed append.
+
+        A write can report an error after its bytes landed, and a failed ``fdatasync`` leaves
+        the record readable in the page cache; either way the caller is told the commit failed,
+        so the record must not stay to be read back as committed (the engine would then find
+        its next checkpoint refused as a fork). Only this append's own bytes are cut, checked
+        byte for byte; if anything else is there, or the cut fails, the file is left for the
+        next writer's recovery (a partial line is a torn tail; a whole one stays committed).
+        """
+        fs = self.fs
+        try:
+            landed = fs.fstat(fd).st_size - self.end
+            if landed <= 0 or landed > len(line):
+                return
+            if fs.pread(fd, landed, self.end) != line[:landed]:
+                return
+            fs.ftruncate(fd, self.end)
+            if durable:
+                fs.fdatasync(fd)
+        except OSError:
+            pass  # best effort: the error being raised is the one the caller must see
 
     def close(self) -> None:
         """Close the descriptor (idempotent)."""
         with self.lock:
             fd, self.fd = self.fd, -1
             if fd >= 0:
-                os.close(fd)
+                self.fs.close(fd)
 
 
-def _recover(fd: int, path: str, run_id: str, durable: bool) -> tuple[int, str | None]:
-    """Truncate a torn tail and return the journal's head (``-1, None`` if it is empty)."""
-    st = os.fstat(fd)
+def _recover(
+    fs: FileSystem, fd: int, path: str, run_id: str, durable: bool
+) -> tuple[int, str | None, int]:
+    """Truncate a torn tail; return the journal's head seq and id, and where records end.
+
+    The head is ``-1, None`` if the journal holds no record.
+    """
+    st = fs.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
         raise CheckpointCorruptError(path, "journal is not a regular file")
-    tail = read_tail(fd, st.st_size)
+    tail = read_tail(fs, fd, st.st_size)
     if tail.committed_end < st.st_size:
-        os.ftruncate(fd, tail.committed_end)
+        fs.ftruncate(fd, tail.committed_end)
         if durable:
-            sync_data(fd)
+            fs.fdatasync(fd)
     if tail.line is None:
-        return -1, None
+        return -1, None, tail.committed_end
     head = decode_record(tail.line, f"{path} (last record, byte {tail.offset})")
     if head.run_id != run_id:
         raise CheckpointCorruptError(path, f"last record belongs to run {head.run_id!r}")
-    return head.seq, head.checkpoint_id
+    return head.seq, head.checkpoint_id, tail.committed_end
 
 
 def symlink_error(path: str, exc: OSError) -> Exception:
@@ -142,14 +190,3 @@ def symlink_error(path: str, exc: OSError) -> Exception:
     if exc.errno in _SYMLINK_ERRNOS:
         return CheckpointCorruptError(path, "journal is a symbolic link, not followed")
     return exc
-
-
-def fsync_dir(path: str) -> None:
-    """Make a directory's entries durable (a no-op where directories cannot be opened)."""
-    if os.name != "posix":  # pragma: no cover - Windows
-        return
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import stat
 import threading
 import weakref
@@ -27,17 +26,12 @@ from typing import Final
 from wfctl._checkpoint import Checkpoint, split_checkpoint_id, validate_run_id
 from wfctl._errors import CheckpointCorruptError, RunNotFoundError
 
-from ._appender import (
-    READ_FLAGS,
-    WRITE_FLAGS,
-    JournalAppender,
-    fsync_dir,
-    symlink_error,
-    sync_data,
-)
+from ._appender import READ_FLAGS, WRITE_FLAGS, JournalAppender, symlink_error
 from ._base import StorageQueries, strict_chain
+from ._fs import OS_FS, FileSystem, write_private
 from ._journal import (
     JOURNAL_NAME,
+    check_last_is_newest,
     decode_record,
     encode_record,
     parse_journal,
@@ -45,8 +39,9 @@ from ._journal import (
     read_head,
     read_tail,
 )
-from ._lock import FileRunLock, probe_locked, write_private
+from ._lock import FileRunLock, probe_locked
 from ._protocol import RunJournal
+from ._security import vet_store_root
 
 __all__ = ["FileCheckpointStorage"]
 
@@ -69,12 +64,26 @@ class FileCheckpointStorage(StorageQueries):
             ``False`` is the explicit faster mode: the same format, but a power loss or OS crash
             can drop the most recent commits (a process crash cannot: the data is in the page
             cache). Directories are created ``0o700`` and files ``0o600``.
+        fs: the object that makes every OS call (default: the operating system itself); tests
+            pass one that injects faults. See :mod:`wfctl._storage._fs`.
+
+    The first time it finds its root already there, the storage warns
+    (:class:`~wfctl._storage._security.StoreSecurityWarning`) if the root is writable by group
+    or others, or not owned by the current user.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, durable: bool = True) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        durable: bool = True,
+        fs: FileSystem | None = None,
+    ) -> None:
         self._root_dir = Path(os.path.abspath(os.fspath(path)))
         self._runs_dir = str(self._root_dir / "runs")
         self._durable = durable
+        self._fs: FileSystem = OS_FS if fs is None else fs
+        self._root_vetted = False
         self._appenders: dict[str, JournalAppender] = {}
         self._mutex = threading.Lock()
         self._finalizer = weakref.finalize(self, _close_all, self._appenders)
@@ -133,7 +142,11 @@ class FileCheckpointStorage(StorageQueries):
         else:
             self._check_run_dir(run_id)
         appender = JournalAppender.open(
-            self._journal(run_id), run_id, create=checkpoint.seq == 0, durable=self._durable
+            self._fs,
+            self._journal(run_id),
+            run_id,
+            create=checkpoint.seq == 0,
+            durable=self._durable,
         )
         evicted: list[JournalAppender] = []
         with self._mutex:
@@ -170,26 +183,40 @@ class FileCheckpointStorage(StorageQueries):
     def _journal(self, run_id: str) -> str:
         return os.path.join(self._runs_dir, run_id, JOURNAL_NAME)
 
+    def _vet_root(self) -> None:
+        """Warn once about a store root others can write to (one ``stat``, then a flag)."""
+        if not self._root_vetted:
+            self._root_vetted = vet_store_root(self._fs, str(self._root_dir))
+
     def _make_run_dir(self, run_id: str) -> None:
+        fs = self._fs
+        self._vet_root()  # before creating it: a root we create ourselves is private
         created = []
-        if not self._root_dir.is_dir():
-            self._root_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-            created.append(str(self._root_dir))
+        root = str(self._root_dir)
+        try:
+            fs.mkdir(root, 0o700)
+            created.append(root)
+        except FileExistsError:
+            pass
+        except FileNotFoundError:
+            fs.makedirs(root, 0o700)
+            created.append(root)
         for path in (self._runs_dir, self._run_dir(run_id)):
             try:
-                os.mkdir(path, 0o700)
+                fs.mkdir(path, 0o700)
                 created.append(path)
             except FileExistsError:
                 pass
         self._check_run_dir(run_id)
         if self._durable:
             for path in created:
-                fsync_dir(os.path.dirname(path))
+                fs.fsync_dir(os.path.dirname(path))
 
     def _check_run_dir(self, run_id: str) -> None:
+        self._vet_root()
         path = self._run_dir(run_id)
         try:
-            if stat.S_ISLNK(os.lstat(path).st_mode):
+            if stat.S_ISLNK(self._fs.lstat(path).st_mode):
                 raise CheckpointCorruptError(path, "run directory is a symbolic link, not followed")
         except FileNotFoundError:
             pass
@@ -203,14 +230,20 @@ class FileCheckpointStorage(StorageQueries):
         """
         self._check_run_dir(run_id)
         path = self._journal(run_id)
+        fs = self._fs
         try:
-            fd = os.open(path, READ_FLAGS)
+            fd = fs.open(path, READ_FLAGS)
         except (FileNotFoundError, NotADirectoryError):
             raise RunNotFoundError(run_id) from None
         except OSError as exc:
             raise symlink_error(path, exc) from None
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            os.close(fd)
+        try:
+            regular = stat.S_ISREG(fs.fstat(fd).st_mode)
+        except BaseException:
+            fs.close(fd)
+            raise
+        if not regular:
+            fs.close(fd)
             raise CheckpointCorruptError(path, "journal is not a regular file")
         return fd
 
@@ -232,9 +265,9 @@ class FileCheckpointStorage(StorageQueries):
         except CheckpointCorruptError as exc:
             return RunJournal(run_id, (), (f"{exc.where}: {exc.reason}",), 0, path)
         try:
-            data = read_all(fd)
+            data = read_all(self._fs, fd)
         finally:
-            os.close(fd)
+            self._fs.close(fd)
         checkpoints, problems, torn = parse_journal(data, path, run_id)
         return RunJournal(run_id, tuple(checkpoints), tuple(problems), torn, path)
 
@@ -246,16 +279,17 @@ class FileCheckpointStorage(StorageQueries):
             fd = self._open_read(run_id)
         except RunNotFoundError:
             return None
-        try:
-            tail = read_tail(fd, os.fstat(fd).st_size)
-        finally:
-            os.close(fd)
-        if tail.line is None:
-            return None
         path = self._journal(run_id)
-        head = decode_record(tail.line, f"{path} (last record, byte {tail.offset})")
-        if head.run_id != run_id:
-            raise CheckpointCorruptError(path, f"last record belongs to run {head.run_id!r}")
+        try:
+            tail = read_tail(self._fs, fd, self._fs.fstat(fd).st_size)
+            if tail.line is None:
+                return None
+            head = decode_record(tail.line, f"{path} (last record, byte {tail.offset})")
+            if head.run_id != run_id:
+                raise CheckpointCorruptError(path, f"last record belongs to run {head.run_id!r}")
+            check_last_is_newest(self._fs, fd, tail, head, path)
+        finally:
+            self._fs.close(fd)
         return head
 
     def _root(self, run_id: str) -> Checkpoint | None:
@@ -264,20 +298,25 @@ class FileCheckpointStorage(StorageQueries):
         except RunNotFoundError:
             return None
         try:
-            line = read_head(fd)
+            line = read_head(self._fs, fd)
         finally:
-            os.close(fd)
+            self._fs.close(fd)
         if line is None:
             return None
         path = self._journal(run_id)
         root = decode_record(line, f"{path}:1")
         if root.run_id != run_id:
             raise CheckpointCorruptError(f"{path}:1", f"record belongs to run {root.run_id!r}")
+        if root.seq != 0 or root.kind != "root" or root.previous_checkpoint_id is not None:
+            raise CheckpointCorruptError(
+                f"{path}:1", f"the first record is {root.checkpoint_id} ({root.kind}), not a root"
+            )
         return root
 
     def _run_ids(self) -> list[str]:
+        self._vet_root()
         try:
-            entries = list(os.scandir(self._runs_dir))
+            entries = self._fs.scandir(self._runs_dir)
         except (FileNotFoundError, NotADirectoryError):
             return []
         run_ids = []
@@ -325,18 +364,25 @@ class FileCheckpointStorage(StorageQueries):
         """
         validate_run_id(run_id)
         self._check_run_dir(run_id)
-        if not os.path.isfile(self._journal(run_id)):
+        if not self._is_file(self._journal(run_id)):
             raise RunNotFoundError(run_id)
-        write_private(os.path.join(self._run_dir(run_id), "pause"), {"pid": os.getpid()})
+        write_private(self._fs, os.path.join(self._run_dir(run_id), "pause"), {"pid": os.getpid()})
 
     def pause_requested(self, run_id: str) -> bool:
         """Return whether a pause was requested for ``run_id`` (one ``lstat``)."""
-        return os.path.lexists(os.path.join(self._runs_dir, validate_run_id(run_id), "pause"))
+        return self._fs.lexists(os.path.join(self._runs_dir, validate_run_id(run_id), "pause"))
 
     def clear_pause(self, run_id: str) -> None:
         """Withdraw a pause request (no-op if there is none)."""
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(os.path.join(self._runs_dir, validate_run_id(run_id), "pause"))
+            self._fs.unlink(os.path.join(self._runs_dir, validate_run_id(run_id), "pause"))
+
+    def _is_file(self, path: str) -> bool:
+        """Like :func:`os.path.isfile`, through the seam."""
+        try:
+            return stat.S_ISREG(self._fs.stat(path).st_mode)
+        except (OSError, ValueError):
+            return False
 
     async def delete(self, checkpoint_id: str) -> bool:
         """Cut a run's chain at ``checkpoint_id``: it and every later checkpoint are removed.
@@ -362,28 +408,32 @@ class FileCheckpointStorage(StorageQueries):
 
     def _remove_run(self, run_id: str) -> bool:
         run_dir = self._run_dir(run_id)
-        if not os.path.lexists(run_dir):
+        fs = self._fs
+        try:
+            is_link = stat.S_ISLNK(fs.lstat(run_dir).st_mode)
+        except (FileNotFoundError, NotADirectoryError):
             return False
-        if os.path.islink(run_dir):
-            os.unlink(run_dir)  # the link itself, never what it points to
+        if is_link:
+            fs.unlink(run_dir)  # the link itself, never what it points to
         else:
             with self.lock_run(run_id):
-                shutil.rmtree(run_dir)
+                fs.rmtree(run_dir)
         if self._durable:
-            fsync_dir(self._runs_dir)
+            fs.fsync_dir(self._runs_dir)
         return True
 
     def _cut_run(self, run_id: str, seq: int) -> bool:
-        if not os.path.isfile(self._journal(run_id)):
+        if not self._is_file(self._journal(run_id)):
             return False
         with self.lock_run(run_id):
             return self._truncate_at(run_id, seq)
 
     def _truncate_at(self, run_id: str, seq: int) -> bool:
         path = self._journal(run_id)
-        fd = os.open(path, WRITE_FLAGS)
+        fs = self._fs
+        fd = fs.open(path, WRITE_FLAGS)
         try:
-            data = read_all(fd)
+            data = read_all(fs, fd)
             start = 0
             for _ in range(seq):
                 newline = data.find(b"\n", start)
@@ -397,9 +447,9 @@ class FileCheckpointStorage(StorageQueries):
             found = decode_record(data[start:end], where)
             if found.seq != seq or found.run_id != run_id:
                 raise CheckpointCorruptError(where, f"holds {found.checkpoint_id}; refusing to cut")
-            os.ftruncate(fd, start)
+            fs.ftruncate(fd, start)
             if self._durable:
-                sync_data(fd)
+                fs.fdatasync(fd)
             return True
         finally:
-            os.close(fd)
+            fs.close(fd)

@@ -14,25 +14,28 @@ last newline (a partial record or the NUL bytes some file systems leave after a 
 from __future__ import annotations
 
 import json
-import os
 import re
 import zlib
 from dataclasses import dataclass
 from typing import Final
 
-from wfctl._checkpoint import Checkpoint
+from wfctl._checkpoint import Checkpoint, checkpoint_id_for
 from wfctl._errors import CheckpointCorruptError
+
+from ._fs import FileSystem
 
 __all__ = [
     "JOURNAL_NAME",
     "TAIL_CHUNK",
     "Tail",
+    "check_last_is_newest",
     "decode_record",
     "encode_record",
     "parse_journal",
     "read_all",
     "read_head",
     "read_tail",
+    "record_link",
 ]
 
 JOURNAL_NAME: Final = "journal.jsonl"
@@ -42,6 +45,10 @@ TAIL_CHUNK: Final = 64 * 1024
 _CRC_PREFIX: Final = b',"crc":"'
 _SUFFIX_LEN: Final = 18  # len(b',"crc":"xxxxxxxx"}')
 _HEX8: Final = re.compile(rb"[0-9a-f]{8}")
+#: The start of a record as encode_record writes it: version, id (run.seq), seq.
+_LINK: Final = re.compile(
+    rb'\{"v":\d{1,9},"id":"([A-Za-z0-9_-]{1,100})\.(\d{1,12})","seq":(\d{1,12}),'
+)
 # Built once: json.dumps with options builds an encoder per call, a third of a commit's CPU.
 # No circular check: the data is codec output, a tree by construction (a cycle would still fail,
 # with RecursionError).
@@ -72,6 +79,34 @@ def decode_record(line: bytes, where: str) -> Checkpoint:
         CheckpointCorruptError: the checksum is missing or wrong, the JSON is invalid, or a field
             fails :meth:`Checkpoint.from_dict` (including a newer format version).
     """
+    body = _verified_body(line, where)
+    try:
+        raw = json.loads(body)
+    except (ValueError, RecursionError) as exc:
+        raise CheckpointCorruptError(where, f"invalid JSON: {exc}") from None
+    return Checkpoint.from_dict(raw, where)
+
+
+def record_link(line: bytes, where: str) -> tuple[str, int]:
+    """Return the run id and seq of a journal line, verifying its checksum only.
+
+    What a record's successor must name as its parent, without parsing the record's ``data``
+    (which may be large): the line's start is read as ``encode_record`` writes it. A line that
+    starts otherwise (written by hand, in another field order) is decoded in full.
+
+    Raises:
+        CheckpointCorruptError: as :func:`decode_record`.
+    """
+    _verified_body(line, where)
+    match = _LINK.match(line)
+    if match is None or match[2] != match[3]:
+        checkpoint = decode_record(line, where)
+        return checkpoint.run_id, checkpoint.seq
+    return match[1].decode(), int(match[3])
+
+
+def _verified_body(line: bytes, where: str) -> bytes:
+    """Check a line's checksum; return the JSON body it covers."""
     if (
         len(line) <= _SUFFIX_LEN
         or line[-_SUFFIX_LEN : -_SUFFIX_LEN + 8] != _CRC_PREFIX
@@ -87,11 +122,7 @@ def decode_record(line: bytes, where: str) -> Checkpoint:
         raise CheckpointCorruptError(
             where, f"checksum mismatch (record says {digits.decode()}, content is {actual:08x})"
         )
-    try:
-        raw = json.loads(body)
-    except (ValueError, RecursionError) as exc:
-        raise CheckpointCorruptError(where, f"invalid JSON: {exc}") from None
-    return Checkpoint.from_dict(raw, where)
+    return body
 
 
 def parse_journal(data: bytes, path: str, run_id: str) -> tuple[list[Checkpoint], list[str], int]:
@@ -133,12 +164,12 @@ class Tail:
     committed_end: int
 
 
-def read_tail(fd: int, size: int) -> Tail:
+def read_tail(fs: FileSystem, fd: int, size: int) -> Tail:
     """Find the last complete line of the first ``size`` bytes, reading only the file's end."""
     chunk = TAIL_CHUNK
     while True:
         start = max(0, size - chunk)
-        buf = _pread_exact(fd, size - start, start)
+        buf = _pread_exact(fs, fd, size - start, start)
         cut = buf.rfind(b"\n") + 1
         if cut == 0:
             if start == 0:
@@ -152,11 +183,41 @@ def read_tail(fd: int, size: int) -> Tail:
         return Tail(buf[begin : cut - 1], start + begin, start + cut)
 
 
-def read_head(fd: int) -> bytes | None:
+def check_last_is_newest(fs: FileSystem, fd: int, tail: Tail, head: Checkpoint, path: str) -> None:
+    """Refuse a journal whose last record (``head``, read at ``tail``) is not its newest.
+
+    Every record verifies on its own, so without this a stale record appended after the head
+    (or the last two records swapped) would be taken for the head: older data, silently. It
+    costs one more small read (the line before the last) and that line's checksum, not its
+    data. Other breaks (a fork, a gap, a corrupt record before the head) leave the last record
+    the newest; strict reads and lineage verification report them.
+
+    Raises:
+        CheckpointCorruptError: the record before the last is as new or newer.
+    """
+    if tail.offset == 0:
+        return
+    before = read_tail(fs, fd, tail.offset)
+    if before.line is None:  # pragma: no cover - a line ends just before the last one
+        return
+    try:
+        run_id, seq = record_link(before.line, path)
+    except CheckpointCorruptError:
+        return  # a broken record mid-file: the strict reads name it; the head is newest
+    if run_id != head.run_id or seq >= head.seq:
+        raise CheckpointCorruptError(
+            path,
+            f"last record {head.checkpoint_id} is not newer than the record before it "
+            f"({checkpoint_id_for(run_id, seq)}): the journal's end is out of order, so it "
+            "has no trustworthy head",
+        )
+
+
+def read_head(fs: FileSystem, fd: int) -> bytes | None:
     """Return the first complete line of a journal (without newline), or None."""
     chunk = TAIL_CHUNK
     while True:
-        buf = _pread_exact(fd, chunk, 0)
+        buf = _pread_exact(fs, fd, chunk, 0)
         end = buf.find(b"\n")
         if end >= 0:
             return buf[:end]
@@ -165,36 +226,26 @@ def read_head(fd: int) -> bytes | None:
         chunk *= 2
 
 
-def read_all(fd: int) -> bytes:
+def read_all(fs: FileSystem, fd: int) -> bytes:
     """Read a file from its start to its end."""
     parts: list[bytes] = []
     offset = 0
-    size = os.fstat(fd).st_size
+    size = fs.fstat(fd).st_size
     while True:
-        part = _pread(fd, max(size - offset, TAIL_CHUNK), offset)
+        part = fs.pread(fd, max(size - offset, TAIL_CHUNK), offset)
         if not part:
             return b"".join(parts)
         parts.append(part)
         offset += len(part)
 
 
-def _pread_exact(fd: int, length: int, offset: int) -> bytes:
+def _pread_exact(fs: FileSystem, fd: int, length: int, offset: int) -> bytes:
     parts: list[bytes] = []
     while length > 0:
-        part = _pread(fd, length, offset)
+        part = fs.pread(fd, length, offset)
         if not part:
             break  # the file shrank under us: work with what is there
         parts.append(part)
         length -= len(part)
         offset += len(part)
     return b"".join(parts)
-
-
-def _pread(fd: int, length: int, offset: int) -> bytes:
-    if _HAS_PREAD:
-        return os.pread(fd, length, offset)
-    os.lseek(fd, offset, os.SEEK_SET)  # pragma: no cover - Windows
-    return os.read(fd, length)  # pragma: no cover
-
-
-_HAS_PREAD: Final = hasattr(os, "pread")

@@ -1,0 +1,176 @@
+"""The harness workload: a ledgered pipeline of sequential steps, an optional pause and a gather.
+
+Every step appends its label to a ledger *before* it returns (fsynced when the ledger is a
+file), so after any crash the ledger says how many times each step really ran, and each step's
+result carries its label, so the journal says which steps were committed. :func:`reference`
+computes, without running anything, what every step must return and what the run must output:
+a result served to the wrong call, or a wrong output, cannot go unnoticed.
+
+The same module is imported by the in-process harnesses and by the child processes of the
+crash and contention harnesses (as ``tests.harness.harness_workload``), so its code signature
+is the same everywhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from wfctl import RunContext, step, workflow
+
+__all__ = [
+    "HOOKS",
+    "Hooks",
+    "file_ledger",
+    "hold_at",
+    "labels",
+    "pipeline",
+    "reference",
+    "spec_for",
+]
+
+#: The environment variables a child process reads its ledger from (see :func:`file_ledger`)
+#: and, for ``LABEL=DIR`` in HOLD_ENV, the step that holds (see :func:`hold_at`). They let a
+#: ``wfctl`` process that loads this module (``wfctl resume``) keep the ledger and hold too.
+LEDGER_ENV = "WFCTL_HARNESS_LEDGER"
+ATTEMPT_ENV = "WFCTL_HARNESS_ATTEMPT"
+HOLD_ENV = "WFCTL_HARNESS_HOLD"
+
+
+def _no_op(label: str) -> None:
+    return None
+
+
+def _env_ledger(label: str) -> None:
+    path = os.environ.get(LEDGER_ENV)
+    if path:
+        file_ledger(path, os.environ.get(ATTEMPT_ENV, "0"))(label)
+
+
+def _env_hold(label: str) -> None:
+    held, _, signals = os.environ.get(HOLD_ENV, "").partition("=")
+    if held and label == held:
+        hold_at(label, signals)(label)
+
+
+def hold_at(label: str, signals: str | os.PathLike[str]) -> Callable[[str], None]:
+    """Return an ``after_ledger`` hook: step ``label`` writes ``holding-<pid>`` in ``signals``
+    and blocks the whole process until ``release`` appears there (bounded: 60 s)."""
+
+    def hold(seen: str) -> None:
+        if seen != label:
+            return
+        folder = Path(signals)
+        (folder / f"holding-{os.getpid()}").write_text("holding")
+        end = time.monotonic() + 60
+        while not (folder / "release").exists() and time.monotonic() < end:
+            time.sleep(0.002)
+
+    return hold
+
+
+@dataclass
+class Hooks:
+    """What the steps and the body call besides computing (swapped per scenario).
+
+    ``ledger(label)``: a step started executing (called first, before anything else).
+    ``after_ledger(label)``: right after the ledger entry (the crash child dies here).
+    ``returned(label)``: the body saw that step's ``await`` return.
+    """
+
+    ledger: Callable[[str], None] = _env_ledger
+    after_ledger: Callable[[str], None] = _env_hold
+    returned: Callable[[str], None] = _no_op
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def reset(self) -> None:
+        """Restore the defaults."""
+        self.ledger, self.after_ledger, self.returned = _env_ledger, _env_hold, _no_op
+        self.extra.clear()
+
+
+HOOKS = Hooks()
+
+
+def file_ledger(path: str | os.PathLike[str], attempt: str) -> Callable[[str], None]:
+    """Return a ledger that appends ``"<attempt> <label>"`` to ``path`` and fsyncs it."""
+
+    def write(label: str) -> None:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, f"{attempt} {label}\n".encode())
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    return write
+
+
+def mix(label: str, acc: int) -> int:
+    """The value a step computes: deterministic, and different for every label."""
+    return (acc * 31 + sum(map(ord, label)) * 7 + len(label)) % 1_000_003
+
+
+@step
+async def stage(label: str, acc: int) -> dict[str, Any]:
+    """One ledgered unit of work; its result names its label."""
+    HOOKS.ledger(label)
+    HOOKS.after_ledger(label)
+    await asyncio.sleep(0)  # let gathered siblings start, so several are in flight at once
+    return {"label": label, "value": mix(label, acc)}
+
+
+async def _await_stage(label: str, acc: int) -> int:
+    out = await stage(label, acc)
+    HOOKS.returned(label)
+    return int(out["value"])
+
+
+async def branch(j: int, acc: int) -> int:
+    """One branch of the gather (a scope of its own)."""
+    return await _await_stage(f"g{j}", acc + j)
+
+
+@workflow(name="harness-pipeline")
+async def pipeline(spec: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+    """``seq`` sequential steps, an optional request, a gather of ``fan`` branches, a last step."""
+    acc = int(spec["seed"])
+    for i in range(spec["seq"]):
+        acc = await _await_stage(f"s{i}", acc)
+    answer = None
+    if spec["pause"]:
+        answer = await ctx.request_info({"acc": acc}, request_id="approve")
+    parts = await asyncio.gather(*(branch(j, acc) for j in range(spec["fan"])))
+    final = await _await_stage("final", sum(parts) + len(str(answer)))
+    return {"acc": acc, "parts": list(parts), "answer": answer, "final": final}
+
+
+def spec_for(seed: int, *, seq: int = 8, fan: int = 4, pause: bool = True) -> dict[str, Any]:
+    """The workflow's input for a scenario."""
+    return {"seed": seed % 1000, "seq": seq, "fan": fan, "pause": pause}
+
+
+def labels(spec: dict[str, Any]) -> list[str]:
+    """Every step label a complete run executes, in program order."""
+    return [f"s{i}" for i in range(spec["seq"])] + [f"g{j}" for j in range(spec["fan"])] + ["final"]
+
+
+def reference(spec: dict[str, Any], answer: Any = "yes") -> tuple[dict[str, int], dict[str, Any]]:
+    """Return what each step must return and what the run must output, computed directly."""
+    if not spec["pause"]:
+        answer = None
+    values: dict[str, int] = {}
+    acc = int(spec["seed"])
+    for i in range(spec["seq"]):
+        acc = values[f"s{i}"] = mix(f"s{i}", acc)
+    parts = []
+    for j in range(spec["fan"]):
+        parts.append(mix(f"g{j}", acc + j))
+        values[f"g{j}"] = parts[-1]
+    final = values["final"] = mix("final", sum(parts) + len(str(answer)))
+    return values, {"acc": acc, "parts": parts, "answer": answer, "final": final}

@@ -1,0 +1,204 @@
+"""The file storage's I/O seam: every OS call the journal storage makes, on one object.
+
+:class:`~wfctl._storage.FileCheckpointStorage` (with its appender and journal reader) touches the
+file system only through a :class:`FileSystem`. The default, :data:`OS_FS`, is the operating
+system itself. A test passes its own object with the same methods (``fs=``) to inject faults
+(EIO, ENOSPC, short writes, failed syncs, renames that never happen) or to die at a chosen point
+of a commit, instead of monkeypatching :mod:`os`: the layer below is swapped, not mocked.
+
+Every method of :class:`OsFileSystem` looks its :mod:`os` function up at call time, so the
+seam adds one method call and no behaviour.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import shutil
+import threading
+from typing import Final, Protocol
+
+__all__ = ["OS_FS", "FileSystem", "OsFileSystem", "write_private"]
+
+_PRIVATE_FLAGS: Final = (
+    os.O_WRONLY
+    | os.O_CREAT
+    | os.O_TRUNC
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+
+
+class FileSystem(Protocol):
+    """The OS calls the file storage makes; each behaves like the :mod:`os` function it names.
+
+    Errors are raised as :class:`OSError` (with its ``errno``), exactly as :mod:`os` raises them.
+    """
+
+    def open(self, path: str, flags: int, mode: int = 0o777) -> int:
+        """Open ``path`` and return a descriptor (:func:`os.open`)."""
+        ...
+
+    def close(self, fd: int) -> None:
+        """Close a descriptor (:func:`os.close`)."""
+        ...
+
+    def write(self, fd: int, data: bytes) -> int:
+        """Write ``data``; return how many bytes were written, maybe fewer (:func:`os.write`)."""
+        ...
+
+    def fdatasync(self, fd: int) -> None:
+        """Make a file's data durable (:func:`os.fdatasync`, else :func:`os.fsync`)."""
+        ...
+
+    def ftruncate(self, fd: int, length: int) -> None:
+        """Cut a file to ``length`` bytes (:func:`os.ftruncate`)."""
+        ...
+
+    def fstat(self, fd: int) -> os.stat_result:
+        """Describe an open file (:func:`os.fstat`)."""
+        ...
+
+    def pread(self, fd: int, length: int, offset: int) -> bytes:
+        """Read up to ``length`` bytes at ``offset`` (:func:`os.pread`)."""
+        ...
+
+    def stat(self, path: str) -> os.stat_result:
+        """Describe ``path``, following symbolic links (:func:`os.stat`)."""
+        ...
+
+    def lstat(self, path: str) -> os.stat_result:
+        """Describe ``path`` without following a final symbolic link (:func:`os.lstat`)."""
+        ...
+
+    def lexists(self, path: str) -> bool:
+        """Whether ``path`` exists, even as a dangling link (:func:`os.path.lexists`)."""
+        ...
+
+    def mkdir(self, path: str, mode: int) -> None:
+        """Create one directory (:func:`os.mkdir`)."""
+        ...
+
+    def makedirs(self, path: str, mode: int) -> None:
+        """Create a directory and its missing parents (:func:`os.makedirs`, existing ok)."""
+        ...
+
+    def scandir(self, path: str) -> list[os.DirEntry[str]]:
+        """List a directory's entries (:func:`os.scandir`)."""
+        ...
+
+    def replace(self, src: str, dst: str) -> None:
+        """Rename ``src`` over ``dst`` atomically (:func:`os.replace`)."""
+        ...
+
+    def unlink(self, path: str) -> None:
+        """Remove a file or link (:func:`os.unlink`)."""
+        ...
+
+    def rmtree(self, path: str) -> None:
+        """Remove a directory tree (:func:`shutil.rmtree`)."""
+        ...
+
+    def fsync_dir(self, path: str) -> None:
+        """Make a directory's entries durable (a no-op where directories cannot be opened)."""
+        ...
+
+
+class OsFileSystem:
+    """The real file system: each method is the :mod:`os` call of the same name."""
+
+    def __repr__(self) -> str:
+        return "OsFileSystem()"
+
+    def open(self, path: str, flags: int, mode: int = 0o777) -> int:
+        return os.open(path, flags, mode)
+
+    def close(self, fd: int) -> None:
+        os.close(fd)
+
+    def write(self, fd: int, data: bytes) -> int:
+        return os.write(fd, data)
+
+    def fdatasync(self, fd: int) -> None:
+        # fdatasync skips the metadata a journal does not need; macOS and Windows lack it.
+        getattr(os, "fdatasync", os.fsync)(fd)
+
+    def ftruncate(self, fd: int, length: int) -> None:
+        os.ftruncate(fd, length)
+
+    def fstat(self, fd: int) -> os.stat_result:
+        return os.fstat(fd)
+
+    def pread(self, fd: int, length: int, offset: int) -> bytes:
+        if hasattr(os, "pread"):
+            return os.pread(fd, length, offset)
+        os.lseek(fd, offset, os.SEEK_SET)  # pragma: no cover - Windows
+        return os.read(fd, length)  # pragma: no cover
+
+    def stat(self, path: str) -> os.stat_result:
+        return os.stat(path)
+
+    def lstat(self, path: str) -> os.stat_result:
+        return os.lstat(path)
+
+    def lexists(self, path: str) -> bool:
+        return os.path.lexists(path)
+
+    def mkdir(self, path: str, mode: int) -> None:
+        os.mkdir(path, mode)
+
+    def makedirs(self, path: str, mode: int) -> None:
+        os.makedirs(path, mode, exist_ok=True)
+
+    def scandir(self, path: str) -> list[os.DirEntry[str]]:
+        with os.scandir(path) as entries:
+            return list(entries)
+
+    def replace(self, src: str, dst: str) -> None:
+        os.replace(src, dst)
+
+    def unlink(self, path: str) -> None:
+        os.unlink(path)
+
+    def rmtree(self, path: str) -> None:
+        shutil.rmtree(path)
+
+    def fsync_dir(self, path: str) -> None:
+        if os.name != "posix":  # pragma: no cover - Windows cannot open a directory
+            return
+        flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+        fd = self.open(path, flags)
+        try:
+            os.fsync(fd)
+        finally:
+            self.close(fd)
+
+
+#: The real file system, shared by every storage that is not given another one.
+OS_FS: Final[FileSystem] = OsFileSystem()
+
+
+def write_private(fs: FileSystem, path: str, payload: object) -> None:
+    """Atomically replace ``path`` with ``payload`` as JSON, readable by the owner only.
+
+    A temporary file beside it is written, then renamed over it; if anything fails (a short
+    write included) the temporary file is removed and the error raised.
+    """
+    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+    data = json.dumps(payload, ensure_ascii=False).encode() + b"\n"
+    fd = fs.open(tmp, _PRIVATE_FLAGS, 0o600)
+    try:
+        try:
+            # One write or an error: a small file needs no retry loop (which a disk that keeps
+            # accepting nothing would turn into a livelock).
+            if fs.write(fd, data) != len(data):
+                raise OSError(errno.EIO, f"short write to {tmp}")
+        finally:
+            fs.close(fd)
+        fs.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):  # best effort: the error being raised matters
+            fs.unlink(tmp)
+        raise
