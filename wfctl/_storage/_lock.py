@@ -23,7 +23,9 @@ from filelock import FileLock, Timeout
 
 from wfctl._errors import RunLockedError, WfctlError
 
-__all__ = ["FileRunLock", "LocalRunLock", "describe_holder", "probe_locked", "write_private"]
+from ._fs import OS_FS, write_private
+
+__all__ = ["FileRunLock", "LocalRunLock", "describe_holder", "probe_locked"]
 
 #: How long lock_run waits before reporting a run as locked. A few ms covers the moment another
 #: process's ``wfctl runs`` takes the lock to see whether it is free; a real holder keeps it.
@@ -77,7 +79,7 @@ class FileRunLock:
         except OSError as exc:
             raise WfctlError(f"cannot lock run {run_id!r} at {lock_path}: {exc}") from exc
         try:
-            write_private(owner_path, _owner_record())
+            write_private(OS_FS, owner_path, _owner_record())
         except BaseException:
             lock.release()
             raise
@@ -150,17 +152,6 @@ def describe_holder(owner_path: str) -> str:
     if pid == os.getpid() and host == socket.gethostname():
         text += " (this process)"
     return text
-
-
-def write_private(path: str, payload: object) -> None:
-    """Atomically replace ``path`` with ``payload`` as JSON, readable by the owner only."""
-    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NOFOLLOW | _CLOEXEC, 0o600)
-    try:
-        os.write(fd, json.dumps(payload, ensure_ascii=False).encode() + b"\n")
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
 
 
 def _owner_record() -> dict[str, object]:
