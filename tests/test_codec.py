@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import hashlib
 import json
 import math
 import subprocess
@@ -562,3 +563,12 @@ def test_decode_never_imports(tag: str, name: str, v: Any) -> None:
         decode({"$t": tag, "n": name, "v": v})
     assert set(sys.modules) == before
     assert "antigravity" not in sys.modules
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(), max_size=5))
+def test_digest_of_string_arguments_matches_the_canonical_form(args: list[str]) -> None:
+    # digest() writes all-str calls out directly; it must hash exactly the canonical text.
+    text = canonical_json(encode([args, {}]))
+    expected = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+    assert digest(tuple(args), {}) == expected

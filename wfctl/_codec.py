@@ -159,6 +159,10 @@ def canonical_json(value: Any) -> str:
     )
 
 
+#: How ``json.dumps(..., ensure_ascii=False)`` writes a str (the C accelerator when present).
+_json_string: Final[Callable[[str], str]] = json.encoder.encode_basestring
+
+
 def digest(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
     """Return a digest of a call's arguments that is stable across processes.
 
@@ -172,10 +176,15 @@ def digest(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
     Returns:
         16 hex characters (blake2b, 8 bytes), or None if the arguments cannot be encoded.
     """
-    try:
-        text = canonical_json(encode([list(args), kwargs]))
-    except (UnencodableValueError, RecursionError, ValueError):
-        return None
+    if not kwargs and all(type(a) is str for a in args):
+        # The common call (string arguments only), written out exactly as canonical_json
+        # would write it, without building and walking the encoded list.
+        text = "[[" + ",".join(map(_json_string, args)) + "],{}]"
+    else:
+        try:
+            text = canonical_json(encode([list(args), kwargs]))
+        except (UnencodableValueError, RecursionError, ValueError):
+            return None
     # surrogatepass: a str with a lone surrogate is a legal value and must still hash.
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
 

@@ -85,6 +85,7 @@ class FileCheckpointStorage(StorageQueries):
         self._fs: FileSystem = OS_FS if fs is None else fs
         self._root_vetted = False
         self._appenders: dict[str, JournalAppender] = {}
+        self._pause_markers: dict[str, str] = {}
         self._mutex = threading.Lock()
         self._finalizer = weakref.finalize(self, _close_all, self._appenders)
 
@@ -369,8 +370,15 @@ class FileCheckpointStorage(StorageQueries):
         write_private(self._fs, os.path.join(self._run_dir(run_id), "pause"), {"pid": os.getpid()})
 
     def pause_requested(self, run_id: str) -> bool:
-        """Return whether a pause was requested for ``run_id`` (one ``lstat``)."""
-        return self._fs.lexists(os.path.join(self._runs_dir, validate_run_id(run_id), "pause"))
+        """Return whether a pause was requested for ``run_id`` (one ``lstat``).
+
+        The engine asks at every step boundary, so the marker's path is worked out once per run.
+        """
+        path = self._pause_markers.get(run_id)
+        if path is None:
+            path = os.path.join(self._runs_dir, validate_run_id(run_id), "pause")
+            self._pause_markers[run_id] = path
+        return self._fs.lexists(path)
 
     def clear_pause(self, run_id: str) -> None:
         """Withdraw a pause request (no-op if there is none)."""
