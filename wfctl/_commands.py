@@ -28,7 +28,7 @@ from ._checkpoint import validate_run_id
 from ._codec import encode
 from ._config import resolve_store
 from ._driver import Drive, EventListener, InterruptListener, drive_call
-from ._errors import RunStateError, UnencodableValueError, WfctlError
+from ._errors import ReplayInterrupted, RunStateError, UnencodableValueError, WfctlError
 from ._ids import new_run_id
 from ._loader import load_workflow
 from ._restore import load_target
@@ -51,15 +51,6 @@ __all__ = [
 ]
 
 NO_INPUT: Any = object()
-
-
-class ReplayInterrupted(WfctlError):
-    """Raised when Ctrl-C paused or aborted a replay, so there is no report to show.
-
-    The replay run itself stays in the store, resumable like any interrupted run.
-    """
-
-    exit_code = 130
 
 
 @dataclass(frozen=True, slots=True)

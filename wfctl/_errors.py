@@ -1,8 +1,8 @@
 """The wfctl error tree.
 
 Every error wfctl raises on purpose derives from :class:`WfctlError`. Each subclass takes
-structured fields and builds its own message, and carries the CLI exit code it maps to, so the
-command line translates errors in exactly one place.
+structured fields and builds its own message. The exit code each maps to on the command line
+lives in one table, ``wfctl._exit.ERROR_EXIT_CODES``.
 
 The pause signal is deliberately *not* here: it is a ``BaseException`` (see ``_pause``), so that
 ``except Exception:`` in user code cannot swallow it.
@@ -16,6 +16,7 @@ __all__ = [
     "DuplicateStepKeyError",
     "InvalidIdError",
     "ReplayDivergenceError",
+    "ReplayInterrupted",
     "RunLockedError",
     "RunNotFoundError",
     "RunStateError",
@@ -26,17 +27,11 @@ __all__ = [
     "WorkflowLoadError",
 ]
 
-#: Exit code for a usage or input error (bad arguments, unknown id, corrupt file, locked run).
-EXIT_INPUT = 2
-
-
 class WfctlError(Exception):
     """Root of every error wfctl raises on purpose.
 
-    Catch this to handle any wfctl failure; ``exit_code`` is what the CLI exits with.
+    Catch this to handle any wfctl failure.
     """
-
-    exit_code: int = EXIT_INPUT
 
 
 class InvalidIdError(WfctlError, ValueError):
@@ -134,8 +129,6 @@ class ReplayDivergenceError(WfctlError):
         text = f"replay diverged at {key}: call digest {digest}, recorded digest(s) {shown}"
         super().__init__(f"{text}; {reason}" if reason else text)
 
-    exit_code = 1
-
 
 class WorkflowChangedError(WfctlError):
     """Raised when restoring a checkpoint written by different workflow code.
@@ -184,6 +177,13 @@ class DuplicateStepKeyError(WfctlError):
 
 class WorkflowDefinitionError(WfctlError, TypeError):
     """Raised at decoration when a workflow or step is declared in a way wfctl cannot run."""
+
+
+class ReplayInterrupted(WfctlError):
+    """Raised when Ctrl-C paused or aborted a replay, so there is no report to show.
+
+    The replay run itself stays in the store, resumable like any interrupted run.
+    """
 
 
 class WorkflowLoadError(WfctlError):

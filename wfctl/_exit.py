@@ -27,6 +27,7 @@ from ._errors import (
     DuplicateStepKeyError,
     InvalidIdError,
     ReplayDivergenceError,
+    ReplayInterrupted,
     RunLockedError,
     RunNotFoundError,
     RunStateError,
@@ -69,6 +70,8 @@ ERROR_EXIT_CODES: Final[dict[type[BaseException], int]] = {
     DuplicateStepKeyError: EXIT_INPUT,
     WorkflowDefinitionError: EXIT_INPUT,
     WorkflowLoadError: EXIT_INPUT,
+    ReplayInterrupted: EXIT_INTERRUPTED,
+    WfctlError: EXIT_INPUT,  # any other refusal: the input or the store's state is the problem
     KeyboardInterrupt: EXIT_INTERRUPTED,
     OSError: EXIT_INPUT,  # an unreadable store or file named on the command line
 }
@@ -89,8 +92,6 @@ def exit_code_for_error(error: BaseException) -> int:
         code = ERROR_EXIT_CODES.get(cls)
         if code is not None:
             return code
-    if isinstance(error, WfctlError):
-        return error.exit_code
     return EXIT_FINDING
 
 
