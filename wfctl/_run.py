@@ -1,8 +1,8 @@
 """The run loop: executes a workflow body, keys its calls, serves the cache, and pauses cleanly.
 
 One :class:`Run` object lives for one ``Workflow.run`` call. It owns every task created inside
-the run (through the task factory in :mod:`wfctl._keys`), counts the steps in flight, and
-decides the outcome. Pausing works in two phases:
+the run (through the task factory in :mod:`wfctl._keys`) and decides the outcome; its
+:class:`~wfctl._pausing.PauseGate` counts the steps in flight. Pausing works in two phases:
 
 1. A branch that calls ``request_info`` without an answer (or reaches a step boundary after a
    pause was requested) suspends. Sibling branches keep going; the supervisor waits until no
@@ -37,6 +37,7 @@ from ._keys import (
     scope_var,
 )
 from ._keys import uninstall_task_factory as _uninstall
+from ._pausing import PauseGate
 from ._recorded import Divergence, RecordedCalls, StepRecord
 
 if TYPE_CHECKING:
@@ -44,8 +45,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Outcome", "Run", "RunOptions"]
 
-#: Loop iterations a drain gives runnable branches to reach their next suspension point.
-_SETTLE_ROUNDS = 8
 
 _effects = current_effects()
 _owner = run_owner()
@@ -110,17 +109,11 @@ class Run:
         self.cached: list[str] = []
         self.changed: list[str] = []
         self.divergence: ReplayDivergenceError | None = None
-        self.interrupted = False
         self._on_event = on_event
         self._pause_probe = pause_probe
         self._rng = random.Random(options.shuffle_seed) if options.shuffle_seed is not None else None
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._in_flight = 0
-        self._idle = asyncio.Event()
-        self._idle.set()
-        self._pause_wanted = asyncio.Event()
-        self._suspended: list[asyncio.Future[None]] = []
-        self._released = False
+        self.gate = PauseGate()
         self._request_ids: set[str] = set()
         self._unsettled: list[tuple[str, str | None, str, str, str | None]] = []
 
@@ -166,16 +159,6 @@ class Run:
         except UnencodableValueError as exc:
             raise exc.for_key(key) from None
 
-    def _step_started(self) -> None:
-        if self._in_flight == 0:
-            self._idle.clear()
-        self._in_flight += 1
-
-    def _step_ended(self) -> None:
-        self._in_flight -= 1
-        if self._in_flight == 0:
-            self._idle.set()
-
     # -- steps -------------------------------------------------------------------------------
 
     def start_step(
@@ -208,11 +191,12 @@ class Run:
     ) -> Any:
         """Serve a keyed call's recorded result, or execute it."""
         name = step.name
-        if self._released:
+        gate = self.gate
+        if gate.released:
             raise PauseSignal
-        if self.interrupted or (self._pause_probe is not None and self._pause_probe()):
-            self.interrupted = True
-            await self._suspend()
+        if gate.interrupted or (self._pause_probe is not None and self._pause_probe()):
+            gate.interrupted = True
+            await gate.suspend(_effects.get() is not None)
         call_digest = digest(args, kwargs)
         match = self.recorded.take(scope_path, name, explicit, call_digest, key)
         if isinstance(match, StepRecord):
@@ -301,7 +285,7 @@ class Run:
         changed: bool,
     ) -> Any:
         self.emit("step_started", key)
-        self._step_started()
+        self.gate.step_started()
         outer = _effects.get()
         effects = StepEffects()
         scope_token = _scope.set(Scope(key))
@@ -330,7 +314,7 @@ class Run:
         finally:
             _scope.reset(scope_token)
             _effects.reset(effects_token)
-            self._step_ended()
+            self.gate.step_ended()
         (self.changed if changed else self.executed).append(key)
         if outer is not None:
             outer.merge(record.effects)
@@ -350,7 +334,7 @@ class Run:
         self._request_ids.add(rid)
         if rid in self.responses:
             return self.responses[rid]
-        if self._released:
+        if self.gate.released:
             raise PauseSignal
         encoded = self._encode(request_data, rid)
         type_name = getattr(response_type, "__name__", None) if response_type else None
@@ -359,42 +343,11 @@ class Run:
         )
         self.pending[rid] = (event, encoded)
         self._publish(event)
-        await self._suspend()
-
-    async def _suspend(self) -> NoReturn:
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._suspended.append(future)
-        in_step = _effects.get() is not None
-        if in_step:
-            # A step waiting for an answer is not work in flight: it must not hold up the drain.
-            self._step_ended()
-        self._pause_wanted.set()
-        try:
-            await future
-        finally:
-            if in_step:
-                self._step_started()
-        raise PauseSignal  # pragma: no cover  # the future only ever ends with an exception
+        await self.gate.suspend(_effects.get() is not None)
 
     def request_pause(self) -> None:
         """Pause at the next step boundary (Ctrl-C, ``wfctl pause``)."""
-        self.interrupted = True
-        self._pause_wanted.set()
-
-    async def _drain(self) -> None:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.options.drain_timeout
-        while True:
-            if self._in_flight:
-                try:
-                    await asyncio.wait_for(self._idle.wait(), max(0.0, deadline - loop.time()))
-                except TimeoutError:
-                    return
-            await self.chain.flush()
-            for _ in range(_SETTLE_ROUNDS):
-                await asyncio.sleep(0)
-            if not self._in_flight:
-                return
+        self.gate.request_pause()
 
     # -- the supervisor ----------------------------------------------------------------------
 
@@ -418,30 +371,26 @@ class Run:
 
     async def _supervise(self, body_task: asyncio.Task[Any]) -> None:
         while not body_task.done():
-            waiter = asyncio.Task(self._pause_wanted.wait(), context=contextvars.Context())
+            gate = self.gate
+            waiter = asyncio.Task(gate.wanted.wait(), context=contextvars.Context())
             try:
                 await asyncio.wait({body_task, waiter}, return_when=asyncio.FIRST_COMPLETED)
             finally:
                 waiter.cancel()
             if body_task.done():
                 return
-            self._pause_wanted.clear()
-            await self._drain()
+            gate.wanted.clear()
+            await gate.drain(self.options.drain_timeout, self.chain.flush)
             if body_task.done():
                 return
-            self._released = True
-            for future in self._suspended:
-                if not future.done():
-                    future.set_exception(PauseSignal())
-            for _ in range(_SETTLE_ROUNDS):
-                await asyncio.sleep(0)
+            await gate.release()
             for task in (*self._tasks, body_task):
                 task.cancel()  # still blocked after the signal: nothing more can happen
             await asyncio.wait({body_task})
 
     def _outcome(self, body_task: asyncio.Task[Any]) -> Outcome:
         error = None if body_task.cancelled() else body_task.exception()
-        if self._released and (self.pending or self.interrupted):
+        if self.gate.released and (self.pending or self.gate.interrupted):
             return Outcome("paused")
         if body_task.cancelled():
             return Outcome("failed", error=asyncio.CancelledError("the run was cancelled"))
