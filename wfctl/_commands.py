@@ -242,9 +242,8 @@ def run_workflow(
     message = read_input(input_json, input_file)
     workflow = load_workflow(target)
     storage = FileCheckpointStorage(store)
+    # The engine refuses an existing run id itself, under the run's lock.
     run_id = validate_run_id(run_id) if run_id is not None else new_run_id()
-    if (storage.root / "runs" / run_id).exists():
-        raise RunStateError(run_id, "exists already; pick another --run-id, or resume it")
     bound = workflow.build(checkpoint_storage=storage)
     args = () if message is NO_INPUT else (message,)
 

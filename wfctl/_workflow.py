@@ -114,6 +114,7 @@ class Workflow:
             checkpoint_storage=checkpoint_storage or self._storage,
         )
         bound.target = self.target
+        bound._signature = self._signature  # same code: no need to read its source again
         return bound
 
     async def run(
@@ -173,7 +174,7 @@ class Workflow:
         lock = lock_run(self.storage, run_id)
         try:
             if await self.storage.get_latest(run_id=run_id) is not None:
-                raise RunStateError(run_id, "a run with this id exists already; resume it instead")
+                raise RunStateError(run_id, "exists already; pick another run id, or resume it")
             chain = CheckpointChain(self.storage, run_id, self.name)
             await chain.commit("root", self._root_data(encoded))
         except BaseException:
