@@ -28,7 +28,8 @@ class PauseGate:
 
     def __init__(self) -> None:
         self.in_flight = 0
-        #: Set by ``wfctl pause`` / Ctrl-C: new steps suspend at their boundary.
+        #: Set once the storage reports a pause request (``wfctl pause``, Ctrl-C): new steps
+        #: suspend at their boundary.
         self.interrupted = False
         #: Set once suspended branches were signalled: nothing new may start.
         self.released = False
@@ -68,11 +69,6 @@ class PauseGate:
             if in_step:
                 self.step_started()
         raise PauseSignal  # pragma: no cover  # the future only ever ends with an exception
-
-    def request_pause(self) -> None:
-        """Pause at the next step boundary (Ctrl-C, ``wfctl pause``)."""
-        self.interrupted = True
-        self.wanted.set()
 
     async def drain(self, limit: float, flush: Callable[[], Awaitable[None]]) -> None:
         """Wait until no step is in flight and the loop has settled, or ``limit`` seconds pass.

@@ -345,10 +345,6 @@ class Run:
         self._publish(event)
         await self.gate.suspend(_effects.get() is not None)
 
-    def request_pause(self) -> None:
-        """Pause at the next step boundary (Ctrl-C, ``wfctl pause``)."""
-        self.gate.request_pause()
-
     # -- the supervisor ----------------------------------------------------------------------
 
     async def execute(self, body: Callable[[], Coroutine[Any, Any, Any]]) -> Outcome:

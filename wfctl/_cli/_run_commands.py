@@ -110,9 +110,10 @@ def resume(
 ) -> None:
     """Continue a paused, failed or interrupted run.
 
-    The run continues in its own chain. A paused run needs answers to its pending requests (--response / --responses); a failed
-    or interrupted run is retried from its last checkpoint, serving every recorded step from
-    the record. Exit codes and Ctrl-C behave as for 'wfctl run'.
+    The run continues in its own chain. A paused run needs answers to its pending requests
+    (--response / --responses); a failed or interrupted run is retried from its last
+    checkpoint, serving every recorded step from the record. Exit codes and Ctrl-C behave as
+    for 'wfctl run'.
 
     \b
     Example:
