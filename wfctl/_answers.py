@@ -27,6 +27,7 @@ from typing import Any
 import tomli_w
 
 from ._errors import WfctlError
+from ._storage._fs import OS_FS, write_private_bytes
 
 __all__ = [
     "TEMPLATE_NAME",
@@ -76,11 +77,15 @@ def template_text(run_id: str, requests: Sequence[PendingRequest], path: Path) -
 def write_answers_template(run_dir: Path, run_id: str, requests: Sequence[PendingRequest]) -> Path:
     """Write the answers template into ``run_dir`` and return its path.
 
+    Written like every other store file: private (``0600``: requests often carry private
+    data), atomically (a temporary file renamed into place), and never through a link planted
+    at its name.
+
     Raises:
         OSError: the file cannot be written.
     """
     path = run_dir / TEMPLATE_NAME
-    path.write_text(template_text(run_id, requests, path), encoding="utf-8")
+    write_private_bytes(OS_FS, str(path), template_text(run_id, requests, path).encode())
     return path
 
 

@@ -16,11 +16,12 @@ import contextlib
 import errno
 import json
 import os
+import secrets
 import shutil
 import threading
 from typing import Final, Protocol
 
-__all__ = ["OS_FS", "FileSystem", "OsFileSystem", "write_private"]
+__all__ = ["OS_FS", "FileSystem", "OsFileSystem", "write_private", "write_private_bytes"]
 
 _PRIVATE_FLAGS: Final = (
     os.O_WRONLY
@@ -183,12 +184,21 @@ OS_FS: Final[FileSystem] = OsFileSystem()
 def write_private(fs: FileSystem, path: str, payload: object) -> None:
     """Atomically replace ``path`` with ``payload`` as JSON, readable by the owner only.
 
-    A temporary file beside it is written, then renamed over it; if anything fails (a short
-    write included) the temporary file is removed and the error raised.
+    See :func:`write_private_bytes`.
     """
-    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-    data = json.dumps(payload, ensure_ascii=False).encode() + b"\n"
-    fd = fs.open(tmp, _PRIVATE_FLAGS, 0o600)
+    write_private_bytes(fs, path, json.dumps(payload, ensure_ascii=False).encode() + b"\n")
+
+
+def write_private_bytes(fs: FileSystem, path: str, data: bytes) -> None:
+    """Atomically replace ``path`` with ``data``, readable by the owner only (``0600``).
+
+    A temporary file beside it is created (exclusively, under a name nobody can guess, never
+    through a symbolic link), written, then renamed over ``path``. The rename replaces whatever
+    entry ``path`` was, a planted link included, and never writes through it. If anything fails
+    (a short write included) the temporary file is removed and the error raised.
+    """
+    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.{secrets.token_hex(4)}.tmp"
+    fd = fs.open(tmp, _PRIVATE_FLAGS | os.O_EXCL, 0o600)
     try:
         try:
             # One write or an error: a small file needs no retry loop (which a disk that keeps
