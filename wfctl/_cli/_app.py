@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 import typer
 from typer.core import TyperGroup
 
+from wfctl._visible import visible
+
 try:  # typer >= 0.26 vendors Click; its exceptions are not re-exported publicly
     from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 except ImportError:  # pragma: no cover  # older typer runs on Click itself
@@ -97,7 +99,7 @@ def _report_usage(exc: ClickException) -> int:
     message = " ".join(exc.format_message().split())
     if isinstance(exc, UsageError) and exc.ctx is not None:
         message += f" (see '{exc.ctx.command_path} --help')"
-    print(f"wfctl: error: {message}", file=sys.stderr)
+    print(visible(f"wfctl: error: {message}"), file=sys.stderr)
     return _EXIT_USAGE
 
 
@@ -116,7 +118,8 @@ def _report_error(exc: BaseException) -> int:
         line = f"wfctl: internal error: {type(exc).__name__}: {exc}"
         if not _debug:
             line += " (run with --debug for the traceback)"
-    print(" ".join(line.split()), file=sys.stderr)
+    # One line, and stored text in it (keys, error messages) cannot steer the terminal.
+    print(" ".join(visible(line).split()), file=sys.stderr)
     return code
 
 
@@ -222,7 +225,8 @@ def finish_run(outcome: RunOutcome, json_output: bool) -> NoReturn:
     if json_output:
         emit_json(outcome.to_json())
         if outcome.status == "failed":
-            print(f"wfctl: run {outcome.run_id} failed: {outcome.error}", file=sys.stderr)
+            line = f"wfctl: run {outcome.run_id} failed: {outcome.error}"
+            print(" ".join(visible(line).split()), file=sys.stderr)
     else:
         from wfctl._render import print_run_outcome
 

@@ -1,14 +1,35 @@
-"""Consoles and small renderables shared by the renderers."""
+"""Consoles and small renderables shared by the renderers.
+
+Text read from a store reaches people only through these: :class:`Text` and both consoles show
+control characters as escapes (:func:`wfctl._visible.visible`), so a crafted store cannot
+clear the screen, retitle the window or hide text. Renderers build text with this module's
+:class:`Text`, which does it before layout (so tables keep their widths); the consoles do it
+again, for plain strings and as a last guard, on every segment that is not rich's own control
+sequence.
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
-from rich.console import Console, RenderableType
-from rich.text import Text
+from rich import text as rich_text
+from rich.console import Console, ConsoleOptions, RenderableType
+from rich.segment import Segment
+from rich.style import Style
 
-__all__ = ["STATUS_STYLE", "json_text", "render_value", "status_text", "stderr", "stdout"]
+from wfctl._visible import visible
+
+__all__ = [
+    "STATUS_STYLE",
+    "Text",
+    "json_text",
+    "render_value",
+    "status_text",
+    "stderr",
+    "stdout",
+]
 
 STATUS_STYLE = {
     "completed": "green",
@@ -21,17 +42,50 @@ STATUS_STYLE = {
 }
 
 
-# markup=False: run ids, paths, keys and user data are printed as they are, never as markup.
+class Text(rich_text.Text):
+    """Rich text whose characters are shown, never obeyed: controls become escapes."""
+
+    def __init__(self, text: str = "", *args: Any, **kwargs: Any) -> None:
+        super().__init__(visible(text), *args, **kwargs)
+
+    def append(self, text: str | rich_text.Text, style: str | Style | None = None) -> Text:
+        """Append ``text`` (a string has its controls made visible first)."""
+        super().append(visible(text) if isinstance(text, str) else text, style)
+        return self
+
+
+class _Console(Console):
+    """A console that shows control characters in what it prints instead of sending them.
+
+    markup=False: run ids, paths, keys and user data are printed as they are, never as markup.
+    """
+
+    def __init__(self, *, stderr: bool = False) -> None:
+        super().__init__(stderr=stderr, highlight=False, markup=False)
+
+    def render_str(self, text: str, **kwargs: Any) -> rich_text.Text:
+        """Turn a plain string (a table cell, a tree label, a line) into text, controls shown."""
+        return super().render_str(visible(text), **kwargs)
+
+    def render(
+        self, renderable: RenderableType, options: ConsoleOptions | None = None
+    ) -> Iterable[Segment]:
+        """Render ``renderable``; text segments leave with their controls made visible."""
+        for segment in super().render(renderable, options):
+            if segment.control:  # rich's own cursor movement (live progress), not data
+                yield segment
+            else:
+                yield Segment(visible(segment.text), segment.style, None)
 
 
 def stdout() -> Console:
     """Return a console for results (stdout)."""
-    return Console(highlight=False, markup=False)
+    return _Console()
 
 
 def stderr() -> Console:
     """Return a console for progress, notes and diagnostics (stderr)."""
-    return Console(stderr=True, highlight=False, markup=False)
+    return _Console(stderr=True)
 
 
 def status_text(status: str) -> Text:

@@ -10,9 +10,8 @@ from typing import TYPE_CHECKING
 from rich.console import Group, RenderableType
 from rich.live import Live
 from rich.spinner import Spinner
-from rich.text import Text
 
-from ._common import stderr
+from ._common import Text, stderr
 
 if TYPE_CHECKING:
     from wfctl._events import WorkflowEvent

@@ -8,9 +8,8 @@ from rich.console import RenderableType
 from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
-from rich.text import Text
 
-from ._common import render_value, status_text, stdout
+from ._common import Text, render_value, status_text, stdout
 
 if TYPE_CHECKING:
     from wfctl._lineage import LineageReport

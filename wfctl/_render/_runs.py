@@ -6,10 +6,9 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from rich.table import Table
-from rich.text import Text
 from rich.tree import Tree
 
-from ._common import json_text, render_value, status_text, stderr, stdout
+from ._common import Text, json_text, render_value, status_text, stderr, stdout
 
 if TYPE_CHECKING:
     from wfctl._checkpoint import Checkpoint
