@@ -19,7 +19,7 @@ import json
 import shlex
 import tomllib
 from collections.abc import Awaitable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,10 +34,13 @@ from ._loader import load_workflow
 from ._restore import load_target
 from ._storage import FileCheckpointStorage
 from ._storage._capabilities import load_chain
+from ._trust import refuse_code_in_store, vet_store_owner
 
 if TYPE_CHECKING:
+    from ._checkpoint import Checkpoint
     from ._replay import ReplayReport
     from ._result import WorkflowRunResult
+    from ._workflow import Workflow
 
 __all__ = [
     "EventListener",
@@ -60,7 +63,8 @@ class RunOutcome:
     ``status`` is ``completed``, ``failed``, ``paused`` (waiting for answers), ``interrupted``
     (paused by Ctrl-C or ``wfctl pause``) or ``aborted`` (a second Ctrl-C cancelled it). ``outputs`` are encoded
     with the checkpoint codec, so they are plain JSON. ``answers_file`` is the template written
-    when the run paused on requests.
+    when the run paused on requests. ``target`` is the code that was imported, and
+    ``target_recorded`` says whether it came from the run's record (not the command line).
     """
 
     status: str
@@ -77,6 +81,8 @@ class RunOutcome:
     cached: int = 0
     changed: int = 0
     elapsed: float = 0.0
+    target: str = ""
+    target_recorded: bool = False
 
     @property
     def resume_command(self) -> str:
@@ -112,6 +118,8 @@ class RunOutcome:
             "resume_command": self.resume_command if resumable else None,
             "steps": {"executed": self.executed, "cached": self.cached, "changed": self.changed},
             "elapsed": round(self.elapsed, 6),
+            "target": self.target,
+            "target_recorded": self.target_recorded,
         }
 
 
@@ -138,9 +146,11 @@ def _encode_all(values: Sequence[Any]) -> tuple[Any, ...]:
 def _outcome(
     drive: Drive[WorkflowRunResult],
     storage: FileCheckpointStorage,
-    workflow_name: str,
+    workflow: Workflow,
     store: Path,
+    target_recorded: bool = False,
 ) -> RunOutcome:
+    workflow_name, loaded = workflow.name, workflow.target or ""
     result = drive.value
     run_id = result.run_id if result is not None else drive.run_id or ""
     if result is None:  # aborted: the head is whatever was committed last
@@ -153,6 +163,8 @@ def _outcome(
             store=store,
             store_option=_store_option(store),
             elapsed=drive.elapsed,
+            target=loaded,
+            target_recorded=target_recorded,
         )
     requests = tuple(
         PendingRequest(r.request_id, _encode_all([r.request_data])[0], r.response_type)
@@ -182,6 +194,8 @@ def _outcome(
         cached=len(result.cached),
         changed=len(result.changed),
         elapsed=drive.elapsed,
+        target=loaded,
+        target_recorded=target_recorded,
     )
 
 
@@ -251,7 +265,7 @@ def run_workflow(
         return bound.run(*args, run_id=run_id, drain_timeout=drain_timeout, on_event=listener)
 
     drive = drive_call(start, storage, run_id, on_event, on_interrupt)
-    return _outcome(drive, storage, workflow.name, store)
+    return _outcome(drive, storage, workflow, store)
 
 
 def resume_run(
@@ -261,6 +275,7 @@ def resume_run(
     responses: Sequence[str] = (),
     responses_file: Path | None = None,
     target: str | None = None,
+    trust_store: bool = False,
     drain_timeout: float = 30.0,
     on_event: EventListener | None = None,
     on_interrupt: InterruptListener | None = None,
@@ -268,7 +283,8 @@ def resume_run(
     """Continue a paused, failed or interrupted run from its head, in the same chain.
 
     The workflow is reloaded from the ``target`` its root recorded (else its ``module:qualname``
-    reference) unless ``target`` is given.
+    reference) unless ``target`` is given; see :func:`_load_recorded` for when a recorded
+    target is refused (``trust_store`` trusts a store another user owns).
 
     Raises:
         RunNotFoundError, InvalidIdError: no such run.
@@ -276,6 +292,7 @@ def resume_run(
         RunStateError: it completed, an answer names no pending request, or a paused run got
             no answers.
         RunLockedError: another process is executing it.
+        UntrustedTargetError: its recorded target is refused (see :func:`_load_recorded`).
         WorkflowLoadError: its workflow cannot be loaded.
         WorkflowChangedError: its code changed since it was written.
     """
@@ -294,7 +311,7 @@ def resume_run(
             if isinstance(raw, dict) and isinstance(raw.get("request_id"), str):
                 types[raw["request_id"]] = raw.get("response_type")
     answers = parse_responses(responses, responses_file, types)
-    workflow = load_workflow(target or _recorded_target(root.data, run_id))
+    workflow = _load_recorded(root, store, target, trust_store)
     bound = workflow.build(checkpoint_storage=storage)
 
     def start(listener: EventListener) -> Awaitable[WorkflowRunResult]:
@@ -305,14 +322,36 @@ def resume_run(
         )
 
     drive = drive_call(start, storage, run_id, on_event, on_interrupt)
-    return _outcome(drive, storage, workflow.name, store)
+    return _outcome(drive, storage, workflow, store, target_recorded=target is None)
 
 
-def _recorded_target(root_data: dict[str, Any], run_id: str) -> str:
-    target = root_data.get("target") or root_data.get("workflow")
-    if not isinstance(target, str) or not target:
+def _load_recorded(
+    root: Checkpoint, store: Path, target: str | None, trust_store: bool
+) -> Workflow:
+    """Load ``target``, else the target ``root`` recorded -- if wfctl may import it.
+
+    A recorded target is refused when its code lies inside the store, or when the store or
+    the run's files belong to another user and the store is not trusted (``trust_store``, or
+    ``trusted_stores`` in ``wfctl.toml``); see :mod:`wfctl._trust`. A target given on the
+    command line is the user's own choice and is loaded as ``wfctl run`` loads one.
+
+    Raises:
+        UntrustedTargetError: the recorded target is refused.
+        WorkflowLoadError: the workflow cannot be loaded.
+        WfctlError: the root records no target.
+    """
+    if target is not None:
+        return load_workflow(target)
+    run_id = root.run_id
+    recorded = root.data.get("target") or root.data.get("workflow")
+    if not isinstance(recorded, str) or not recorded:
         raise WfctlError(f"run {run_id!r} records no workflow target; pass --target")
-    return target
+    vet_store_owner(store, run_id, recorded, trusted=trust_store)
+
+    def inside_store(locations: list[str]) -> None:
+        refuse_code_in_store(recorded, run_id, locations, store)
+
+    return load_workflow(recorded, before_import=inside_store)
 
 
 def replay_checkpoint(
@@ -320,6 +359,7 @@ def replay_checkpoint(
     *,
     store: Path,
     target: str | None = None,
+    trust_store: bool = False,
     allow_changed: bool = False,
     execute: bool = True,
     shuffle_seed: int | None = None,
@@ -328,9 +368,13 @@ def replay_checkpoint(
 ) -> ReplayReport:
     """Replay ``checkpoint_id`` as a new run and compare it with the source run.
 
+    The workflow is loaded as :func:`resume_run` loads it (``target``, else the source run's
+    recorded target, if wfctl may import it).
+
     Raises:
         CheckpointNotFoundError, InvalidIdError: no such checkpoint.
         CheckpointCorruptError: the source chain cannot be trusted.
+        UntrustedTargetError: the recorded target is refused (see :func:`_load_recorded`).
         WorkflowLoadError: the workflow cannot be loaded.
         WorkflowChangedError: the code changed and ``allow_changed`` is False.
         ReplayInterrupted: Ctrl-C paused or aborted the replay (its message says which).
@@ -339,7 +383,7 @@ def replay_checkpoint(
 
     storage = FileCheckpointStorage(store)
     chain, _ = asyncio.run(load_target(storage, checkpoint_id))
-    workflow = load_workflow(target or _recorded_target(chain[0].data, chain[0].run_id))
+    workflow = _load_recorded(chain[0], store, target, trust_store)
     bound = workflow.build(checkpoint_storage=storage)
 
     def start(listener: EventListener) -> Awaitable[ReplayReport]:
@@ -361,4 +405,4 @@ def replay_checkpoint(
             f"replay run {report.replay_run_id} paused; continue it with: "
             f"wfctl resume {report.replay_run_id}{_store_option(store)}"
         )
-    return report
+    return replace(report, target=workflow.target or "", target_recorded=target is None)

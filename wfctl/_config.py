@@ -4,22 +4,29 @@ Precedence, highest first: an explicit path; the ``WFCTL_STORE`` environment var
 ``store = "..."`` in ``wfctl.toml`` or under ``[tool.wfctl]`` in ``pyproject.toml`` in the
 current directory or the nearest parent that has one (relative paths are taken from that
 file's directory); ``./.wfctl``.
+
+The same files may list stores owned by other users that ``resume`` and ``replay`` may import
+code for (:func:`trusts_store`).
 """
 
 from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from ._errors import WfctlError
 
-__all__ = ["DEFAULT_STORE", "resolve_store"]
+__all__ = ["DEFAULT_STORE", "resolve_store", "trusts_store"]
 
 DEFAULT_STORE = ".wfctl"
 
 
-def _configured(directory: Path) -> Path | None:
+def _config_tables(directory: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """Yield each wfctl table from ``directory`` upwards: ``wfctl.toml`` (which ends the
+    search) or ``[tool.wfctl]`` of ``pyproject.toml``, with the file it came from."""
     for parent in (directory, *directory.parents):
         for name, section in (("wfctl.toml", ()), ("pyproject.toml", ("tool", "wfctl"))):
             path = parent / name
@@ -31,14 +38,44 @@ def _configured(directory: Path) -> Path | None:
                 raise WfctlError(f"cannot read {path}: {exc}") from None
             for part in section:
                 table = table.get(part, {})
-            store = table.get("store") if isinstance(table, dict) else None
-            if store is not None:
-                if not isinstance(store, str):
-                    raise WfctlError(f"{path}: 'store' must be a string")
-                return parent / store
+            yield path, table if isinstance(table, dict) else {}
             if name == "wfctl.toml":
-                return None
+                return
+
+
+def _configured(directory: Path) -> Path | None:
+    for path, table in _config_tables(directory):
+        store = table.get("store")
+        if store is not None:
+            if not isinstance(store, str):
+                raise WfctlError(f"{path}: 'store' must be a string")
+            return path.parent / store
     return None
+
+
+def trusts_store(store: Path, directory: Path | None = None) -> bool:
+    """Return whether the configuration trusts ``store`` although another user owns it.
+
+    ``trusted_stores = ["path", ...]`` in the nearest ``wfctl.toml`` (or ``[tool.wfctl]``) that
+    sets it lists trusted stores (relative paths from that file's directory; ``"*"`` trusts
+    every store). Like git's ``safe.directory``, the list is honoured only from a file owned by
+    the current user: a file someone else wrote cannot vouch for that someone's store.
+
+    Raises:
+        WfctlError: a configuration file cannot be read, or the list is not a list of strings.
+    """
+    for path, table in _config_tables(directory or Path.cwd()):
+        listed = table.get("trusted_stores")
+        if listed is None:
+            continue
+        if not isinstance(listed, list) or not all(isinstance(i, str) for i in listed):
+            raise WfctlError(f"{path}: 'trusted_stores' must be a list of strings")
+        geteuid = getattr(os, "geteuid", None)
+        if geteuid is not None and path.stat().st_uid != geteuid():
+            return False
+        real = os.path.realpath(store)
+        return any(i == "*" or os.path.realpath(path.parent / i) == real for i in listed)
+    return False
 
 
 def resolve_store(explicit: str | os.PathLike[str] | None = None) -> Path:

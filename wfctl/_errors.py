@@ -21,6 +21,7 @@ __all__ = [
     "RunNotFoundError",
     "RunStateError",
     "UnencodableValueError",
+    "UntrustedTargetError",
     "WfctlError",
     "WorkflowChangedError",
     "WorkflowDefinitionError",
@@ -188,3 +189,23 @@ class ReplayInterrupted(WfctlError):
 
 class WorkflowLoadError(WfctlError):
     """Raised when a workflow target (``file.py:name``, ``module:name``) cannot be loaded."""
+
+
+class UntrustedTargetError(WorkflowLoadError):
+    """Raised when ``resume`` or ``replay`` refuses to import the target a store recorded.
+
+    Two causes, both before any code is imported: the target's code lies inside the store
+    itself (a store is data; it never supplies code), or the store or the run's directory is
+    owned by another user who has not been trusted (``--trust-store``, ``trusted_stores`` in
+    ``wfctl.toml``). Unlike its parent :class:`WorkflowLoadError`, nothing was wrong with the
+    code: wfctl declined to run it. ``--target`` names the code yourself and avoids both.
+    """
+
+    def __init__(self, target: str, run_id: str, reason: str, remedy: str) -> None:
+        self.target = target
+        self.run_id = run_id
+        self.reason = reason
+        super().__init__(
+            f"refusing to import {target!r}, the target run {run_id!r} recorded: {reason}; "
+            f"{remedy}"
+        )

@@ -32,6 +32,7 @@ from ._errors import (
     RunNotFoundError,
     RunStateError,
     UnencodableValueError,
+    UntrustedTargetError,
     WfctlError,
     WorkflowChangedError,
     WorkflowDefinitionError,
@@ -69,6 +70,7 @@ ERROR_EXIT_CODES: Final[dict[type[BaseException], int]] = {
     UnencodableValueError: EXIT_INPUT,  # the run's input (or an answer) cannot be stored
     DuplicateStepKeyError: EXIT_INPUT,
     WorkflowDefinitionError: EXIT_INPUT,
+    UntrustedTargetError: EXIT_INPUT,  # a store's recorded code refused; --target overrides
     WorkflowLoadError: EXIT_INPUT,
     ReplayInterrupted: EXIT_INTERRUPTED,
     WfctlError: EXIT_INPUT,  # any other refusal: the input or the store's state is the problem

@@ -23,12 +23,14 @@ import importlib.util
 import inspect
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from ._errors import WorkflowLoadError
 from ._step import Step
+from ._trust import module_locations
 from ._workflow import Workflow
 
 __all__ = ["load_workflow", "module_name_for_file"]
@@ -68,13 +70,19 @@ def module_name_for_file(path: Path) -> str:
     return f"wfctl_target_{safe}"
 
 
-def _load_file(path_text: str, target: str) -> tuple[ModuleType, Path]:
+#: Called with where an import is about to run code from (files and package directories); may
+#: raise to refuse the import.
+BeforeImport = Callable[[list[str]], None]
+
+
+def _load_file(path_text: str, target: str, before_import: BeforeImport) -> tuple[ModuleType, Path]:
     path = Path(path_text).expanduser()
     if not path.exists():
         raise WorkflowLoadError(f"cannot load {target!r}: no such file {path_text!r}")
     if not path.is_file():
         raise WorkflowLoadError(f"cannot load {target!r}: {path_text!r} is not a file")
     path = path.resolve()
+    before_import([str(path)])
     name = module_name_for_file(path)
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
@@ -110,10 +118,11 @@ def _restore(name: str, previous: ModuleType | None) -> None:
         sys.modules[name] = previous
 
 
-def _import_module(module_name: str, target: str) -> ModuleType:
+def _import_module(module_name: str, target: str, before_import: BeforeImport) -> ModuleType:
     cwd = os.getcwd()
     if cwd not in sys.path and "" not in sys.path:
         sys.path.insert(0, cwd)  # as `python -m` does; console scripts leave it out
+    before_import(module_locations(module_name))
     try:
         return importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
@@ -185,12 +194,20 @@ def _pick(module: ModuleType, name: str | None, where: str, target: str) -> tupl
     return name, value
 
 
-def load_workflow(target: str) -> Workflow:
+def _allow(locations: list[str]) -> None:
+    return None
+
+
+def load_workflow(target: str, *, before_import: BeforeImport | None = None) -> Workflow:
     """Load the workflow ``target`` names and record how to find it again.
 
     Args:
         target: ``file.py:name``, ``package.module:name``, or a file or module that defines
             exactly one workflow.
+        before_import: called, before anything is imported, with where the import would run
+            code from: the file, or the module's file and every package directory on the way
+            (found without importing; see :func:`wfctl._trust.module_locations`). It may
+            raise to refuse.
 
     Returns:
         The workflow, with :attr:`~wfctl.Workflow.target` set to a target that reloads it from
@@ -206,7 +223,7 @@ def load_workflow(target: str) -> Workflow:
         raise WorkflowLoadError("no workflow target given (expected file.py:name or module:name)")
     location, name = _split(text)
     if _is_file_target(location):
-        module, path = _load_file(location, text)
+        module, path = _load_file(location, text, before_import or _allow)
         attr, found = _pick(module, name, location, text)
         found.target = f"{path}:{attr}"
     else:
@@ -214,7 +231,7 @@ def load_workflow(target: str) -> Workflow:
             raise WorkflowLoadError(
                 f"cannot load {text!r}: {location!r} is neither a file nor a module name"
             )
-        module = _import_module(location, text)
+        module = _import_module(location, text, before_import or _allow)
         attr, found = _pick(module, name, location, text)
         found.target = f"{location}:{attr}"
     return found

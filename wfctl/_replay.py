@@ -66,6 +66,8 @@ class ReplayReport:
     ``code_changed``: the workflow's code signature differs from the one that wrote the
     checkpoint (possible only with ``allow_changed``). A changed step whose arguments did not
     change is still served from the record, so a changed workflow can replay as identical.
+    ``target`` is the code the CLI imported (``target_recorded``: it came from the source run's
+    record); empty when the report was made by the library.
     """
 
     source_run_id: str
@@ -82,6 +84,8 @@ class ReplayReport:
     steps: tuple[StepDiff, ...]
     answers_reused: tuple[str, ...] = ()
     code_changed: bool = False
+    target: str = ""
+    target_recorded: bool = False
 
     @property
     def outputs_equal(self) -> bool:
@@ -129,6 +133,8 @@ class ReplayReport:
             "error_type": self.error_type,
             "answers_reused": list(self.answers_reused),
             "code_changed": self.code_changed,
+            "target": self.target,
+            "target_recorded": self.target_recorded,
             "outputs_equal": self.outputs_equal,
             "outputs_source": _encoded(self.outputs_source),
             "outputs_replay": _encoded(self.outputs_replay),

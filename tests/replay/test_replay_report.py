@@ -46,8 +46,8 @@ def test_outputs_render_through_the_codec_and_to_json_is_stable() -> None:
         assert list(document) == [
             "identical", "source_run_id", "source_checkpoint_id", "source_status",
             "replay_run_id", "replay_checkpoint_id", "replay_status", "error", "error_type",
-            "answers_reused", "code_changed", "outputs_equal", "outputs_source", "outputs_replay",
-            "outputs_diff", "counts", "steps",
+            "answers_reused", "code_changed", "target", "target_recorded", "outputs_equal",
+            "outputs_source", "outputs_replay", "outputs_diff", "counts", "steps",
         ]  # fmt: skip
         assert document["identical"] is False and document["counts"]["changed"] == 1
         assert document["code_changed"] is False

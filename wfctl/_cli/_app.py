@@ -42,6 +42,7 @@ __all__ = [
     "RunStatus",
     "StoreOption",
     "TargetOverride",
+    "TrustStoreOption",
     "WfctlGroup",
     "app",
     "emit_json",
@@ -169,6 +170,14 @@ TargetOverride = Annotated[
         "--target",
         metavar="TARGET",
         help="Load the workflow from TARGET instead of the target the run recorded.",
+    ),
+]
+TrustStoreOption = Annotated[
+    bool,
+    typer.Option(
+        "--trust-store",
+        help="Import the target the run recorded even though another user owns the store or "
+        "the run (code inside the store is never imported).",
     ),
 ]
 DrainOption = Annotated[

@@ -13,6 +13,7 @@ from ._app import (
     JsonOption,
     StoreOption,
     TargetOverride,
+    TrustStoreOption,
     app,
     emit_json,
     exit_with,
@@ -103,6 +104,7 @@ def resume(
         ),
     ] = None,
     target: TargetOverride = None,
+    trust_store: TrustStoreOption = False,
     drain_timeout: DrainOption = 30.0,
     store: StoreOption = None,
     json_output: JsonOption = False,
@@ -114,6 +116,11 @@ def resume(
     (--response / --responses); a failed or interrupted run is retried from its last
     checkpoint, serving every recorded step from the record. Exit codes and Ctrl-C behave as
     for 'wfctl run'.
+
+    The workflow's code is imported from the target the run recorded (shown in the summary),
+    unless --target names it. A recorded target is refused when its code lies inside the
+    store, or when another user owns the store or the run and it is not trusted
+    (--trust-store, or trusted_stores in wfctl.toml).
 
     \b
     Example:
@@ -129,6 +136,7 @@ def resume(
             responses=response or (),
             responses_file=responses,
             target=target,
+            trust_store=trust_store,
             drain_timeout=drain_timeout,
             on_event=progress.on_event,
             on_interrupt=progress.on_interrupt,
@@ -169,6 +177,7 @@ def replay(
         ),
     ] = None,
     target: TargetOverride = None,
+    trust_store: TrustStoreOption = False,
     store: StoreOption = None,
     json_output: JsonOption = False,
     debug: DebugOption = False,
@@ -177,7 +186,7 @@ def replay(
 
     The replay is a new run whose root names the checkpoint it started from. Shows both runs' outputs side by side, a unified diff of their pretty JSON, and a table of
     every step (cached, same, changed, new, not reached, failed). Exit 0 when the outputs and
-    the re-executed steps match, 1 otherwise.
+    the re-executed steps match, 1 otherwise. The code is loaded as 'wfctl resume' loads it.
 
     \b
     Example:
@@ -191,6 +200,7 @@ def replay(
             checkpoint,
             store=resolve_store_option(store),
             target=target,
+            trust_store=trust_store,
             allow_changed=allow_changed,
             execute=not no_execute,
             shuffle_seed=shuffle,

@@ -71,6 +71,8 @@ def print_replay(report: ReplayReport) -> None:
             verdict,
         )
     )
+    if report.target_recorded:
+        out.print(f"code: {report.target} (the target run {report.source_run_id} recorded)")
     if report.error:
         out.print(Text(f"✗ {report.error_type}: {report.error}", style="red"))
     sides = Table(expand=True, show_lines=False)

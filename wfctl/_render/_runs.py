@@ -35,6 +35,8 @@ def print_run_outcome(outcome: RunOutcome) -> None:
         f", {outcome.changed} changed" if outcome.changed else ""
     )
     head = f"run {outcome.run_id} ({outcome.workflow_name})"
+    if outcome.target_recorded:  # code named by the store: say which, whatever happens next
+        err.print(f"code: {outcome.target} (the target run {outcome.run_id} recorded)")
     if outcome.status == "completed":
         for value in outcome.outputs:
             out.print(render_value(value), soft_wrap=True)
