@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
         WfctlError,
         WorkflowChangedError,
         WorkflowDefinitionError,
+        WorkflowExitError,
         WorkflowLoadError,
     )
     from ._events import RequestInfoEvent, WorkflowEvent
@@ -75,6 +76,7 @@ _EXPORTS: dict[str, str] = {
     "WorkflowChangedError": "._errors",
     "WorkflowDefinitionError": "._errors",
     "WorkflowEvent": "._events",
+    "WorkflowExitError": "._errors",
     "WorkflowLoadError": "._errors",
     "WorkflowRunResult": "._result",
     "get_run_context": "._context",
@@ -109,6 +111,7 @@ __all__ = [
     "WorkflowChangedError",
     "WorkflowDefinitionError",
     "WorkflowEvent",
+    "WorkflowExitError",
     "WorkflowLoadError",
     "WorkflowRunResult",
     "get_run_context",

@@ -35,6 +35,7 @@ from ._errors import (
     WfctlError,
     WorkflowChangedError,
     WorkflowDefinitionError,
+    WorkflowExitError,
     WorkflowLoadError,
 )
 
@@ -59,6 +60,7 @@ EXIT_INTERRUPTED: Final = 130
 #: Error type -> exit code. Looked up along the error's MRO, so subclasses inherit.
 ERROR_EXIT_CODES: Final[dict[type[BaseException], int]] = {
     ReplayDivergenceError: EXIT_FINDING,  # a replay that diverges is a finding, not bad input
+    WorkflowExitError: EXIT_FINDING,  # the workflow failed (it called sys.exit)
     WorkflowChangedError: EXIT_INPUT,  # refused before anything ran; --allow-changed overrides
     CheckpointNotFoundError: EXIT_INPUT,
     RunNotFoundError: EXIT_INPUT,

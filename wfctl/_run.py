@@ -25,8 +25,14 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from ._chain import CheckpointChain
 from ._codec import decode, digest, encode
 from ._context import PauseSignal, RunContext, StepEffects, current_effects
-from ._errors import DuplicateStepKeyError, ReplayDivergenceError, UnencodableValueError
+from ._errors import (
+    DuplicateStepKeyError,
+    ReplayDivergenceError,
+    UnencodableValueError,
+    WorkflowExitError,
+)
 from ._events import RequestInfoEvent, WorkflowEvent
+from ._guard import ExitGuard
 from ._keys import (
     ROOT_SCOPE,
     Scope,
@@ -123,6 +129,10 @@ class Run:
         """Own a task created inside the run, so none outlives it."""
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    def guard(self, coro: Coroutine[Any, Any, Any]) -> Coroutine[Any, Any, Any]:
+        """Wrap workflow code about to run in its own task: its SystemExit fails the run."""
+        return ExitGuard(coro, f"{getattr(coro, '__qualname__', 'a task')}()")
 
     def emit(self, kind: str, key: str | None = None, data: Any = None) -> WorkflowEvent:
         """Record an event and hand it to the live listener."""
@@ -308,6 +318,10 @@ class Run:
             await self.chain.commit_step(record)
         except (PauseSignal, asyncio.CancelledError):
             raise
+        except SystemExit as exc:  # asyncio would end the process with it: fail the run
+            error = WorkflowExitError(exc.code, f"step {key}")
+            self.emit("step_failed", key, {"error": f"{type(error).__name__}: {error}"})
+            raise error from exc
         except BaseException as exc:
             self.emit("step_failed", key, {"error": f"{type(exc).__name__}: {exc}"})
             raise
@@ -355,7 +369,9 @@ class Run:
         context.run(_owner.set, self)
         context.run(_scope.set, Scope(ROOT_SCOPE))
         context.run(_effects.set, None)
-        body_task: asyncio.Task[Any] = asyncio.Task(body(), context=context)
+        body_task: asyncio.Task[Any] = asyncio.Task(
+            ExitGuard(body(), "the workflow body"), context=context
+        )
         try:
             await self._supervise(body_task)
         finally:
