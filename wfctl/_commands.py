@@ -159,8 +159,8 @@ def _outcome(
         for r in result.get_request_info_events()
     )
     status: str = result.status
-    if status == "paused" and (drive.interrupts or not requests):
-        status = "interrupted"  # by Ctrl-C here, or by `wfctl pause` from elsewhere
+    if status == "paused" and (drive.interrupts or drive.stopped_by or not requests):
+        status = "interrupted"  # by Ctrl-C or SIGTERM here, or by `wfctl pause` from elsewhere
     answers = None
     run_dir = storage.root / "runs" / run_id
     if result.status == "paused" and requests:
@@ -356,7 +356,7 @@ def replay_checkpoint(
     report = drive.value
     if report is None:
         raise ReplayInterrupted(f"replay run {drive.run_id or '(not started)'} aborted")
-    if drive.interrupts and report.replay_status == "paused":
+    if (drive.interrupts or drive.stopped_by) and report.replay_status == "paused":
         raise ReplayInterrupted(
             f"replay run {report.replay_run_id} paused; continue it with: "
             f"wfctl resume {report.replay_run_id}{_store_option(store)}"

@@ -8,8 +8,8 @@ code   meaning
 2      a usage or input error: bad arguments, unknown run or checkpoint, corrupt
        file, locked run, a workflow that cannot be loaded
 3      the run paused, waiting for answers
-130    interrupted: Ctrl-C (or `wfctl pause`) paused the run cleanly, or a second Ctrl-C
-       aborted it
+130    interrupted: Ctrl-C, SIGTERM, SIGHUP (or `wfctl pause`) paused the run cleanly, or a
+       second Ctrl-C aborted it
 =====  ===========================================================================
 
 Errors map through :data:`ERROR_EXIT_CODES`, most specific class first; a :class:`WfctlError`

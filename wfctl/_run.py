@@ -54,6 +54,8 @@ __all__ = ["Outcome", "Run", "RunOptions"]
 
 _effects = current_effects()
 _owner = run_owner()
+#: Seconds between the supervisor's looks for a pause request while steps run.
+PAUSE_POLL = 0.1
 _scope = scope_var()
 
 
@@ -382,11 +384,21 @@ class Run:
         return self._outcome(body_task)
 
     async def _supervise(self, body_task: asyncio.Task[Any]) -> None:
+        # A pause request (Ctrl-C, SIGTERM, `wfctl pause`) arrives as a marker in the storage.
+        # Step boundaries look for it, but a step that runs long reaches none: so the
+        # supervisor looks too, every PAUSE_POLL seconds, and starts the drain (whose timeout
+        # then holds for one running step as for many).
+        poll = PAUSE_POLL if self._pause_probe is not None else None
         while not body_task.done():
             gate = self.gate
             waiter = asyncio.Task(gate.wanted.wait(), context=contextvars.Context())
             try:
-                await asyncio.wait({body_task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+                while True:
+                    done, _ = await asyncio.wait(
+                        {body_task, waiter}, timeout=poll, return_when=asyncio.FIRST_COMPLETED
+                    )
+                    if done or self._pause_asked():
+                        break
             finally:
                 waiter.cancel()
             if body_task.done():
@@ -399,6 +411,12 @@ class Run:
             for task in (*self._tasks, body_task):
                 task.cancel()  # still blocked after the signal: nothing more can happen
             await asyncio.wait({body_task})
+
+    def _pause_asked(self) -> bool:
+        """Whether a pause was requested from outside (and mark the gate so if it was)."""
+        if not self.gate.interrupted and self._pause_probe is not None and self._pause_probe():
+            self.gate.interrupted = True
+        return self.gate.interrupted
 
     def _outcome(self, body_task: asyncio.Task[Any]) -> Outcome:
         error = None if body_task.cancelled() else body_task.exception()

@@ -57,7 +57,9 @@ def run(
     Shows live progress on a terminal and prints the outputs. When the run pauses for answers
     it lists the pending requests, writes an answers template (answers.toml in the run's
     directory) and prints the resume command (exit 3). The first Ctrl-C pauses the run at the
-    next step boundary (exit 130, resumable); a second one aborts it.
+    next step boundary (exit 130, resumable); a second one aborts it. SIGTERM and SIGHUP pause
+    it like the first Ctrl-C. Steps still running after --drain-timeout are cancelled (not
+    recorded; they run again on resume).
 
     \b
     Example:
