@@ -19,33 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import WORKFLOWS, base_env, invoke, wfctl, wfctl_executable
-from tests.cli.test_interrupt import _status, _wait_for
+from tests.cli.conftest import WORKFLOWS, invoke, wfctl
+from tests.cli.test_interrupt import _start, _status, _wait_for
 
 BLOCKED = WORKFLOWS / "blocked.py"
-GATED = WORKFLOWS / "gated.py"
-
-
-def _start(target: Path, store: Path, gate_dir: Path, run_id: str, *extra: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [
-            wfctl_executable(),
-            "run",
-            str(target),
-            "--input",
-            json.dumps(str(gate_dir)),
-            "--run-id",
-            run_id,
-            "--store",
-            str(store),
-            "--json",
-            *extra,
-        ],
-        env=base_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
 
 
 def _kinds(store: Path, run_id: str) -> list[str]:
@@ -59,7 +36,7 @@ def test_the_drain_timeout_cancels_a_single_running_step(
 ) -> None:
     gate_dir = tmp_path / "gate"
     gate_dir.mkdir()
-    process = _start(BLOCKED, store, gate_dir, "one-step", "--drain-timeout", "0.2")
+    process = _start(store, gate_dir, "one-step", "--drain-timeout", "0.2", target=BLOCKED)
     _wait_for(gate_dir / "started", process)
     if how == "wfctl pause":
         assert wfctl("pause", "one-step", "--store", store).code == 0
@@ -88,7 +65,7 @@ def test_sigterm_and_sighup_pause_at_the_next_step_boundary(
     gate_dir = tmp_path / "gate"
     gate_dir.mkdir()
     run_id = f"stopped-by-{signame.lower()}"
-    process = _start(GATED, store, gate_dir, run_id)
+    process = _start(store, gate_dir, run_id)
     _wait_for(gate_dir / "started", process)
     process.send_signal(getattr(signal, signame))
     _wait_for(store / "runs" / run_id / "pause", process)  # the pause was asked for
