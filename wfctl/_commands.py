@@ -15,9 +15,7 @@ Ctrl-C while a run executes (see :mod:`wfctl._driver`):
 from __future__ import annotations
 
 import asyncio
-import json
 import shlex
-import tomllib
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +28,7 @@ from ._config import resolve_store
 from ._driver import Drive, EventListener, InterruptListener, drive_call
 from ._errors import ReplayInterrupted, RunStateError, UnencodableValueError, WfctlError
 from ._ids import new_run_id
+from ._inputs import NotJsonError, load_json, load_toml, read_text
 from ._loader import load_workflow
 from ._restore import load_target
 from ._storage import FileCheckpointStorage
@@ -190,30 +189,27 @@ def read_input(input_json: str | None, input_file: Path | None) -> Any:
 
     Returns :data:`NO_INPUT` when neither is given.
 
+    Both are held to the limits of :mod:`wfctl._inputs` (size, depth, integer length,
+    strict JSON).
+
     Raises:
-        WfctlError: both are given, the JSON is invalid, or the file cannot be read or parsed.
+        WfctlError: both are given, the JSON is invalid, the file cannot be read or parsed,
+            or either is over a limit.
     """
     if input_json is not None and input_file is not None:
         raise WfctlError("give --input or --input-file, not both")
     if input_json is not None:
         try:
-            return json.loads(input_json)
-        except json.JSONDecodeError as exc:
-            raise WfctlError(
-                f"--input is not valid JSON ({exc}); quote text as JSON, e.g. --input '\"cats\"'"
-            ) from None
+            return load_json(input_json, "--input")
+        except NotJsonError as exc:
+            raise NotJsonError(f"{exc}; quote text as JSON, e.g. --input '\"cats\"'") from None
     if input_file is None:
         return NO_INPUT
-    try:
-        text = input_file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise WfctlError(f"cannot read input file {str(input_file)!r}: {exc}") from None
-    try:
-        if input_file.suffix.lower() == ".toml":
-            return tomllib.loads(text)
-        return json.loads(text)
-    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise WfctlError(f"cannot parse input file {str(input_file)!r}: {exc}") from None
+    what = f"input file {str(input_file)!r}"
+    text = read_text(input_file, what)
+    if input_file.suffix.lower() == ".toml":
+        return load_toml(text, what)
+    return load_json(text, what)
 
 
 def run_workflow(

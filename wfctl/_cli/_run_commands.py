@@ -35,12 +35,20 @@ def run(
     ],
     input_json: Annotated[
         str | None,
-        typer.Option("--input", "-i", metavar="JSON", help="The workflow's input, as JSON."),
+        typer.Option(
+            "--input",
+            "-i",
+            metavar="JSON",
+            help="The workflow's input, as strict JSON (no NaN; limits: 16 MiB, 200 levels "
+            "deep, 4300-digit integers).",
+        ),
     ] = None,
     input_file: Annotated[
         Path | None,
         typer.Option(
-            "--input-file", metavar="FILE", help="Read the input from a JSON (or .toml) file."
+            "--input-file",
+            metavar="FILE",
+            help="Read the input from a JSON (or .toml) file, with the limits of --input.",
         ),
     ] = None,
     run_id: Annotated[
@@ -101,7 +109,8 @@ def resume(
             "--responses",
             metavar="FILE",
             help="Read answers from a .toml or .json table of KEY = VALUE (such as the "
-            "answers template); an empty string leaves a request unanswered.",
+            "answers template); an empty string leaves a request unanswered. Limits as for "
+            "'wfctl run --input'.",
         ),
     ] = None,
     target: TargetOverride = None,
