@@ -174,7 +174,7 @@ def _outcome(
         store=store,
         outputs=_encode_all(result.get_outputs()),
         requests=requests,
-        error=f"{type(result.error).__name__}: {result.error}" if result.error else None,
+        error=_describe(result.error) if result.error else None,
         answers_file=answers,
         store_option=_store_option(store),
         executed=len(result.executed),
@@ -182,6 +182,12 @@ def _outcome(
         changed=len(result.changed),
         elapsed=drive.elapsed,
     )
+
+
+def _describe(error: BaseException) -> str:
+    """Return ``Type: message``, then the error's notes (what else went wrong), on one line."""
+    notes = getattr(error, "__notes__", ())
+    return "; ".join([f"{type(error).__name__}: {error}", *notes])
 
 
 def read_input(input_json: str | None, input_file: Path | None) -> Any:
