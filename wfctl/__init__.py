@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
         WfctlError,
         WorkflowChangedError,
         WorkflowDefinitionError,
+        WorkflowExitError,
         WorkflowLoadError,
     )
     from ._events import RequestInfoEvent, WorkflowEvent
@@ -77,6 +78,7 @@ _EXPORTS: dict[str, str] = {
     "WorkflowChangedError": "._errors",
     "WorkflowDefinitionError": "._errors",
     "WorkflowEvent": "._events",
+    "WorkflowExitError": "._errors",
     "WorkflowLoadError": "._errors",
     "WorkflowRunResult": "._result",
     "get_run_context": "._context",
@@ -112,6 +114,7 @@ __all__ = [
     "WorkflowChangedError",
     "WorkflowDefinitionError",
     "WorkflowEvent",
+    "WorkflowExitError",
     "WorkflowLoadError",
     "WorkflowRunResult",
     "get_run_context",

@@ -18,7 +18,6 @@ Reading answers back:
 from __future__ import annotations
 
 import json
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import Any
 import tomli_w
 
 from ._errors import WfctlError
+from ._inputs import NotJsonError, load_json, load_toml, read_text
 from ._storage._fs import OS_FS, write_private_bytes
 
 __all__ = [
@@ -90,21 +90,9 @@ def write_answers_template(run_dir: Path, run_id: str, requests: Sequence[Pendin
 
 
 def _read_file(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise WfctlError(f"cannot read answers file {str(path)!r}: {exc}") from None
-    table: Any
-    if path.suffix.lower() == ".json":
-        try:
-            table = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise WfctlError(f"answers file {str(path)!r} is not valid JSON: {exc}") from None
-    else:
-        try:
-            table = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise WfctlError(f"answers file {str(path)!r} is not valid TOML: {exc}") from None
+    what = f"answers file {str(path)!r}"
+    text = read_text(path, what)
+    table = load_json(text, what) if path.suffix.lower() == ".json" else load_toml(text, what)
     if not isinstance(table, dict):
         raise WfctlError(f"answers file {str(path)!r} must hold a table of request id -> answer")
     return {key: value for key, value in table.items() if value != ""}
@@ -118,8 +106,8 @@ def _parse_pair(pair: str, response_types: Mapping[str, str | None]) -> tuple[st
     if response_types.get(key) == "str":
         return key, raw
     try:
-        return key, json.loads(raw)
-    except json.JSONDecodeError:
+        return key, load_json(raw, f"--response {key}")
+    except NotJsonError:  # not JSON (NaN included): kept as text, as documented
         return key, raw
 
 

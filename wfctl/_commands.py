@@ -15,9 +15,7 @@ Ctrl-C while a run executes (see :mod:`wfctl._driver`):
 from __future__ import annotations
 
 import asyncio
-import json
 import shlex
-import tomllib
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -30,6 +28,7 @@ from ._config import resolve_store
 from ._driver import Drive, EventListener, InterruptListener, drive_call
 from ._errors import ReplayInterrupted, RunStateError, UnencodableValueError, WfctlError
 from ._ids import new_run_id
+from ._inputs import NotJsonError, load_json, load_toml, read_text
 from ._loader import load_workflow
 from ._restore import load_target
 from ._storage import FileCheckpointStorage
@@ -171,8 +170,8 @@ def _outcome(
         for r in result.get_request_info_events()
     )
     status: str = result.status
-    if status == "paused" and (drive.interrupts or not requests):
-        status = "interrupted"  # by Ctrl-C here, or by `wfctl pause` from elsewhere
+    if status == "paused" and (drive.interrupts or drive.stopped_by or not requests):
+        status = "interrupted"  # by Ctrl-C or SIGTERM here, or by `wfctl pause` from elsewhere
     answers = None
     run_dir = storage.root / "runs" / run_id
     if result.status == "paused" and requests:
@@ -187,7 +186,7 @@ def _outcome(
         store=store,
         outputs=_encode_all(result.get_outputs()),
         requests=requests,
-        error=f"{type(result.error).__name__}: {result.error}" if result.error else None,
+        error=_describe(result.error) if result.error else None,
         answers_file=answers,
         store_option=_store_option(store),
         executed=len(result.executed),
@@ -199,35 +198,38 @@ def _outcome(
     )
 
 
+def _describe(error: BaseException) -> str:
+    """Return ``Type: message``, then the error's notes (what else went wrong), on one line."""
+    notes = getattr(error, "__notes__", ())
+    return "; ".join([f"{type(error).__name__}: {error}", *notes])
+
+
 def read_input(input_json: str | None, input_file: Path | None) -> Any:
     """Return the run's input from ``--input`` (JSON) or ``--input-file`` (JSON or TOML).
 
     Returns :data:`NO_INPUT` when neither is given.
 
+    Both are held to the limits of :mod:`wfctl._inputs` (size, depth, integer length,
+    strict JSON).
+
     Raises:
-        WfctlError: both are given, the JSON is invalid, or the file cannot be read or parsed.
+        WfctlError: both are given, the JSON is invalid, the file cannot be read or parsed,
+            or either is over a limit.
     """
     if input_json is not None and input_file is not None:
         raise WfctlError("give --input or --input-file, not both")
     if input_json is not None:
         try:
-            return json.loads(input_json)
-        except json.JSONDecodeError as exc:
-            raise WfctlError(
-                f"--input is not valid JSON ({exc}); quote text as JSON, e.g. --input '\"cats\"'"
-            ) from None
+            return load_json(input_json, "--input")
+        except NotJsonError as exc:
+            raise NotJsonError(f"{exc}; quote text as JSON, e.g. --input '\"cats\"'") from None
     if input_file is None:
         return NO_INPUT
-    try:
-        text = input_file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise WfctlError(f"cannot read input file {str(input_file)!r}: {exc}") from None
-    try:
-        if input_file.suffix.lower() == ".toml":
-            return tomllib.loads(text)
-        return json.loads(text)
-    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise WfctlError(f"cannot parse input file {str(input_file)!r}: {exc}") from None
+    what = f"input file {str(input_file)!r}"
+    text = read_text(input_file, what)
+    if input_file.suffix.lower() == ".toml":
+        return load_toml(text, what)
+    return load_json(text, what)
 
 
 def run_workflow(
@@ -400,7 +402,7 @@ def replay_checkpoint(
     report = drive.value
     if report is None:
         raise ReplayInterrupted(f"replay run {drive.run_id or '(not started)'} aborted")
-    if drive.interrupts and report.replay_status == "paused":
+    if (drive.interrupts or drive.stopped_by) and report.replay_status == "paused":
         raise ReplayInterrupted(
             f"replay run {report.replay_run_id} paused; continue it with: "
             f"wfctl resume {report.replay_run_id}{_store_option(store)}"

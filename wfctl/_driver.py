@@ -1,9 +1,14 @@
 """Driving one engine call on its own event loop, where Ctrl-C pauses the run, then aborts it.
 
 1. The first SIGINT asks the run to pause (``request_pause``): the engine stops at the next
-   step boundary, lets running steps finish and writes a pause checkpoint.
+   step boundary, lets running steps finish (cancelling those still running after the drain
+   timeout) and writes a pause checkpoint.
 2. The second cancels the call: the run's head stays at the last checkpoint written, so it can
    still be resumed.
+
+SIGTERM (what service managers and container runtimes send to stop a process) and SIGHUP (the
+terminal went away) ask for the same pause as the first Ctrl-C; repeating them changes
+nothing, so a process manager cannot turn a clean stop into an abort.
 
 The handler goes on the loop (``loop.add_signal_handler``), so it runs between callbacks and
 never interrupts a commit. The run id comes from the caller when it is known in advance, else
@@ -29,8 +34,13 @@ __all__ = ["Drive", "EventListener", "InterruptListener", "drive_call"]
 
 T = TypeVar("T")
 EventListener = Callable[[WorkflowEvent], None]
-#: Told ``"pause"`` on the first Ctrl-C and ``"abort"`` on the second.
+#: Told ``"pause"`` on the first Ctrl-C, ``"abort"`` on the second, and the signal's name
+#: (``"SIGTERM"``, ``"SIGHUP"``) when one of those asks for a pause.
 InterruptListener = Callable[[str], None]
+#: Signals that ask the run to pause, like the first Ctrl-C (those this platform has).
+PAUSE_SIGNALS: tuple[signal.Signals, ...] = tuple(
+    getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
 
 
 @dataclass(slots=True)
@@ -38,11 +48,13 @@ class Drive(Generic[T]):
     """What happened while driving one engine call.
 
     ``value`` is the call's result (None when it was aborted); ``interrupts`` counts Ctrl-C
-    presses; ``run_id`` is the run's id once known.
+    presses; ``stopped_by`` names the first SIGTERM/SIGHUP received; ``run_id`` is the run's id
+    once known.
     """
 
     value: T | None = None
     interrupts: int = 0
+    stopped_by: str | None = None
     aborted: bool = False
     run_id: str | None = None
     elapsed: float = 0.0
@@ -77,7 +89,7 @@ def drive_call(
     def listener(event: WorkflowEvent) -> None:
         if event.kind == "run_started":
             drive.run_id = event.run_id
-            if drive.interrupts:
+            if drive.interrupts or drive.stopped_by:
                 ask_pause()  # starting a run clears older pause requests: ask again
         if on_event is not None:
             on_event(event)
@@ -99,16 +111,28 @@ def drive_call(
                     on_interrupt("abort")
                 task.cancel()
 
+        def on_stop(signum: signal.Signals) -> None:
+            if drive.stopped_by is not None:
+                return  # asked already: a repeated SIGTERM changes nothing
+            drive.stopped_by = signum.name
+            ask_pause()
+            if on_interrupt is not None:
+                on_interrupt(signum.name)
+
+        installed: list[signal.Signals] = []
         try:
             loop.add_signal_handler(signal.SIGINT, on_sigint)
-            installed = True
+            installed.append(signal.SIGINT)
+            for signum in PAUSE_SIGNALS:
+                loop.add_signal_handler(signum, on_stop, signum)
+                installed.append(signum)
         except (NotImplementedError, RuntimeError, ValueError):  # not POSIX / not main thread
-            installed = False
+            pass
         try:
             return await start(listener)
         finally:
-            if installed:
-                loop.remove_signal_handler(signal.SIGINT)
+            for signum in installed:
+                loop.remove_signal_handler(signum)
 
     clock = time.perf_counter()
     try:

@@ -14,32 +14,50 @@ __all__ = ["build_result", "commit_ending"]
 async def commit_ending(run: Run, outcome: Outcome) -> Outcome:
     """Commit the pause, completed or failed checkpoint that ends this call.
 
+    The storage failing to write that checkpoint (a full disk) fails the run with its
+    ``OSError``. When even the ``failed`` checkpoint cannot be written, the run still ends
+    ``failed`` with the first error, a note on it saying so, and its head where it was.
+
     Returns:
         The final outcome: a completed body whose return value cannot be stored becomes a
         failed run naming ``<result>`` and the type.
     """
     chain = run.chain
-    if outcome.status == "paused":
-        requests = [
-            {"request_id": key, "data": encoded, "response_type": event.response_type}
-            for key, (event, encoded) in run.pending.items()
-        ]
-        await chain.commit(
-            "pause", {"requests": requests, "reason": "request" if requests else "interrupt"}
-        )
-        run.emit("run_paused", None, {"requests": [r["request_id"] for r in requests]})
-        return outcome
-    if outcome.status == "completed":
-        try:
-            result = encode(outcome.value)
-        except UnencodableValueError as exc:
-            outcome = Outcome("failed", error=exc.for_key("<result>"))
-        else:
-            await chain.commit("completed", {"result": result, "outputs": run.encoded_outputs})
-            run.emit("run_completed")
+    try:
+        if outcome.status == "paused":
+            requests = [
+                {"request_id": key, "data": encoded, "response_type": event.response_type}
+                for key, (event, encoded) in run.pending.items()
+            ]
+            await chain.commit(
+                "pause", {"requests": requests, "reason": "request" if requests else "interrupt"}
+            )
+            run.emit("run_paused", None, {"requests": [r["request_id"] for r in requests]})
             return outcome
+        if outcome.status == "completed":
+            try:
+                result = encode(outcome.value)
+            except UnencodableValueError as exc:
+                outcome = Outcome("failed", error=exc.for_key("<result>"))
+            else:
+                await chain.commit(
+                    "completed", {"result": result, "outputs": run.encoded_outputs}
+                )
+                run.emit("run_completed")
+                return outcome
+    except OSError as exc:  # the record could not be written: the run failed with that error
+        outcome = Outcome("failed", error=exc)
     error = outcome.error
-    await chain.commit("failed", {"error": {"type": type(error).__name__, "message": str(error)}})
+    assert error is not None
+    try:
+        await chain.commit(
+            "failed", {"error": {"type": type(error).__name__, "message": str(error)}}
+        )
+    except OSError as exc:
+        error.add_note(
+            f"the failed checkpoint could not be stored either ({exc}); the run's head stays "
+            f"at {chain.head_id}"
+        )
     run.emit("run_failed", None, {"error": f"{type(error).__name__}: {error}"})
     return outcome
 

@@ -25,6 +25,7 @@ __all__ = [
     "WfctlError",
     "WorkflowChangedError",
     "WorkflowDefinitionError",
+    "WorkflowExitError",
     "WorkflowLoadError",
 ]
 
@@ -185,6 +186,24 @@ class ReplayInterrupted(WfctlError):
 
     The replay run itself stays in the store, resumable like any interrupted run.
     """
+
+
+class WorkflowExitError(WfctlError):
+    """Raised in place of a ``SystemExit`` that workflow code raised (``sys.exit()``, ``exit()``).
+
+    Workflow code cannot end the process that runs it: the run fails with this error (recorded
+    in its ``failed`` checkpoint, like any exception of a step or of the body) and the caller
+    goes on. ``code`` is the exit status the code asked for; ``where`` is the step key, or
+    ``the workflow body``.
+    """
+
+    def __init__(self, code: object, where: str) -> None:
+        self.code = code
+        self.where = where
+        super().__init__(
+            f"SystemExit({code!r}) raised in {where}: workflow code cannot exit the process; "
+            "raise an exception to fail the run"
+        )
 
 
 class WorkflowLoadError(WfctlError):

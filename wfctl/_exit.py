@@ -8,8 +8,8 @@ code   meaning
 2      a usage or input error: bad arguments, unknown run or checkpoint, corrupt
        file, locked run, a workflow that cannot be loaded
 3      the run paused, waiting for answers
-130    interrupted: Ctrl-C (or `wfctl pause`) paused the run cleanly, or a second Ctrl-C
-       aborted it
+130    interrupted: Ctrl-C, SIGTERM, SIGHUP (or `wfctl pause`) paused the run cleanly, or a
+       second Ctrl-C aborted it
 =====  ===========================================================================
 
 Errors map through :data:`ERROR_EXIT_CODES`, most specific class first; a :class:`WfctlError`
@@ -36,6 +36,7 @@ from ._errors import (
     WfctlError,
     WorkflowChangedError,
     WorkflowDefinitionError,
+    WorkflowExitError,
     WorkflowLoadError,
 )
 
@@ -60,6 +61,7 @@ EXIT_INTERRUPTED: Final = 130
 #: Error type -> exit code. Looked up along the error's MRO, so subclasses inherit.
 ERROR_EXIT_CODES: Final[dict[type[BaseException], int]] = {
     ReplayDivergenceError: EXIT_FINDING,  # a replay that diverges is a finding, not bad input
+    WorkflowExitError: EXIT_FINDING,  # the workflow failed (it called sys.exit)
     WorkflowChangedError: EXIT_INPUT,  # refused before anything ran; --allow-changed overrides
     CheckpointNotFoundError: EXIT_INPUT,
     RunNotFoundError: EXIT_INPUT,

@@ -90,6 +90,8 @@ class TaskOwner(Protocol):
 
     def adopt_task(self, task: asyncio.Task[Any]) -> None: ...
 
+    def guard(self, coro: Coroutine[Any, Any, Any]) -> Coroutine[Any, Any, Any]: ...
+
 
 _owner: contextvars.ContextVar[TaskOwner | None] = contextvars.ContextVar(
     "wfctl_task_owner", default=None
@@ -152,6 +154,7 @@ def _factory(
         if parent is not None:
             ctx.run(_scope.set, parent.child_task_scope())
         context = ctx
+        coro = owner.guard(coro)  # workflow code in its own task: a SystemExit fails the run
     state = _installed.get(loop)
     previous = state.previous if state else None
     if previous is not None:

@@ -25,8 +25,14 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from ._chain import CheckpointChain
 from ._codec import decode, digest, encode
 from ._context import PauseSignal, RunContext, StepEffects, current_effects
-from ._errors import DuplicateStepKeyError, ReplayDivergenceError, UnencodableValueError
+from ._errors import (
+    DuplicateStepKeyError,
+    ReplayDivergenceError,
+    UnencodableValueError,
+    WorkflowExitError,
+)
 from ._events import RequestInfoEvent, WorkflowEvent
+from ._guard import ExitGuard
 from ._keys import (
     ROOT_SCOPE,
     Scope,
@@ -48,6 +54,8 @@ __all__ = ["Outcome", "Run", "RunOptions"]
 
 _effects = current_effects()
 _owner = run_owner()
+#: Seconds between the supervisor's looks for a pause request while steps run.
+PAUSE_POLL = 0.1
 _scope = scope_var()
 
 
@@ -123,6 +131,10 @@ class Run:
         """Own a task created inside the run, so none outlives it."""
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    def guard(self, coro: Coroutine[Any, Any, Any]) -> Coroutine[Any, Any, Any]:
+        """Wrap workflow code about to run in its own task: its SystemExit fails the run."""
+        return ExitGuard(coro, f"{getattr(coro, '__qualname__', 'a task')}()")
 
     def emit(self, kind: str, key: str | None = None, data: Any = None) -> WorkflowEvent:
         """Record an event and hand it to the live listener."""
@@ -308,6 +320,10 @@ class Run:
             await self.chain.commit_step(record)
         except (PauseSignal, asyncio.CancelledError):
             raise
+        except SystemExit as exc:  # asyncio would end the process with it: fail the run
+            error = WorkflowExitError(exc.code, f"step {key}")
+            self.emit("step_failed", key, {"error": f"{type(error).__name__}: {error}"})
+            raise error from exc
         except BaseException as exc:
             self.emit("step_failed", key, {"error": f"{type(exc).__name__}: {exc}"})
             raise
@@ -355,7 +371,9 @@ class Run:
         context.run(_owner.set, self)
         context.run(_scope.set, Scope(ROOT_SCOPE))
         context.run(_effects.set, None)
-        body_task: asyncio.Task[Any] = asyncio.Task(body(), context=context)
+        body_task: asyncio.Task[Any] = asyncio.Task(
+            ExitGuard(body(), "the workflow body"), context=context
+        )
         try:
             await self._supervise(body_task)
         finally:
@@ -366,11 +384,21 @@ class Run:
         return self._outcome(body_task)
 
     async def _supervise(self, body_task: asyncio.Task[Any]) -> None:
+        # A pause request (Ctrl-C, SIGTERM, `wfctl pause`) arrives as a marker in the storage.
+        # Step boundaries look for it, but a step that runs long reaches none: so the
+        # supervisor looks too, every PAUSE_POLL seconds, and starts the drain (whose timeout
+        # then holds for one running step as for many).
+        poll = PAUSE_POLL if self._pause_probe is not None else None
         while not body_task.done():
             gate = self.gate
             waiter = asyncio.Task(gate.wanted.wait(), context=contextvars.Context())
             try:
-                await asyncio.wait({body_task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+                while True:
+                    done, _ = await asyncio.wait(
+                        {body_task, waiter}, timeout=poll, return_when=asyncio.FIRST_COMPLETED
+                    )
+                    if done or self._pause_asked():
+                        break
             finally:
                 waiter.cancel()
             if body_task.done():
@@ -383,6 +411,12 @@ class Run:
             for task in (*self._tasks, body_task):
                 task.cancel()  # still blocked after the signal: nothing more can happen
             await asyncio.wait({body_task})
+
+    def _pause_asked(self) -> bool:
+        """Whether a pause was requested from outside (and mark the gate so if it was)."""
+        if not self.gate.interrupted and self._pause_probe is not None and self._pause_probe():
+            self.gate.interrupted = True
+        return self.gate.interrupted
 
     def _outcome(self, body_task: asyncio.Task[Any]) -> Outcome:
         error = None if body_task.cancelled() else body_task.exception()

@@ -18,12 +18,14 @@ from tests.cli.conftest import WORKFLOWS, base_env, invoke, wfctl, wfctl_executa
 GATED = WORKFLOWS / "gated.py"
 
 
-def _start(store: Path, gate_dir: Path, run_id: str) -> subprocess.Popen[str]:
+def _start(
+    store: Path, gate_dir: Path, run_id: str, *extra: str, target: Path = GATED
+) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [
             wfctl_executable(),
             "run",
-            str(GATED),
+            str(target),
             "--input",
             json.dumps(str(gate_dir)),
             "--run-id",
@@ -31,6 +33,7 @@ def _start(store: Path, gate_dir: Path, run_id: str) -> subprocess.Popen[str]:
             "--store",
             str(store),
             "--json",
+            *extra,
         ],
         env=base_env(),
         stdout=subprocess.PIPE,

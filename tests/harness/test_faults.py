@@ -242,7 +242,6 @@ def _saved(store: Path, run_id: str = "r1") -> list[int]:
         Fault("fdatasync", "eio", 2),
         Fault("write", "full-raise", 2),
         Fault("write", "partial-raise", 2),
-        Fault("write", "short", 2),
     ],
     ids=str,
 )
@@ -252,7 +251,7 @@ def test_a_failed_commit_leaves_nothing_behind(tmp_path: Path, fault: Fault) -> 
     that position is refused as a fork, and a step reported failed is read back committed."""
     storage = FileCheckpointStorage(tmp_path / "store", fs=FaultyFS(0, [fault]))
     asyncio.run(build_run(storage, "r1", 2))
-    with pytest.raises(OSError, match=r"injected|short write"):
+    with pytest.raises(OSError, match=r"injected"):
         asyncio.run(storage.save(ckpt("r1", 2)))
     assert _saved(tmp_path / "store") == [0, 1]  # cut back at once: not even a torn tail
     asyncio.run(storage.save(ckpt("r1", 2, data={"retry": True})))  # the same position, again

@@ -186,7 +186,8 @@ DrainOption = Annotated[
         "--drain-timeout",
         metavar="SECONDS",
         min=0.0,
-        help="On pause, how long running steps may take to finish before they are cancelled.",
+        help="On a pause (Ctrl-C, SIGTERM, SIGHUP, wfctl pause, a request), how long running "
+        "steps may take to finish before they are cancelled.",
     ),
 ]
 

@@ -36,12 +36,20 @@ def run(
     ],
     input_json: Annotated[
         str | None,
-        typer.Option("--input", "-i", metavar="JSON", help="The workflow's input, as JSON."),
+        typer.Option(
+            "--input",
+            "-i",
+            metavar="JSON",
+            help="The workflow's input, as strict JSON (no NaN; limits: 16 MiB, 200 levels "
+            "deep, 4300-digit integers).",
+        ),
     ] = None,
     input_file: Annotated[
         Path | None,
         typer.Option(
-            "--input-file", metavar="FILE", help="Read the input from a JSON (or .toml) file."
+            "--input-file",
+            metavar="FILE",
+            help="Read the input from a JSON (or .toml) file, with the limits of --input.",
         ),
     ] = None,
     run_id: Annotated[
@@ -58,7 +66,9 @@ def run(
     Shows live progress on a terminal and prints the outputs. When the run pauses for answers
     it lists the pending requests, writes an answers template (answers.toml in the run's
     directory) and prints the resume command (exit 3). The first Ctrl-C pauses the run at the
-    next step boundary (exit 130, resumable); a second one aborts it.
+    next step boundary (exit 130, resumable); a second one aborts it. SIGTERM and SIGHUP pause
+    it like the first Ctrl-C. Steps still running after --drain-timeout are cancelled (not
+    recorded; they run again on resume).
 
     \b
     Example:
@@ -100,7 +110,8 @@ def resume(
             "--responses",
             metavar="FILE",
             help="Read answers from a .toml or .json table of KEY = VALUE (such as the "
-            "answers template); an empty string leaves a request unanswered.",
+            "answers template); an empty string leaves a request unanswered. Limits as for "
+            "'wfctl run --input'.",
         ),
     ] = None,
     target: TargetOverride = None,

@@ -216,8 +216,9 @@ def pause(
 ) -> None:
     """Ask a running run to pause at its next step boundary.
 
-    The run executes in another process. Its running steps finish, then it writes a pause checkpoint and exits 130. Exit 2 if the
-    run is not running.
+    The run executes in another process. Its running steps finish (those still running after
+    its --drain-timeout are cancelled), then it writes a pause checkpoint and exits 130. Exit 2
+    if the run is not running.
 
     \b
     Example:

@@ -77,12 +77,17 @@ class RunProgress:
                 self._failed += 1
 
     def on_interrupt(self, kind: str) -> None:
-        """Say what a Ctrl-C does: ``pause`` (the first) or ``abort`` (the second)."""
+        """Say what a Ctrl-C does (``pause``, then ``abort``), or a SIGTERM/SIGHUP (its name)."""
         run = self._run_id or "the run"
         if kind == "pause":
             text = (
-                f"Ctrl-C: pausing {run} at the next step boundary (running steps finish "
-                "first). Press Ctrl-C again to abort."
+                f"Ctrl-C: pausing {run} at the next step boundary (running steps get up to "
+                "the drain timeout to finish). Press Ctrl-C again to abort."
+            )
+        elif kind != "abort":
+            text = (
+                f"{kind}: pausing {run} at the next step boundary (running steps get up to "
+                "the drain timeout to finish)."
             )
         else:
             text = f"Ctrl-C again: aborting {run}; it stays resumable from its last checkpoint."

@@ -3,7 +3,8 @@
 A :class:`JournalAppender` is an ``O_APPEND`` descriptor kept open on a run's journal plus the
 head this process last committed to it. Opening one scans only the journal's end: it truncates a
 torn tail (so no later record follows garbage) and reads the head. After that a commit is one
-``write`` of a whole record and one ``fdatasync``: no reads, no parsing, no other system calls.
+``write`` of a whole record (continued if the kernel stored only part of it) and one
+``fdatasync``: no reads, no parsing, no other system calls.
 
 A commit that fails is rolled back: whatever of the record reached the file (all of it, when
 the write reported an error late or the ``fdatasync`` failed) is cut off again, so the journal
@@ -22,7 +23,7 @@ from wfctl._checkpoint import Checkpoint
 from wfctl._errors import CheckpointCorruptError
 
 from ._base import check_append
-from ._fs import FileSystem
+from ._fs import FileSystem, write_all
 from ._journal import decode_record, read_tail
 
 __all__ = [
@@ -114,9 +115,7 @@ class JournalAppender:
                 return False
             check_append(checkpoint, self.last_seq, self.last_id, self.path)
             try:
-                written = self.fs.write(fd, line)
-                if written != len(line):
-                    raise OSError(errno.EIO, f"short write to {self.path}", written)
+                write_all(self.fs, fd, line, self.path)
                 if durable:
                     self.fs.fdatasync(fd)
             except BaseException:

@@ -21,7 +21,7 @@ import shutil
 import threading
 from typing import Final, Protocol
 
-__all__ = ["OS_FS", "FileSystem", "OsFileSystem", "write_private", "write_private_bytes"]
+__all__ = ["OS_FS", "FileSystem", "OsFileSystem", "write_all", "write_private", "write_private_bytes"]
 
 _PRIVATE_FLAGS: Final = (
     os.O_WRONLY
@@ -181,6 +181,30 @@ class OsFileSystem:
 OS_FS: Final[FileSystem] = OsFileSystem()
 
 
+def write_all(fs: FileSystem, fd: int, data: bytes, path: str) -> None:
+    """Write all of ``data`` to ``fd``, continuing after short writes.
+
+    A short write to a regular file means the disk (or a quota) filled up part way, or a
+    signal interrupted the call: writing the rest either completes the data or gets the real
+    error from the kernel (``ENOSPC``, "No space left on device"). A write that stores nothing
+    at all is reported as ``ENOSPC`` too, so a disk that keeps accepting nothing cannot loop.
+
+    Raises:
+        OSError: the write failed; ``filename`` is ``path``.
+    """
+    done = 0
+    while done < len(data):
+        try:
+            written = fs.write(fd, data[done:] if done else data)
+        except OSError as exc:
+            if exc.filename is None:  # os.write names no file: say which one
+                raise OSError(exc.errno, exc.strerror, path) from exc
+            raise
+        if written <= 0:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), path)
+        done += written
+
+
 def write_private(fs: FileSystem, path: str, payload: object) -> None:
     """Atomically replace ``path`` with ``payload`` as JSON, readable by the owner only.
 
@@ -201,10 +225,7 @@ def write_private_bytes(fs: FileSystem, path: str, data: bytes) -> None:
     fd = fs.open(tmp, _PRIVATE_FLAGS | os.O_EXCL, 0o600)
     try:
         try:
-            # One write or an error: a small file needs no retry loop (which a disk that keeps
-            # accepting nothing would turn into a livelock).
-            if fs.write(fd, data) != len(data):
-                raise OSError(errno.EIO, f"short write to {tmp}")
+            write_all(fs, fd, data, tmp)
         finally:
             fs.close(fd)
         fs.replace(tmp, path)
