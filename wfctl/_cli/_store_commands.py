@@ -19,7 +19,7 @@ from ._app import (
     app,
     emit_json,
     exit_with,
-    resolve_store_option,
+    locate_store_option,
 )
 
 if TYPE_CHECKING:
@@ -63,11 +63,13 @@ def verify_lineage(
     """
     from wfctl._inspect import verify_runs
 
+    location = locate_store_option(store) if agent_framework is None else None
     report = verify_runs(
-        resolve_store_option(store) if agent_framework is None else None,
+        location.path if location else None,
         run_ids or (),
         workflow_name=workflow,
         agent_framework_dir=agent_framework,
+        must_exist=location.named if location else True,
     )
     if json_output:
         emit_json(report.to_json())
@@ -101,8 +103,12 @@ def runs(
     """
     from wfctl._inspect import list_runs
 
+    location = locate_store_option(store)
     report = list_runs(
-        resolve_store_option(store), workflow_name=workflow, status=status.value if status else None
+        location.path,
+        workflow_name=workflow,
+        status=status.value if status else None,
+        must_exist=location.named,
     )
     if json_output:
         emit_json(report.to_json())
@@ -130,7 +136,8 @@ def log(
     """
     from wfctl._inspect import run_log
 
-    result = run_log(resolve_store_option(store), run_id)
+    location = locate_store_option(store)
+    result = run_log(location.path, run_id, must_exist=location.named)
     if json_output:
         emit_json(result.to_json())
     else:
@@ -161,7 +168,8 @@ def show(
         raise typer.BadParameter("give --json or --toml, not both", param_hint="'--toml'")
     from wfctl._inspect import show_checkpoint, to_toml
 
-    checkpoint_record = show_checkpoint(resolve_store_option(store), checkpoint)
+    location = locate_store_option(store)
+    checkpoint_record = show_checkpoint(location.path, checkpoint, must_exist=location.named)
     if json_output:
         emit_json(checkpoint_record.to_dict())
     elif toml:
@@ -198,7 +206,10 @@ def export(
     from wfctl._inspect import export_run
 
     fmt = "json" if json_output and output is None else format.value
-    result: ExportResult = export_run(resolve_store_option(store), run_id, fmt, output)
+    location = locate_store_option(store)
+    result: ExportResult = export_run(
+        location.path, run_id, fmt, output, must_exist=location.named
+    )
     if output is not None and json_output:
         emit_json(result.to_json())
     else:
@@ -225,7 +236,8 @@ def pause(
     """
     from wfctl._inspect import pause_run, summary_json
 
-    summary = pause_run(resolve_store_option(store), run_id)
+    location = locate_store_option(store)
+    summary = pause_run(location.path, run_id, must_exist=location.named)
     if json_output:
         emit_json({"run_id": summary.run_id, "pause_requested": True, "run": summary_json(summary)})
     else:
@@ -273,12 +285,14 @@ def gc(
     """
     from wfctl._gc import collect_garbage
 
+    location = locate_store_option(store)
     report = collect_garbage(
-        resolve_store_option(store),
+        location.path,
         older_than=older_than,
         keep=keep,
         include_failed=include_failed,
         dry_run=dry_run,
+        must_exist=location.named,
     )
     if json_output:
         emit_json(report.to_json())

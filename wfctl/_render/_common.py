@@ -18,6 +18,7 @@ STATUS_STYLE = {
     "aborted": "red",
     "running": "cyan",
     "corrupt": "bold red",
+    "unreadable": "bold red",
 }
 
 
