@@ -55,7 +55,8 @@ def verify_lineage(
 
     Checks per run: one root, contiguous seq, each parent in the same run, no checkpoint with
     two children, everything reachable from the head, the head agrees, one workflow and
-    signature, valid checksums, resolvable origins. Exit 1 if any run is broken.
+    signature, valid checksums, resolvable origins. Exit 1 if any run is broken or cannot be
+    read (the other runs are still verified).
 
     \b
     Example:
@@ -95,7 +96,9 @@ def runs(
 ) -> None:
     """List the runs in the store.
 
-    Oldest first, with each run's status, head checkpoint and pending requests.
+    Oldest first, with each run's status, head checkpoint and pending requests. Every record's
+    checksum and chain link is checked: a run with an edited record anywhere is listed as
+    corrupt, and one whose journal cannot be read as unreadable.
 
     \b
     Example:
@@ -207,9 +210,7 @@ def export(
 
     fmt = "json" if json_output and output is None else format.value
     location = locate_store_option(store)
-    result: ExportResult = export_run(
-        location.path, run_id, fmt, output, must_exist=location.named
-    )
+    result: ExportResult = export_run(location.path, run_id, fmt, output, must_exist=location.named)
     if output is not None and json_output:
         emit_json(result.to_json())
     else:
@@ -276,8 +277,9 @@ def gc(
     """Remove finished runs that nothing needs any more.
 
     Removes whole runs, never part of a chain: completed runs (and failed ones with
-    --include-failed), never a paused, running, interrupted or corrupt run, and never the
-    origin of a run that stays.
+    --include-failed), never a paused, running, interrupted, corrupt or unreadable run, and
+    never the origin of a run that stays. Every record of every run is checked (checksums and
+    chain links) before a run counts as finished.
 
     \b
     Example:

@@ -218,7 +218,9 @@ class FileCheckpointStorage(StorageQueries):
             fs.makedirs(root, 0o700)
             created.append(root)
         except NotADirectoryError:
-            raise StoreLocationError(root, "cannot be created: part of its path is a file") from None
+            raise StoreLocationError(
+                root, "cannot be created: part of its path is a file"
+            ) from None
         try:
             fs.mkdir(self._runs_dir, 0o700)
             created.append(self._runs_dir)

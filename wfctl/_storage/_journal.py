@@ -55,6 +55,7 @@ _CHAIN_LINK: Final = re.compile(
     rb'\{"v":(\d{1,9}),"id":"([A-Za-z0-9_-]{1,100})\.(\d{1,12})","seq":(\d{1,12}),'
     rb'"prev":(null|"[A-Za-z0-9_-]{1,100}\.\d{1,12}"),"kind":"([a-z]{1,12})"'
 )
+_KINDS: Final = frozenset(kind.encode() for kind in KINDS)
 # Built once: json.dumps with options builds an encoder per call, a third of a commit's CPU.
 # No circular check: the data is codec output, a tree by construction (a cycle would still fail,
 # with RecursionError).
@@ -163,10 +164,11 @@ def check_journal(data: bytes, path: str, run_id: str) -> tuple[bytes, bytes] | 
 
     Each record's checksum must hold, and its start (format version, id, seq, parent, kind) must
     make it the next link of ``run_id``'s chain: seq 0 the only root, each later seq naming the
-    one before as its parent. A record written in another field order is decoded in full
-    instead. Whatever follows the last newline is the torn tail, never committed, and is ignored.
-    This is what ``wfctl runs`` and ``gc`` trust a run by: every checksum, at the cost of one
-    read and one CRC per record, not a JSON parse (``verify-lineage`` judges the contents).
+    one before as its parent. A record that does not start as :func:`encode_record` writes it
+    (another field order, an older version) is decoded in full instead. Whatever follows the
+    last newline is the torn tail, never committed, and is ignored. This is what ``wfctl runs``
+    and ``gc`` trust a run by: every checksum and link, at the cost of one read and one CRC per
+    record, not a JSON parse (``verify-lineage`` also judges the records' contents).
 
     Returns:
         The first and last committed lines (without newlines), or None if there is none.
@@ -179,37 +181,51 @@ def check_journal(data: bytes, path: str, run_id: str) -> tuple[bytes, bytes] | 
         return None
     lines = data[:committed].split(b"\n")
     lines.pop()  # the empty piece after the final newline
+    run = run_id.encode()
     parent = b"null"
     for seq, line in enumerate(lines):
         where = f"{path}:{seq + 1}"
         _verified_body(line, where)
-        match = _CHAIN_LINK.match(line)
-        if match is not None and match[3] == match[4]:
-            version, rid, at, prev, kind = (
-                int(match[1]), match[2].decode(), int(match[4]), match[5], match[6].decode()
-            )  # fmt: skip
-        else:
-            record = decode_record(line, where)
-            version, rid, at, kind = record.version, record.run_id, record.seq, record.kind
-            prev = b"null" if record.previous_checkpoint_id is None else b'"%s"' % (
-                record.previous_checkpoint_id.encode()
-            )
-        if version > FORMAT_VERSION:
-            raise CheckpointCorruptError(
-                where, f"format version {version} is newer than this wfctl ({FORMAT_VERSION})"
-            )
-        if rid != run_id:
-            raise CheckpointCorruptError(where, f"record belongs to run {rid!r}")
-        if at != seq or prev != parent:
-            raise CheckpointCorruptError(
-                where,
-                f"record is seq {at} with parent {prev.decode()}, expected seq {seq} with parent "
-                f"{parent.decode()} (a gap, duplicate, fork or reordering in the chain)",
-            )
-        if kind not in KINDS or (kind == "root") != (seq == 0):
-            raise CheckpointCorruptError(where, f"seq {seq} is a {kind!r} record")
-        parent = b'"%s.%d"' % (run_id.encode(), seq)
+        # The common case in one comparison: the start encode_record writes for this link.
+        prefix = b'{"v":%d,"id":"%s.%d","seq":%d,"prev":%s,"kind":"' % (
+            FORMAT_VERSION, run, seq, seq, parent
+        )  # fmt: skip
+        kind = line[len(prefix) : line.find(b'"', len(prefix))]
+        if not line.startswith(prefix) or kind not in _KINDS or (kind == b"root") != (seq == 0):
+            _check_link(line, where, run_id, seq, parent)  # accepts it, or says what is wrong
+        parent = b'"%s.%d"' % (run, seq)
     return lines[0], lines[-1]
+
+
+def _check_link(line: bytes, where: str, run_id: str, seq: int, parent: bytes) -> None:
+    """Check one record's link the slow way, to accept it or name exactly what is wrong."""
+    match = _CHAIN_LINK.match(line)
+    if match is not None and match[3] == match[4]:
+        version, rid, at, prev, kind = (
+            int(match[1]), match[2].decode(), int(match[4]), match[5], match[6].decode()
+        )  # fmt: skip
+    else:
+        record = decode_record(line, where)
+        version, rid, at, kind = record.version, record.run_id, record.seq, record.kind
+        prev = (
+            b"null"
+            if record.previous_checkpoint_id is None
+            else b'"%s"' % (record.previous_checkpoint_id.encode())
+        )
+    if version > FORMAT_VERSION:
+        raise CheckpointCorruptError(
+            where, f"format version {version} is newer than this wfctl ({FORMAT_VERSION})"
+        )
+    if rid != run_id:
+        raise CheckpointCorruptError(where, f"record belongs to run {rid!r}")
+    if at != seq or prev != parent:
+        raise CheckpointCorruptError(
+            where,
+            f"record is seq {at} with parent {prev.decode()}, expected seq {seq} with parent "
+            f"{parent.decode()} (a gap, duplicate, fork or reordering in the chain)",
+        )
+    if kind not in KINDS or (kind == "root") != (seq == 0):
+        raise CheckpointCorruptError(where, f"seq {seq} is a {kind!r} record")
 
 
 @dataclass(frozen=True, slots=True)
