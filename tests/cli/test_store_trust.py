@@ -210,6 +210,11 @@ def test_an_unreadable_run_is_reported_and_the_others_go_on(store: Path) -> None
         assert by_id[unreadable]["problem"] == f"{journal}: cannot read: Permission denied"
         assert by_id[readable]["status"] == "completed"
 
+        # Commands about one run no longer stop at another run they cannot read.
+        log = _as_plain_user("log", readable, "--store", store, "--json")
+        assert log.code == 0, log
+        assert log.json()["run"]["status"] == "completed"
+
         verified = _as_plain_user("verify-lineage", "--store", store, "--json")
         assert verified.code == 1, verified
         verdicts = {v["run_id"]: v for v in verified.json()["runs"]}
