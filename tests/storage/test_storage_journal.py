@@ -481,3 +481,22 @@ def test_a_run_that_fails_to_read_is_unreadable_and_the_others_are_listed(tmp_pa
     assert {rid: s.status for rid, s in by_id.items() if rid != broken} == {
         rid: "interrupted" for rid in order if rid != broken
     }
+
+
+@given(
+    data=st.binary(max_size=200).map(lambda b: b.replace(b"\x00", b"\n")),
+    chunk=st.integers(min_value=1, max_value=40),
+)
+@settings(max_examples=300, deadline=None)
+def test_read_lines_yields_the_committed_lines_whatever_the_chunk(data: bytes, chunk: int) -> None:
+    import tempfile
+
+    from wfctl._storage._fs import OS_FS
+    from wfctl._storage._journal import read_lines
+
+    with tempfile.TemporaryFile() as handle:
+        handle.write(data)
+        handle.flush()
+        committed = data[: data.rfind(b"\n") + 1]
+        expected = committed.split(b"\n")[:-1]  # no torn tail, no piece after the last newline
+        assert list(read_lines(OS_FS, handle.fileno(), chunk)) == expected

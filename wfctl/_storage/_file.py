@@ -38,6 +38,7 @@ from ._journal import (
     parse_journal,
     read_all,
     read_head,
+    read_lines,
     read_tail,
 )
 from ._lock import FileRunLock, probe_locked
@@ -352,12 +353,11 @@ class FileCheckpointStorage(StorageQueries):
             fd = self._open_read(run_id)
         except RunNotFoundError:
             return None
+        path = self._journal(run_id)
         try:
-            data = read_all(self._fs, fd)
+            ends = check_journal(read_lines(self._fs, fd), path, run_id)
         finally:
             self._fs.close(fd)
-        path = self._journal(run_id)
-        ends = check_journal(data, path, run_id)
         if ends is None:
             return None
         root = self._decode_root(ends[0], path, run_id)

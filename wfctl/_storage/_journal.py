@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 import zlib
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
@@ -35,6 +36,7 @@ __all__ = [
     "parse_journal",
     "read_all",
     "read_head",
+    "read_lines",
     "read_tail",
     "record_link",
 ]
@@ -159,7 +161,7 @@ def parse_journal(data: bytes, path: str, run_id: str) -> tuple[list[Checkpoint]
     return checkpoints, problems, len(data) - committed
 
 
-def check_journal(data: bytes, path: str, run_id: str) -> tuple[bytes, bytes] | None:
+def check_journal(lines: Iterable[bytes], path: str, run_id: str) -> tuple[bytes, bytes] | None:
     """Verify every committed record of a journal as one chain, without decoding its data.
 
     Each record's checksum must hold, and its start (format version, id, seq, parent, kind) must
@@ -170,20 +172,22 @@ def check_journal(data: bytes, path: str, run_id: str) -> tuple[bytes, bytes] | 
     and ``gc`` trust a run by: every checksum and link, at the cost of one read and one CRC per
     record, not a JSON parse (``verify-lineage`` also judges the records' contents).
 
+    Args:
+        lines: the journal's committed lines, without newlines (see :func:`read_lines`).
+
     Returns:
         The first and last committed lines (without newlines), or None if there is none.
 
     Raises:
         CheckpointCorruptError: naming the first record (``<path>:<line>``) that fails.
     """
-    committed = data.rfind(b"\n") + 1
-    if not committed:
-        return None
-    lines = data[:committed].split(b"\n")
-    lines.pop()  # the empty piece after the final newline
     run = run_id.encode()
     parent = b"null"
+    first: bytes | None = None
+    last: bytes | None = None
     for seq, line in enumerate(lines):
+        first = line if first is None else first
+        last = line
         where = f"{path}:{seq + 1}"
         _verified_body(line, where)
         # The common case in one comparison: the start encode_record writes for this link.
@@ -194,7 +198,7 @@ def check_journal(data: bytes, path: str, run_id: str) -> tuple[bytes, bytes] | 
         if not line.startswith(prefix) or kind not in _KINDS or (kind == b"root") != (seq == 0):
             _check_link(line, where, run_id, seq, parent)  # accepts it, or says what is wrong
         parent = b'"%s.%d"' % (run, seq)
-    return lines[0], lines[-1]
+    return None if first is None or last is None else (first, last)
 
 
 def _check_link(line: bytes, where: str, run_id: str, seq: int, parent: bytes) -> None:
@@ -300,6 +304,33 @@ def read_head(fs: FileSystem, fd: int) -> bytes | None:
         if len(buf) < chunk:
             return None
         chunk *= 2
+
+
+def read_lines(fs: FileSystem, fd: int, chunk: int = 16 * TAIL_CHUNK) -> Iterator[bytes]:
+    """Yield a file's committed lines (without newlines), reading ``chunk`` bytes at a time.
+
+    What follows the last newline (the torn tail) is not yielded. Memory stays at one chunk
+    plus the longest line, however long the journal is.
+    """
+    offset = 0
+    pending: list[bytes] = []  # the start of a line that continues in the next chunk
+    while True:
+        part = fs.pread(fd, chunk, offset)
+        if not part:
+            return
+        offset += len(part)
+        end = part.rfind(b"\n")
+        if end < 0:
+            pending.append(part)
+            continue
+        pieces = part[:end].split(b"\n")
+        if pending:
+            pending.append(pieces[0])
+            pieces[0] = b"".join(pending)
+            pending = []
+        yield from pieces
+        if end + 1 < len(part):
+            pending.append(part[end + 1 :])
 
 
 def read_all(fs: FileSystem, fd: int) -> bytes:
