@@ -7,6 +7,11 @@ file's directory); ``./.wfctl``.
 
 The same files may list stores owned by other users that ``resume`` and ``replay`` may import
 code for (:func:`trusts_store`).
+
+A store named for this invocation (the explicit path or ``WFCTL_STORE``) must exist when it is
+read: a typo must not read as "no runs". The configured and default stores may not exist yet
+(a project before its first run); reads then find no runs. An empty path is refused everywhere:
+it would silently mean the current directory. An empty ``WFCTL_STORE`` counts as unset.
 """
 
 from __future__ import annotations
@@ -14,12 +19,13 @@ from __future__ import annotations
 import os
 import tomllib
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ._errors import WfctlError
+from ._errors import StoreLocationError, WfctlError
 
-__all__ = ["DEFAULT_STORE", "resolve_store", "trusts_store"]
+__all__ = ["DEFAULT_STORE", "StoreLocation", "locate_store", "resolve_store", "trusts_store"]
 
 DEFAULT_STORE = ".wfctl"
 
@@ -49,6 +55,8 @@ def _configured(directory: Path) -> Path | None:
         if store is not None:
             if not isinstance(store, str):
                 raise WfctlError(f"{path}: 'store' must be a string")
+            if not store:
+                raise StoreLocationError(store, f"(in {path}) is empty: name a directory")
             return path.parent / store
     return None
 
@@ -78,15 +86,37 @@ def trusts_store(store: Path, directory: Path | None = None) -> bool:
     return False
 
 
-def resolve_store(explicit: str | os.PathLike[str] | None = None) -> Path:
-    """Return the store directory to use.
+@dataclass(frozen=True, slots=True)
+class StoreLocation:
+    """Where the store is, and whether it was named for this invocation."""
+
+    path: Path
+    #: Named by an explicit path or ``WFCTL_STORE``: reads refuse it if it does not exist.
+    named: bool
+
+
+def locate_store(explicit: str | os.PathLike[str] | None = None) -> StoreLocation:
+    """Return the store directory to use and how it was chosen.
 
     Raises:
+        StoreLocationError: the path given (explicitly or in a configuration file) is empty.
         WfctlError: a configuration file exists but cannot be read.
     """
     if explicit is not None:
-        return Path(explicit)
+        if not os.fspath(explicit):
+            raise StoreLocationError("", "is empty: name a directory (. for the current one)")
+        return StoreLocation(Path(explicit), named=True)
     env = os.environ.get("WFCTL_STORE")
     if env:
-        return Path(env)
-    return _configured(Path.cwd()) or Path(DEFAULT_STORE)
+        return StoreLocation(Path(env), named=True)
+    return StoreLocation(_configured(Path.cwd()) or Path(DEFAULT_STORE), named=False)
+
+
+def resolve_store(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """Return the store directory to use (see :func:`locate_store`).
+
+    Raises:
+        StoreLocationError: the path given is empty.
+        WfctlError: a configuration file exists but cannot be read.
+    """
+    return locate_store(explicit).path

@@ -20,6 +20,7 @@ __all__ = [
     "RunLockedError",
     "RunNotFoundError",
     "RunStateError",
+    "StoreLocationError",
     "UnencodableValueError",
     "UntrustedTargetError",
     "WfctlError",
@@ -84,6 +85,21 @@ class CheckpointCorruptError(WfctlError):
         self.where = where
         self.reason = reason
         super().__init__(f"corrupt checkpoint data in {where}: {reason}")
+
+
+class StoreLocationError(WfctlError):
+    """Raised when a path cannot be used as a checkpoint store, before anything is read or written.
+
+    The path is empty or the root of the file system, is not a directory, does not exist when a
+    read was asked of it by name, or holds its ``runs`` entry as a symbolic link or a file. Unlike
+    :class:`RunNotFoundError` (the store is fine; the run is not in it), this is about the whole
+    store. ``path`` is the store's path as given or resolved; ``reason`` says what is wrong.
+    """
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"store {path!r} {reason}")
 
 
 class UnencodableValueError(WfctlError, TypeError):

@@ -31,6 +31,7 @@ from ._errors import (
     RunLockedError,
     RunNotFoundError,
     RunStateError,
+    StoreLocationError,
     UnencodableValueError,
     UntrustedTargetError,
     WfctlError,
@@ -69,6 +70,7 @@ ERROR_EXIT_CODES: Final[dict[type[BaseException], int]] = {
     CheckpointCorruptError: EXIT_INPUT,
     RunLockedError: EXIT_INPUT,
     RunStateError: EXIT_INPUT,
+    StoreLocationError: EXIT_INPUT,  # a missing, non-directory or refused store path
     UnencodableValueError: EXIT_INPUT,  # the run's input (or an answer) cannot be stored
     DuplicateStepKeyError: EXIT_INPUT,
     WorkflowDefinitionError: EXIT_INPUT,

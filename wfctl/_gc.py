@@ -1,9 +1,11 @@
 """``wfctl gc``: remove whole finished runs that nothing needs any more.
 
 Only whole runs are removed, never part of a chain, and only finished ones: ``completed`` runs,
-and ``failed`` ones when asked. A paused, running, interrupted or corrupt run is never removed,
-and neither is a run that is the origin of a run that stays (a restored run reads its cache
-from its origin's chain, transitively).
+and ``failed`` ones when asked. A paused, running, interrupted, corrupt or unreadable run is
+never removed, and neither is a run that is the origin of a run that stays (a restored run reads
+its cache from its origin's chain, transitively). Every run is verified before it is judged
+finished: the listing checks every record's checksum and chain link (``list_runs``), so a run
+with an edited record anywhere is ``corrupt`` and kept, whatever its last record says.
 
 Which finished runs go: those last updated longer ago than ``older_than``, except the ``keep``
 newest of each workflow. With neither given, ``older_than`` is 7 days.
@@ -19,11 +21,17 @@ from pathlib import Path
 from typing import Any, Final
 
 from ._errors import RunLockedError, WfctlError
-from ._storage import FileCheckpointStorage, RunSummary
+from ._storage import RunSummary, open_store
 
 __all__ = ["DEFAULT_AGE", "GcItem", "GcReport", "collect_garbage", "parse_age"]
 
 DEFAULT_AGE: Final = "7d"
+#: Why a run that is not finished is kept, by status (other statuses are their own reason).
+_KEPT_BECAUSE: Final = {
+    "failed": "failed (use --include-failed)",
+    "corrupt": "corrupt (failed verification; see wfctl verify-lineage)",
+    "unreadable": "unreadable (its journal cannot be read)",
+}
 _UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _PART: Final = re.compile(r"(\d+(?:\.\d+)?)([smhdw])")
 
@@ -113,9 +121,7 @@ def _select(
     for summary in sorted(runs, key=lambda r: (r.updated, r.run_id), reverse=True):
         rid, moment = summary.run_id, _updated(summary)
         if summary.status not in finished:
-            kept[rid] = (
-                "failed (use --include-failed)" if summary.status == "failed" else summary.status
-            )
+            kept[rid] = _KEPT_BECAUSE.get(summary.status, summary.status)
             continue
         rank = newest.get(summary.workflow_name, 0)
         newest[summary.workflow_name] = rank + 1
@@ -148,6 +154,7 @@ def collect_garbage(
     include_failed: bool = False,
     dry_run: bool = False,
     now: datetime | None = None,
+    must_exist: bool = True,
 ) -> GcReport:
     """Remove (or with ``dry_run`` list) whole finished runs nothing needs any more.
 
@@ -157,16 +164,18 @@ def collect_garbage(
         keep: keep this many of the newest finished runs of each workflow.
         include_failed: failed runs count as finished too.
         now: the current time (for tests).
+        must_exist: refuse a store that does not exist (else it has nothing to remove).
 
     Raises:
         WfctlError: ``older_than`` or ``keep`` is invalid.
+        StoreLocationError: the store is missing (with ``must_exist``) or is not one.
     """
     if keep is not None and keep < 0:
         raise WfctlError(f"--keep must be 0 or more, not {keep}")
     if older_than is None and keep is None:
         older_than = DEFAULT_AGE
     age = parse_age(older_than) if older_than is not None else None
-    storage = FileCheckpointStorage(store)
+    storage = open_store(store, must_exist=must_exist)
     runs = asyncio.run(storage.list_runs())
     chosen, kept = _select(runs, age, keep, include_failed, now or datetime.now(UTC))
     removed: list[GcItem] = []

@@ -1,8 +1,11 @@
 """Reading a store for people and scripts: ``wfctl runs``, ``log``, ``show``, ``export``, ``pause``.
 
 Each function opens the store, makes its reads, and returns a frozen report whose
-``to_json()`` is the command's ``--json`` document. Reads never create the store: on a missing
-or empty store, ``list_runs`` returns no runs and the others report the run as not found.
+``to_json()`` is the command's ``--json`` document. Reads never create the store. A store that
+does not exist is refused (``StoreLocationError``) unless ``must_exist=False`` (the CLI passes
+that for the configured or default store, which may not exist before the first run): then
+``list_runs`` returns no runs and the others report the run as not found. A path that is not a
+directory, or a store whose ``runs`` is a link or a file, is always refused.
 Chains are read strictly (every checksum verified, one unbroken chain), so a corrupt journal is
 reported by name (``CheckpointCorruptError``) rather than shown in part.
 """
@@ -22,7 +25,7 @@ import tomli_w
 from ._checkpoint import Checkpoint, validate_run_id
 from ._errors import RunNotFoundError, RunStateError, WfctlError
 from ._restore import load_target
-from ._storage import FileCheckpointStorage, RunSummary
+from ._storage import FileCheckpointStorage, RunSummary, open_store
 from ._storage._capabilities import load_chain, request_pause
 
 if TYPE_CHECKING:
@@ -67,13 +70,22 @@ class RunsReport:
 
 
 def list_runs(
-    store: Path, *, workflow_name: str | None = None, status: str | None = None
+    store: Path,
+    *,
+    workflow_name: str | None = None,
+    status: str | None = None,
+    must_exist: bool = True,
 ) -> RunsReport:
     """List the store's runs, optionally only one workflow's or one status's.
 
-    A corrupt run is listed with status ``corrupt`` and its problem, not raised.
+    Every run's records are verified (checksums and chain links, see
+    :func:`~wfctl._storage._journal.check_journal`). A run that fails is listed with status
+    ``corrupt`` and its problem, one that cannot be read as ``unreadable``; neither is raised.
+
+    Raises:
+        StoreLocationError: the store is missing (with ``must_exist``) or is not one.
     """
-    storage = FileCheckpointStorage(store)
+    storage = open_store(store, must_exist=must_exist)
     runs = asyncio.run(storage.list_runs(workflow_name=workflow_name))
     if status is not None:
         runs = [r for r in runs if r.status == status]
@@ -200,26 +212,28 @@ def _entry(checkpoint: Checkpoint) -> LogEntry:
     )
 
 
-def run_log(store: Path, run_id: str) -> RunLog:
+def run_log(store: Path, run_id: str, *, must_exist: bool = True) -> RunLog:
     """Return the run's chain as a timeline.
 
     Raises:
+        StoreLocationError: the store is missing (with ``must_exist``) or is not one.
         InvalidIdError, RunNotFoundError: no such run.
         CheckpointCorruptError: a record fails verification or the chain is broken.
     """
-    storage = FileCheckpointStorage(store)
+    storage = open_store(store, must_exist=must_exist)
     chain = asyncio.run(load_chain(storage, validate_run_id(run_id)))
     return RunLog(_find_summary(storage, run_id), tuple(_entry(c) for c in chain))
 
 
-def show_checkpoint(store: Path, checkpoint_id: str) -> Checkpoint:
+def show_checkpoint(store: Path, checkpoint_id: str, *, must_exist: bool = True) -> Checkpoint:
     """Return one checkpoint, read strictly with its run.
 
     Raises:
+        StoreLocationError: the store is missing (with ``must_exist``) or is not one.
         InvalidIdError, CheckpointNotFoundError: no such checkpoint.
         CheckpointCorruptError: its run's chain cannot be trusted.
     """
-    storage = FileCheckpointStorage(store)
+    storage = open_store(store, must_exist=must_exist)
     _, checkpoint = asyncio.run(load_target(storage, checkpoint_id))
     return checkpoint
 
@@ -258,7 +272,9 @@ class ExportResult:
         }
 
 
-def export_run(store: Path, run_id: str, fmt: str, output: Path | None = None) -> ExportResult:
+def export_run(
+    store: Path, run_id: str, fmt: str, output: Path | None = None, *, must_exist: bool = True
+) -> ExportResult:
     """Export a run (its summary and every checkpoint) as JSON or TOML.
 
     The document is ``{"run": summary, "checkpoints": [checkpoint, ...]}``, each checkpoint as
@@ -266,12 +282,13 @@ def export_run(store: Path, run_id: str, fmt: str, output: Path | None = None) -
 
     Raises:
         WfctlError: ``fmt`` is not json or toml, or ``output`` cannot be written.
+        StoreLocationError: the store is missing (with ``must_exist``) or is not one.
         InvalidIdError, RunNotFoundError: no such run.
         CheckpointCorruptError: its chain cannot be trusted.
     """
     if fmt not in EXPORT_FORMATS:
         raise WfctlError(f"unknown export format {fmt!r} (choose json or toml)")
-    storage = FileCheckpointStorage(store)
+    storage = open_store(store, must_exist=must_exist)
     chain = asyncio.run(load_chain(storage, validate_run_id(run_id)))
     document = {
         "run": summary_json(_find_summary(storage, run_id)),
@@ -289,16 +306,17 @@ def export_run(store: Path, run_id: str, fmt: str, output: Path | None = None) -
     return ExportResult(run_id, fmt, text, len(chain), output)
 
 
-def pause_run(store: Path, run_id: str) -> RunSummary:
+def pause_run(store: Path, run_id: str, *, must_exist: bool = True) -> RunSummary:
     """Ask a running run (in another process) to pause at its next step boundary.
 
     Returns the run's summary as it was when asked.
 
     Raises:
+        StoreLocationError: the store is missing (with ``must_exist``) or is not one.
         InvalidIdError, RunNotFoundError: no such run.
         RunStateError: the run is not running (paused, completed, failed, interrupted).
     """
-    storage = FileCheckpointStorage(store)
+    storage = open_store(store, must_exist=must_exist)
     summary = _find_summary(storage, validate_run_id(run_id))
     if summary.status != "running":
         raise RunStateError(run_id, f"is {summary.status}, not running; nothing to pause")
@@ -312,10 +330,14 @@ def verify_runs(
     *,
     workflow_name: str | None = None,
     agent_framework_dir: Path | None = None,
+    must_exist: bool = True,
 ) -> LineageReport:
     """Verify the lineage of runs in ``store``, or of an agent framework checkpoint directory.
 
+    A run that cannot be read gets a failed verdict naming why; the others are verified.
+
     Raises:
+        StoreLocationError: the store is missing (with ``must_exist``) or is not one.
         InvalidIdError: a run id is malformed.
         RunNotFoundError: a named run does not exist.
         WfctlError: ``agent_framework_dir`` is not a directory, or run ids were given with it.
@@ -332,7 +354,7 @@ def verify_runs(
 
     if store is None:
         raise WfctlError("no store to verify")
-    storage = FileCheckpointStorage(store)
+    storage = open_store(store, must_exist=must_exist)
     report = asyncio.run(verify_lineage(storage, run_ids, workflow_name=workflow_name))
     for verdict in report.runs:
         if verdict.checkpoints == 0 and verdict.problems == ("run not found",):

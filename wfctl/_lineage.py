@@ -16,6 +16,7 @@ from typing import Any
 
 from ._checkpoint import checkpoint_id_for, split_checkpoint_id, validate_run_id
 from ._errors import CheckpointCorruptError, InvalidIdError, RunNotFoundError, WfctlError
+from ._storage._base import read_problem
 from ._storage._capabilities import read_run
 from ._storage._protocol import RunJournal
 
@@ -103,7 +104,8 @@ async def verify_lineage(
 
     Returns:
         One verdict per run; an unknown run id gets a verdict with the problem
-        ``run not found``.
+        ``run not found``, and a run that cannot be read one with the problem
+        ``<journal>: cannot read: <reason>`` (the other runs are verified as usual).
 
     Raises:
         InvalidIdError: a run id is malformed (checked before anything is read).
@@ -134,6 +136,8 @@ async def _read(storage: Any, run_id: str, seen: dict[str, _Index | None]) -> Ru
         journal = None
     except CheckpointCorruptError as exc:
         journal = RunJournal(run_id, (), (f"{exc.where}: {exc.reason}",))
+    except OSError as exc:  # one unreadable run is a finding; the others are still verified
+        journal = RunJournal(run_id, (), (read_problem(exc),))
     seen[run_id] = (
         None if journal is None else {c.seq: c.workflow_name for c in journal.checkpoints}
     )

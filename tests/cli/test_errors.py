@@ -66,6 +66,7 @@ def test_unknown_ids_exit_2(args: list[str], message: str, store: Path) -> None:
 
 
 def test_unknown_ids_through_the_installed_command(store: Path) -> None:
+    store.mkdir()  # a store that exists, without those ids
     for args in (["log", "nope"], ["show", "nope.1"], ["replay", "-c", "nope.1"]):
         done = wfctl(*args, "--store", store)
         assert done.code == 2
@@ -156,6 +157,7 @@ def test_locked_run_exits_2_naming_the_holder(store: Path, locked_run: str) -> N
 
 
 def test_debug_shows_the_traceback(store: Path) -> None:
+    store.mkdir()
     done = wfctl("log", "nope", "--store", store, "--debug")
     assert done.code == 2
     assert "Traceback" in done.stderr

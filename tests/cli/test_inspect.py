@@ -15,18 +15,6 @@ REVIEW = WORKFLOWS / "review.py"
 FLAKY = WORKFLOWS / "flaky.py"
 
 
-def test_runs_on_a_missing_store_is_empty(tmp_path: Path) -> None:
-    missing = tmp_path / "nothing-here"
-    done = wfctl("runs", "--store", missing, "--json")
-    assert done.code == 0
-    assert done.json() == {"store": str(missing), "runs": []}
-    assert not missing.exists()  # reading never creates the store
-    people = wfctl("runs", "--store", missing)
-    assert people.code == 0 and "no runs in" in people.stdout
-    assert invoke("gc", "--store", missing, "--json").json()["removed"] == []
-    assert invoke("verify-lineage", "--store", missing, "--json").json() == {"ok": True, "runs": []}
-
-
 def test_runs_lists_and_filters(store: Path, tmp_path: Path) -> None:
     done = run_id_of(invoke("run", GREET, "--store", store, "--json"))
     paused = run_id_of(invoke("run", REVIEW, "--store", store, "--json"))

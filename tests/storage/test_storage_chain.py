@@ -27,6 +27,7 @@ def test_exports_are_complete() -> None:
         "RunJournal",
         "RunLock",
         "RunSummary",
+        "open_store",
     ]
     for name in _storage.__all__:
         assert getattr(_storage, name) is not None

@@ -33,6 +33,7 @@ except ImportError:  # pragma: no cover  # older typer runs on Click itself
 
 if TYPE_CHECKING:
     from wfctl._commands import RunOutcome
+    from wfctl._config import StoreLocation
 
 __all__ = [
     "DebugOption",
@@ -48,6 +49,7 @@ __all__ = [
     "emit_json",
     "exit_with",
     "finish_run",
+    "locate_store_option",
     "resolve_store_option",
 ]
 
@@ -145,13 +147,15 @@ app = typer.Typer(
 
 # -- options shared by many commands ----------------------------------------------------------
 
+# A str, not a Path: Path("") is ".", and an empty --store must be refused, not read as ".".
 StoreOption = Annotated[
-    Path | None,
+    str | None,
     typer.Option(
         "--store",
         metavar="DIR",
         help="Checkpoint store (default: $WFCTL_STORE, else 'store' in wfctl.toml or "
-        "[tool.wfctl] of pyproject.toml, else ./.wfctl).",
+        "[tool.wfctl] of pyproject.toml, else ./.wfctl). A store named here or by "
+        "$WFCTL_STORE must exist for commands that read it.",
         show_default=False,
     ),
 ]
@@ -201,6 +205,7 @@ class RunStatus(enum.StrEnum):
     running = "running"
     interrupted = "interrupted"
     corrupt = "corrupt"
+    unreadable = "unreadable"
 
 
 class ExportFormat(enum.StrEnum):
@@ -210,11 +215,17 @@ class ExportFormat(enum.StrEnum):
     toml = "toml"
 
 
-def resolve_store_option(store: Path | None) -> Path:
+def resolve_store_option(store: str | None) -> Path:
     """Return the store ``--store`` selects (else the environment or config), absolute."""
-    from wfctl._config import resolve_store
+    return locate_store_option(store).path
 
-    return resolve_store(store).absolute()
+
+def locate_store_option(store: str | None) -> StoreLocation:
+    """Return the store ``--store`` selects, absolute, and whether it was named by the user."""
+    from wfctl._config import StoreLocation, locate_store
+
+    location = locate_store(store)
+    return StoreLocation(location.path.absolute(), location.named)
 
 
 def emit_json(document: Any) -> None:

@@ -19,7 +19,7 @@ from ._app import (
     app,
     emit_json,
     exit_with,
-    resolve_store_option,
+    locate_store_option,
 )
 
 if TYPE_CHECKING:
@@ -55,7 +55,8 @@ def verify_lineage(
 
     Checks per run: one root, contiguous seq, each parent in the same run, no checkpoint with
     two children, everything reachable from the head, the head agrees, one workflow and
-    signature, valid checksums, resolvable origins. Exit 1 if any run is broken.
+    signature, valid checksums, resolvable origins. Exit 1 if any run is broken or cannot be
+    read (the other runs are still verified).
 
     \b
     Example:
@@ -63,11 +64,13 @@ def verify_lineage(
     """
     from wfctl._inspect import verify_runs
 
+    location = locate_store_option(store) if agent_framework is None else None
     report = verify_runs(
-        resolve_store_option(store) if agent_framework is None else None,
+        location.path if location else None,
         run_ids or (),
         workflow_name=workflow,
         agent_framework_dir=agent_framework,
+        must_exist=location.named if location else True,
     )
     if json_output:
         emit_json(report.to_json())
@@ -93,7 +96,9 @@ def runs(
 ) -> None:
     """List the runs in the store.
 
-    Oldest first, with each run's status, head checkpoint and pending requests.
+    Oldest first, with each run's status, head checkpoint and pending requests. Every record's
+    checksum and chain link is checked: a run with an edited record anywhere is listed as
+    corrupt, and one whose journal cannot be read as unreadable.
 
     \b
     Example:
@@ -101,8 +106,12 @@ def runs(
     """
     from wfctl._inspect import list_runs
 
+    location = locate_store_option(store)
     report = list_runs(
-        resolve_store_option(store), workflow_name=workflow, status=status.value if status else None
+        location.path,
+        workflow_name=workflow,
+        status=status.value if status else None,
+        must_exist=location.named,
     )
     if json_output:
         emit_json(report.to_json())
@@ -130,7 +139,8 @@ def log(
     """
     from wfctl._inspect import run_log
 
-    result = run_log(resolve_store_option(store), run_id)
+    location = locate_store_option(store)
+    result = run_log(location.path, run_id, must_exist=location.named)
     if json_output:
         emit_json(result.to_json())
     else:
@@ -161,7 +171,8 @@ def show(
         raise typer.BadParameter("give --json or --toml, not both", param_hint="'--toml'")
     from wfctl._inspect import show_checkpoint, to_toml
 
-    checkpoint_record = show_checkpoint(resolve_store_option(store), checkpoint)
+    location = locate_store_option(store)
+    checkpoint_record = show_checkpoint(location.path, checkpoint, must_exist=location.named)
     if json_output:
         emit_json(checkpoint_record.to_dict())
     elif toml:
@@ -198,7 +209,8 @@ def export(
     from wfctl._inspect import export_run
 
     fmt = "json" if json_output and output is None else format.value
-    result: ExportResult = export_run(resolve_store_option(store), run_id, fmt, output)
+    location = locate_store_option(store)
+    result: ExportResult = export_run(location.path, run_id, fmt, output, must_exist=location.named)
     if output is not None and json_output:
         emit_json(result.to_json())
     else:
@@ -226,7 +238,8 @@ def pause(
     """
     from wfctl._inspect import pause_run, summary_json
 
-    summary = pause_run(resolve_store_option(store), run_id)
+    location = locate_store_option(store)
+    summary = pause_run(location.path, run_id, must_exist=location.named)
     if json_output:
         emit_json({"run_id": summary.run_id, "pause_requested": True, "run": summary_json(summary)})
     else:
@@ -265,8 +278,9 @@ def gc(
     """Remove finished runs that nothing needs any more.
 
     Removes whole runs, never part of a chain: completed runs (and failed ones with
-    --include-failed), never a paused, running, interrupted or corrupt run, and never the
-    origin of a run that stays.
+    --include-failed), never a paused, running, interrupted, corrupt or unreadable run, and
+    never the origin of a run that stays. Every record of every run is checked (checksums and
+    chain links) before a run counts as finished.
 
     \b
     Example:
@@ -274,12 +288,14 @@ def gc(
     """
     from wfctl._gc import collect_garbage
 
+    location = locate_store_option(store)
     report = collect_garbage(
-        resolve_store_option(store),
+        location.path,
         older_than=older_than,
         keep=keep,
         include_failed=include_failed,
         dry_run=dry_run,
+        must_exist=location.named,
     )
     if json_output:
         emit_json(report.to_json())

@@ -39,6 +39,7 @@ STATUS_STYLE = {
     "aborted": "red",
     "running": "cyan",
     "corrupt": "bold red",
+    "unreadable": "bold red",
 }
 
 

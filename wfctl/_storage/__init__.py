@@ -1,6 +1,6 @@
 """Checkpoint storages: the protocol, the durable file storage and the in-memory one."""
 
-from ._file import FileCheckpointStorage
+from ._file import FileCheckpointStorage, open_store
 from ._memory import InMemoryCheckpointStorage
 from ._protocol import CheckpointStorage, RunJournal, RunLock, RunSummary
 
@@ -11,4 +11,5 @@ __all__ = [
     "RunJournal",
     "RunLock",
     "RunSummary",
+    "open_store",
 ]

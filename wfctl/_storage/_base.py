@@ -1,7 +1,8 @@
 """Chain rules and queries shared by every wfctl storage.
 
 A storage supplies five primitives (its run ids, a run's root, its head, its strict chain and
-whether it is locked); :class:`StorageQueries` builds the protocol's read methods on them, so the
+whether it is locked), and may supply a sixth (a run's root and head, verified with the whole
+run); :class:`StorageQueries` builds the protocol's read methods on them, so the
 file and memory storages filter, order and summarise runs the same way. The module-level rules
 (:func:`check_append`, :func:`strict_chain`) are also used by :mod:`._capabilities` for storages
 that are not ours.
@@ -16,7 +17,13 @@ from wfctl._errors import CheckpointCorruptError, CheckpointNotFoundError, RunNo
 
 from ._protocol import RunJournal, RunSummary
 
-__all__ = ["StorageQueries", "check_append", "pending_requests", "strict_chain"]
+__all__ = [
+    "StorageQueries",
+    "check_append",
+    "pending_requests",
+    "read_problem",
+    "strict_chain",
+]
 
 
 def check_append(checkpoint: Checkpoint, head_seq: int, head_id: str | None, where: str) -> None:
@@ -130,6 +137,23 @@ class StorageQueries(abc.ABC):
     def _is_locked(self, run_id: str) -> bool:
         """Return whether some process (or task) holds the run's lock right now."""
 
+    def _verified_ends(self, run_id: str) -> tuple[Checkpoint, Checkpoint] | None:
+        """Return the run's root and head once the whole run verifies (None if it has none).
+
+        What :meth:`list_runs` trusts a run by. This default reads the strict chain; a storage
+        overrides it with something cheaper that still checks every record (the file storage
+        verifies checksums and links without decoding the records' data).
+
+        Raises:
+            CheckpointCorruptError: a record fails verification or the chain is broken.
+            OSError: the run cannot be read.
+        """
+        try:
+            chain = self._chain(run_id)
+        except RunNotFoundError:
+            return None
+        return chain[0], chain[-1]
+
     async def load_chain(self, run_id: str) -> list[Checkpoint]:
         """Return the run's checkpoints ``0..n-1``, verified as one chain (for restore).
 
@@ -204,18 +228,30 @@ class StorageQueries(abc.ABC):
         return best
 
     async def list_runs(self, *, workflow_name: str | None = None) -> list[RunSummary]:
-        """Return one summary per run, oldest first; a corrupt run is listed as ``corrupt``."""
+        """Return one summary per run, oldest first, each run verified whole.
+
+        A run whose records do not all verify is listed as ``corrupt``, and one that cannot be
+        read (permissions, an I/O error) as ``unreadable``, with the problem; the other runs
+        are listed as usual.
+
+        Raises:
+            StoreLocationError: the store itself cannot be read as a store.
+        """
         summaries: list[RunSummary] = []
         for rid in self._run_ids():
             try:
-                root, head = self._root(rid), self._head(rid)
+                ends = self._verified_ends(rid)
             except CheckpointCorruptError as exc:
                 wf = self._root_workflow(rid)
                 if workflow_name is None or wf in (None, workflow_name):
-                    summaries.append(_corrupt_summary(rid, wf, f"{exc.where}: {exc.reason}"))
+                    summaries.append(_broken_summary(rid, wf, f"{exc.where}: {exc.reason}"))
                 continue
-            if root is None or head is None:
+            except OSError as exc:  # listed under any workflow filter: its own is unknown
+                summaries.append(_broken_summary(rid, None, read_problem(exc), "unreadable"))
+                continue
+            if ends is None:
                 continue  # created but never committed a root: not a run yet
+            root, head = ends
             if workflow_name is not None and root.workflow_name != workflow_name:
                 continue
             summaries.append(self._summarize(root, head))
@@ -245,7 +281,7 @@ class StorageQueries(abc.ABC):
     def _root_workflow(self, run_id: str) -> str | None:
         try:
             root = self._root(run_id)
-        except CheckpointCorruptError:
+        except (CheckpointCorruptError, OSError):
             return None
         return None if root is None else root.workflow_name
 
@@ -273,11 +309,19 @@ class StorageQueries(abc.ABC):
         return chains
 
 
-def _corrupt_summary(run_id: str, workflow_name: str | None, problem: str) -> RunSummary:
+def read_problem(exc: OSError) -> str:
+    """Say why a run could not be read: ``<file>: cannot read: <reason>``."""
+    where = f"{exc.filename}: " if exc.filename else ""
+    return f"{where}cannot read: {exc.strerror or exc}"
+
+
+def _broken_summary(
+    run_id: str, workflow_name: str | None, problem: str, status: str = "corrupt"
+) -> RunSummary:
     return RunSummary(
         run_id=run_id,
         workflow_name=workflow_name or "",
-        status="corrupt",
+        status=status,
         head_checkpoint_id="",
         head_seq=-1,
         created="",

@@ -24,26 +24,28 @@ from pathlib import Path
 from typing import Final
 
 from wfctl._checkpoint import Checkpoint, split_checkpoint_id, validate_run_id
-from wfctl._errors import CheckpointCorruptError, RunNotFoundError
+from wfctl._errors import CheckpointCorruptError, RunNotFoundError, StoreLocationError
 
 from ._appender import READ_FLAGS, WRITE_FLAGS, JournalAppender, symlink_error
 from ._base import StorageQueries, strict_chain
 from ._fs import OS_FS, FileSystem, write_private
 from ._journal import (
     JOURNAL_NAME,
+    check_journal,
     check_last_is_newest,
     decode_record,
     encode_record,
     parse_journal,
     read_all,
     read_head,
+    read_lines,
     read_tail,
 )
 from ._lock import FileRunLock, probe_locked
 from ._protocol import RunJournal
 from ._security import vet_store_root
 
-__all__ = ["FileCheckpointStorage"]
+__all__ = ["FileCheckpointStorage", "open_store"]
 
 #: Journals kept open for appending at once; the least recently opened is closed beyond this.
 _MAX_OPEN: Final = 128
@@ -69,7 +71,12 @@ class FileCheckpointStorage(StorageQueries):
 
     The first time it finds its root already there, the storage warns
     (:class:`~wfctl._storage._security.StoreSecurityWarning`) if the root is writable by group
-    or others, or not owned by the current user.
+    or others, or not owned by the current user. The root may be a symbolic link to a directory;
+    ``runs`` and the run directories inside it may not (they are refused, never followed).
+
+    Raises:
+        StoreLocationError: ``path`` is empty (which would silently mean the current
+            directory) or is the root of the file system (where ``runs`` would be created).
     """
 
     def __init__(
@@ -79,7 +86,16 @@ class FileCheckpointStorage(StorageQueries):
         durable: bool = True,
         fs: FileSystem | None = None,
     ) -> None:
-        self._root_dir = Path(os.path.abspath(os.fspath(path)))
+        text = os.fspath(path)
+        if not text:
+            raise StoreLocationError(text, "is empty: name a directory (. for the current one)")
+        self._root_dir = Path(os.path.abspath(text))
+        real = os.path.realpath(self._root_dir)
+        if os.path.dirname(real) == real:
+            raise StoreLocationError(
+                str(self._root_dir),
+                "is the root of the file system: name a directory of its own for the store",
+            )
         self._runs_dir = str(self._root_dir / "runs")
         self._durable = durable
         self._fs: FileSystem = OS_FS if fs is None else fs
@@ -202,19 +218,75 @@ class FileCheckpointStorage(StorageQueries):
         except FileNotFoundError:
             fs.makedirs(root, 0o700)
             created.append(root)
-        for path in (self._runs_dir, self._run_dir(run_id)):
-            try:
-                fs.mkdir(path, 0o700)
-                created.append(path)
-            except FileExistsError:
-                pass
+        except NotADirectoryError:
+            raise StoreLocationError(
+                root, "cannot be created: part of its path is a file"
+            ) from None
+        try:
+            fs.mkdir(self._runs_dir, 0o700)
+            created.append(self._runs_dir)
+        except FileExistsError:
+            pass
+        except NotADirectoryError:
+            raise StoreLocationError(root, "is not a directory") from None
+        self._check_runs_dir()  # before anything is created inside it
+        try:
+            fs.mkdir(self._run_dir(run_id), 0o700)
+            created.append(self._run_dir(run_id))
+        except FileExistsError:
+            pass
         self._check_run_dir(run_id)
         if self._durable:
             for path in created:
                 fs.fsync_dir(os.path.dirname(path))
 
+    def _check_runs_dir(self) -> bool:
+        """Return whether ``runs`` exists; refuse it as a symbolic link or as a file.
+
+        A run directory that is a link is refused (see :meth:`_check_run_dir`), so the directory
+        holding them all is too: following it would read and write runs outside the store.
+
+        Raises:
+            StoreLocationError: ``runs`` is a link or not a directory, or the root is a file.
+        """
+        root = str(self._root_dir)
+        try:
+            mode = self._fs.lstat(self._runs_dir).st_mode
+        except FileNotFoundError:
+            return False
+        except NotADirectoryError:
+            raise StoreLocationError(root, "is not a directory") from None
+        if stat.S_ISLNK(mode):
+            raise StoreLocationError(root, "holds runs as a symbolic link, which is not followed")
+        if not stat.S_ISDIR(mode):
+            raise StoreLocationError(root, "holds runs as a file, not a directory")
+        return True
+
+    def check_location(self, *, must_exist: bool = True) -> None:
+        """Check that the root is a directory that can be read as a store.
+
+        Args:
+            must_exist: refuse a root that does not exist. With False, a missing root is a
+                store with no runs yet (as every read of this storage treats it).
+
+        Raises:
+            StoreLocationError: the root is missing (``must_exist``), or is not a directory, or
+                its ``runs`` is a symbolic link or a file.
+        """
+        root = str(self._root_dir)
+        try:
+            is_dir = stat.S_ISDIR(self._fs.stat(root).st_mode)
+        except (FileNotFoundError, NotADirectoryError):
+            if must_exist:
+                raise StoreLocationError(root, "does not exist") from None
+            return
+        if not is_dir:
+            raise StoreLocationError(root, "is not a directory")
+        self._check_runs_dir()
+
     def _check_run_dir(self, run_id: str) -> None:
         self._vet_root()
+        self._check_runs_dir()
         path = self._run_dir(run_id)
         try:
             if stat.S_ISLNK(self._fs.lstat(path).st_mode):
@@ -275,6 +347,23 @@ class FileCheckpointStorage(StorageQueries):
     def _chain(self, run_id: str) -> list[Checkpoint]:
         return strict_chain(self._read_journal(run_id))
 
+    def _verified_ends(self, run_id: str) -> tuple[Checkpoint, Checkpoint] | None:
+        """Verify the whole journal's checksums and links in one read; decode only its ends."""
+        try:
+            fd = self._open_read(run_id)
+        except RunNotFoundError:
+            return None
+        path = self._journal(run_id)
+        try:
+            ends = check_journal(read_lines(self._fs, fd), path, run_id)
+        finally:
+            self._fs.close(fd)
+        if ends is None:
+            return None
+        root = self._decode_root(ends[0], path, run_id)
+        head = root if ends[1] is ends[0] else decode_record(ends[1], f"{path} (last record)")
+        return root, head
+
     def _head(self, run_id: str) -> Checkpoint | None:
         try:
             fd = self._open_read(run_id)
@@ -304,7 +393,10 @@ class FileCheckpointStorage(StorageQueries):
             self._fs.close(fd)
         if line is None:
             return None
-        path = self._journal(run_id)
+        return self._decode_root(line, self._journal(run_id), run_id)
+
+    @staticmethod
+    def _decode_root(line: bytes, path: str, run_id: str) -> Checkpoint:
         root = decode_record(line, f"{path}:1")
         if root.run_id != run_id:
             raise CheckpointCorruptError(f"{path}:1", f"record belongs to run {root.run_id!r}")
@@ -316,9 +408,11 @@ class FileCheckpointStorage(StorageQueries):
 
     def _run_ids(self) -> list[str]:
         self._vet_root()
+        if not self._check_runs_dir():
+            return []
         try:
             entries = self._fs.scandir(self._runs_dir)
-        except (FileNotFoundError, NotADirectoryError):
+        except FileNotFoundError:
             return []
         run_ids = []
         for entry in entries:
@@ -417,6 +511,7 @@ class FileCheckpointStorage(StorageQueries):
     def _remove_run(self, run_id: str) -> bool:
         run_dir = self._run_dir(run_id)
         fs = self._fs
+        self._check_runs_dir()
         try:
             is_link = stat.S_ISLNK(fs.lstat(run_dir).st_mode)
         except (FileNotFoundError, NotADirectoryError):
@@ -461,3 +556,20 @@ class FileCheckpointStorage(StorageQueries):
             return True
         finally:
             fs.close(fd)
+
+
+def open_store(path: str | os.PathLike[str], *, must_exist: bool = True) -> FileCheckpointStorage:
+    """Open the store at ``path`` for reading, refusing a path that cannot be one.
+
+    Args:
+        must_exist: refuse a store that does not exist (a path the user named, where a typo
+            must not read as "no runs"). With False a missing store reads as empty: wfctl's
+            own default location before its first run.
+
+    Raises:
+        StoreLocationError: see :meth:`FileCheckpointStorage.check_location`, and for an empty
+            path or the root of the file system.
+    """
+    storage = FileCheckpointStorage(path)
+    storage.check_location(must_exist=must_exist)
+    return storage

@@ -80,9 +80,10 @@ class RunSummary:
 
     ``status`` is ``completed``, ``failed``, ``paused``, ``running`` (its lock is held) or
     ``interrupted`` (its head is a root/step/resume record and nobody holds its lock: it
-    crashed or was killed and can be resumed), or ``corrupt`` when its root or head record
-    cannot be trusted; ``problem`` then says where and why (``head_seq`` is -1 and the
-    timestamps are empty).
+    crashed or was killed and can be resumed); ``corrupt`` when one of its records cannot be
+    trusted (a checksum or a chain link fails), or ``unreadable`` when its journal cannot be
+    read at all (permissions, an I/O error). ``problem`` then says where and why (``head_seq``
+    is -1 and the timestamps are empty).
     """
 
     run_id: str
