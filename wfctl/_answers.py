@@ -10,9 +10,13 @@ Reading answers back:
 - an answers file (``.toml`` or ``.json``) is a table of request id -> answer, taken with its own
   types; an answer left as the empty string means *not answered yet* (so resuming with an
   untouched template fails clearly instead of answering ``""``; send an empty string with
-  ``--response 'KEY=""'``);
+  ``--response 'KEY=""'``, or ``--response 'KEY='`` for a request that takes ``str``);
 - ``--response KEY=VALUE`` values are parsed as JSON, else kept as text -- and always kept as
-  text when the request's ``response_type`` is ``str``. They override the file.
+  text when the request's ``response_type`` is ``str`` (or ``str | None``). They override the
+  file.
+
+Either way the engine then converts each answer to its request's type, or refuses it before
+anything is recorded (see :mod:`wfctl._response_types`).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from typing import Any
 import tomli_w
 
 from ._errors import WfctlError
+from ._response_types import admits_text
 
 __all__ = [
     "TEMPLATE_NAME",
@@ -110,7 +115,7 @@ def _parse_pair(pair: str, response_types: Mapping[str, str | None]) -> tuple[st
     key = key.strip()
     if not eq or not key:
         raise WfctlError(f"--response expects KEY=VALUE, got {pair!r}")
-    if response_types.get(key) == "str":
+    if admits_text(response_types.get(key)):
         return key, raw
     try:
         return key, json.loads(raw)

@@ -11,12 +11,14 @@ The pause signal is deliberately *not* here: it is a ``BaseException`` (see ``_p
 from __future__ import annotations
 
 __all__ = [
+    "AnswerTypeError",
     "CheckpointCorruptError",
     "CheckpointNotFoundError",
     "DuplicateStepKeyError",
     "InvalidIdError",
     "ReplayDivergenceError",
     "ReplayInterrupted",
+    "RunArgumentError",
     "RunLockedError",
     "RunNotFoundError",
     "RunStateError",
@@ -188,3 +190,35 @@ class ReplayInterrupted(WfctlError):
 
 class WorkflowLoadError(WfctlError):
     """Raised when a workflow target (``file.py:name``, ``module:name``) cannot be loaded."""
+
+
+class RunArgumentError(WfctlError, ValueError):
+    """Raised when ``Workflow.run`` gets arguments that contradict each other or the workflow.
+
+    For example a message together with ``checkpoint_id`` or ``responses`` (a restore runs on
+    the message its root recorded), no message for a workflow whose parameter has no default,
+    or a message for a workflow that takes none. Raised before anything is stored. A
+    ``ValueError``, as agent-framework raises for the same mistakes.
+    """
+
+
+class AnswerTypeError(WfctlError, ValueError):
+    """Raised when an answer does not fit the ``response_type`` its request declared.
+
+    Raised before the answer is recorded: the run stays paused on the same request. (If the
+    code changed since the pause and a recorded answer no longer fits the type the request
+    declares now, it is raised inside the run, at the request, and the run fails.) Unlike
+    :class:`RunStateError`, which refuses answers to requests that are not pending, the request
+    is right and the value is wrong.
+    """
+
+    def __init__(self, key: str, expected: str, value: object, reason: str = "") -> None:
+        self.key = key
+        self.expected = expected
+        self.value = value
+        self.reason = reason
+        shown = repr(value)
+        if len(shown) > 80:
+            shown = shown[:77] + "..."
+        text = f"answer to {key!r} must be {expected}, got {shown}"
+        super().__init__(f"{text} ({reason})" if reason else text)

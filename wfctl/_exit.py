@@ -22,12 +22,14 @@ from __future__ import annotations
 from typing import Final
 
 from ._errors import (
+    AnswerTypeError,
     CheckpointCorruptError,
     CheckpointNotFoundError,
     DuplicateStepKeyError,
     InvalidIdError,
     ReplayDivergenceError,
     ReplayInterrupted,
+    RunArgumentError,
     RunLockedError,
     RunNotFoundError,
     RunStateError,
@@ -66,6 +68,8 @@ ERROR_EXIT_CODES: Final[dict[type[BaseException], int]] = {
     CheckpointCorruptError: EXIT_INPUT,
     RunLockedError: EXIT_INPUT,
     RunStateError: EXIT_INPUT,
+    RunArgumentError: EXIT_INPUT,  # contradictory run() arguments, or a missing input
+    AnswerTypeError: EXIT_INPUT,  # refused before it was recorded: the run stays paused
     UnencodableValueError: EXIT_INPUT,  # the run's input (or an answer) cannot be stored
     DuplicateStepKeyError: EXIT_INPUT,
     WorkflowDefinitionError: EXIT_INPUT,

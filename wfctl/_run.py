@@ -39,6 +39,8 @@ from ._keys import (
 from ._keys import uninstall_task_factory as _uninstall
 from ._pausing import PauseGate
 from ._recorded import Divergence, RecordedCalls, StepRecord
+from ._response_types import convert_answer
+from ._response_types import type_name as response_type_name
 
 if TYPE_CHECKING:
     from ._step import Step
@@ -332,12 +334,14 @@ class Run:
         if rid in self._request_ids:
             raise DuplicateStepKeyError(rid)
         self._request_ids.add(rid)
+        # The type this code declares is the one that counts: an answer recorded before the
+        # code changed (allow_changed) must fit it too.
+        type_name = response_type_name(response_type, rid)
         if rid in self.responses:
-            return self.responses[rid]
+            return convert_answer(self.responses[rid], type_name, rid)
         if self.gate.released:
             raise PauseSignal
         encoded = self._encode(request_data, rid)
-        type_name = getattr(response_type, "__name__", None) if response_type else None
         event = RequestInfoEvent(
             "request", self.run_id, rid, None, time.time(), request_data, type_name
         )
