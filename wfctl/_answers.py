@@ -22,6 +22,7 @@ anything is recorded (see :mod:`wfctl._response_types`).
 from __future__ import annotations
 
 import json
+import shlex
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ from typing import Any
 import tomli_w
 
 from ._errors import WfctlError
+from ._next_steps import resume_command
 from ._response_types import admits_text
 
 __all__ = [
@@ -64,12 +66,14 @@ def _comment(text: str) -> list[str]:
 
 def template_text(run_id: str, requests: Sequence[PendingRequest], path: Path) -> str:
     """Return the answers template for ``requests`` (see the module docstring)."""
+    store = path.parent.parent.parent  # <store>/runs/<run_id>/answers.toml
     lines = [
         f"# Answers for the requests run {run_id} is waiting on.",
         "# Fill in each value (TOML: a string, number, boolean, array or table), then run:",
-        f"#   wfctl resume {run_id} --responses {path}",
+        f"#   {resume_command(run_id, store)} --responses {shlex.quote(str(path))}",
         '# A value left as "" is not sent: that request stays pending.',
     ]
+    lines.append("# Each value must fit the type its request expects, or nothing is recorded.")
     for request in requests:
         expected = request.response_type or "any"
         lines += ["", f"# {request.key} (expects: {expected})", "# request data:"]

@@ -26,11 +26,11 @@ from typing import TYPE_CHECKING, Any
 from ._answers import TEMPLATE_NAME, PendingRequest, parse_responses, write_answers_template
 from ._checkpoint import validate_run_id
 from ._codec import encode
-from ._config import resolve_store
 from ._driver import Drive, EventListener, InterruptListener, drive_call
 from ._errors import ReplayInterrupted, RunStateError, UnencodableValueError, WfctlError
 from ._ids import new_run_id
 from ._loader import load_workflow
+from ._next_steps import Hint, failure_hints, failure_summary, store_option
 from ._restore import load_target
 from ._storage import FileCheckpointStorage
 from ._storage._capabilities import load_chain
@@ -38,6 +38,7 @@ from ._storage._capabilities import load_chain
 if TYPE_CHECKING:
     from ._replay import ReplayReport
     from ._result import WorkflowRunResult
+    from ._workflow import Workflow
 
 __all__ = [
     "EventListener",
@@ -60,7 +61,8 @@ class RunOutcome:
     ``status`` is ``completed``, ``failed``, ``paused`` (waiting for answers), ``interrupted``
     (paused by Ctrl-C or ``wfctl pause``) or ``aborted`` (a second Ctrl-C cancelled it). ``outputs`` are encoded
     with the checkpoint codec, so they are plain JSON. ``answers_file`` is the template written
-    when the run paused on requests.
+    when the run paused on requests. A failed run names the step that raised (``failed_step``,
+    None when the body raised) and the commands that can help (``hints``).
     """
 
     status: str
@@ -77,6 +79,8 @@ class RunOutcome:
     cached: int = 0
     changed: int = 0
     elapsed: float = 0.0
+    failed_step: str | None = None
+    hints: tuple[Hint, ...] = ()
 
     @property
     def resume_command(self) -> str:
@@ -85,6 +89,11 @@ class RunOutcome:
         if self.answers_file is not None:
             command += f" --responses {shlex.quote(str(self.answers_file))}"
         return command
+
+    @property
+    def failure_note(self) -> str:
+        """For a failed run: where it failed and what a retry would do about it."""
+        return failure_summary(self.failed_step)
 
     @property
     def response_example(self) -> str | None:
@@ -99,6 +108,9 @@ class RunOutcome:
     def to_json(self) -> dict[str, Any]:
         """Return the outcome as one JSON object with stable keys."""
         resumable = self.status in ("paused", "interrupted", "aborted", "failed")
+        resume_command = self.resume_command if resumable else None
+        if self.hints:  # a failed run: the most direct command that can help
+            resume_command = self.hints[0].command
         return {
             "run_id": self.run_id,
             "workflow": self.workflow_name,
@@ -109,20 +121,12 @@ class RunOutcome:
             "requests": [r.to_json() for r in self.requests],
             "error": self.error,
             "answers_file": str(self.answers_file) if self.answers_file else None,
-            "resume_command": self.resume_command if resumable else None,
+            "resume_command": resume_command,
+            "failed_step": self.failed_step,
+            "hints": [hint.to_json() for hint in self.hints],
             "steps": {"executed": self.executed, "cached": self.cached, "changed": self.changed},
             "elapsed": round(self.elapsed, 6),
         }
-
-
-def _store_option(store: Path) -> str:
-    try:
-        default = resolve_store(None).resolve()
-    except WfctlError:
-        default = None
-    if default == store.resolve():
-        return ""
-    return f" --store {shlex.quote(str(store))}"
 
 
 def _encode_all(values: Sequence[Any]) -> tuple[Any, ...]:
@@ -135,12 +139,30 @@ def _encode_all(values: Sequence[Any]) -> tuple[Any, ...]:
     return tuple(out)
 
 
+def _failure(
+    result: WorkflowRunResult, storage: FileCheckpointStorage, workflow: Workflow, store: Path
+) -> tuple[str | None, tuple[Hint, ...]]:
+    failed = next((e for e in reversed(result.events) if e.kind == "run_failed"), None)
+    step = failed.data.get("step") if failed is not None and failed.data else None
+    root = asyncio.run(storage.load(f"{result.run_id}.0"))
+    hints = failure_hints(
+        result.run_id,
+        store_option(store),
+        step,
+        workflow.target,
+        root.data.get("input"),
+        workflow.takes_message,
+    )
+    return step, hints
+
+
 def _outcome(
     drive: Drive[WorkflowRunResult],
     storage: FileCheckpointStorage,
-    workflow_name: str,
+    workflow: Workflow,
     store: Path,
 ) -> RunOutcome:
+    workflow_name = workflow.name
     result = drive.value
     run_id = result.run_id if result is not None else drive.run_id or ""
     if result is None:  # aborted: the head is whatever was committed last
@@ -151,7 +173,7 @@ def _outcome(
             workflow_name=workflow_name,
             checkpoint_id=head.checkpoint_id if head is not None else None,
             store=store,
-            store_option=_store_option(store),
+            store_option=store_option(store),
             elapsed=drive.elapsed,
         )
     requests = tuple(
@@ -167,6 +189,10 @@ def _outcome(
         answers = write_answers_template(run_dir, run_id, requests)
     else:  # an earlier pause's template is stale now
         (run_dir / TEMPLATE_NAME).unlink(missing_ok=True)
+    failed_step: str | None = None
+    hints: tuple[Hint, ...] = ()
+    if status == "failed":
+        failed_step, hints = _failure(result, storage, workflow, store)
     return RunOutcome(
         status=status,
         run_id=run_id,
@@ -177,11 +203,13 @@ def _outcome(
         requests=requests,
         error=f"{type(result.error).__name__}: {result.error}" if result.error else None,
         answers_file=answers,
-        store_option=_store_option(store),
+        store_option=store_option(store),
         executed=len(result.executed),
         cached=len(result.cached),
         changed=len(result.changed),
         elapsed=drive.elapsed,
+        failed_step=failed_step,
+        hints=hints,
     )
 
 
@@ -251,7 +279,7 @@ def run_workflow(
         return bound.run(*args, run_id=run_id, drain_timeout=drain_timeout, on_event=listener)
 
     drive = drive_call(start, storage, run_id, on_event, on_interrupt)
-    return _outcome(drive, storage, workflow.name, store)
+    return _outcome(drive, storage, workflow, store)
 
 
 def resume_run(
@@ -261,6 +289,7 @@ def resume_run(
     responses: Sequence[str] = (),
     responses_file: Path | None = None,
     target: str | None = None,
+    allow_changed: bool = False,
     drain_timeout: float = 30.0,
     on_event: EventListener | None = None,
     on_interrupt: InterruptListener | None = None,
@@ -268,16 +297,20 @@ def resume_run(
     """Continue a paused, failed or interrupted run from its head, in the same chain.
 
     The workflow is reloaded from the ``target`` its root recorded (else its ``module:qualname``
-    reference) unless ``target`` is given.
+    reference) unless ``target`` is given. With ``allow_changed`` the run continues although
+    its code changed (the fix of a failed run): recorded steps are served from the record and
+    the rest run the new code.
 
     Raises:
         RunNotFoundError, InvalidIdError: no such run.
         CheckpointCorruptError: its chain cannot be trusted.
         RunStateError: it completed, an answer names no pending request, or a paused run got
             no answers.
+        AnswerTypeError: an answer does not fit its request's type (nothing is recorded).
         RunLockedError: another process is executing it.
         WorkflowLoadError: its workflow cannot be loaded.
-        WorkflowChangedError: its code changed since it was written.
+        WorkflowChangedError: its code changed since it was written and ``allow_changed`` is
+            False.
     """
     storage = FileCheckpointStorage(store)
     chain = asyncio.run(load_chain(storage, validate_run_id(run_id)))
@@ -286,7 +319,7 @@ def resume_run(
         raise RunStateError(
             run_id,
             "has completed; nothing to resume (to run it again from a checkpoint: "
-            f"wfctl replay --checkpoint {head.checkpoint_id})",
+            f"wfctl replay --checkpoint {head.checkpoint_id}{store_option(store)})",
         )
     types: dict[str, str | None] = {}
     if head.kind == "pause":
@@ -301,11 +334,15 @@ def resume_run(
         # resume() reads the head again under the run's lock: a resumer racing this one makes
         # it fail (RunLockedError / RunStateError), never quietly start a new run.
         return bound.resume(
-            run_id, responses=answers, drain_timeout=drain_timeout, on_event=listener
+            run_id,
+            responses=answers,
+            allow_changed=allow_changed,
+            drain_timeout=drain_timeout,
+            on_event=listener,
         )
 
     drive = drive_call(start, storage, run_id, on_event, on_interrupt)
-    return _outcome(drive, storage, workflow.name, store)
+    return _outcome(drive, storage, workflow, store)
 
 
 def _recorded_target(root_data: dict[str, Any], run_id: str) -> str:
@@ -359,6 +396,6 @@ def replay_checkpoint(
     if drive.interrupts and report.replay_status == "paused":
         raise ReplayInterrupted(
             f"replay run {report.replay_run_id} paused; continue it with: "
-            f"wfctl resume {report.replay_run_id}{_store_option(store)}"
+            f"wfctl resume {report.replay_run_id}{store_option(store)}"
         )
     return report

@@ -39,8 +39,13 @@ async def commit_ending(run: Run, outcome: Outcome) -> Outcome:
             run.emit("run_completed")
             return outcome
     error = outcome.error
-    await chain.commit("failed", {"error": {"type": type(error).__name__, "message": str(error)}})
-    run.emit("run_failed", None, {"error": f"{type(error).__name__}: {error}"})
+    data: dict[str, object] = {"error": {"type": type(error).__name__, "message": str(error)}}
+    failed = {"error": f"{type(error).__name__}: {error}"}
+    step = run.failed_step(error) if error is not None else None
+    if step is not None:  # where it failed decides whether a plain retry can help
+        data["step"] = failed["step"] = step
+    await chain.commit("failed", data)
+    run.emit("run_failed", None, failed)
     return outcome
 
 

@@ -111,6 +111,8 @@ class Run:
         self.cached: list[str] = []
         self.changed: list[str] = []
         self.divergence: ReplayDivergenceError | None = None
+        #: Exceptions raised out of executed steps, innermost first, with the step's key.
+        self._step_failures: list[tuple[BaseException, str]] = []
         self._on_event = on_event
         self._pause_probe = pause_probe
         self._rng = random.Random(options.shuffle_seed) if options.shuffle_seed is not None else None
@@ -248,6 +250,10 @@ class Run:
                 self.divergence = error
         return self.divergence
 
+    def failed_step(self, error: BaseException) -> str | None:
+        """Return the key of the step that raised ``error``, or None if the body raised it."""
+        return next((key for exc, key in self._step_failures if exc is error), None)
+
     def _diverge(self, error: ReplayDivergenceError) -> NoReturn:
         if self.divergence is None:
             self.divergence = error
@@ -311,6 +317,7 @@ class Run:
         except (PauseSignal, asyncio.CancelledError):
             raise
         except BaseException as exc:
+            self._step_failures.append((exc, key))
             self.emit("step_failed", key, {"error": f"{type(exc).__name__}: {exc}"})
             raise
         finally:

@@ -90,6 +90,11 @@ class Workflow:
         self.target: str | None = None
 
     @property
+    def takes_message(self) -> bool:
+        """Whether the workflow has a message parameter (besides its ``RunContext``)."""
+        return self._message_param is not None
+
+    @property
     def reference(self) -> str:
         """Where the workflow function lives, ``module:qualname``."""
         return f"{self.fn.__module__}:{self.fn.__qualname__}"
