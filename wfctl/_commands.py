@@ -27,10 +27,23 @@ from ._answers import TEMPLATE_NAME, PendingRequest, parse_responses, write_answ
 from ._checkpoint import validate_run_id
 from ._codec import encode
 from ._driver import Drive, EventListener, InterruptListener, drive_call
-from ._errors import ReplayInterrupted, RunStateError, UnencodableValueError, WfctlError
+from ._errors import (
+    ReplayInterrupted,
+    RunStateError,
+    UnencodableValueError,
+    WfctlError,
+    WorkflowChangedError,
+)
 from ._ids import new_run_id
 from ._loader import load_workflow
-from ._next_steps import Hint, failure_hints, failure_summary, store_option
+from ._next_steps import (
+    Hint,
+    failure_hints,
+    failure_summary,
+    resume_command,
+    store_option,
+    with_allow_changed,
+)
 from ._restore import load_target
 from ._storage import FileCheckpointStorage
 from ._storage._capabilities import load_chain
@@ -341,7 +354,14 @@ def resume_run(
             on_event=listener,
         )
 
-    drive = drive_call(start, storage, run_id, on_event, on_interrupt)
+    try:
+        drive = drive_call(start, storage, run_id, on_event, on_interrupt)
+    except WorkflowChangedError as exc:  # say exactly how to go ahead with the new code
+        given = [("--target", target), *(("--response", pair) for pair in responses)]
+        if responses_file is not None:
+            given.append(("--responses", str(responses_file)))
+        again = [(flag, value) for flag, value in given if value is not None]
+        raise exc.with_command(with_allow_changed(resume_command(run_id, store), again)) from None
     return _outcome(drive, storage, workflow, store)
 
 
@@ -389,7 +409,19 @@ def replay_checkpoint(
             on_event=listener,
         )
 
-    drive = drive_call(start, storage, None, on_event, on_interrupt)
+    try:
+        drive = drive_call(start, storage, None, on_event, on_interrupt)
+    except WorkflowChangedError as exc:  # say exactly how to go ahead with the new code
+        given: list[tuple[str, str | None]] = []
+        if target is not None:
+            given.append(("--target", target))
+        if not execute:
+            given.append(("--no-execute", None))
+        if shuffle_seed is not None:
+            given.append(("--shuffle", str(shuffle_seed)))
+        replay_again = f"wfctl replay --checkpoint {shlex.quote(checkpoint_id)}{store_option(store)}"
+        command = with_allow_changed(replay_again, given)
+        raise exc.with_command(command) from None
     report = drive.value
     if report is None:
         raise ReplayInterrupted(f"replay run {drive.run_id or '(not started)'} aborted")

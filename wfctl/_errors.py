@@ -139,14 +139,26 @@ class WorkflowChangedError(WfctlError):
     the current one. Pass ``allow_changed=True`` (CLI: ``--allow-changed``) to replay anyway.
     """
 
-    def __init__(self, workflow_name: str, recorded: str, current: str) -> None:
+    def __init__(
+        self, workflow_name: str, recorded: str, current: str, command: str | None = None
+    ) -> None:
         self.workflow_name = workflow_name
         self.recorded = recorded
         self.current = current
+        self.command = command
+        how = (
+            f"to go ahead with the new code: {command}"
+            if command
+            else "use --allow-changed / allow_changed=True"
+        )
         super().__init__(
             f"workflow {workflow_name!r} changed since the checkpoint was written "
-            f"(signature {recorded} -> {current}); use --allow-changed / allow_changed=True"
+            f"(signature {recorded} -> {current}); {how}"
         )
+
+    def with_command(self, command: str) -> WorkflowChangedError:
+        """Return a copy of this error whose message ends with the exact ``command`` to run."""
+        return WorkflowChangedError(self.workflow_name, self.recorded, self.current, command)
 
 
 class RunLockedError(WfctlError):

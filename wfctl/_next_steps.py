@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,14 @@ from typing import Any
 from ._config import resolve_store
 from ._errors import WfctlError
 
-__all__ = ["Hint", "failure_hints", "failure_summary", "resume_command", "store_option"]
+__all__ = [
+    "Hint",
+    "failure_hints",
+    "failure_summary",
+    "resume_command",
+    "store_option",
+    "with_allow_changed",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +56,17 @@ def store_option(store: Path) -> str:
 def resume_command(run_id: str, store: Path) -> str:
     """Return the command that continues ``run_id`` in ``store``."""
     return f"wfctl resume {run_id}{store_option(store)}"
+
+
+def with_allow_changed(command: str, options: Sequence[tuple[str, str | None]]) -> str:
+    """Return ``command`` with ``options`` (flag, value or None) and ``--allow-changed``.
+
+    Used to repeat a command that was refused because the code changed, exactly as given.
+    """
+    parts = [command]
+    for flag, value in options:
+        parts.append(flag if value is None else f"{flag} {shlex.quote(value)}")
+    return " ".join([*parts, "--allow-changed"])
 
 
 def failure_summary(failed_step: str | None) -> str:
@@ -92,12 +111,11 @@ def failure_hints(
     resume = f"wfctl resume {run_id}{store_option}"
     hints = []
     if failed_step is not None:
-        hints.append(Hint(f"retry it once the cause outside the code is fixed ({failed_step} "
-                          "runs again)", resume))  # fmt: skip
+        hints.append(Hint(f"after fixing the cause outside the code ({failed_step} runs again)",
+                          resume))  # fmt: skip
     hints.append(
         Hint(
-            "retry it with fixed code (the steps that succeeded are served from the record, "
-            "the rest run the new code)",
+            "after fixing the code (recorded steps are served, the rest run the new code)",
             f"{resume} --allow-changed",
         )
     )
@@ -114,7 +132,7 @@ def failure_hints(
     if plain:  # an input --input cannot express is left out: start that run from Python
         text = json.dumps(recorded_input, ensure_ascii=False)
         hints.append(
-            Hint("or start a new run with another input (edit the --input value)",
+            Hint("or start a new run with another input (edit --input)",
                  f"{rerun} --input {shlex.quote(text)}")
         )  # fmt: skip
     return tuple(hints)

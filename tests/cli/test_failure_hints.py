@@ -91,7 +91,7 @@ def test_a_failed_run_continues_in_place_after_its_code_is_fixed(
     assert refused.code == 2
     line = refused.error_line()
     assert "workflow 'fixable' changed since the checkpoint was written" in line
-    assert "--allow-changed" in line
+    assert line.endswith(f"; to go ahead with the new code: {retry_changed}")
     assert _kinds(store, run_id) == ["root", "step", "failed"]  # the refusal recorded nothing
 
     done = _run_printed(retry_changed)
@@ -158,6 +158,28 @@ def test_a_failure_in_the_body_from_the_input_does_not_advise_a_plain_retry(
     assert fixed.code == 0, fixed.stderr
     assert fixed.json()["run_id"] == run_id and fixed.json()["outputs"] == [3]
     assert fixed.json()["steps"] == {"executed": 0, "cached": 1, "changed": 0}
+
+
+def test_answering_a_paused_run_whose_code_changed_names_the_exact_command(
+    store: Path, tmp_path: Path
+) -> None:
+    code = tmp_path / "purchase.py"
+    code.write_text((WORKFLOWS / "purchase.py").read_text(encoding="utf-8"), encoding="utf-8")
+    run_id = run_id_of(wfctl("run", code, "--store", store, "--json"))
+    code.write_text(
+        code.read_text(encoding="utf-8").replace("ordered {quantity} x", "ordering {quantity} x"),
+        encoding="utf-8",
+    )
+    refused = wfctl("resume", run_id, "-r", "approve=true", "-r", "qty=2", "--store", store)
+    assert refused.code == 2
+    command = refused.error_line().split("to go ahead with the new code: ", 1)[1]
+    assert command == (
+        f"wfctl resume {run_id} --store {store} --response approve=true --response qty=2 "
+        "--allow-changed"
+    )
+    done = _run_printed(command)
+    assert done.code == 0, done.stderr
+    assert done.json()["outputs"] == [{"status": "ordering 2 x laptop"}]
 
 
 def test_resuming_a_completed_run_points_at_a_replay_that_works(store: Path) -> None:

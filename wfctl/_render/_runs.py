@@ -49,7 +49,7 @@ def print_run_outcome(outcome: RunOutcome) -> None:
         err.print(Text(f"wfctl: {head} failed: {outcome.error}", style="red"))
         err.print(outcome.failure_note, soft_wrap=True)
         for hint in outcome.hints:
-            err.print(f"{hint.when}:")
+            err.print(f"{hint.when}:", soft_wrap=True)
             err.print(f"  {hint.command}", soft_wrap=True)
         return
     if outcome.status == "aborted":
