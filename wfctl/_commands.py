@@ -38,7 +38,7 @@ from ._ids import new_run_id
 from ._loader import load_workflow
 from ._next_steps import (
     Hint,
-    failure_hints,
+    failed_run_hints,
     failure_summary,
     resume_command,
     store_option,
@@ -152,23 +152,6 @@ def _encode_all(values: Sequence[Any]) -> tuple[Any, ...]:
     return tuple(out)
 
 
-def _failure(
-    result: WorkflowRunResult, storage: FileCheckpointStorage, workflow: Workflow, store: Path
-) -> tuple[str | None, tuple[Hint, ...]]:
-    failed = next((e for e in reversed(result.events) if e.kind == "run_failed"), None)
-    step = failed.data.get("step") if failed is not None and failed.data else None
-    root = asyncio.run(storage.load(f"{result.run_id}.0"))
-    hints = failure_hints(
-        result.run_id,
-        store_option(store),
-        step,
-        workflow.target,
-        root.data.get("input"),
-        workflow.takes_message,
-    )
-    return step, hints
-
-
 def _outcome(
     drive: Drive[WorkflowRunResult],
     storage: FileCheckpointStorage,
@@ -205,7 +188,7 @@ def _outcome(
     failed_step: str | None = None
     hints: tuple[Hint, ...] = ()
     if status == "failed":
-        failed_step, hints = _failure(result, storage, workflow, store)
+        failed_step, hints = failed_run_hints(result, storage, workflow, store)
     return RunOutcome(
         status=status,
         run_id=run_id,
@@ -358,10 +341,9 @@ def resume_run(
         drive = drive_call(start, storage, run_id, on_event, on_interrupt)
     except WorkflowChangedError as exc:  # say exactly how to go ahead with the new code
         given = [("--target", target), *(("--response", pair) for pair in responses)]
-        if responses_file is not None:
-            given.append(("--responses", str(responses_file)))
-        again = [(flag, value) for flag, value in given if value is not None]
-        raise exc.with_command(with_allow_changed(resume_command(run_id, store), again)) from None
+        given.append(("--responses", str(responses_file) if responses_file else None))
+        again = resume_command(run_id, store)
+        raise exc.with_command(with_allow_changed(again, given)) from None
     return _outcome(drive, storage, workflow, store)
 
 
@@ -412,16 +394,13 @@ def replay_checkpoint(
     try:
         drive = drive_call(start, storage, None, on_event, on_interrupt)
     except WorkflowChangedError as exc:  # say exactly how to go ahead with the new code
-        given: list[tuple[str, str | None]] = []
-        if target is not None:
-            given.append(("--target", target))
-        if not execute:
-            given.append(("--no-execute", None))
-        if shuffle_seed is not None:
-            given.append(("--shuffle", str(shuffle_seed)))
-        replay_again = f"wfctl replay --checkpoint {shlex.quote(checkpoint_id)}{store_option(store)}"
-        command = with_allow_changed(replay_again, given)
-        raise exc.with_command(command) from None
+        given = [
+            ("--target", target),
+            ("--no-execute", "" if not execute else None),
+            ("--shuffle", str(shuffle_seed) if shuffle_seed is not None else None),
+        ]
+        again = f"wfctl replay --checkpoint {shlex.quote(checkpoint_id)}{store_option(store)}"
+        raise exc.with_command(with_allow_changed(again, given)) from None
     report = drive.value
     if report is None:
         raise ReplayInterrupted(f"replay run {drive.run_id or '(not started)'} aborted")

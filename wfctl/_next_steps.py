@@ -10,18 +10,25 @@ retry is not suggested. Every command here is one a test runs.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._config import resolve_store
 from ._errors import WfctlError
 
+if TYPE_CHECKING:
+    from ._result import WorkflowRunResult
+    from ._storage._protocol import CheckpointStorage
+    from ._workflow import Workflow
+
 __all__ = [
     "Hint",
+    "failed_run_hints",
     "failure_hints",
     "failure_summary",
     "resume_command",
@@ -59,13 +66,16 @@ def resume_command(run_id: str, store: Path) -> str:
 
 
 def with_allow_changed(command: str, options: Sequence[tuple[str, str | None]]) -> str:
-    """Return ``command`` with ``options`` (flag, value or None) and ``--allow-changed``.
+    """Return ``command`` with ``options`` and ``--allow-changed``.
 
-    Used to repeat a command that was refused because the code changed, exactly as given.
+    Used to repeat a command that was refused because the code changed, exactly as given. Each
+    option is ``(flag, value)``: a None value leaves the option out, an empty one gives the bare
+    flag.
     """
     parts = [command]
     for flag, value in options:
-        parts.append(flag if value is None else f"{flag} {shlex.quote(value)}")
+        if value is not None:
+            parts.append(f"{flag} {shlex.quote(value)}" if value else flag)
     return " ".join([*parts, "--allow-changed"])
 
 
@@ -136,3 +146,21 @@ def failure_hints(
                  f"{rerun} --input {shlex.quote(text)}")
         )  # fmt: skip
     return tuple(hints)
+
+
+def failed_run_hints(
+    result: WorkflowRunResult, storage: CheckpointStorage, workflow: Workflow, store: Path
+) -> tuple[str | None, tuple[Hint, ...]]:
+    """Return the step a failed run failed in (None: the body) and the commands that can help."""
+    failed = next((e for e in reversed(result.events) if e.kind == "run_failed"), None)
+    step = failed.data.get("step") if failed is not None and failed.data else None
+    root = asyncio.run(storage.load(f"{result.run_id}.0"))
+    hints = failure_hints(
+        result.run_id,
+        store_option(store),
+        step,
+        workflow.target,
+        root.data.get("input"),
+        workflow.takes_message,
+    )
+    return step, hints

@@ -21,6 +21,7 @@ from ._errors import (
 )
 from ._events import WorkflowEvent
 from ._ids import new_run_id
+from ._message import NO_MESSAGE, MessageParameter
 from ._recorded import RecordedCalls
 from ._restore import (
     History,
@@ -41,7 +42,6 @@ from ._storage._protocol import CheckpointStorage, RunLock
 
 __all__ = ["Workflow", "workflow"]
 
-_NO_MESSAGE: Any = object()
 EventListener = Callable[[WorkflowEvent], None]
 
 
@@ -72,17 +72,7 @@ class Workflow:
         self.name = name or fn.__name__
         self.description = description if description is not None else inspect.getdoc(fn)
         self._storage = checkpoint_storage
-        self._context_param = context_parameter(fn)
-        others = [
-            p for p in inspect.signature(fn).parameters.values() if p.name != self._context_param
-        ]
-        if len(others) > 1:
-            raise WorkflowDefinitionError(
-                f"workflow {self.name!r} takes at most one parameter besides its RunContext "
-                f"(the message); it has {', '.join(p.name for p in others)}"
-            )
-        #: The message parameter (None when the workflow takes no message).
-        self._message_param: inspect.Parameter | None = others[0] if others else None
+        self._message = MessageParameter(fn, self.name, context_parameter(fn))
         self._signature: str | None = None
         self._last_paused: str | None = None
         #: How to load this workflow again (``file.py:name``), recorded in each run's root so
@@ -92,7 +82,7 @@ class Workflow:
     @property
     def takes_message(self) -> bool:
         """Whether the workflow has a message parameter (besides its ``RunContext``)."""
-        return self._message_param is not None
+        return self._message.param is not None
 
     @property
     def reference(self) -> str:
@@ -127,7 +117,7 @@ class Workflow:
 
     async def run(
         self,
-        message: Any = _NO_MESSAGE,
+        message: Any = NO_MESSAGE,
         *,
         checkpoint_id: str | None = None,
         responses: dict[str, Any] | None = None,
@@ -173,7 +163,7 @@ class Workflow:
             UnencodableValueError: the message cannot be stored.
         """
         options = RunOptions(allow_changed, execute, shuffle_seed, drain_timeout)
-        if message is not _NO_MESSAGE and (checkpoint_id is not None or responses is not None):
+        if message is not NO_MESSAGE and (checkpoint_id is not None or responses is not None):
             raise RunArgumentError(
                 f"workflow {self.name!r}: a message starts a fresh run, so it cannot go with "
                 f"{'checkpoint_id' if checkpoint_id is not None else 'responses'} (a restored "
@@ -192,7 +182,7 @@ class Workflow:
                 f"workflow {self.name!r}: new_run=True restores a checkpoint into a new run; "
                 "it needs checkpoint_id"
             )
-        value = self._message_for(message)
+        value = self._message.message_for(message)
         try:
             encoded = encode(value)
         except UnencodableValueError as exc:
@@ -208,25 +198,6 @@ class Workflow:
             lock.release()
             raise
         return await self._drive(chain, lock, value, History(), {}, options, on_event)
-
-    def _message_for(self, message: Any) -> Any:
-        """Return the message a fresh run gets: ``message``, else the parameter's default."""
-        param = self._message_param
-        if param is None:
-            if message is _NO_MESSAGE:
-                return None
-            raise RunArgumentError(
-                f"workflow {self.name!r} takes no message (it has no parameter besides its "
-                "RunContext), but one was given; run it without one (CLI: no --input)"
-            )
-        if message is not _NO_MESSAGE:
-            return message
-        if param.default is inspect.Parameter.empty:
-            raise RunArgumentError(
-                f"workflow {self.name!r} needs a message for its parameter {param.name!r}, "
-                "which has no default; pass one (CLI: --input JSON)"
-            )
-        return param.default
 
     def _root_data(self, encoded_input: Any, **extra: Any) -> dict[str, Any]:
         data = {
@@ -399,7 +370,7 @@ class Workflow:
         chain.on_commit = announce
         run.emit("run_started", None, {"checkpoint": chain.head_id})
         try:
-            outcome = await run.execute(lambda: self._call_body(message, run))
+            outcome = await run.execute(lambda: self._message.call(self.fn, message, run.context))
             outcome = await commit_ending(run, outcome)
             if outcome.status == "paused":
                 clear_pause(storage, run.run_id)
@@ -408,17 +379,6 @@ class Workflow:
             await chain.drain()
             lock.release()
         return build_result(run, outcome)
-
-    def _call_body(self, message: Any, run: Run) -> Any:
-        kwargs = {self._context_param: run.context} if self._context_param else {}
-        param = self._message_param
-        if param is None:
-            return self.fn(**kwargs)
-        if param.kind in (param.POSITIONAL_ONLY, param.VAR_POSITIONAL):
-            return self.fn(message, **kwargs)
-        # By name, so a RunContext declared before the message still gets the context.
-        return self.fn(**kwargs, **{param.name: message})
-
 
 @overload
 def workflow(fn: Callable[..., Awaitable[Any]], /) -> Workflow: ...
