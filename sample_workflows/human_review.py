@@ -42,7 +42,9 @@ async def publish(text: str) -> dict[str, Any]:
 
 
 @workflow(name="human_review")
-async def human_review(message: str | dict[str, Any] | None, ctx: RunContext) -> dict[str, Any]:
+async def human_review(
+    message: str | dict[str, Any] | None = None, *, ctx: RunContext
+) -> dict[str, Any]:
     """Draft a text about a topic, ask a reviewer, then publish or reject it."""
     topic = message.get("topic") if isinstance(message, dict) else message
     sections = await outline(str(topic or "durable workflows"))

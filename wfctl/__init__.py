@@ -19,12 +19,14 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
     from ._codec import register_type
     from ._context import PauseSignal, RunContext, get_run_context
     from ._errors import (
+        AnswerTypeError,
         CheckpointCorruptError,
         CheckpointNotFoundError,
         DuplicateStepKeyError,
         InvalidIdError,
         ReplayDivergenceError,
         ReplayInterrupted,
+        RunArgumentError,
         RunLockedError,
         RunNotFoundError,
         RunStateError,
@@ -53,6 +55,7 @@ __version__ = "0.1.0"
 
 #: Where each public name lives: name -> implementation module (relative to this package).
 _EXPORTS: dict[str, str] = {
+    "AnswerTypeError": "._errors",
     "Checkpoint": "._checkpoint",
     "CheckpointCorruptError": "._errors",
     "CheckpointNotFoundError": "._errors",
@@ -66,6 +69,7 @@ _EXPORTS: dict[str, str] = {
     "ReplayInterrupted": "._errors",
     "RequestInfoEvent": "._events",
     "RunContext": "._context",
+    "RunArgumentError": "._errors",
     "RunLockedError": "._errors",
     "RunNotFoundError": "._errors",
     "RunStateError": "._errors",
@@ -90,6 +94,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "AnswerTypeError",
     "Checkpoint",
     "CheckpointCorruptError",
     "CheckpointNotFoundError",
@@ -102,6 +107,7 @@ __all__ = [
     "ReplayDivergenceError",
     "ReplayInterrupted",
     "RequestInfoEvent",
+    "RunArgumentError",
     "RunContext",
     "RunLockedError",
     "RunNotFoundError",

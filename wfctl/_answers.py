@@ -10,14 +10,19 @@ Reading answers back:
 - an answers file (``.toml`` or ``.json``) is a table of request id -> answer, taken with its own
   types; an answer left as the empty string means *not answered yet* (so resuming with an
   untouched template fails clearly instead of answering ``""``; send an empty string with
-  ``--response 'KEY=""'``);
+  ``--response 'KEY=""'``, or ``--response 'KEY='`` for a request that takes ``str``);
 - ``--response KEY=VALUE`` values are parsed as JSON, else kept as text -- and always kept as
-  text when the request's ``response_type`` is ``str``. They override the file.
+  text when the request's ``response_type`` is ``str`` (or ``str | None``). They override the
+  file.
+
+Either way the engine then converts each answer to its request's type, or refuses it before
+anything is recorded (see :mod:`wfctl._response_types`).
 """
 
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +32,8 @@ import tomli_w
 
 from ._errors import WfctlError
 from ._inputs import NotJsonError, load_json, load_toml, read_text
+from ._next_steps import resume_command
+from ._response_types import admits_text
 from ._storage._fs import OS_FS, write_private_bytes
 
 __all__ = [
@@ -60,12 +67,14 @@ def _comment(text: str) -> list[str]:
 
 def template_text(run_id: str, requests: Sequence[PendingRequest], path: Path) -> str:
     """Return the answers template for ``requests`` (see the module docstring)."""
+    store = path.parent.parent.parent  # <store>/runs/<run_id>/answers.toml
     lines = [
         f"# Answers for the requests run {run_id} is waiting on.",
         "# Fill in each value (TOML: a string, number, boolean, array or table), then run:",
-        f"#   wfctl resume {run_id} --responses {path}",
+        f"#   {resume_command(run_id, store)} --responses {shlex.quote(str(path))}",
         '# A value left as "" is not sent: that request stays pending.',
     ]
+    lines.append("# Each value must fit the type its request expects, or nothing is recorded.")
     for request in requests:
         expected = request.response_type or "any"
         lines += ["", f"# {request.key} (expects: {expected})", "# request data:"]
@@ -103,7 +112,7 @@ def _parse_pair(pair: str, response_types: Mapping[str, str | None]) -> tuple[st
     key = key.strip()
     if not eq or not key:
         raise WfctlError(f"--response expects KEY=VALUE, got {pair!r}")
-    if response_types.get(key) == "str":
+    if admits_text(response_types.get(key)):
         return key, raw
     try:
         return key, load_json(raw, f"--response {key}")

@@ -33,7 +33,15 @@ from uuid import UUID
 
 from ._errors import CheckpointCorruptError, UnencodableValueError
 
-__all__ = ["canonical_json", "decode", "digest", "encode", "register_type"]
+__all__ = [
+    "canonical_json",
+    "decode",
+    "digest",
+    "encode",
+    "register_type",
+    "registered_class",
+    "registered_name",
+]
 
 _T = TypeVar("_T", bound=type)
 _V = TypeVar("_V")
@@ -92,6 +100,20 @@ def register_type(cls: _T, name: str | None = None) -> _T:
     _BY_NAME[name] = (cls, fields)
     _BY_CLASS[cls] = (name, fields)
     return cls
+
+
+def registered_name(cls: type) -> str | None:
+    """Return the name ``cls`` is registered under, or None if it is not registered."""
+    entry = _BY_CLASS.get(cls)
+    return entry[0] if entry is not None else None
+
+
+def registered_class(name: str) -> tuple[type, tuple[str, ...] | None] | None:
+    """Return the class registered as ``name`` and its init fields (None for a pydantic model).
+
+    Only the registry is consulted: nothing is imported.
+    """
+    return _BY_NAME.get(name)
 
 
 def encode(value: object) -> Any:

@@ -24,12 +24,25 @@ from typing import TYPE_CHECKING, Any
 from ._answers import TEMPLATE_NAME, PendingRequest, parse_responses, write_answers_template
 from ._checkpoint import validate_run_id
 from ._codec import encode
-from ._config import resolve_store
 from ._driver import Drive, EventListener, InterruptListener, drive_call
-from ._errors import ReplayInterrupted, RunStateError, UnencodableValueError, WfctlError
+from ._errors import (
+    ReplayInterrupted,
+    RunStateError,
+    UnencodableValueError,
+    WfctlError,
+    WorkflowChangedError,
+)
 from ._ids import new_run_id
 from ._inputs import NotJsonError, load_json, load_toml, read_text
 from ._loader import load_workflow
+from ._next_steps import (
+    Hint,
+    failed_run_hints,
+    failure_summary,
+    resume_command,
+    store_option,
+    with_allow_changed,
+)
 from ._restore import load_target
 from ._storage import FileCheckpointStorage
 from ._storage._capabilities import load_chain
@@ -64,6 +77,8 @@ class RunOutcome:
     with the checkpoint codec, so they are plain JSON. ``answers_file`` is the template written
     when the run paused on requests. ``target`` is the code that was imported, and
     ``target_recorded`` says whether it came from the run's record (not the command line).
+    A failed run names the step that raised (``failed_step``,
+    None when the body raised) and the commands that can help (``hints``).
     """
 
     status: str
@@ -82,6 +97,8 @@ class RunOutcome:
     elapsed: float = 0.0
     target: str = ""
     target_recorded: bool = False
+    failed_step: str | None = None
+    hints: tuple[Hint, ...] = ()
 
     @property
     def resume_command(self) -> str:
@@ -90,6 +107,11 @@ class RunOutcome:
         if self.answers_file is not None:
             command += f" --responses {shlex.quote(str(self.answers_file))}"
         return command
+
+    @property
+    def failure_note(self) -> str:
+        """For a failed run: where it failed and what a retry would do about it."""
+        return failure_summary(self.failed_step)
 
     @property
     def response_example(self) -> str | None:
@@ -104,6 +126,9 @@ class RunOutcome:
     def to_json(self) -> dict[str, Any]:
         """Return the outcome as one JSON object with stable keys."""
         resumable = self.status in ("paused", "interrupted", "aborted", "failed")
+        resume_command = self.resume_command if resumable else None
+        if self.hints:  # a failed run: the most direct command that can help
+            resume_command = self.hints[0].command
         return {
             "run_id": self.run_id,
             "workflow": self.workflow_name,
@@ -114,22 +139,14 @@ class RunOutcome:
             "requests": [r.to_json() for r in self.requests],
             "error": self.error,
             "answers_file": str(self.answers_file) if self.answers_file else None,
-            "resume_command": self.resume_command if resumable else None,
+            "resume_command": resume_command,
+            "failed_step": self.failed_step,
+            "hints": [hint.to_json() for hint in self.hints],
             "steps": {"executed": self.executed, "cached": self.cached, "changed": self.changed},
             "elapsed": round(self.elapsed, 6),
             "target": self.target,
             "target_recorded": self.target_recorded,
         }
-
-
-def _store_option(store: Path) -> str:
-    try:
-        default = resolve_store(None).resolve()
-    except WfctlError:
-        default = None
-    if default == store.resolve():
-        return ""
-    return f" --store {shlex.quote(str(store))}"
 
 
 def _encode_all(values: Sequence[Any]) -> tuple[Any, ...]:
@@ -160,7 +177,7 @@ def _outcome(
             workflow_name=workflow_name,
             checkpoint_id=head.checkpoint_id if head is not None else None,
             store=store,
-            store_option=_store_option(store),
+            store_option=store_option(store),
             elapsed=drive.elapsed,
             target=loaded,
             target_recorded=target_recorded,
@@ -178,6 +195,10 @@ def _outcome(
         answers = write_answers_template(run_dir, run_id, requests)
     else:  # an earlier pause's template is stale now
         (run_dir / TEMPLATE_NAME).unlink(missing_ok=True)
+    failed_step: str | None = None
+    hints: tuple[Hint, ...] = ()
+    if status == "failed":
+        failed_step, hints = failed_run_hints(result, storage, workflow, store)
     return RunOutcome(
         status=status,
         run_id=run_id,
@@ -188,13 +209,15 @@ def _outcome(
         requests=requests,
         error=_describe(result.error) if result.error else None,
         answers_file=answers,
-        store_option=_store_option(store),
+        store_option=store_option(store),
         executed=len(result.executed),
         cached=len(result.cached),
         changed=len(result.changed),
         elapsed=drive.elapsed,
         target=loaded,
         target_recorded=target_recorded,
+        failed_step=failed_step,
+        hints=hints,
     )
 
 
@@ -278,6 +301,7 @@ def resume_run(
     responses_file: Path | None = None,
     target: str | None = None,
     trust_store: bool = False,
+    allow_changed: bool = False,
     drain_timeout: float = 30.0,
     on_event: EventListener | None = None,
     on_interrupt: InterruptListener | None = None,
@@ -286,17 +310,21 @@ def resume_run(
 
     The workflow is reloaded from the ``target`` its root recorded (else its ``module:qualname``
     reference) unless ``target`` is given; see :func:`_load_recorded` for when a recorded
-    target is refused (``trust_store`` trusts a store another user owns).
+    target is refused (``trust_store`` trusts a store another user owns). With
+    ``allow_changed`` the run continues although its code changed (the fix of a failed run):
+    recorded steps are served from the record and the rest run the new code.
 
     Raises:
         RunNotFoundError, InvalidIdError: no such run.
         CheckpointCorruptError: its chain cannot be trusted.
         RunStateError: it completed, an answer names no pending request, or a paused run got
             no answers.
+        AnswerTypeError: an answer does not fit its request's type (nothing is recorded).
         RunLockedError: another process is executing it.
         UntrustedTargetError: its recorded target is refused (see :func:`_load_recorded`).
         WorkflowLoadError: its workflow cannot be loaded.
-        WorkflowChangedError: its code changed since it was written.
+        WorkflowChangedError: its code changed since it was written and ``allow_changed`` is
+            False.
     """
     storage = FileCheckpointStorage(store)
     chain = asyncio.run(load_chain(storage, validate_run_id(run_id)))
@@ -305,7 +333,7 @@ def resume_run(
         raise RunStateError(
             run_id,
             "has completed; nothing to resume (to run it again from a checkpoint: "
-            f"wfctl replay --checkpoint {head.checkpoint_id})",
+            f"wfctl replay --checkpoint {head.checkpoint_id}{store_option(store)})",
         )
     types: dict[str, str | None] = {}
     if head.kind == "pause":
@@ -320,10 +348,21 @@ def resume_run(
         # resume() reads the head again under the run's lock: a resumer racing this one makes
         # it fail (RunLockedError / RunStateError), never quietly start a new run.
         return bound.resume(
-            run_id, responses=answers, drain_timeout=drain_timeout, on_event=listener
+            run_id,
+            responses=answers,
+            allow_changed=allow_changed,
+            drain_timeout=drain_timeout,
+            on_event=listener,
         )
 
-    drive = drive_call(start, storage, run_id, on_event, on_interrupt)
+    try:
+        drive = drive_call(start, storage, run_id, on_event, on_interrupt)
+    except WorkflowChangedError as exc:  # say exactly how to go ahead with the new code
+        given = [("--target", target), *(("--response", pair) for pair in responses)]
+        given.append(("--responses", str(responses_file) if responses_file else None))
+        given.append(("--trust-store", "" if trust_store else None))
+        again = resume_command(run_id, store)
+        raise exc.with_command(with_allow_changed(again, given)) from None
     return _outcome(drive, storage, workflow, store, target_recorded=target is None)
 
 
@@ -398,13 +437,22 @@ def replay_checkpoint(
             on_event=listener,
         )
 
-    drive = drive_call(start, storage, None, on_event, on_interrupt)
+    try:
+        drive = drive_call(start, storage, None, on_event, on_interrupt)
+    except WorkflowChangedError as exc:  # say exactly how to go ahead with the new code
+        given = [
+            ("--target", target),
+            ("--no-execute", "" if not execute else None),
+            ("--shuffle", str(shuffle_seed) if shuffle_seed is not None else None),
+        ]
+        again = f"wfctl replay --checkpoint {shlex.quote(checkpoint_id)}{store_option(store)}"
+        raise exc.with_command(with_allow_changed(again, given)) from None
     report = drive.value
     if report is None:
         raise ReplayInterrupted(f"replay run {drive.run_id or '(not started)'} aborted")
     if (drive.interrupts or drive.stopped_by) and report.replay_status == "paused":
         raise ReplayInterrupted(
             f"replay run {report.replay_run_id} paused; continue it with: "
-            f"wfctl resume {report.replay_run_id}{_store_option(store)}"
+            f"wfctl resume {report.replay_run_id}{store_option(store)}"
         )
     return replace(report, target=workflow.target or "", target_recorded=target is None)

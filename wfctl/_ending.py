@@ -49,16 +49,19 @@ async def commit_ending(run: Run, outcome: Outcome) -> Outcome:
         outcome = Outcome("failed", error=exc)
     error = outcome.error
     assert error is not None
+    data: dict[str, object] = {"error": {"type": type(error).__name__, "message": str(error)}}
+    failed = {"error": f"{type(error).__name__}: {error}"}
+    step = run.failed_step(error)
+    if step is not None:  # where it failed decides whether a plain retry can help
+        data["step"] = failed["step"] = step
     try:
-        await chain.commit(
-            "failed", {"error": {"type": type(error).__name__, "message": str(error)}}
-        )
+        await chain.commit("failed", data)
     except OSError as exc:
         error.add_note(
             f"the failed checkpoint could not be stored either ({exc}); the run's head stays "
             f"at {chain.head_id}"
         )
-    run.emit("run_failed", None, {"error": f"{type(error).__name__}: {error}"})
+    run.emit("run_failed", None, failed)
     return outcome
 
 

@@ -11,12 +11,14 @@ The pause signal is deliberately *not* here: it is a ``BaseException`` (see ``_p
 from __future__ import annotations
 
 __all__ = [
+    "AnswerTypeError",
     "CheckpointCorruptError",
     "CheckpointNotFoundError",
     "DuplicateStepKeyError",
     "InvalidIdError",
     "ReplayDivergenceError",
     "ReplayInterrupted",
+    "RunArgumentError",
     "RunLockedError",
     "RunNotFoundError",
     "RunStateError",
@@ -155,14 +157,26 @@ class WorkflowChangedError(WfctlError):
     the current one. Pass ``allow_changed=True`` (CLI: ``--allow-changed``) to replay anyway.
     """
 
-    def __init__(self, workflow_name: str, recorded: str, current: str) -> None:
+    def __init__(
+        self, workflow_name: str, recorded: str, current: str, command: str | None = None
+    ) -> None:
         self.workflow_name = workflow_name
         self.recorded = recorded
         self.current = current
+        self.command = command
+        how = (
+            f"to go ahead with the new code: {command}"
+            if command
+            else "use --allow-changed / allow_changed=True"
+        )
         super().__init__(
             f"workflow {workflow_name!r} changed since the checkpoint was written "
-            f"(signature {recorded} -> {current}); use --allow-changed / allow_changed=True"
+            f"(signature {recorded} -> {current}); {how}"
         )
+
+    def with_command(self, command: str) -> WorkflowChangedError:
+        """Return a copy of this error whose message ends with the exact ``command`` to run."""
+        return WorkflowChangedError(self.workflow_name, self.recorded, self.current, command)
 
 
 class RunLockedError(WfctlError):
@@ -244,3 +258,34 @@ class UntrustedTargetError(WorkflowLoadError):
             f"refusing to import {target!r}, the target run {run_id!r} recorded: {reason}; "
             f"{remedy}"
         )
+
+class RunArgumentError(WfctlError, ValueError):
+    """Raised when ``Workflow.run`` gets arguments that contradict each other or the workflow.
+
+    For example a message together with ``checkpoint_id`` or ``responses`` (a restore runs on
+    the message its root recorded), no message for a workflow whose parameter has no default,
+    or a message for a workflow that takes none. Raised before anything is stored. A
+    ``ValueError``, as agent-framework raises for the same mistakes.
+    """
+
+
+class AnswerTypeError(WfctlError, ValueError):
+    """Raised when an answer does not fit the ``response_type`` its request declared.
+
+    Raised before the answer is recorded: the run stays paused on the same request. (If the
+    code changed since the pause and a recorded answer no longer fits the type the request
+    declares now, it is raised inside the run, at the request, and the run fails.) Unlike
+    :class:`RunStateError`, which refuses answers to requests that are not pending, the request
+    is right and the value is wrong.
+    """
+
+    def __init__(self, key: str, expected: str, value: object, reason: str = "") -> None:
+        self.key = key
+        self.expected = expected
+        self.value = value
+        self.reason = reason
+        shown = repr(value)
+        if len(shown) > 80:
+            shown = shown[:77] + "..."
+        text = f"answer to {key!r} must be {expected}, got {shown}"
+        super().__init__(f"{text} ({reason})" if reason else text)

@@ -22,12 +22,14 @@ from __future__ import annotations
 from typing import Final
 
 from ._errors import (
+    AnswerTypeError,
     CheckpointCorruptError,
     CheckpointNotFoundError,
     DuplicateStepKeyError,
     InvalidIdError,
     ReplayDivergenceError,
     ReplayInterrupted,
+    RunArgumentError,
     RunLockedError,
     RunNotFoundError,
     RunStateError,
@@ -71,6 +73,9 @@ ERROR_EXIT_CODES: Final[dict[type[BaseException], int]] = {
     RunLockedError: EXIT_INPUT,
     RunStateError: EXIT_INPUT,
     StoreLocationError: EXIT_INPUT,  # a missing, non-directory or refused store path
+
+    RunArgumentError: EXIT_INPUT,  # contradictory run() arguments, or a missing input
+    AnswerTypeError: EXIT_INPUT,  # refused before it was recorded: the run stays paused
     UnencodableValueError: EXIT_INPUT,  # the run's input (or an answer) cannot be stored
     DuplicateStepKeyError: EXIT_INPUT,
     WorkflowDefinitionError: EXIT_INPUT,

@@ -22,6 +22,7 @@ from ._errors import (
     UnencodableValueError,
 )
 from ._recorded import StepRecord
+from ._response_types import convert_answer
 from ._storage._capabilities import load_chain
 from ._storage._protocol import CheckpointStorage
 
@@ -29,6 +30,7 @@ __all__ = [
     "History",
     "check_answers",
     "collect_history",
+    "convert_answers",
     "encode_answers",
     "load_target",
     "recorded_signature",
@@ -170,3 +172,25 @@ def check_answers(
         )
     if require and not responses and known:
         raise RunStateError(run_id, f"paused waiting for answers to: {', '.join(known)}")
+
+
+def convert_answers(
+    chain: Sequence[Checkpoint], target: Checkpoint, responses: dict[str, Any]
+) -> dict[str, Any]:
+    """Return ``responses`` converted to the types their requests declared, before recording.
+
+    Each request's type name is read from ``target`` when it is a pause, else from the newest
+    pause checkpoint of the run that asked it (as :func:`check_answers` looks requests up); it
+    resolves only through builtin names and registered classes, never an import.
+
+    Raises:
+        AnswerTypeError: an answer does not fit its request's type (naming key, type, value).
+    """
+    types: dict[str, str | None] = {}
+    for checkpoint in [*chain, target]:
+        if checkpoint.kind == "pause":
+            for request in checkpoint.data.get("requests", []):
+                if isinstance(request, dict):
+                    name = request.get("response_type")
+                    types[str(request.get("request_id"))] = name if isinstance(name, str) else None
+    return {key: convert_answer(value, types.get(key), key) for key, value in responses.items()}

@@ -45,6 +45,8 @@ from ._keys import (
 from ._keys import uninstall_task_factory as _uninstall
 from ._pausing import PauseGate
 from ._recorded import Divergence, RecordedCalls, StepRecord
+from ._response_types import convert_answer
+from ._response_types import type_name as response_type_name
 
 if TYPE_CHECKING:
     from ._step import Step
@@ -117,6 +119,8 @@ class Run:
         self.cached: list[str] = []
         self.changed: list[str] = []
         self.divergence: ReplayDivergenceError | None = None
+        #: Exceptions raised out of executed steps, innermost first, with the step's key.
+        self._step_failures: list[tuple[BaseException, str]] = []
         self._on_event = on_event
         self._pause_probe = pause_probe
         self._rng = random.Random(options.shuffle_seed) if options.shuffle_seed is not None else None
@@ -258,6 +262,10 @@ class Run:
                 self.divergence = error
         return self.divergence
 
+    def failed_step(self, error: BaseException) -> str | None:
+        """Return the key of the step that raised ``error``, or None if the body raised it."""
+        return next((key for exc, key in self._step_failures if exc is error), None)
+
     def _diverge(self, error: ReplayDivergenceError) -> NoReturn:
         if self.divergence is None:
             self.divergence = error
@@ -325,6 +333,7 @@ class Run:
             self.emit("step_failed", key, {"error": f"{type(error).__name__}: {error}"})
             raise error from exc
         except BaseException as exc:
+            self._step_failures.append((exc, key))
             self.emit("step_failed", key, {"error": f"{type(exc).__name__}: {exc}"})
             raise
         finally:
@@ -348,12 +357,14 @@ class Run:
         if rid in self._request_ids:
             raise DuplicateStepKeyError(rid)
         self._request_ids.add(rid)
+        # The type this code declares is the one that counts: an answer recorded before the
+        # code changed (allow_changed) must fit it too.
+        type_name = response_type_name(response_type, rid)
         if rid in self.responses:
-            return self.responses[rid]
+            return convert_answer(self.responses[rid], type_name, rid)
         if self.gate.released:
             raise PauseSignal
         encoded = self._encode(request_data, rid)
-        type_name = getattr(response_type, "__name__", None) if response_type else None
         event = RequestInfoEvent(
             "request", self.run_id, rid, None, time.time(), request_data, type_name
         )

@@ -13,6 +13,7 @@ from ._codec import decode, encode
 from ._config import resolve_store
 from ._ending import build_result, commit_ending
 from ._errors import (
+    RunArgumentError,
     RunStateError,
     UnencodableValueError,
     WorkflowChangedError,
@@ -20,11 +21,13 @@ from ._errors import (
 )
 from ._events import WorkflowEvent
 from ._ids import new_run_id
+from ._message import NO_MESSAGE, MessageParameter
 from ._recorded import RecordedCalls
 from ._restore import (
     History,
     check_answers,
     collect_history,
+    convert_answers,
     encode_answers,
     load_target,
     recorded_signature,
@@ -39,7 +42,6 @@ from ._storage._protocol import CheckpointStorage, RunLock
 
 __all__ = ["Workflow", "workflow"]
 
-_NO_MESSAGE: Any = object()
 EventListener = Callable[[WorkflowEvent], None]
 
 
@@ -70,21 +72,17 @@ class Workflow:
         self.name = name or fn.__name__
         self.description = description if description is not None else inspect.getdoc(fn)
         self._storage = checkpoint_storage
-        self._context_param = context_parameter(fn)
-        others = [
-            p for p in inspect.signature(fn).parameters.values() if p.name != self._context_param
-        ]
-        if len(others) > 1:
-            raise WorkflowDefinitionError(
-                f"workflow {self.name!r} takes at most one parameter besides its RunContext "
-                f"(the message); it has {', '.join(p.name for p in others)}"
-            )
-        self._takes_message = bool(others)
+        self._message = MessageParameter(fn, self.name, context_parameter(fn))
         self._signature: str | None = None
         self._last_paused: str | None = None
         #: How to load this workflow again (``file.py:name``), recorded in each run's root so
         #: ``wfctl resume``/``replay`` can find the code; set by the CLI's loader.
         self.target: str | None = None
+
+    @property
+    def takes_message(self) -> bool:
+        """Whether the workflow has a message parameter (besides its ``RunContext``)."""
+        return self._message.param is not None
 
     @property
     def reference(self) -> str:
@@ -119,7 +117,7 @@ class Workflow:
 
     async def run(
         self,
-        message: Any = _NO_MESSAGE,
+        message: Any = NO_MESSAGE,
         *,
         checkpoint_id: str | None = None,
         responses: dict[str, Any] | None = None,
@@ -149,15 +147,29 @@ class Workflow:
             on_event: called with each event as it happens.
             new_run: restore ``checkpoint_id`` into a new run even if it is a run's head.
 
+        A fresh run without a message uses the default of the workflow's parameter.
+
         Raises:
+            RunArgumentError: (a ``ValueError``) contradictory arguments: a message together
+                with ``checkpoint_id`` or ``responses`` (a restore runs on the message its root
+                recorded); no message for a parameter without a default; a message for a
+                workflow that takes none; ``new_run`` without ``checkpoint_id``.
             CheckpointNotFoundError, CheckpointCorruptError, InvalidIdError: bad checkpoint.
             RunLockedError: another process is executing that run.
             RunStateError: answers that match no pending request, or none for a paused run.
+            AnswerTypeError: an answer does not fit its request's ``response_type``; nothing
+                is recorded.
             WorkflowChangedError: the code changed and ``allow_changed`` is False.
             UnencodableValueError: the message cannot be stored.
         """
         options = RunOptions(allow_changed, execute, shuffle_seed, drain_timeout)
-        if checkpoint_id is None and message is _NO_MESSAGE and responses is not None:
+        if message is not NO_MESSAGE and (checkpoint_id is not None or responses is not None):
+            raise RunArgumentError(
+                f"workflow {self.name!r}: a message starts a fresh run, so it cannot go with "
+                f"{'checkpoint_id' if checkpoint_id is not None else 'responses'} (a restored "
+                "run uses the message its root recorded); pass one or the other"
+            )
+        if checkpoint_id is None and responses is not None:
             if self._last_paused is None:
                 raise RunStateError("-", "no paused run to answer: pass checkpoint_id")
             checkpoint_id = self._last_paused
@@ -165,7 +177,12 @@ class Workflow:
             return await self._restore(
                 checkpoint_id, responses or {}, run_id, options, on_event, new_run
             )
-        value = None if message is _NO_MESSAGE else message
+        if new_run:
+            raise RunArgumentError(
+                f"workflow {self.name!r}: new_run=True restores a checkpoint into a new run; "
+                "it needs checkpoint_id"
+            )
+        value = self._message.message_for(message)
         try:
             encoded = encode(value)
         except UnencodableValueError as exc:
@@ -237,6 +254,12 @@ class Workflow:
         chain, target = await load_target(storage, checkpoint_id)
         root = chain[0]
         if target is chain[-1] and target.kind != "completed" and not new_run:
+            if run_id is not None and run_id != root.run_id:
+                raise RunArgumentError(
+                    f"{checkpoint_id} is the head of run {root.run_id!r}, which continues in "
+                    f"place, so run_id={run_id!r} cannot apply; pass new_run=True to restore "
+                    "it into a new run with that id"
+                )
             return await self._continue(root.run_id, checkpoint_id, responses, options, on_event)
         if target.kind == "pause" and not new_run:
             # Its answers were given already (maybe a moment ago, by another process): taking
@@ -252,6 +275,7 @@ class Workflow:
             options = dataclasses.replace(options, complete_history=True)
         history = await collect_history(storage, chain, target.seq)
         check_answers(root.run_id, chain, target, responses, require=False)
+        responses = convert_answers(chain, target, responses)
         new_id = validate_run_id(run_id) if run_id is not None else new_run_id()
         lock = lock_run(storage, new_id)
         try:
@@ -294,6 +318,7 @@ class Workflow:
             recorded = self._check_code(chain, target.seq, options)
             message = decode(root.data.get("input"), where=f"{root.checkpoint_id} input")
             check_answers(run_id, chain, target, responses, require=target.kind == "pause")
+            responses = convert_answers(chain, target, responses)
             history = await collect_history(storage, chain, target.seq)
             origin = (root.origin_run_id, root.origin_checkpoint_id)
             run_chain = CheckpointChain(
@@ -345,7 +370,7 @@ class Workflow:
         chain.on_commit = announce
         run.emit("run_started", None, {"checkpoint": chain.head_id})
         try:
-            outcome = await run.execute(lambda: self._call_body(message, run))
+            outcome = await run.execute(lambda: self._message.call(self.fn, message, run.context))
             outcome = await commit_ending(run, outcome)
             if outcome.status == "paused":
                 clear_pause(storage, run.run_id)
@@ -354,11 +379,6 @@ class Workflow:
             await chain.drain()
             lock.release()
         return build_result(run, outcome)
-
-    def _call_body(self, message: Any, run: Run) -> Any:
-        kwargs = {self._context_param: run.context} if self._context_param else {}
-        return self.fn(message, **kwargs) if self._takes_message else self.fn(**kwargs)
-
 
 @overload
 def workflow(fn: Callable[..., Awaitable[Any]], /) -> Workflow: ...

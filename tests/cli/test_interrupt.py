@@ -8,6 +8,7 @@ interrupts, then opens the gate.
 from __future__ import annotations
 
 import json
+import shlex
 import signal
 import subprocess
 import time
@@ -129,9 +130,12 @@ def test_pause_from_another_terminal(store: Path, tmp_path: Path) -> None:
     assert asked.code == 0, asked.stderr
     assert asked.json()["pause_requested"] is True
     assert asked.json()["run"]["status"] == "running"
+    resume = f"wfctl resume paused-remotely --store {store}"
+    assert asked.json()["resume_command"] == resume
     again = wfctl("pause", "paused-remotely", "--store", store)
     assert again.code == 0
     assert "asked run paused-remotely to pause at its next step boundary" in again.stdout
+    assert again.stdout.strip().endswith(f"Resume it with: {resume}")  # names its store
     (gate_dir / "gate").write_text("", encoding="utf-8")
     stdout, stderr = process.communicate(timeout=60)
     # Paused with no request pending: interrupted (130), not waiting for answers (3).
@@ -144,7 +148,7 @@ def test_pause_from_another_terminal(store: Path, tmp_path: Path) -> None:
     assert "is paused, not running" in not_running.error_line()
     missing = invoke("pause", "nobody", "--store", store)
     assert missing.code == 2 and "not found" in missing.error_line()
-    assert wfctl("resume", "paused-remotely", "--store", store).code == 0
+    assert wfctl(*shlex.split(resume)[1:]).code == 0  # the printed command, as printed
 
 
 def test_ctrl_c_during_a_replay_pauses_the_replay_run(store: Path, tmp_path: Path) -> None:

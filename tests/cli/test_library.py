@@ -78,7 +78,8 @@ def test_answers_template_round_trips() -> None:
         PendingRequest("approve", None, None),
     ]
     text = template_text("r1", requests, Path("/s/runs/r1/answers.toml"))
-    assert "#   wfctl resume r1 --responses /s/runs/r1/answers.toml" in text
+    # The store is not the default one here, so the command names it.
+    assert "#   wfctl resume r1 --store /s --responses /s/runs/r1/answers.toml" in text
     assert "# approve (expects: any)" in text and '#     "text": "draft",' in text
     assert tomllib.loads(text) == {"0/request#0": "", "approve": ""}
 

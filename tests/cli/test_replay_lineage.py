@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 from pathlib import Path
 
@@ -61,9 +62,12 @@ def test_replay_of_changed_code(store: Path, tmp_path: Path) -> None:
     )
     refused = wfctl("replay", "-c", f"{run_id}.0", "--store", store)
     assert refused.code == 2
-    assert "changed since the checkpoint was written" in refused.error_line()
-
-    allowed = wfctl("replay", "-c", f"{run_id}.0", "--allow-changed", "--store", store, "--json")
+    line = refused.error_line()
+    assert "changed since the checkpoint was written" in line
+    # The refusal names the exact command that goes ahead; it works as printed.
+    command = line.split("to go ahead with the new code: ", 1)[1]
+    assert command == f"wfctl replay --checkpoint {run_id}.0 --store {store} --allow-changed"
+    allowed = wfctl(*shlex.split(command)[1:], "--json")
     assert allowed.code == 1, allowed.stderr
     doc = allowed.json()
     assert doc["identical"] is False

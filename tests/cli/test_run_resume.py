@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import tomllib
 from pathlib import Path
 
@@ -161,8 +162,16 @@ def test_failed_run_exits_1_then_retry_continues_the_chain(store: Path, tmp_path
     people = wfctl("run", FLAKY, "--input", f'"{directory}"', "--store", store)
     assert people.code == 1 and "failed: RuntimeError: the fix is not in yet" in people.stderr
 
+    assert "It failed in step second#0" in people.stderr
+    assert doc["failed_step"] == "second#0"
+    failed_record = invoke("show", f"{doc['run_id']}.2", "--store", store, "--json").json()
+    assert failed_record["kind"] == "failed" and failed_record["data"]["step"] == "second#0"
+
     (directory / "fixed").write_text("", encoding="utf-8")
-    retried = wfctl("resume", doc["run_id"], "--store", store, "--json")
+    # A step failed: the first hint is a plain retry, and it works as printed.
+    retry = doc["hints"][0]["command"]
+    assert retry == doc["resume_command"] == f"wfctl resume {doc['run_id']} --store {store}"
+    retried = wfctl(*shlex.split(retry)[1:], "--json")
     assert retried.code == 0, retried.stderr
     assert retried.json()["outputs"] == [["first in flaky", "second ok"]]
     assert retried.json()["steps"] == {"executed": 1, "cached": 1, "changed": 0}

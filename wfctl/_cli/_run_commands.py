@@ -63,12 +63,15 @@ def run(
 ) -> None:
     """Run a workflow with durable checkpoints.
 
-    Shows live progress on a terminal and prints the outputs. When the run pauses for answers
-    it lists the pending requests, writes an answers template (answers.toml in the run's
-    directory) and prints the resume command (exit 3). The first Ctrl-C pauses the run at the
-    next step boundary (exit 130, resumable); a second one aborts it. SIGTERM and SIGHUP pause
-    it like the first Ctrl-C. Steps still running after --drain-timeout are cancelled (not
-    recorded; they run again on resume).
+    The input (--input / --input-file) is the workflow's message; without one, the message
+    parameter's default is used, and a workflow whose parameter has no default is refused
+    (exit 2). Shows live progress on a terminal and prints the outputs. When the run pauses
+    for answers it lists the pending requests, writes an answers template (answers.toml in the
+    run's directory) and prints the resume command (exit 3). The first Ctrl-C pauses the run
+    at the next step boundary (exit 130, resumable); a second one aborts it. SIGTERM and SIGHUP
+    pause it like the first Ctrl-C. Steps still running after --drain-timeout are cancelled
+    (not recorded; they run again on resume). When the run fails (exit 1) it prints the
+    commands that can help: a retry, a retry of fixed code, a new run.
 
     \b
     Example:
@@ -101,7 +104,8 @@ def resume(
             "-r",
             metavar="KEY=VALUE",
             help="Answer the request KEY (repeatable); VALUE is parsed as JSON, else kept as "
-            "text (always text when the request expects str).",
+            "text (always text when the request expects str), then converted to the type the "
+            "request expects or refused.",
         ),
     ] = None,
     responses: Annotated[
@@ -114,6 +118,15 @@ def resume(
             "'wfctl run --input'.",
         ),
     ] = None,
+    allow_changed: Annotated[
+        bool,
+        typer.Option(
+            "--allow-changed",
+            help="Continue although the workflow's code changed since the run was written "
+            "(after fixing the cause of a failure): recorded steps are served from the "
+            "record, the rest run the new code.",
+        ),
+    ] = False,
     target: TargetOverride = None,
     trust_store: TrustStoreOption = False,
     drain_timeout: DrainOption = 30.0,
@@ -123,10 +136,12 @@ def resume(
 ) -> None:
     """Continue a paused, failed or interrupted run.
 
-    The run continues in its own chain. A paused run needs answers to its pending requests
-    (--response / --responses); a failed or interrupted run is retried from its last
-    checkpoint, serving every recorded step from the record. Exit codes and Ctrl-C behave as
-    for 'wfctl run'.
+    The run continues in its own chain, under the same run id. A paused run needs answers to
+    its pending requests (--response / --responses); each answer is converted to the type its
+    request expects (true/false for bool, a number for int or float, ...) or refused with
+    exit 2, and then nothing is recorded. A failed or interrupted run is retried from its last
+    checkpoint, serving every recorded step from the record; after a fix to the code, add
+    --allow-changed. Exit codes and Ctrl-C behave as for 'wfctl run'.
 
     The workflow's code is imported from the target the run recorded (shown in the summary),
     unless --target names it. A recorded target is refused when its code lies inside the
@@ -148,6 +163,7 @@ def resume(
             responses_file=responses,
             target=target,
             trust_store=trust_store,
+            allow_changed=allow_changed,
             drain_timeout=drain_timeout,
             on_event=progress.on_event,
             on_interrupt=progress.on_interrupt,

@@ -237,15 +237,24 @@ def pause(
       wfctl pause 20261129-121400-3f9a2c
     """
     from wfctl._inspect import pause_run, summary_json
+    from wfctl._next_steps import resume_command
 
     location = locate_store_option(store)
     summary = pause_run(location.path, run_id, must_exist=location.named)
+    resume = resume_command(summary.run_id, location.path)
     if json_output:
-        emit_json({"run_id": summary.run_id, "pause_requested": True, "run": summary_json(summary)})
+        emit_json(
+            {
+                "run_id": summary.run_id,
+                "pause_requested": True,
+                "resume_command": resume,
+                "run": summary_json(summary),
+            }
+        )
     else:
         from wfctl._render import print_pause
 
-        print_pause(summary)
+        print_pause(summary, resume)
 
 
 @app.command()

@@ -48,7 +48,10 @@ def print_run_outcome(outcome: RunOutcome) -> None:
         return
     if outcome.status == "failed":
         err.print(Text(f"wfctl: {head} failed: {outcome.error}", style="red"))
-        err.print(f"fix the cause, then retry it with: {outcome.resume_command}")
+        err.print(outcome.failure_note, soft_wrap=True)
+        for hint in outcome.hints:
+            err.print(f"{hint.when}:", soft_wrap=True)
+            err.print(f"  {hint.command}", soft_wrap=True)
         return
     if outcome.status == "aborted":
         err.print(
@@ -171,11 +174,12 @@ def print_export(result: ExportResult) -> None:
     )
 
 
-def print_pause(summary: RunSummary) -> None:
+def print_pause(summary: RunSummary, resume_command: str) -> None:
     """Confirm that a running run was asked to pause."""
     stdout().print(
         f"asked run {summary.run_id} to pause at its next step boundary; it writes a pause "
-        f"checkpoint once its running steps finish. Resume it with: wfctl resume {summary.run_id}"
+        f"checkpoint once its running steps finish. Resume it with: {resume_command}",
+        soft_wrap=True,
     )
 
 

@@ -14,7 +14,7 @@ async def shout(name: str) -> str:
 
 
 @workflow(name="greet")
-async def greet(name: str | None, ctx: RunContext) -> dict[str, Any]:
+async def greet(name: str | None = None, *, ctx: RunContext) -> dict[str, Any]:
     """Greet ``name`` (default ``world``)."""
     loud = await shout(name or "world")
     await ctx.yield_output(f"hello {loud}")

@@ -31,7 +31,7 @@ async def ask_score(text: str) -> Any:
 
 
 @workflow(name="review")
-async def review(topic: str | None, ctx: RunContext) -> dict[str, Any]:
+async def review(topic: str | None = None, *, ctx: RunContext) -> dict[str, Any]:
     """Prepare a draft, then ask for a verdict and a score at once."""
     text = await prepare(topic or "cats")
     verdict, score = await asyncio.gather(ask_verdict(text), ask_score(text))
