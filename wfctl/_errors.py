@@ -15,6 +15,7 @@ __all__ = [
     "CheckpointNotFoundError",
     "DuplicateStepKeyError",
     "InvalidIdError",
+    "JournalChangedError",
     "ReplayDivergenceError",
     "ReplayInterrupted",
     "RunLockedError",
@@ -82,6 +83,17 @@ class CheckpointCorruptError(WfctlError):
         self.where = where
         self.reason = reason
         super().__init__(f"corrupt checkpoint data in {where}: {reason}")
+
+
+class JournalChangedError(CheckpointCorruptError):
+    """Raised when a run's journal no longer ends where this process last wrote to it.
+
+    Checked before every append: the file at the journal's path must still be the one this
+    process opened (not deleted, moved or replaced) and exactly as long as it left it. If it is
+    not, another writer got in (its lock was bypassed) or the file was edited, and appending
+    would fork or lose the chain: the append is refused, and so is every later one, and the run
+    stops. ``where`` is the journal; ``reason`` says what changed.
+    """
 
 
 class UnencodableValueError(WfctlError, TypeError):

@@ -180,14 +180,19 @@ class OsFileSystem:
 OS_FS: Final[FileSystem] = OsFileSystem()
 
 
-def write_private(fs: FileSystem, path: str, payload: object) -> None:
-    """Atomically replace ``path`` with ``payload`` as JSON, readable by the owner only.
+def write_private(fs: FileSystem, path: str, payload: object, *, durable: bool = False) -> None:
+    """Atomically replace ``path`` with ``payload`` (as JSON; bytes as they are), owner-only.
 
     A temporary file beside it is written, then renamed over it; if anything fails (a short
-    write included) the temporary file is removed and the error raised.
+    write included) the temporary file is removed and the error raised. ``durable`` syncs the
+    temporary file before the rename and the directory after it, so the new content, never an
+    empty or partial file, is what a power loss leaves.
     """
     tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-    data = json.dumps(payload, ensure_ascii=False).encode() + b"\n"
+    if isinstance(payload, bytes):
+        data = payload
+    else:
+        data = json.dumps(payload, ensure_ascii=False).encode() + b"\n"
     fd = fs.open(tmp, _PRIVATE_FLAGS, 0o600)
     try:
         try:
@@ -195,6 +200,8 @@ def write_private(fs: FileSystem, path: str, payload: object) -> None:
             # accepting nothing would turn into a livelock).
             if fs.write(fd, data) != len(data):
                 raise OSError(errno.EIO, f"short write to {tmp}")
+            if durable:
+                fs.fdatasync(fd)
         finally:
             fs.close(fd)
         fs.replace(tmp, path)
@@ -202,3 +209,5 @@ def write_private(fs: FileSystem, path: str, payload: object) -> None:
         with contextlib.suppress(OSError):  # best effort: the error being raised matters
             fs.unlink(tmp)
         raise
+    if durable:
+        fs.fsync_dir(os.path.dirname(path))
