@@ -163,7 +163,7 @@ class FileCheckpointStorage(StorageQueries):
         report it as not committed. A marker that is not written leaves the older one (naming
         an earlier seq) or none, which only weakens the check, never fails a healthy journal.
         """
-        path = os.path.join(self._run_dir(checkpoint.run_id), END_NAME)
+        path = self._end(checkpoint.run_id)
         with contextlib.suppress(OSError):
             write_private(self._fs, path, encode_end(checkpoint, line), durable=self._durable)
 
