@@ -48,9 +48,12 @@ _ENVIRONMENT = [
 _FILES = [
     ("./.wfctl/", "The default checkpoint store."),
     ("<store>/runs/<run>/journal.jsonl", "The run's checkpoint chain: one checksummed JSON "
-     "record per line, appended and fsynced per commit."),
-    ("<store>/runs/<run>/lock, owner.json", "The OS lock held while a process executes the run, "
-     "and who holds it."),
+     "record per line, appended and fsynced per commit. A process executing the run holds an OS "
+     "lock (flock) on this file."),
+    ("<store>/runs/<run>/owner.json", "Who holds the run's lock (pid, host, since)."),
+    ("<store>/runs/<run>/end.json", "The end marker: the last seq (and its checksum) when the run "
+     "last completed, failed or paused. A journal that ends before it was cut back: "
+     "verify-lineage, runs and resume report it."),
     ("<store>/runs/<run>/pause", "Present while a pause has been requested (wfctl pause)."),
     ("<store>/runs/<run>/answers.toml", "The answers template written when the run paused."),
     ("wfctl.toml, pyproject.toml", "store = \"DIR\" (or [tool.wfctl] store = \"DIR\" in "

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ._checkpoint import Checkpoint, checkpoint_id_for
+from ._errors import JournalChangedError
 from ._recorded import StepRecord
 from ._storage._protocol import CheckpointStorage
 
@@ -55,6 +56,9 @@ class CheckpointChain:
         self._served: list[str] = []
         self._committer: asyncio.Task[None] | None = None
         self._saves: set[asyncio.Task[Checkpoint]] = set()
+        #: Set when the storage found the run's journal changed under this writer: nothing
+        #: more can be committed, so the run executes no further step (and fails with it).
+        self.lost: JournalChangedError | None = None
 
     @property
     def head_id(self) -> str | None:
@@ -143,7 +147,11 @@ class CheckpointChain:
                 origin_checkpoint_id=origin_ckpt,
                 data=data,
             )
-            await self._storage.save(checkpoint)
+            try:
+                await self._storage.save(checkpoint)
+            except JournalChangedError as exc:
+                self.lost = exc
+                raise
             self.head = checkpoint
         if self.on_commit is not None:
             self.on_commit(checkpoint)

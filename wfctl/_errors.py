@@ -16,6 +16,7 @@ __all__ = [
     "CheckpointNotFoundError",
     "DuplicateStepKeyError",
     "InvalidIdError",
+    "JournalChangedError",
     "ReplayDivergenceError",
     "ReplayInterrupted",
     "RunArgumentError",
@@ -102,6 +103,16 @@ class StoreLocationError(WfctlError):
         self.path = path
         self.reason = reason
         super().__init__(f"store {path!r} {reason}")
+
+class JournalChangedError(CheckpointCorruptError):
+    """Raised when a run's journal no longer ends where this process last wrote to it.
+
+    Checked before every append: the file at the journal's path must still be the one this
+    process opened (not deleted, moved or replaced) and exactly as long as it left it. If it is
+    not, another writer got in (its lock was bypassed) or the file was edited, and appending
+    would fork or lose the chain: the append is refused, and so is every later one, and the run
+    stops. ``where`` is the journal; ``reason`` says what changed.
+    """
 
 
 class UnencodableValueError(WfctlError, TypeError):

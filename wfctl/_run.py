@@ -304,6 +304,8 @@ class Run:
         kwargs: dict[str, Any],
         changed: bool,
     ) -> Any:
+        if self.chain.lost is not None:
+            raise self.chain.lost  # the run cannot commit any more: execute nothing more
         self.emit("step_started", key)
         self.gate.step_started()
         outer = _effects.get()
@@ -435,6 +437,8 @@ class Run:
             return Outcome("paused")
         if body_task.cancelled():
             return Outcome("failed", error=asyncio.CancelledError("the run was cancelled"))
+        if self.chain.lost is not None:
+            return Outcome("failed", error=self.chain.lost)
         if self.divergence is not None:
             return Outcome("failed", error=self.divergence)
         if error is not None:

@@ -93,8 +93,10 @@ class Kind:
     while every record verifies (``chain``; at its end, so the last record is not the head:
     ``tail-chain``; at its start: ``root-chain``), the last record (``head``), the first
     (``root``),
-    the journal file itself (``file``), or a value inside a valid record (``value``; ``value``
-    in the root's input: ``input``). ``line`` is the broken line, if one is.
+    the journal file itself (``file``), its end (``cut``: whole records removed from the end, so
+    what is left is a healthy shorter chain that only the run's end marker contradicts), or a
+    value inside a valid record (``value``; ``value`` in the root's input: ``input``). ``line`` is
+    the broken line, if one is.
     """
 
     name: str
@@ -211,6 +213,8 @@ KINDS = [
     Kind("last-two-swapped", "tail-chain", _swap(-1, -2)),
     Kind("bitflip-root", "root", line_edit(0, _flip), 1),
     Kind("root-deleted", "root-chain", lambda lines, journal, base: lines[1:]),
+    Kind("cut-back-head", "cut", lambda lines, journal, base: lines[:-1]),
+    Kind("cut-back-3", "cut", lambda lines, journal, base: lines[:-3]),
     Kind("journal-symlink", "file", _replace_journal("symlink")),
     Kind("journal-fifo", "file", _replace_journal("fifo")),
     Kind("journal-directory", "file", _replace_journal("directory")),

@@ -22,7 +22,6 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,17 +35,6 @@ REPO = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="uses flock and real processes")
-
-
-@pytest.fixture
-def children() -> Iterator[list[subprocess.Popen[str]]]:
-    """Child processes to reap (killed if a test failed while they ran)."""
-    procs: list[subprocess.Popen[str]] = []
-    yield procs
-    for proc in procs:
-        if proc.poll() is None:
-            proc.kill()
-        proc.communicate(timeout=30)
 
 
 def spawn(procs: list[subprocess.Popen[str]], *args: str, **env: str) -> subprocess.Popen[str]:

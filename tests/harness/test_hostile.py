@@ -2,11 +2,12 @@
 
 A healthy store holds two runs of the harness pipeline: ``other`` (completed) and, newer,
 ``target`` (paused at its request, 10 records). Each case copies it and breaks ``target`` one
-of 28 ways (``hostile_cases.KINDS``: a line truncated, bit-flipped or zeroed mid-file; a record
+of 30 ways (``hostile_cases.KINDS``: a line truncated, bit-flipped or zeroed mid-file; a record
 deleted, duplicated, swapped, borrowed from another run, from a future format version, nested
 10^5 deep, naming a traversal id; a broken or stale last record; a broken or missing root; the
-journal replaced by a symbolic link, a FIFO or a directory; unknown type tags and unregistered
-class names inside ``data``), then
+last whole records cut off (a journal that ends before its end marker); the journal replaced by
+a symbolic link, a FIFO or a directory; unknown type tags and unregistered class names inside
+``data``), then
 runs one read path on it: ``load`` (a middle and the head checkpoint), ``load_chain``,
 ``list_checkpoints``, ``read_run``, ``get_latest`` (for the run, and for the whole store),
 ``list_runs``, ``Workflow.run(checkpoint_id=...)`` to resume the head and to restore a middle

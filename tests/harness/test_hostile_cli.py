@@ -5,7 +5,7 @@ malformed ids, given to ``show``, ``log``, ``resume``, ``replay``, ``verify-line
 ``runs``: a refusal exits 2 with exactly one ``wfctl: error:`` line naming the journal (and
 line), never a traceback; ``verify-lineage`` exits 1 on a broken lineage; ``runs`` lists a run
 whose root or head cannot be trusted as ``corrupt``; a value that cannot be decoded fails the
-resumed run (exit 1).
+resumed run (exit 1). A journal cut back to a record boundary counts as corrupt everywhere.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ CLI_KINDS = [
     "bitflip-head",
     "stale-record-appended",
     "bitflip-root",
+    "cut-back-3",
     "journal-symlink",
     "unknown-tag",
     "unknown-tag-in-input",

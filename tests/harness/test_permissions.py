@@ -1,7 +1,7 @@
 """Store permissions: files private to their owner, and a warning for a store others can change.
 
 Files are created ``0600`` and directories ``0700`` whatever the umask (checked with umask 0,
-the most permissive): the journal, the lock, ``owner.json`` and the pause request. A store root
+the most permissive): the journal, the end marker, ``owner.json`` and the pause request. A store root
 that already exists and is writable by group or others, or is owned by another user, gets one
 :class:`StoreSecurityWarning` (imported from its internal module until ``wfctl`` exports it).
 """
@@ -48,15 +48,15 @@ def test_every_store_file_is_private_even_with_umask_0(tmp_path: Path, open_umas
     try:
         storage.request_pause("r1")
         run_dir = storage.root / "runs" / "r1"
-        for name in ("journal.jsonl", "lock", "owner.json", "pause"):
+        for name in ("journal.jsonl", "end.json", "owner.json", "pause"):
             assert _mode(run_dir / name) == 0o600, name
         for directory in (storage.root, storage.root / "runs", run_dir):
             assert _mode(directory) == 0o700, directory
         for path in storage.root.rglob("*"):  # nothing else, and no temporary file left over
             assert _mode(path) & 0o077 == 0, path
         assert sorted(p.name for p in run_dir.iterdir()) == [
+            "end.json",
             "journal.jsonl",
-            "lock",
             "owner.json",
             "pause",
         ]

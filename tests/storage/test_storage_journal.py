@@ -273,7 +273,7 @@ def test_files_are_private_to_the_owner(tmp_path: Path) -> None:
         run_dir = storage.root / "runs" / "r1"
         for directory in (storage.root, storage.root / "runs", run_dir):
             assert stat.S_IMODE(directory.stat().st_mode) == 0o700, directory
-        for name in ("journal.jsonl", "lock", "owner.json", "pause"):
+        for name in ("journal.jsonl", "owner.json", "pause"):
             assert stat.S_IMODE((run_dir / name).stat().st_mode) == 0o600, name
         lock.release()
         storage.close()
@@ -311,10 +311,13 @@ def test_journal_bytes_grow_linearly_with_steps(file_storage: Any) -> None:
     assert per_record < 400  # one result, one envelope: no copy of earlier results
 
 
-def test_the_hot_path_is_one_write_and_one_fdatasync(
+def test_the_hot_path_is_one_lstat_one_write_and_one_fdatasync(
     file_storage: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Counts system calls: the storage's default seam looks each ``os`` function up per call."""
+    """Counts system calls: the storage's default seam looks each ``os`` function up per call.
+
+    The ``lstat`` checks that the journal still ends where this process last wrote it.
+    """
     arun(build_run(file_storage, "r1", 2))  # the first append scans the journal once
     calls: dict[str, int] = {}
 
@@ -334,7 +337,7 @@ def test_the_hot_path_is_one_write_and_one_fdatasync(
             await file_storage.save(ckpt("r1", seq))
 
     arun(scenario())
-    assert calls == {"write": 100, "fdatasync": 100}
+    assert calls == {"lstat": 100, "write": 100, "fdatasync": 100}
 
 
 @pytest.mark.parametrize("failure", [OSError(errno.ENOSPC, "disk full"), KeyboardInterrupt()])
@@ -471,8 +474,8 @@ def test_a_run_that_fails_to_read_is_unreadable_and_the_others_are_listed(tmp_pa
     storage.close()
     order = [entry.name for entry in os.scandir(tmp_path / "store" / "runs")]
     faulty = FileCheckpointStorage(
-        tmp_path / "store", fs=FaultyFS(0, [Fault("open", "eio", 1, "once")])
-    )  # opening the second journal fails with EIO
+        tmp_path / "store", fs=FaultyFS(0, [Fault("open", "eio", 2, "once")])
+    )  # opening the second journal fails with EIO (each run: its journal, then its end marker)
     by_id = {s.run_id: s for s in arun(faulty.list_runs())}
     broken = order[1]
     assert by_id[broken].status == "unreadable"

@@ -3,8 +3,17 @@
 A :class:`JournalAppender` is an ``O_APPEND`` descriptor kept open on a run's journal plus the
 head this process last committed to it. Opening one scans only the journal's end: it truncates a
 torn tail (so no later record follows garbage) and reads the head. After that a commit is one
-``write`` of a whole record (continued if the kernel stored only part of it) and one
-``fdatasync``: no reads, no parsing, no other system calls.
+``lstat`` of the journal's path, one ``write`` of a whole record (continued if the kernel stored
+only part of it) and one ``fdatasync``: no reads, no parsing.
+
+The ``lstat`` is the check that the head cached in memory is still the journal's head: the path
+must still name the file this appender opened (same device and inode) and that file must be
+exactly as long as this appender left it. Otherwise another writer appended (its lock was
+bypassed), or the journal was cut, deleted, moved or replaced; the append is refused with
+:class:`~wfctl.JournalChangedError`, and so is every later one on this appender. A path is
+checked, not just the open descriptor, because a journal moved away (with its run directory)
+and replaced by a copy keeps its size and inode: only the path shows that readers, and the next
+process, no longer see what this one appends.
 
 A commit that fails is rolled back: whatever of the record reached the file (all of it, when
 the write reported an error late or the ``fdatasync`` failed) is cut off again, so the journal
@@ -20,11 +29,11 @@ import threading
 from typing import Final
 
 from wfctl._checkpoint import Checkpoint
-from wfctl._errors import CheckpointCorruptError
+from wfctl._errors import CheckpointCorruptError, JournalChangedError
 
 from ._base import check_append
 from ._fs import FileSystem, write_all
-from ._journal import decode_record, read_tail
+from ._journal import decode_record, read_tail, record_crc
 
 __all__ = [
     "READ_FLAGS",
@@ -47,10 +56,24 @@ class JournalAppender:
 
     ``lock`` serialises appends from threads; ``fd`` is -1 once closed (a writer that finds
     it so reopens, through the storage, and rereads the head). ``fs`` makes the OS calls.
-    ``end`` is the byte offset where the committed records end (where the next one lands).
+    ``end`` is the byte offset where the committed records end (where the next one lands);
+    ``identity`` the journal's ``(st_dev, st_ino)``; ``last_crc`` the checksum field of the
+    head record as read at open (None if there is none); ``changed`` the refusal every append
+    raises once the journal was found changed under this appender.
     """
 
-    __slots__ = ("end", "fd", "fs", "last_id", "last_seq", "lock", "path")
+    __slots__ = (
+        "changed",
+        "end",
+        "fd",
+        "fs",
+        "identity",
+        "last_crc",
+        "last_id",
+        "last_seq",
+        "lock",
+        "path",
+    )
 
     def __init__(
         self,
@@ -60,6 +83,8 @@ class JournalAppender:
         last_seq: int,
         last_id: str | None,
         end: int,
+        identity: tuple[int, int] = (0, 0),
+        last_crc: str | None = None,
     ) -> None:
         self.fs = fs
         self.fd = fd
@@ -67,6 +92,9 @@ class JournalAppender:
         self.last_seq = last_seq
         self.last_id = last_id
         self.end = end
+        self.identity = identity
+        self.last_crc = last_crc
+        self.changed: JournalChangedError | None = None
         self.lock = threading.Lock()
 
     @classmethod
@@ -89,13 +117,14 @@ class JournalAppender:
         except OSError as exc:
             raise symlink_error(path, exc) from None
         try:
-            last_seq, last_id, end = _recover(fs, fd, path, run_id, durable)
+            st = fs.fstat(fd)
+            last_seq, last_id, end, last_crc = _recover(fs, fd, st, path, run_id, durable)
             if last_seq < 0 and durable:
                 fs.fsync_dir(os.path.dirname(path))  # the journal's directory entry may be new
         except BaseException:
             fs.close(fd)
             raise
-        return cls(fs, fd, path, last_seq, last_id, end)
+        return cls(fs, fd, path, last_seq, last_id, end, (st.st_dev, st.st_ino), last_crc)
 
     def append(self, checkpoint: Checkpoint, line: bytes, durable: bool) -> bool:
         """Commit ``line`` (the encoded ``checkpoint``) if it extends the head by one link.
@@ -106,14 +135,19 @@ class JournalAppender:
         writer rescans the file's end.
 
         Raises:
+            JournalChangedError: the journal is not where this appender left it (see the
+                module docstring); raised again by every later append.
             CheckpointCorruptError: the checkpoint does not extend the head (see check_append).
             OSError: the write or the sync failed.
         """
         with self.lock:
+            if self.changed is not None:
+                raise self.changed
             fd = self.fd
             if fd < 0:
                 return False
             check_append(checkpoint, self.last_seq, self.last_id, self.path)
+            self._check_unchanged()
             try:
                 write_all(self.fs, fd, line, self.path)
                 if durable:
@@ -129,6 +163,28 @@ class JournalAppender:
             self.last_id = checkpoint.checkpoint_id
             self.end += len(line)
             return True
+
+    def _check_unchanged(self) -> None:
+        """Refuse (now and for good) unless the path still names this file, this long."""
+        try:
+            st = self.fs.lstat(self.path)
+        except FileNotFoundError:
+            what = "was deleted or moved away"
+        else:
+            if (st.st_dev, st.st_ino) != self.identity:
+                what = "was replaced by another file"
+            elif st.st_size > self.end:
+                what = f"grew by {st.st_size - self.end} bytes that another writer appended"
+            elif st.st_size < self.end:
+                what = f"was cut back by {self.end - st.st_size} bytes"
+            else:
+                return
+        self.changed = JournalChangedError(
+            self.path,
+            f"the journal {what} since this process last appended seq {self.last_seq}; "
+            "refusing to append (another process may be driving this run): the run stops here",
+        )
+        raise self.changed
 
     def _roll_back(self, fd: int, line: bytes, durable: bool) -> None:
         """Cut off the part of ``line`` that reached the file after a failed append.
@@ -162,13 +218,12 @@ class JournalAppender:
 
 
 def _recover(
-    fs: FileSystem, fd: int, path: str, run_id: str, durable: bool
-) -> tuple[int, str | None, int]:
-    """Truncate a torn tail; return the journal's head seq and id, and where records end.
+    fs: FileSystem, fd: int, st: os.stat_result, path: str, run_id: str, durable: bool
+) -> tuple[int, str | None, int, str | None]:
+    """Truncate a torn tail; return the journal's head seq, id and checksum, and where records end.
 
-    The head is ``-1, None`` if the journal holds no record.
+    The head is ``-1, None`` (checksum None) if the journal holds no record.
     """
-    st = fs.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
         raise CheckpointCorruptError(path, "journal is not a regular file")
     tail = read_tail(fs, fd, st.st_size)
@@ -177,11 +232,11 @@ def _recover(
         if durable:
             fs.fdatasync(fd)
     if tail.line is None:
-        return -1, None, tail.committed_end
+        return -1, None, tail.committed_end, None
     head = decode_record(tail.line, f"{path} (last record, byte {tail.offset})")
     if head.run_id != run_id:
         raise CheckpointCorruptError(path, f"last record belongs to run {head.run_id!r}")
-    return head.seq, head.checkpoint_id, tail.committed_end
+    return head.seq, head.checkpoint_id, tail.committed_end, record_crc(tail.line)
 
 
 def symlink_error(path: str, exc: OSError) -> Exception:

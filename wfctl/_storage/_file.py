@@ -2,20 +2,26 @@
 
 Layout under the storage root::
 
-    runs/<run_id>/journal.jsonl   one record per checkpoint (see ._journal), append-only
-    runs/<run_id>/lock            the OS lock held while the run executes
+    runs/<run_id>/journal.jsonl   one record per checkpoint (see ._journal), append-only; the
+                                  OS lock held while the run executes is on this file
+    runs/<run_id>/end.json        the end marker: the last seq when the run last completed,
+                                  failed or paused (see ._journal)
     runs/<run_id>/owner.json      who holds that lock (pid, host, argv, since)
     runs/<run_id>/pause           present while a pause has been requested
 
 A commit is one ``write`` of a whole line to an ``O_APPEND`` descriptor kept open per run,
 then ``fdatasync`` (unless ``durable=False``). The storage remembers each run's head after the
-first append, so the hot path does no reads, no parsing and no other system calls; the record
-still names its seq and parent, and a record that does not extend the head is refused.
+first append, so the hot path does no reads and no parsing: one ``lstat`` checks that the
+journal is still the file, and as long, as this process left it (see ._appender). The record
+still names its seq and parent, and a record that does not extend the head is refused. A
+completed, failed or pause record is followed by the end marker, written atomically (and durably
+in the durable mode); every read of a journal's end or of the whole journal checks it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import threading
@@ -24,22 +30,35 @@ from pathlib import Path
 from typing import Final
 
 from wfctl._checkpoint import Checkpoint, split_checkpoint_id, validate_run_id
-from wfctl._errors import CheckpointCorruptError, RunNotFoundError, StoreLocationError
+from wfctl._errors import (
+    CheckpointCorruptError,
+    JournalChangedError,
+    RunNotFoundError,
+    StoreLocationError,
+)
 
 from ._appender import READ_FLAGS, WRITE_FLAGS, JournalAppender, symlink_error
 from ._base import StorageQueries, strict_chain
-from ._fs import OS_FS, FileSystem, write_private
+from ._fs import OS_FS, FileSystem, write_private, write_private_bytes
 from ._journal import (
+    END_MAX_BYTES,
+    END_NAME,
     JOURNAL_NAME,
+    EndMarker,
     check_journal,
     check_last_is_newest,
+    crc_of_seq,
+    decode_end,
     decode_record,
+    encode_end,
     encode_record,
+    end_problem,
     parse_journal,
     read_all,
     read_head,
     read_lines,
     read_tail,
+    record_crc,
 )
 from ._lock import FileRunLock, probe_locked
 from ._protocol import RunJournal
@@ -49,6 +68,8 @@ __all__ = ["FileCheckpointStorage", "open_store"]
 
 #: Journals kept open for appending at once; the least recently opened is closed beyond this.
 _MAX_OPEN: Final = 128
+#: The kinds of record that end a ``Workflow.run`` call, each followed by an end marker.
+_ENDINGS: Final = frozenset({"completed", "failed", "pause"})
 
 
 def _close_all(appenders: dict[str, JournalAppender]) -> None:
@@ -102,6 +123,8 @@ class FileCheckpointStorage(StorageQueries):
         self._root_vetted = False
         self._appenders: dict[str, JournalAppender] = {}
         self._pause_markers: dict[str, str] = {}
+        #: run id -> (st_dev, st_ino) of the journal this storage holds the run's lock on.
+        self._locked: dict[str, tuple[int, int]] = {}
         self._mutex = threading.Lock()
         self._finalizer = weakref.finalize(self, _close_all, self._appenders)
 
@@ -144,6 +167,8 @@ class FileCheckpointStorage(StorageQueries):
             appender = self._appenders.get(checkpoint.run_id) or self._open_appender(checkpoint)
             try:
                 if appender.append(checkpoint, line, self._durable):
+                    if checkpoint.kind in _ENDINGS:
+                        self._mark_end(checkpoint, line)
                     return
             except OSError:
                 self._drop(checkpoint.run_id, appender)  # it closed itself; forget it
@@ -152,19 +177,37 @@ class FileCheckpointStorage(StorageQueries):
             # forget it; the next attempt reopens the journal and rereads its head.
             self._drop(checkpoint.run_id, appender)
 
+    def _mark_end(self, checkpoint: Checkpoint, line: bytes) -> None:
+        """Write the run's end marker naming ``checkpoint`` (just committed as ``line``).
+
+        Best effort: the record is committed whatever happens here, so a failure must not
+        report it as not committed. A marker that is not written leaves the older one (naming
+        an earlier seq) or none, which only weakens the check, never fails a healthy journal.
+        """
+        path = self._end(checkpoint.run_id)
+        with contextlib.suppress(OSError):
+            write_private_bytes(self._fs, path, encode_end(checkpoint, line), durable=self._durable)
+
     def _open_appender(self, checkpoint: Checkpoint) -> JournalAppender:
         run_id = validate_run_id(checkpoint.run_id)
         if checkpoint.seq == 0:
             self._make_run_dir(run_id)
         else:
             self._check_run_dir(run_id)
+        path = self._journal(run_id)
         appender = JournalAppender.open(
-            self._fs,
-            self._journal(run_id),
-            run_id,
-            create=checkpoint.seq == 0,
-            durable=self._durable,
+            self._fs, path, run_id, create=checkpoint.seq == 0, durable=self._durable
         )
+        try:
+            locked = self._locked.get(run_id)
+            if locked is not None and locked != appender.identity:
+                raise JournalChangedError(
+                    path, "the journal is not the file this process locked: it was replaced"
+                )
+            self._check_end(run_id, appender.last_seq, appender.last_crc)
+        except BaseException:
+            appender.close()
+            raise
         evicted: list[JournalAppender] = []
         with self._mutex:
             existing = self._appenders.get(run_id)
@@ -342,7 +385,63 @@ class FileCheckpointStorage(StorageQueries):
         finally:
             self._fs.close(fd)
         checkpoints, problems, torn = parse_journal(data, path, run_id)
+        try:
+            marker = self._end_marker(run_id)
+        except CheckpointCorruptError as exc:
+            problems.append(f"{exc.where}: {exc.reason}")
+        else:
+            if marker is not None:
+                last = max((c.seq for c in checkpoints), default=-1)
+                found = end_problem(marker, last, crc_of_seq(data, marker.seq), self._end(run_id))
+                if found is not None:
+                    problems.append(f"{path}: {found}")
         return RunJournal(run_id, tuple(checkpoints), tuple(problems), torn, path)
+
+    def _end(self, run_id: str) -> str:
+        return os.path.join(self._runs_dir, run_id, END_NAME)
+
+    def _end_marker(self, run_id: str) -> EndMarker | None:
+        """Read the run's end marker (None if it has none).
+
+        Raises:
+            CheckpointCorruptError: it is a link, not a small regular file, or does not verify.
+            OSError: it cannot be read (as for the journal itself).
+        """
+        path = self._end(run_id)
+        fs = self._fs
+        try:
+            fd = fs.open(path, READ_FLAGS)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.EMLINK):
+                raise CheckpointCorruptError(path, "end marker is a symbolic link") from None
+            raise
+        try:
+            st = fs.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_size > END_MAX_BYTES:
+                raise CheckpointCorruptError(path, "end marker is not a small regular file")
+            data = fs.pread(fd, END_MAX_BYTES, 0)
+        finally:
+            fs.close(fd)
+        return decode_end(data, path, run_id)
+
+    def _check_end(self, run_id: str, last_seq: int, last_crc: str | None) -> None:
+        """Refuse a journal whose records end at ``last_seq`` before its end marker.
+
+        ``last_crc`` is the checksum field of the record at ``last_seq``; it is compared when
+        the marker names that seq.
+
+        Raises:
+            CheckpointCorruptError: the marker is unreadable, or the journal was cut back.
+        """
+        marker = self._end_marker(run_id)
+        if marker is None:
+            return
+        crc = last_crc if last_seq == marker.seq else None
+        found = end_problem(marker, last_seq, crc, self._end(run_id))
+        if found is not None:
+            raise CheckpointCorruptError(self._journal(run_id), found)
 
     def _chain(self, run_id: str) -> list[Checkpoint]:
         return strict_chain(self._read_journal(run_id))
@@ -362,6 +461,7 @@ class FileCheckpointStorage(StorageQueries):
             return None
         root = self._decode_root(ends[0], path, run_id)
         head = root if ends[1] is ends[0] else decode_record(ends[1], f"{path} (last record)")
+        self._check_end(run_id, head.seq, record_crc(ends[1]))
         return root, head
 
     def _head(self, run_id: str) -> Checkpoint | None:
@@ -380,6 +480,7 @@ class FileCheckpointStorage(StorageQueries):
             check_last_is_newest(self._fs, fd, tail, head, path)
         finally:
             self._fs.close(fd)
+        self._check_end(run_id, head.seq, record_crc(tail.line))
         return head
 
     def _root(self, run_id: str) -> Checkpoint | None:
@@ -425,30 +526,36 @@ class FileCheckpointStorage(StorageQueries):
         return run_ids
 
     def _is_locked(self, run_id: str) -> bool:
-        return probe_locked(os.path.join(self._run_dir(run_id), "lock"))
+        return probe_locked(self._journal(run_id))
 
     # -- locks, pauses, deletion --------------------------------------------------------------
 
     def lock_run(self, run_id: str) -> FileRunLock:
-        """Take the run's exclusive OS lock (creating the run directory if needed).
+        """Take the run's exclusive OS lock, on its journal (creating both if needed).
 
         The kernel releases it if this process dies. Taking and releasing it also makes this
-        storage reread the run's head before its next append.
+        storage reread the run's head before its next append; while it is held, this storage
+        appends to no other file at the journal's path (see :class:`FileRunLock`).
 
         Raises:
             InvalidIdError: ``run_id`` is malformed.
             RunLockedError: another process, or another lock in this one, holds it.
+            CheckpointCorruptError: the journal is a symbolic link or not a regular file.
         """
         validate_run_id(run_id)
         self._make_run_dir(run_id)
         run_dir = self._run_dir(run_id)
+
+        def released() -> None:
+            self._locked.pop(run_id, None)
+            self._forget(run_id)
+
         lock = FileRunLock.acquire(
-            run_id,
-            os.path.join(run_dir, "lock"),
-            os.path.join(run_dir, "owner.json"),
-            lambda: self._forget(run_id),
+            run_id, self._journal(run_id), os.path.join(run_dir, "owner.json"), released
         )
         self._forget(run_id)
+        if lock.identity is not None:
+            self._locked[run_id] = lock.identity
         return lock
 
     def request_pause(self, run_id: str) -> None:
@@ -519,8 +626,15 @@ class FileCheckpointStorage(StorageQueries):
         if is_link:
             fs.unlink(run_dir)  # the link itself, never what it points to
         else:
-            with self.lock_run(run_id):
+            try:
+                lock: FileRunLock | None = self.lock_run(run_id)
+            except CheckpointCorruptError:
+                lock = None  # a journal that is a link or no file: no writer can hold it
+            try:
                 fs.rmtree(run_dir)
+            finally:
+                if lock is not None:
+                    lock.release()
         if self._durable:
             fs.fsync_dir(self._runs_dir)
         return True
@@ -550,12 +664,30 @@ class FileCheckpointStorage(StorageQueries):
             found = decode_record(data[start:end], where)
             if found.seq != seq or found.run_id != run_id:
                 raise CheckpointCorruptError(where, f"holds {found.checkpoint_id}; refusing to cut")
+            self._drop_end_marker(run_id, seq)  # first: a crash in between must not look cut
             fs.ftruncate(fd, start)
             if self._durable:
                 fs.fdatasync(fd)
             return True
         finally:
             fs.close(fd)
+
+    def _drop_end_marker(self, run_id: str, cut: int) -> None:
+        """Remove the end marker before records from seq ``cut`` on are cut off on purpose.
+
+        A marker naming an earlier seq stays: the cut leaves what it describes.
+        """
+        try:
+            marker = self._end_marker(run_id)
+        except CheckpointCorruptError:
+            marker = None  # unreadable: it goes too
+        else:
+            if marker is None or marker.seq < cut:
+                return
+        with contextlib.suppress(FileNotFoundError):
+            self._fs.unlink(self._end(run_id))
+        if self._durable:
+            self._fs.fsync_dir(self._run_dir(run_id))
 
 
 def open_store(path: str | os.PathLike[str], *, must_exist: bool = True) -> FileCheckpointStorage:

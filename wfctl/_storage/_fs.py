@@ -205,27 +205,34 @@ def write_all(fs: FileSystem, fd: int, data: bytes, path: str) -> None:
         done += written
 
 
-def write_private(fs: FileSystem, path: str, payload: object) -> None:
+def write_private(fs: FileSystem, path: str, payload: object, *, durable: bool = False) -> None:
     """Atomically replace ``path`` with ``payload`` as JSON, readable by the owner only.
 
     See :func:`write_private_bytes`.
     """
-    write_private_bytes(fs, path, json.dumps(payload, ensure_ascii=False).encode() + b"\n")
+    data = json.dumps(payload, ensure_ascii=False).encode() + b"\n"
+    write_private_bytes(fs, path, data, durable=durable)
 
 
-def write_private_bytes(fs: FileSystem, path: str, data: bytes) -> None:
+def write_private_bytes(
+    fs: FileSystem, path: str, data: bytes, *, durable: bool = False
+) -> None:
     """Atomically replace ``path`` with ``data``, readable by the owner only (``0600``).
 
     A temporary file beside it is created (exclusively, under a name nobody can guess, never
     through a symbolic link), written, then renamed over ``path``. The rename replaces whatever
     entry ``path`` was, a planted link included, and never writes through it. If anything fails
-    (a short write included) the temporary file is removed and the error raised.
+    (a short write included) the temporary file is removed and the error raised. ``durable``
+    syncs the temporary file before the rename and the directory after it, so the new content,
+    never an empty or partial file, is what a power loss leaves.
     """
     tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.{secrets.token_hex(4)}.tmp"
     fd = fs.open(tmp, _PRIVATE_FLAGS | os.O_EXCL, 0o600)
     try:
         try:
             write_all(fs, fd, data, tmp)
+            if durable:
+                fs.fdatasync(fd)
         finally:
             fs.close(fd)
         fs.replace(tmp, path)
@@ -233,3 +240,5 @@ def write_private_bytes(fs: FileSystem, path: str, data: bytes) -> None:
         with contextlib.suppress(OSError):  # best effort: the error being raised matters
             fs.unlink(tmp)
         raise
+    if durable:
+        fs.fsync_dir(os.path.dirname(path))

@@ -9,6 +9,17 @@ and verification is byte slicing: strip the fixed 18-byte suffix ``,"crc":"xxxxx
 ``}`` back and hash. A line is committed only once its ``\\n`` is on disk; whatever follows the
 last newline (a partial record or the NUL bytes some file systems leave after a crash) is the
 *torn tail* of a write that was never acknowledged.
+
+An append-only journal cannot know its own end: records cut off at a line boundary leave a
+journal that reads as a shorter, healthy one. So when a run completes, fails or pauses, the
+storage also writes an *end marker* beside the journal, checksummed the same way::
+
+    {"v":1,"run":"r1","seq":9,"kind":"pause","last":"1a2b3c4d","crc":"..."}
+
+naming the last seq committed at that moment and that record's own checksum (``last``). It is
+written after the record is durable, so it never names more than the journal holds; a newer
+marker replaces it. A journal that ends before its marker's seq (or holds another record there)
+has lost committed records: :func:`end_problem` says so.
 """
 
 from __future__ import annotations
@@ -26,22 +37,34 @@ from wfctl._errors import CheckpointCorruptError
 from ._fs import FileSystem
 
 __all__ = [
+    "END_NAME",
     "JOURNAL_NAME",
     "TAIL_CHUNK",
+    "EndMarker",
     "Tail",
     "check_journal",
     "check_last_is_newest",
+    "crc_of_seq",
+    "decode_end",
     "decode_record",
+    "encode_end",
     "encode_record",
+    "end_problem",
     "parse_journal",
     "read_all",
     "read_head",
     "read_lines",
     "read_tail",
+    "record_crc",
     "record_link",
 ]
 
 JOURNAL_NAME: Final = "journal.jsonl"
+#: The end marker beside a journal (see the module docstring).
+END_NAME: Final = "end.json"
+_END_VERSION: Final = 1
+#: A marker is a few dozen bytes; anything much larger is not one.
+END_MAX_BYTES: Final = 4096
 #: How much of a journal's end is read at first to find its last record (doubled as needed).
 TAIL_CHUNK: Final = 64 * 1024
 
@@ -112,6 +135,104 @@ def record_link(line: bytes, where: str) -> tuple[str, int]:
         checkpoint = decode_record(line, where)
         return checkpoint.run_id, checkpoint.seq
     return match[1].decode(), int(match[3])
+
+
+@dataclass(frozen=True, slots=True)
+class EndMarker:
+    """What a run's end marker says: its journal held ``seq`` (a ``kind`` record) at least."""
+
+    run_id: str
+    seq: int
+    kind: str
+    #: The checksum field of record ``seq`` (8 hex digits), as written in its line.
+    last: str
+
+
+def encode_end(checkpoint: Checkpoint, line: bytes) -> bytes:
+    """Return the end marker naming ``checkpoint``, committed as the journal line ``line``."""
+    raw = {
+        "v": _END_VERSION,
+        "run": checkpoint.run_id,
+        "seq": checkpoint.seq,
+        "kind": checkpoint.kind,
+        "last": line[-11:-3].decode("ascii"),  # the record's own crc: line ends '"crc":"…"}\n'
+    }
+    body = _ASCII_ENCODER.encode(raw).encode()
+    return b'%s,"crc":"%08x"}\n' % (body[:-1], zlib.crc32(body))
+
+
+def decode_end(data: bytes, where: str, run_id: str) -> EndMarker:
+    """Verify and decode an end marker's bytes.
+
+    Raises:
+        CheckpointCorruptError: bad checksum, JSON or fields, or another run's marker.
+    """
+    body = _verified_body(data.rstrip(b"\n"), where)
+    try:
+        raw = json.loads(body)
+    except (ValueError, RecursionError) as exc:
+        raise CheckpointCorruptError(where, f"invalid JSON: {exc}") from None
+    if not isinstance(raw, dict) or raw.get("v") != _END_VERSION:
+        raise CheckpointCorruptError(where, "not an end marker of a known version")
+    seq, kind, last = raw.get("seq"), raw.get("kind"), raw.get("last")
+    if (
+        type(seq) is not int
+        or seq < 0
+        or not isinstance(kind, str)
+        or not isinstance(last, str)
+        or not _HEX8.fullmatch(last.encode())
+    ):
+        raise CheckpointCorruptError(where, "end marker has malformed fields")
+    if raw.get("run") != run_id:
+        raise CheckpointCorruptError(where, f"end marker belongs to run {raw.get('run')!r}")
+    return EndMarker(run_id, seq, kind, last)
+
+
+def end_problem(
+    marker: EndMarker, last_seq: int, crc_at: str | None, marker_path: str
+) -> str | None:
+    """Say how a journal whose records end at ``last_seq`` contradicts its end marker, if it does.
+
+    ``crc_at`` is the checksum field of the journal's record at the marker's seq (None if that
+    record was not read). A journal longer than its marker is fine: the run went on after it
+    paused, or crashed after committing more.
+    """
+    if last_seq < marker.seq:
+        return (
+            f"journal ends at seq {last_seq} but its end marker {marker_path} says the run "
+            f"reached seq {marker.seq} ({marker.kind}): committed records were cut off its end"
+        )
+    if crc_at is not None and crc_at != marker.last:
+        return (
+            f"record seq {marker.seq} has checksum {crc_at} but the end marker {marker_path} "
+            f"names checksum {marker.last} ({marker.kind}): the journal's end was rewritten"
+        )
+    return None
+
+
+def crc_of_seq(data: bytes, seq: int) -> str | None:
+    """Return the checksum field of the last line of ``data`` that records ``seq``.
+
+    Scans back from the end, reading only each line's start (as :func:`record_link` does), and
+    stops at the first line with a lower seq; None if no such line was found that way.
+    """
+    end = data.rfind(b"\n")
+    while end > 0:
+        begin = data.rfind(b"\n", 0, end) + 1
+        match = _LINK.match(data, begin, end)
+        if match is not None:
+            found = int(match[3])
+            if found == seq:
+                return record_crc(data[begin:end])
+            if found < seq:
+                return None
+        end = begin - 1
+    return None
+
+
+def record_crc(line: bytes) -> str:
+    """Return the checksum field of a journal line (without newline), as written."""
+    return line[-10:-2].decode("ascii", "replace")
 
 
 def _verified_body(line: bytes, where: str) -> bytes:

@@ -1,19 +1,29 @@
 """Run locks: who may execute (and so append to) a run.
 
-The file storage holds an OS lock (``flock`` through :mod:`filelock`) on ``<run>/lock`` for as
-long as a run executes. The kernel drops it when the holder dies, even by SIGKILL, so a crash
-never leaves a run locked. ``owner.json`` beside it only *describes* the holder for error
-messages; it grants nothing. Storages without files use :class:`LocalRunLock`, an in-process hold.
+The file storage holds an OS lock (:func:`fcntl.flock`) on the run's journal itself, on an open
+file description of ``<run>/journal.jsonl``, for as long as a run executes. The kernel drops it
+when the holder dies, even by SIGKILL, so a crash never leaves a run locked. Because the lock is
+on the very file the records are appended to, no other file can release it: deleting a side file
+changes nothing, and a journal that is deleted, replaced or moved away is a different file that
+the holder's next append notices (see :mod:`._appender`). ``owner.json`` beside it only
+*describes* the holder for error messages; it grants nothing. Storages without files use
+:class:`LocalRunLock`, an in-process hold.
+
+Where :mod:`fcntl` does not exist (Windows), the lock is :mod:`filelock`'s on a ``<run>/lock``
+file, which that platform does not let anyone delete while it is held open.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import socket
+import stat
 import sys
 import threading
+import time
 from collections.abc import Callable, Hashable
 from datetime import UTC, datetime
 from types import TracebackType
@@ -21,20 +31,30 @@ from typing import Final
 
 from filelock import FileLock, Timeout
 
-from wfctl._errors import RunLockedError, WfctlError
+from wfctl._errors import CheckpointCorruptError, RunLockedError, WfctlError
 
 from ._fs import OS_FS, write_private
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
 
 __all__ = ["FileRunLock", "LocalRunLock", "describe_holder", "probe_locked"]
 
 #: How long lock_run waits before reporting a run as locked. A few ms covers the moment another
 #: process's ``wfctl runs`` takes the lock to see whether it is free; a real holder keeps it.
 LOCK_GRACE: Final = 0.05
+_POLL: Final = 0.005
 _NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC: Final = getattr(os, "O_CLOEXEC", 0)
+#: Opening a journal to lock it: read-only (flock needs no more), never through a link, never
+#: blocking on a planted FIFO; created (empty, private) for a run that has no records yet.
+_LOCK_FLAGS: Final = os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW | _CLOEXEC
+_SYMLINK_ERRNOS: Final = frozenset({errno.ELOOP, errno.EMLINK})
 
 
-def _file_lock(path: str, timeout: float) -> FileLock:
+def _file_lock(path: str, timeout: float) -> FileLock:  # pragma: no cover - Windows
     # thread_local=False: the engine may release from another thread than it acquired on.
     # fallback_to_soft=False: a marker-file lock would outlive a SIGKILLed holder.
     return FileLock(
@@ -43,64 +63,149 @@ def _file_lock(path: str, timeout: float) -> FileLock:
         mode=0o600,
         thread_local=False,
         fallback_to_soft=False,
-        poll_interval=0.005,
+        poll_interval=_POLL,
     )
 
 
+def _open_journal(path: str, create: bool) -> int:
+    """Open a journal to lock it; refuse a link or anything but a regular file.
+
+    Raises:
+        FileNotFoundError: there is no journal (and ``create`` is False).
+        CheckpointCorruptError: it is a symbolic link or not a regular file.
+    """
+    try:
+        fd = os.open(path, _LOCK_FLAGS | (os.O_CREAT if create else 0), 0o600)
+    except OSError as exc:
+        if exc.errno in _SYMLINK_ERRNOS:
+            raise CheckpointCorruptError(path, "journal is a symbolic link, not followed") from None
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise CheckpointCorruptError(path, "journal is not a regular file")
+    return fd
+
+
+def _names(fd: int, path: str) -> bool:
+    """Whether ``path`` still names the file open at ``fd`` (not deleted, moved or replaced)."""
+    held = os.fstat(fd)
+    try:
+        now = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    return (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino)
+
+
+def _flock_journal(run_id: str, path: str, owner_path: str) -> int:
+    """Open ``path`` (creating it) and take an exclusive ``flock`` on it; return the fd.
+
+    ``flock`` (not ``fcntl``/``lockf`` record locks) because it belongs to the open file
+    description: closing some other descriptor of the journal in this process (every read
+    opens one) does not drop it, and two locks in one process conflict like two processes do.
+    :mod:`filelock` cannot do this: it locks a path it opens itself for writing, with
+    ``O_TRUNC``, which is exactly the deletable side file this replaces.
+    """
+    deadline = time.monotonic() + LOCK_GRACE
+    while True:
+        fd = _open_journal(path, create=True)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            if time.monotonic() >= deadline:
+                raise RunLockedError(run_id, describe_holder(owner_path)) from None
+            time.sleep(_POLL)
+            continue
+        except OSError as exc:
+            os.close(fd)
+            raise WfctlError(f"cannot lock run {run_id!r} at {path}: {exc}") from exc
+        # Between the open and the lock the journal may have been replaced: a lock on a file
+        # the path no longer names excludes nobody. Lock what the path names now.
+        if _names(fd, path):
+            return fd
+        os.close(fd)
+        if time.monotonic() >= deadline:
+            raise CheckpointCorruptError(path, "journal keeps being replaced; cannot lock it")
+
+
 class FileRunLock:
-    """An exclusive OS lock on one run of a file storage; see :meth:`acquire`."""
+    """An exclusive OS lock on one run of a file storage; see :meth:`acquire`.
+
+    ``identity`` is the ``(st_dev, st_ino)`` of the locked journal: the storage appends only
+    to that file while it holds this lock.
+    """
 
     def __init__(
-        self, run_id: str, lock: FileLock, owner_path: str, on_release: Callable[[], None]
+        self,
+        run_id: str,
+        hold: int | FileLock,
+        owner_path: str,
+        on_release: Callable[[], None],
+        identity: tuple[int, int] | None = None,
     ) -> None:
         self.run_id = run_id
-        self._lock: FileLock | None = lock
+        self._hold: int | FileLock | None = hold
         self._owner_path = owner_path
         self._on_release = on_release
+        self.identity = identity
 
     @classmethod
     def acquire(
-        cls, run_id: str, lock_path: str, owner_path: str, on_release: Callable[[], None]
+        cls, run_id: str, journal_path: str, owner_path: str, on_release: Callable[[], None]
     ) -> FileRunLock:
-        """Take the run's lock now and record this process as its holder.
+        """Take the run's lock now (creating an empty journal if needed); record the holder.
 
         Two locks on the same run conflict even inside one process (each holds its own open
         file description, and ``flock`` locks those, not processes).
 
         Raises:
             RunLockedError: someone holds it; the message names them from ``owner.json``.
+            CheckpointCorruptError: the journal is a symbolic link or not a regular file.
             WfctlError: the file system does not support OS file locks.
         """
-        lock = _file_lock(lock_path, LOCK_GRACE)
-        try:
-            lock.acquire()
-        except Timeout:
-            raise RunLockedError(run_id, describe_holder(owner_path)) from None
-        except OSError as exc:
-            raise WfctlError(f"cannot lock run {run_id!r} at {lock_path}: {exc}") from exc
+        hold: int | FileLock
+        identity = None
+        if fcntl is not None:
+            hold = _flock_journal(run_id, journal_path, owner_path)
+            st = os.fstat(hold)
+            identity = (st.st_dev, st.st_ino)
+        else:  # pragma: no cover - Windows
+            lock_path = os.path.join(os.path.dirname(journal_path), "lock")
+            hold = _file_lock(lock_path, LOCK_GRACE)
+            try:
+                hold.acquire()
+            except Timeout:
+                raise RunLockedError(run_id, describe_holder(owner_path)) from None
+            except OSError as exc:
+                raise WfctlError(f"cannot lock run {run_id!r} at {lock_path}: {exc}") from exc
+        lock = cls(run_id, hold, owner_path, lambda: None, identity)
         try:
             write_private(OS_FS, owner_path, _owner_record())
         except BaseException:
             lock.release()
             raise
-        return cls(run_id, lock, owner_path, on_release)
+        lock._on_release = on_release
+        return lock
 
     @property
     def held(self) -> bool:
         """Whether this object still holds the lock."""
-        return self._lock is not None
+        return self._hold is not None
 
     def release(self) -> None:
         """Give the run back (idempotent)."""
-        lock, self._lock = self._lock, None
-        if lock is None:
+        hold, self._hold = self._hold, None
+        if hold is None:
             return
         try:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self._owner_path)
         finally:
             try:
-                lock.release()
+                if isinstance(hold, int):
+                    os.close(hold)  # the last descriptor of the description: the lock goes
+                else:  # pragma: no cover - Windows
+                    hold.release()
             finally:
                 self._on_release()
 
@@ -116,10 +221,32 @@ class FileRunLock:
         self.release()
 
 
-def probe_locked(lock_path: str) -> bool:
-    """Return whether someone holds the lock at ``lock_path`` (taken and dropped at once)."""
+def probe_locked(journal_path: str) -> bool:
+    """Return whether someone holds the run whose journal is at ``journal_path``.
+
+    Takes a shared lock and drops it at once, so probes do not exclude each other; a read never
+    creates files.
+    """
+    if fcntl is None:  # pragma: no cover - Windows
+        return _probe_file_lock(os.path.join(os.path.dirname(journal_path), "lock"))
+    try:
+        fd = _open_journal(journal_path, create=False)
+    except (OSError, CheckpointCorruptError):
+        return False  # no journal (never locked), or one nobody can lock or append to
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return False
+
+
+def _probe_file_lock(lock_path: str) -> bool:  # pragma: no cover - Windows
     if not os.path.exists(lock_path):
-        return False  # never locked; and a read must not create files
+        return False
     lock = _file_lock(lock_path, 0)
     try:
         lock.acquire()
