@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import secrets
 import stat
 import threading
 import weakref
@@ -68,6 +69,8 @@ __all__ = ["FileCheckpointStorage", "open_store"]
 
 #: Journals kept open for appending at once; the least recently opened is closed beyond this.
 _MAX_OPEN: Final = 128
+#: Prefix of a run directory being removed: no run id starts with a dot, so no listing reads it.
+_REMOVING: Final = ".removing-"
 #: The kinds of record that end a ``Workflow.run`` call, each followed by an end marker.
 _ENDINGS: Final = frozenset({"completed", "failed", "pause"})
 
@@ -350,6 +353,10 @@ class FileCheckpointStorage(StorageQueries):
         try:
             fd = fs.open(path, READ_FLAGS)
         except (FileNotFoundError, NotADirectoryError):
+            if self._end_marker(run_id) is not None:  # it ended once: its journal was removed
+                raise CheckpointCorruptError(
+                    path, "journal is missing, but the run's end marker says it was written"
+                ) from None
             raise RunNotFoundError(run_id) from None
         except OSError as exc:
             raise symlink_error(path, exc) from None
@@ -618,7 +625,9 @@ class FileCheckpointStorage(StorageQueries):
     def _remove_run(self, run_id: str) -> bool:
         run_dir = self._run_dir(run_id)
         fs = self._fs
-        self._check_runs_dir()
+        if not self._check_runs_dir():
+            return False
+        self._finish_removals()
         try:
             is_link = stat.S_ISLNK(fs.lstat(run_dir).st_mode)
         except (FileNotFoundError, NotADirectoryError):
@@ -630,14 +639,29 @@ class FileCheckpointStorage(StorageQueries):
                 lock: FileRunLock | None = self.lock_run(run_id)
             except CheckpointCorruptError:
                 lock = None  # a journal that is a link or no file: no writer can hold it
+            # One rename takes the whole run out of the store; only then are its files deleted.
+            # A process killed part way leaves the run whole, or a removal directory that no
+            # listing reads (its name is no run id) and the next removal finishes: never a run
+            # directory that lost its journal but kept the rest.
+            doomed = os.path.join(self._runs_dir, f"{_REMOVING}{run_id}.{secrets.token_hex(4)}")
             try:
-                fs.rmtree(run_dir)
+                fs.replace(run_dir, doomed)
             finally:
                 if lock is not None:
                     lock.release()
+            if self._durable:
+                fs.fsync_dir(self._runs_dir)
+            fs.rmtree(doomed)
         if self._durable:
             fs.fsync_dir(self._runs_dir)
         return True
+
+    def _finish_removals(self) -> None:
+        """Delete what removals interrupted by a crash left behind (see :meth:`_remove_run`)."""
+        for entry in self._fs.scandir(self._runs_dir):
+            if entry.name.startswith(_REMOVING) and entry.is_dir(follow_symlinks=False):
+                with contextlib.suppress(FileNotFoundError):  # another remover got there first
+                    self._fs.rmtree(entry.path)
 
     def _cut_run(self, run_id: str, seq: int) -> bool:
         if not self._is_file(self._journal(run_id)):
