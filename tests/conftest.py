@@ -1,13 +1,18 @@
 """Shared test helpers.
 
 Async tests run through ``asyncio.run`` (no plugin); storages are wrapped, not mocked, to observe
-or delay saves (tests import internals only where they say why).
+or delay saves (tests import internals only where they say why). Every test that runs the
+installed ``wfctl`` finds it through :func:`wfctl_executable`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+import os
+import shutil
+import sys
+import sysconfig
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
@@ -17,6 +22,24 @@ import pytest
 from wfctl import Checkpoint, FileCheckpointStorage, InMemoryCheckpointStorage
 
 T = TypeVar("T")
+
+
+def wfctl_executable() -> str:
+    """Return the installed ``wfctl`` script: this interpreter's own first, else the one on PATH.
+
+    The script installed with this interpreter (its scripts directory, which for a virtual
+    environment is beside ``sys.executable``) runs the code under test even when that
+    environment is not on ``PATH``. A missing script fails the test: it is never a skip.
+    """
+    own = os.pathsep.join([sysconfig.get_path("scripts"), str(Path(sys.executable).parent)])
+    found = shutil.which("wfctl", path=own) or shutil.which("wfctl")
+    if found is None:
+        pytest.fail(
+            f"the wfctl console script is not installed for {sys.executable} nor on PATH; "
+            "install the package first: python -m pip install -e '.[test]'",
+            pytrace=False,
+        )
+    return found
 
 
 def arun(coro: Coroutine[Any, Any, T]) -> T:

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,22 +18,13 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from tests.conftest import wfctl_executable
 from wfctl._cli import app
 
 WORKFLOWS = Path(__file__).resolve().parent / "workflows"
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "sample_workflows"
 WIDTH = "120"
-
-
-def wfctl_executable() -> str:
-    """Return the installed ``wfctl`` script next to this interpreter (else the one on PATH)."""
-    beside = Path(sys.executable).parent / "wfctl"
-    if beside.exists():
-        return str(beside)
-    found = shutil.which("wfctl")
-    assert found, "the wfctl console script is not installed (pip install -e .)"
-    return found
 
 
 def base_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:

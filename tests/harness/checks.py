@@ -15,12 +15,8 @@ from typing import Any
 from tests.conftest import assert_one_chain
 from wfctl import Checkpoint, FileCheckpointStorage, RunNotFoundError
 from wfctl._codec import decode
+from wfctl._lineage import verify_lineage
 from wfctl._storage._protocol import RunJournal
-
-try:  # lineage verification is written in parallel with these harnesses
-    from wfctl._lineage import verify_lineage
-except ImportError:  # pragma: no cover - only before the lineage module exists
-    verify_lineage = None  # type: ignore[assignment]
 
 
 @dataclass(frozen=True)
@@ -80,9 +76,7 @@ def completed_output(state: StoreState) -> Any:
 
 
 def assert_lineage_ok(store: Path, run_ids: list[str]) -> None:
-    """Run lineage verification (if it exists yet) over ``run_ids``; every run must pass."""
-    if verify_lineage is None:  # pragma: no cover
-        return
+    """Run lineage verification over ``run_ids``; every run must pass."""
     report = asyncio.run(verify_lineage(FileCheckpointStorage(store), run_ids))
     bad = [(v.run_id, v.problems) for v in report.runs if not v.ok]
     assert report.ok and len(report.runs) == len(run_ids), bad

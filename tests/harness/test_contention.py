@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -27,6 +26,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import wfctl_executable
 from tests.harness import harness_workload as W
 from tests.harness.checks import assert_lineage_ok, completed_output, read_state
 from wfctl import FileCheckpointStorage, RunLockedError, RunStateError
@@ -127,12 +127,11 @@ def test_two_resumers_at_once_exactly_one_proceeds(
 def test_wfctl_resume_refuses_a_run_another_process_is_executing(
     tmp_path: Path, children: list[subprocess.Popen[str]]
 ) -> None:
-    if shutil.which("wfctl") is None:  # pragma: no cover - the CLI is installed with the package
-        pytest.skip("wfctl is not installed")
     store, signals = tmp_path / "store", tmp_path / "signals"
     signals.mkdir()
     paused_run(store, "contended")
-    command = ["wfctl", "resume", "contended", "--store", str(store), "--response", "approve=yes"]
+    command = [wfctl_executable(), "resume", "contended", "--store", str(store)]
+    command += ["--response", "approve=yes"]
     first = spawn(children, *command, WFCTL_HARNESS_HOLD=f"g0={signals}")
     wait_until(lambda: holders(signals), "the first resume to hold the run", children)
     second = spawn(children, *command)

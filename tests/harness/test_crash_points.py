@@ -36,7 +36,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import shutil
 import signal
 import subprocess
 import sys
@@ -48,13 +47,13 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import wfctl_executable
 from tests.harness import harness_workload as W
 from tests.harness.checks import StoreState, assert_lineage_ok, completed_output, read_state
 
 REPO = Path(__file__).resolve().parents[2]
 #: Every Nth scenario's unkilled resumes run ``wfctl resume RUN_ID --store DIR`` (0: none).
 CLI_EVERY = int(os.environ.get("WFCTL_CRASH_CLI_EVERY", "4"))
-HAS_CLI = shutil.which("wfctl") is not None
 WRITE_KINDS = ("before-write", "partial-write", "after-write", "after-sync")
 KINDS = (*WRITE_KINDS, "truncate", "mid-step", "mid-step", "timer")
 MAX_ATTEMPTS = 12
@@ -100,7 +99,7 @@ def cli_resume(cmd: dict[str, Any]) -> dict[str, Any]:
     normal; anything else is reported like a crashed attempt would be.
     """
     store = Path(cmd["store"])
-    args = ["wfctl", "resume", cmd["run_id"], "--store", str(store), "--json"]
+    args = [wfctl_executable(), "resume", cmd["run_id"], "--store", str(store), "--json"]
     if cmd["responses"]:
         args += [f"--response={key}={value}" for key, value in cmd["responses"].items()]
     done = subprocess.run(
@@ -169,7 +168,7 @@ def run_scenario(server: Server, base: Path, seed: int) -> Counter[str]:
     store, run_id = base / f"s{seed}", f"crash-{seed}"
     store.mkdir(mode=0o700)
     max_kills = rng.choice((1, 2, 3, 3))
-    if HAS_CLI and CLI_EVERY and seed % CLI_EVERY == 0:
+    if CLI_EVERY and seed % CLI_EVERY == 0:
         max_kills = 1  # then every later attempt is a `wfctl resume`
     scenario = Scenario(seed)
     state = StoreState(None, Counter(), {})
@@ -188,7 +187,7 @@ def run_scenario(server: Server, base: Path, seed: int) -> Counter[str]:
             "responses": {"approve": "yes"} if head is not None and head.kind == "pause" else None,
             "kill": kill,
         }
-        by_cli = HAS_CLI and CLI_EVERY and seed % CLI_EVERY == 0 and kill is None and head
+        by_cli = CLI_EVERY and seed % CLI_EVERY == 0 and kill is None and head
         reply = cli_resume(cmd) if by_cli else server.attempt(cmd)
         if by_cli:
             scenario.kinds["wfctl resume"] += 1
@@ -309,7 +308,7 @@ def test_sigkill_at_seeded_points_loses_nothing(tmp_path: Path) -> None:
         assert totals["kills"] >= _points()
         # Every kind of point struck at least once, and some kills left a torn tail.
         assert set(KINDS) | {"torn"} <= set(totals), totals
-        if HAS_CLI and CLI_EVERY:
+        if CLI_EVERY:
             assert totals["wfctl resume"] > 0, totals
 
 

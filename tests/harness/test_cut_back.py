@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import wfctl_executable
 from tests.harness import harness_workload as W
 from tests.harness.faulty_fs import Fault, FaultyFS
 from tests.harness.hostile_cases import _flip
@@ -52,7 +53,7 @@ def _kinds(lines: list[bytes]) -> list[str]:
 
 def _wfctl(store: Path, *args: str, ledger: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        ["wfctl", *args, "--store", str(store)],
+        [wfctl_executable(), *args, "--store", str(store)],
         capture_output=True,
         text=True,
         cwd=REPO,
@@ -61,7 +62,6 @@ def _wfctl(store: Path, *args: str, ledger: Path) -> subprocess.CompletedProcess
     )
 
 
-@pytest.mark.skipif(shutil.which("wfctl") is None, reason="wfctl is not installed")
 @pytest.mark.parametrize("cut_to", ["completed-removed", "to-pause", "mid-gather"])
 def test_a_cut_back_journal_is_reported_by_verify_runs_and_resume(
     tmp_path: Path, cut_to: str

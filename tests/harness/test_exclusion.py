@@ -32,6 +32,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import wfctl_executable
 from tests.harness import harness_workload as W
 from tests.harness.checks import assert_lineage_ok, completed_output, read_state
 from tests.harness.test_contention import holders, paused_run, spawn, wait_until
@@ -42,10 +43,7 @@ RUN = "stolen"
 SPEC = W.spec_for(11, pause=False)
 PAUSED_SPEC = W.spec_for(5)
 
-pytestmark = [
-    pytest.mark.skipif(os.name != "posix", reason="uses flock and real processes"),
-    pytest.mark.skipif(shutil.which("wfctl") is None, reason="wfctl is not installed"),
-]
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="uses flock and real processes")
 
 
 def _ledger(signals: Path) -> list[tuple[str, str]]:
@@ -72,7 +70,9 @@ def _start_holder(
         paused_run(store, RUN)
         args = ["resume", RUN, "--response", "approve=yes"]
         spec = PAUSED_SPEC
-    proc = spawn(procs, "wfctl", *args, "--store", str(store), **env, WFCTL_HARNESS_ATTEMPT="A")
+    proc = spawn(
+        procs, wfctl_executable(), *args, "--store", str(store), **env, WFCTL_HARNESS_ATTEMPT="A"
+    )
     wait_until(lambda: holders(signals), f"the holder to reach {label}", procs)
     return proc, spec
 
@@ -82,7 +82,7 @@ def _resume_from_another_shell(
 ) -> subprocess.Popen[str]:
     """``wfctl resume RUN`` with no answer: a retry of what looks like an interrupted run."""
     env = {W.LEDGER_ENV: str(signals / "ledger.txt"), "WFCTL_HARNESS_ATTEMPT": "B"}
-    return spawn(procs, "wfctl", "resume", RUN, "--store", str(store), **env)
+    return spawn(procs, wfctl_executable(), "resume", RUN, "--store", str(store), **env)
 
 
 @pytest.mark.parametrize(

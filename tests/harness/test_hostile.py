@@ -53,15 +53,8 @@ from tests.harness.hostile_cases import (
     set_result,
 )
 from wfctl import CheckpointCorruptError, FileCheckpointStorage, InvalidIdError, WfctlError
-
-try:
-    from wfctl._lineage import verify_lineage
-except ImportError:  # pragma: no cover - written in parallel
-    verify_lineage = None  # type: ignore[assignment]
-try:
-    from wfctl._replay import replay
-except ImportError:  # pragma: no cover - written in parallel
-    replay = None  # type: ignore[assignment]
+from wfctl._lineage import verify_lineage
+from wfctl._replay import replay
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -129,14 +122,10 @@ def _restore(ctx: Context) -> Any:
 
 
 def _replay(ctx: Context) -> Any:
-    if replay is None:  # pragma: no cover
-        pytest.skip("wfctl._replay not written yet")
     return asyncio.run(replay(ctx.workflow(), MID_ID))
 
 
 def _verify(ctx: Context) -> Any:
-    if verify_lineage is None:  # pragma: no cover
-        pytest.skip("wfctl._lineage not written yet")
     return asyncio.run(verify_lineage(ctx.storage(), [RUN]))
 
 
@@ -321,7 +310,7 @@ BAD_CHECKPOINT_IDS = ["../target.1", "target/../other.1", "x\0y.1", "target", "t
 
 def _id_paths(ctx: Context) -> dict[str, Callable[[str], Any]]:
     storage = ctx.storage()
-    paths: dict[str, Callable[[str], Any]] = {
+    return {
         "get_latest": lambda rid: asyncio.run(storage.get_latest(run_id=rid)),
         "read_run": lambda rid: asyncio.run(storage.read_run(rid)),
         "load_chain": lambda rid: asyncio.run(storage.load_chain(rid)),
@@ -331,10 +320,8 @@ def _id_paths(ctx: Context) -> dict[str, Callable[[str], Any]]:
         "request_pause": storage.request_pause,
         "pause_requested": storage.pause_requested,
         "new run": lambda rid: asyncio.run(ctx.workflow().run(W.spec_for(1), run_id=rid)),
+        "verify_lineage": lambda rid: asyncio.run(verify_lineage(storage, [rid])),
     }
-    if verify_lineage is not None:
-        paths["verify_lineage"] = lambda rid: asyncio.run(verify_lineage(storage, [rid]))
-    return paths
 
 
 def _checkpoint_paths(ctx: Context) -> dict[str, Callable[[str], Any]]:

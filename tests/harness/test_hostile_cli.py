@@ -12,18 +12,16 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import wfctl_executable
 from tests.harness.hostile_cases import KINDS, MID_ID, OTHER, RUN, Baseline, break_store
 
 REPO = Path(__file__).resolve().parents[2]
-
-pytestmark = pytest.mark.skipif(shutil.which("wfctl") is None, reason="wfctl is not installed")
 
 CLI_KINDS = [
     "truncated-mid",
@@ -47,7 +45,7 @@ CLI_COMMANDS = {
 
 def _wfctl(store: Path, args: list[str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        ["wfctl", *args, "--store", str(store)],
+        [wfctl_executable(), *args, "--store", str(store)],
         capture_output=True,
         text=True,
         cwd=REPO,  # resume and replay reload the workflow by the module name its root recorded

@@ -22,14 +22,15 @@ from typer.core import TyperGroup
 
 from wfctl._visible import visible
 
-try:  # typer >= 0.26 vendors Click; its exceptions are not re-exported publicly
+# typer >= 0.26 vendors Click and does not re-export its exceptions; older typer runs on Click
+# itself. The type checker sees the vendored ones (the dev extra pins typer >= 0.26).
+if TYPE_CHECKING:
     from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
-except ImportError:  # pragma: no cover  # older typer runs on Click itself
-    from click.exceptions import (  # type: ignore[assignment]
-        ClickException,
-        NoArgsIsHelpError,
-        UsageError,
-    )
+else:
+    try:
+        from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
+    except ImportError:  # pragma: no cover
+        from click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 
 if TYPE_CHECKING:
     from wfctl._commands import RunOutcome
