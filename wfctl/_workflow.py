@@ -13,7 +13,7 @@ from typing import Any, overload
 
 from ._admission import continue_run, restore_run, start_run
 from ._checkpoint import validate_run_id
-from ._config import resolve_store
+from ._config import DEFAULT_STORE
 from ._context import RunContext
 from ._driving import EventListener
 from ._errors import RunArgumentError, RunStateError, WorkflowDefinitionError
@@ -81,9 +81,14 @@ class Workflow:
 
     @property
     def storage(self) -> CheckpointStorage:
-        """The bound storage, or a durable file storage at the configured store."""
+        """The bound storage, else a durable ``FileCheckpointStorage("./.wfctl")``.
+
+        The library reads no configuration: ``WFCTL_STORE`` and ``wfctl.toml`` are the
+        command line's, which binds the store it resolved with :meth:`build`. Bind another
+        store with ``checkpoint_storage=`` or :meth:`build`.
+        """
         if self._storage is None:
-            self._storage = FileCheckpointStorage(resolve_store())
+            self._storage = FileCheckpointStorage(DEFAULT_STORE)
         return self._storage
 
     def build(self, checkpoint_storage: CheckpointStorage | None = None) -> Workflow:
