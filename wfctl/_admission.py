@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ._chain import CheckpointChain
 from ._checkpoint import Checkpoint, validate_run_id
 from ._codec import decode, encode
-from ._driving import EventListener, drive
+from ._driving import Driven, EventListener, drive
 from ._errors import RunArgumentError, RunStateError, UnencodableValueError, WorkflowChangedError
 from ._ids import new_run_id
 from ._restore import (
@@ -34,7 +34,6 @@ from ._restore import (
     load_target,
     recorded_signature,
 )
-from ._result import WorkflowRunResult
 from ._run import RunOptions
 from ._storage._capabilities import clear_pause, load_chain, lock_run
 from ._storage._protocol import CheckpointStorage, RunLock
@@ -101,7 +100,7 @@ async def start_run(
     run_id: str | None,
     options: RunOptions,
     on_event: EventListener | None,
-) -> WorkflowRunResult:
+) -> Driven:
     """Start a fresh run of ``workflow`` on the message ``value``.
 
     Raises:
@@ -131,7 +130,7 @@ async def restore_run(
     options: RunOptions,
     on_event: EventListener | None,
     new_run: bool,
-) -> WorkflowRunResult:
+) -> Driven:
     """Continue the run whose head ``checkpoint_id`` is, else restore it into a new run."""
     chain, target = await load_target(workflow.storage, checkpoint_id)
     root = chain[0]
@@ -154,12 +153,13 @@ async def restore_run(
             "to branch from it anyway, pass new_run=True",
         )
     return await restore_new_run(
-        workflow, chain, target, None, responses, run_id, options, on_event
+        workflow, checkpoint_id, chain, target, None, responses, run_id, options, on_event
     )
 
 
 async def restore_new_run(
     workflow: Workflow,
+    checkpoint_id: str,
     chain: list[Checkpoint],
     target: Checkpoint,
     history: History | None,
@@ -167,16 +167,17 @@ async def restore_new_run(
     run_id: str | None,
     options: RunOptions,
     on_event: EventListener | None,
-) -> WorkflowRunResult:
-    """Restore ``target`` of ``chain`` into a new run whose root names it as its origin.
+) -> Driven:
+    """Restore ``checkpoint_id`` into a new run whose root names it as its origin.
 
     Args:
+        chain, target: the chain of the run holding ``checkpoint_id``, and that checkpoint
+            (as :func:`~wfctl._restore.load_target` returns them).
         history: what ``chain`` up to ``target`` recorded, origins first, when the caller has
             read it already; else it is read here.
     """
     storage = workflow.storage
     root = chain[0]
-    checkpoint_id = target.checkpoint_id
     check_code(workflow, chain, target.seq, options)
     message = decode(root.data.get("input"), where=f"{root.checkpoint_id} input")
     if target.kind == "completed":
@@ -205,7 +206,7 @@ async def continue_run(
     responses: dict[str, Any],
     options: RunOptions,
     on_event: EventListener | None,
-) -> WorkflowRunResult:
+) -> Driven:
     """Continue a run's own chain from its head, reading the head under the run's lock."""
     storage = workflow.storage
     with admitting(storage, run_id) as lock:

@@ -10,6 +10,7 @@ and no save is left in flight.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ._chain import CheckpointChain
@@ -17,7 +18,7 @@ from ._checkpoint import Checkpoint
 from ._codec import decode
 from ._ending import build_result, commit_ending
 from ._events import WorkflowEvent
-from ._recorded import RecordedCalls
+from ._recorded import RecordedCalls, StepRecord
 from ._restore import History
 from ._result import WorkflowRunResult
 from ._run import Run, RunOptions
@@ -27,9 +28,21 @@ from ._storage._protocol import RunLock
 if TYPE_CHECKING:
     from ._workflow import Workflow
 
-__all__ = ["EventListener", "drive"]
+__all__ = ["Driven", "EventListener", "drive"]
 
 EventListener = Callable[[WorkflowEvent], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Driven:
+    """What driving a run gave: its result, and the step records it committed, in order.
+
+    The records are the ones that are durable in the run's chain, held from the commits
+    themselves: a caller that compares them (``wfctl replay``) need not read the chain back.
+    """
+
+    result: WorkflowRunResult
+    records: tuple[StepRecord, ...]
 
 
 async def drive(
@@ -41,7 +54,7 @@ async def drive(
     responses: dict[str, Any],
     options: RunOptions,
     on_event: EventListener | None,
-) -> WorkflowRunResult:
+) -> Driven:
     """Run ``workflow``'s body on ``message`` in the admitted ``chain``; release ``lock``.
 
     Args:
@@ -73,7 +86,8 @@ async def drive(
         outcome = await commit_ending(run, outcome)
         if outcome.status == "paused":
             clear_pause(storage, run.run_id)
+            workflow._last_paused = chain.head_id
     finally:
         await chain.drain()
         lock.release()
-    return build_result(run, outcome)
+    return Driven(build_result(run, outcome), tuple(chain.committed))

@@ -162,17 +162,17 @@ class Workflow:
                 raise RunStateError("-", "no paused run to answer: pass checkpoint_id")
             checkpoint_id = self._last_paused
         if checkpoint_id is not None:
-            result = await restore_run(
+            driven = await restore_run(
                 self, checkpoint_id, responses or {}, run_id, options, on_event, new_run
             )
-            return self._ended(result)
+            return driven.result
         if new_run:
             raise RunArgumentError(
                 f"workflow {self.name!r}: new_run=True restores a checkpoint into a new run; "
                 "it needs checkpoint_id"
             )
         value = self._message.message_for(message)
-        return self._ended(await start_run(self, value, run_id, options, on_event))
+        return (await start_run(self, value, run_id, options, on_event)).result
 
     async def resume(
         self,
@@ -190,21 +190,15 @@ class Workflow:
         ``RunLockedError``; if the run has completed, with ``RunStateError``.
         """
         options = RunOptions(allow_changed, drain_timeout=drain_timeout)
-        result = await continue_run(
+        driven = await continue_run(
             self, validate_run_id(run_id), None, responses or {}, options, on_event
         )
-        return self._ended(result)
+        return driven.result
 
     def body(self, message: Any, context: RunContext) -> Coroutine[Any, Any, Any]:
         """Return the workflow body's coroutine on ``message``, with its ``RunContext``."""
         coro: Coroutine[Any, Any, Any] = self._message.call(self.fn, message, context)
         return coro
-
-    def _ended(self, result: WorkflowRunResult) -> WorkflowRunResult:
-        """Remember a paused run's head, for ``run(responses=...)``; return ``result``."""
-        if result.status == "paused":
-            self._last_paused = result.checkpoint_id
-        return result
 
 
 @overload
