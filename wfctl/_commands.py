@@ -421,6 +421,7 @@ def replay_checkpoint(
         ReplayInterrupted: Ctrl-C paused or aborted the replay (its message says which).
     """
     from ._replay import replay_from
+    from ._run import RunOptions
 
     storage = FileCheckpointStorage(store)
     # Read once: the trust check, the restore and the diff all use this chain.
@@ -429,16 +430,8 @@ def replay_checkpoint(
     bound = workflow.build(checkpoint_storage=storage)
 
     def start(listener: EventListener) -> Awaitable[ReplayReport]:
-        return replay_from(
-            bound,
-            checkpoint_id,
-            chain,
-            source,
-            allow_changed=allow_changed,
-            execute=execute,
-            shuffle_seed=shuffle_seed,
-            on_event=listener,
-        )
+        options = RunOptions(allow_changed, execute, shuffle_seed)
+        return replay_from(bound, checkpoint_id, chain, source, options, listener)
 
     try:
         drive = drive_call(start, storage, None, on_event, on_interrupt)

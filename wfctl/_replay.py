@@ -185,16 +185,9 @@ async def replay(
         RunStateError: the checkpoint belongs to another workflow.
     """
     source_chain, target = await load_target(workflow.storage, checkpoint_id)
+    options = RunOptions(allow_changed, execute, shuffle_seed)
     return await replay_from(
-        workflow,
-        checkpoint_id,
-        source_chain,
-        target,
-        allow_changed=allow_changed,
-        execute=execute,
-        shuffle_seed=shuffle_seed,
-        on_event=on_event,
-        reuse_answers=reuse_answers,
+        workflow, checkpoint_id, source_chain, target, options, on_event, reuse_answers
     )
 
 
@@ -203,17 +196,15 @@ async def replay_from(
     checkpoint_id: str,
     source_chain: list[Checkpoint],
     target: Checkpoint,
-    *,
-    allow_changed: bool = False,
-    execute: bool = True,
-    shuffle_seed: int | None = None,
+    options: RunOptions,
     on_event: Callable[[WorkflowEvent], None] | None = None,
     reuse_answers: bool = True,
 ) -> ReplayReport:
     """Replay ``checkpoint_id`` from the source chain the caller read (see :func:`replay`).
 
     ``source_chain`` and ``target`` are what :func:`~wfctl._restore.load_target` returned for
-    ``checkpoint_id``.
+    ``checkpoint_id``; ``options`` carry ``replay``'s ``allow_changed``, ``execute`` and
+    ``shuffle_seed``.
 
     The source is read once: its chain is given, each origin run's chain is read here once,
     and both histories (the whole source run, and what the replay may serve) are folded from
@@ -225,7 +216,6 @@ async def replay_from(
     answers: dict[str, Any] = {}
     if reuse_answers:
         answers = _later_answers(target, source_history, known)
-    options = RunOptions(allow_changed, execute, shuffle_seed)
     driven = await restore_new_run(
         workflow, checkpoint_id, source_chain, target, known, answers, None, options, on_event
     )
