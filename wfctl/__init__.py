@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
     from ._checkpoint import Checkpoint
     from ._codec import register_type
-    from ._context import PauseSignal, RunContext, get_run_context
+    from ._context import RunContext, get_run_context
     from ._errors import (
         AnswerTypeError,
         CheckpointCorruptError,
@@ -41,6 +41,7 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
         WorkflowLoadError,
     )
     from ._events import RequestInfoEvent, WorkflowEvent
+    from ._pausing import PauseSignal
     from ._result import WorkflowRunResult
     from ._step import Step, step
     from ._storage import (
@@ -66,7 +67,7 @@ _EXPORTS: dict[str, str] = {
     "InMemoryCheckpointStorage": "._storage",
     "InvalidIdError": "._errors",
     "JournalChangedError": "._errors",
-    "PauseSignal": "._context",
+    "PauseSignal": "._pausing",
     "ReplayDivergenceError": "._errors",
     "ReplayInterrupted": "._errors",
     "RequestInfoEvent": "._events",

@@ -56,6 +56,8 @@ class CheckpointChain:
         self._served: list[str] = []
         self._committer: asyncio.Task[None] | None = None
         self._saves: set[asyncio.Task[Checkpoint]] = set()
+        #: The step records committed through this chain, in commit order.
+        self.committed: list[StepRecord] = []
         #: Set when the storage found the run's journal changed under this writer: nothing
         #: more can be committed, so the run executes no further step (and fails with it).
         self.lost: JournalChangedError | None = None
@@ -123,6 +125,7 @@ class CheckpointChain:
                         if not future.done():
                             future.set_exception(exc)
                 else:
+                    self.committed.extend([record for record, _ in batch])
                     for _, future in batch:
                         if not future.done():
                             future.set_result(None)

@@ -420,22 +420,18 @@ def replay_checkpoint(
         WorkflowChangedError: the code changed and ``allow_changed`` is False.
         ReplayInterrupted: Ctrl-C paused or aborted the replay (its message says which).
     """
-    from ._replay import replay
+    from ._replay import replay_from
+    from ._run import RunOptions
 
     storage = FileCheckpointStorage(store)
-    chain, _ = asyncio.run(load_target(storage, checkpoint_id))
+    # Read once: the trust check, the restore and the diff all use this chain.
+    chain, source = asyncio.run(load_target(storage, checkpoint_id))
     workflow = _load_recorded(chain[0], store, target, trust_store)
     bound = workflow.build(checkpoint_storage=storage)
 
     def start(listener: EventListener) -> Awaitable[ReplayReport]:
-        return replay(
-            bound,
-            checkpoint_id,
-            allow_changed=allow_changed,
-            execute=execute,
-            shuffle_seed=shuffle_seed,
-            on_event=listener,
-        )
+        options = RunOptions(allow_changed, execute, shuffle_seed)
+        return replay_from(bound, checkpoint_id, chain, source, options, listener)
 
     try:
         drive = drive_call(start, storage, None, on_event, on_interrupt)

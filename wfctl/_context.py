@@ -1,4 +1,4 @@
-"""The run context handed to workflow bodies and steps, and the pause signal.
+"""The run context handed to workflow bodies and steps.
 
 ``RunContext`` is the user's handle on the running run: asking for outside input, state,
 events, outputs. ``get_run_context()`` returns the active one from anywhere inside a run.
@@ -6,59 +6,16 @@ events, outputs. ``get_run_context()`` returns the active one from anywhere insi
 
 from __future__ import annotations
 
-import contextvars
 from typing import TYPE_CHECKING, Any
 
-from ._keys import run_owner
+from ._port import port_var
 
 if TYPE_CHECKING:
     from ._run import Run
 
-__all__ = ["PauseSignal", "RunContext", "StepEffects", "current_effects", "get_run_context"]
+__all__ = ["RunContext", "get_run_context"]
 
-
-class PauseSignal(BaseException):
-    """Unwinds a branch of a run that is pausing for outside input or on request.
-
-    A ``BaseException`` so that ``except Exception:`` in user code cannot swallow it. User code
-    should neither catch nor raise it; the engine raises it once every sibling branch has
-    finished, failed or suspended, and turns it into a ``paused`` result.
-    """
-
-
-class StepEffects:
-    """What a running step did to the run besides returning: recorded with its result."""
-
-    __slots__ = ("outputs", "state")
-
-    def __init__(self) -> None:
-        self.state: dict[str, Any] = {}
-        self.outputs: list[Any] = []
-
-    def merge(self, other: dict[str, Any] | None) -> None:
-        """Fold a finished inner step's encoded effects into this (outer) step's."""
-        if other:
-            self.state.update(other.get("state", {}))
-            self.outputs.extend(other.get("outputs", []))
-
-    def to_json(self) -> dict[str, Any] | None:
-        """Return the encoded effects, or None when the step had none."""
-        out: dict[str, Any] = {}
-        if self.state:
-            out["state"] = self.state
-        if self.outputs:
-            out["outputs"] = self.outputs
-        return out or None
-
-
-_effects: contextvars.ContextVar[StepEffects | None] = contextvars.ContextVar(
-    "wfctl_step_effects", default=None
-)
-
-
-def current_effects() -> contextvars.ContextVar[StepEffects | None]:
-    """Return the context variable holding the effects of the step being executed."""
-    return _effects
+_port = port_var()
 
 
 class RunContext:
@@ -120,5 +77,5 @@ class RunContext:
 
 def get_run_context() -> RunContext | None:
     """Return the context of the run the caller is part of, or None outside a run."""
-    run = run_owner().get()
-    return run.context if run is not None else None  # type: ignore[attr-defined]
+    run = _port.get()
+    return run.context if run is not None else None

@@ -26,18 +26,17 @@ import asyncio
 import contextvars
 import weakref
 from collections.abc import Callable, Coroutine
-from typing import Any, Protocol
+from typing import Any
 
 from ._errors import DuplicateStepKeyError
+from ._port import port_var
 
 __all__ = [
     "ROOT_SCOPE",
     "Scope",
-    "TaskOwner",
     "current_scope",
     "install_task_factory",
     "register_transparent",
-    "run_owner",
     "scope_var",
     "uninstall_task_factory",
 ]
@@ -85,27 +84,13 @@ ROOT_SCOPE = ""
 _scope: contextvars.ContextVar[Scope | None] = contextvars.ContextVar("wfctl_scope", default=None)
 
 
-class TaskOwner(Protocol):
-    """What the task factory needs from a run: somewhere to register the tasks it owns."""
-
-    def adopt_task(self, task: asyncio.Task[Any]) -> None: ...
-
-    def guard(self, coro: Coroutine[Any, Any, Any]) -> Coroutine[Any, Any, Any]: ...
-
-
-_owner: contextvars.ContextVar[TaskOwner | None] = contextvars.ContextVar(
-    "wfctl_task_owner", default=None
-)
+#: The run that owns new tasks (see :mod:`wfctl._port`).
+_owner = port_var()
 
 
 def current_scope() -> Scope | None:
     """Return the scope of the running code, or None outside a run."""
     return _scope.get()
-
-
-def run_owner() -> contextvars.ContextVar[TaskOwner | None]:
-    """Return the context variable naming the run that owns new tasks."""
-    return _owner
 
 
 def scope_var() -> contextvars.ContextVar[Scope | None]:

@@ -3,7 +3,7 @@
 A run pauses in two phases. A branch that needs an answer (or reaches a step boundary after a
 pause was asked for) *suspends* here; the run's supervisor then *drains* -- waits until no step
 is in flight and the loop has settled, or the drain timeout passes -- and only then *releases*
-every suspended branch with :class:`~wfctl.PauseSignal`. So sibling branches finish, fail or
+every suspended branch with :class:`PauseSignal`. So sibling branches finish, fail or
 suspend first, and the pause checkpoint, written after the release, is the run's head.
 """
 
@@ -13,9 +13,17 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import NoReturn
 
-from ._context import PauseSignal
+__all__ = ["PauseGate", "PauseSignal"]
 
-__all__ = ["PauseGate"]
+
+class PauseSignal(BaseException):
+    """Unwinds a branch of a run that is pausing for outside input or on request.
+
+    A ``BaseException`` so that ``except Exception:`` in user code cannot swallow it. User code
+    should neither catch nor raise it; the engine raises it once every sibling branch has
+    finished, failed or suspended, and turns it into a ``paused`` result.
+    """
+
 
 #: Loop iterations a drain gives runnable branches to reach their next suspension point.
 SETTLE_ROUNDS = 8

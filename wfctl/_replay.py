@@ -23,10 +23,11 @@ Decisions (see also :mod:`wfctl._diff` for how rows are paired):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from ._admission import restore_new_run
 from ._checkpoint import Checkpoint
 from ._codec import decode, encode
 from ._diff import (
@@ -41,12 +42,12 @@ from ._diff import (
 from ._errors import CheckpointCorruptError
 from ._events import WorkflowEvent
 from ._recorded import StepRecord
-from ._restore import History, collect_history, load_target
+from ._restore import History, fold_history, load_target, read_origins
 from ._result import RunStatus, WorkflowRunResult
-from ._storage._capabilities import load_chain
+from ._run import RunOptions
 from ._workflow import Workflow
 
-__all__ = ["STEP_STATUSES", "ReplayReport", "StepDiff", "replay"]
+__all__ = ["STEP_STATUSES", "ReplayReport", "StepDiff", "replay", "replay_from"]
 
 #: How a run's last checkpoint reads as a status (anything else: the run stopped mid-way).
 _RUN_STATUS: Final = {"completed": "completed", "failed": "failed", "pause": "paused"}
@@ -183,23 +184,43 @@ async def replay(
         WorkflowChangedError: the code changed and ``allow_changed`` is False.
         RunStateError: the checkpoint belongs to another workflow.
     """
-    storage = workflow.storage
-    source_chain, target = await load_target(storage, checkpoint_id)
-    source_history = await collect_history(storage, source_chain, len(source_chain) - 1)
+    source_chain, target = await load_target(workflow.storage, checkpoint_id)
+    options = RunOptions(allow_changed, execute, shuffle_seed)
+    return await replay_from(
+        workflow, checkpoint_id, source_chain, target, options, on_event, reuse_answers
+    )
+
+
+async def replay_from(
+    workflow: Workflow,
+    checkpoint_id: str,
+    source_chain: list[Checkpoint],
+    target: Checkpoint,
+    options: RunOptions,
+    on_event: Callable[[WorkflowEvent], None] | None = None,
+    reuse_answers: bool = True,
+) -> ReplayReport:
+    """Replay ``checkpoint_id`` from the source chain the caller read (see :func:`replay`).
+
+    ``source_chain`` and ``target`` are what :func:`~wfctl._restore.load_target` returned for
+    ``checkpoint_id``; ``options`` carry ``replay``'s ``allow_changed``, ``execute`` and
+    ``shuffle_seed``.
+
+    The source is read once: its chain is given, each origin run's chain is read here once,
+    and both histories (the whole source run, and what the replay may serve) are folded from
+    them. The replay's own records come back from the run that committed them.
+    """
+    origins = await read_origins(workflow.storage, source_chain)
+    source_history = fold_history(origins, source_chain, len(source_chain) - 1)
+    known = fold_history(origins, source_chain, target.seq)
     answers: dict[str, Any] = {}
     if reuse_answers:
-        known = await collect_history(storage, source_chain, target.seq)
         answers = _later_answers(target, source_history, known)
-    result = await workflow.run(
-        checkpoint_id=checkpoint_id,
-        responses=answers or None,
-        allow_changed=allow_changed,
-        execute=execute,
-        shuffle_seed=shuffle_seed,
-        on_event=on_event,
-        new_run=True,
+    driven = await restore_new_run(
+        workflow, checkpoint_id, source_chain, target, known, answers, None, options, on_event
     )
-    calls = await _replay_calls(storage, result)
+    result = driven.result
+    calls = _replay_calls(result, driven.records)
     source_encoded = _final_outputs(source_chain[-1])
     replay_encoded = encode(result.get_outputs()) if result.status == "completed" else None
     error = result.error
@@ -257,8 +278,8 @@ def _decoded(encoded: list[Any] | None, where: str) -> list[Any] | None:
     return [decode(value, where=where) for value in encoded]
 
 
-async def _replay_calls(storage: Any, result: WorkflowRunResult) -> ReplayCalls:
-    """Gather what the replay did with each call: its events, and its own chain's records."""
+def _replay_calls(result: WorkflowRunResult, records: Sequence[StepRecord]) -> ReplayCalls:
+    """Gather what the replay did with each call: its events, and the records it committed."""
     calls = ReplayCalls(changed=set(result.changed))
     seen: set[str] = set()
     for event in result.events:
@@ -273,11 +294,6 @@ async def _replay_calls(storage: Any, result: WorkflowRunResult) -> ReplayCalls:
             calls.served[key] = str(data.get("recorded_as", key))
         elif event.kind == "step_failed":
             calls.failed[key] = str(data.get("error", "failed"))
-    for checkpoint in await load_chain(storage, result.run_id):
-        if checkpoint.kind != "step":
-            continue
-        where = checkpoint.checkpoint_id
-        for raw in checkpoint.data.get("steps", []):
-            record = StepRecord.from_json(raw, where)
-            calls.records[record.key] = record
+    for record in records:
+        calls.records[record.key] = record
     return calls

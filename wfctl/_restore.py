@@ -32,7 +32,9 @@ __all__ = [
     "collect_history",
     "convert_answers",
     "encode_answers",
+    "fold_history",
     "load_target",
+    "read_origins",
     "recorded_signature",
 ]
 
@@ -82,16 +84,19 @@ def _fold(chain: Sequence[Checkpoint], upto: int, history: History) -> None:
             history.responses.update(answers)
 
 
-async def collect_history(
-    storage: CheckpointStorage, chain: Sequence[Checkpoint], upto: int
-) -> History:
-    """Gather the records and encoded answers of ``chain[: upto + 1]``, origins first.
+async def read_origins(
+    storage: CheckpointStorage, chain: Sequence[Checkpoint]
+) -> list[tuple[Sequence[Checkpoint], int]]:
+    """Read the runs ``chain`` was restored from, recursively: each origin chain once.
+
+    Returns:
+        Each origin chain with the seq its successor was restored from, oldest first.
 
     Raises:
-        CheckpointCorruptError: a record is malformed, or an origin chain is cyclic.
+        CheckpointCorruptError: an origin chain is corrupt, or the origins are cyclic.
         CheckpointNotFoundError: an origin checkpoint no longer exists.
     """
-    prefixes: list[tuple[Sequence[Checkpoint], int]] = [(chain, upto)]
+    prefixes: list[tuple[Sequence[Checkpoint], int]] = []
     origin = chain[0].origin_checkpoint_id if chain else None
     seen: set[str] = set()
     while origin is not None:
@@ -101,10 +106,36 @@ async def collect_history(
         origin_chain, target = await load_target(storage, origin)
         prefixes.append((origin_chain, target.seq))
         origin = origin_chain[0].origin_checkpoint_id
+    prefixes.reverse()
+    return prefixes
+
+
+def fold_history(
+    origins: Sequence[tuple[Sequence[Checkpoint], int]], chain: Sequence[Checkpoint], upto: int
+) -> History:
+    """Gather the records and encoded answers of ``origins``, then of ``chain[: upto + 1]``.
+
+    Reads nothing: ``origins`` is what :func:`read_origins` returned for ``chain``.
+
+    Raises:
+        CheckpointCorruptError: a record is malformed.
+    """
     history = History()
-    for prefix, last in reversed(prefixes):
+    for prefix, last in (*origins, (chain, upto)):
         _fold(prefix, last, history)
     return history
+
+
+async def collect_history(
+    storage: CheckpointStorage, chain: Sequence[Checkpoint], upto: int
+) -> History:
+    """Gather the records and encoded answers of ``chain[: upto + 1]``, origins first.
+
+    Raises:
+        CheckpointCorruptError: a record is malformed, or an origin chain is cyclic.
+        CheckpointNotFoundError: an origin checkpoint no longer exists.
+    """
+    return fold_history(await read_origins(storage, chain), chain, upto)
 
 
 def recorded_signature(chain: Sequence[Checkpoint], upto: int) -> str:

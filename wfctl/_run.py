@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from ._chain import CheckpointChain
 from ._codec import decode, digest, encode
-from ._context import PauseSignal, RunContext, StepEffects, current_effects
+from ._context import RunContext
+from ._effects import StepEffects, current_effects
 from ._errors import (
     DuplicateStepKeyError,
     ReplayDivergenceError,
@@ -39,11 +40,11 @@ from ._keys import (
     current_scope,
     install_task_factory,
     register_transparent,
-    run_owner,
     scope_var,
 )
 from ._keys import uninstall_task_factory as _uninstall
-from ._pausing import PauseGate
+from ._pausing import PauseGate, PauseSignal
+from ._port import port_var
 from ._recorded import Divergence, RecordedCalls, StepRecord
 from ._response_types import convert_answer
 from ._response_types import type_name as response_type_name
@@ -55,7 +56,7 @@ __all__ = ["Outcome", "Run", "RunOptions"]
 
 
 _effects = current_effects()
-_owner = run_owner()
+_port = port_var()
 #: Seconds between the supervisor's looks for a pause request while steps run.
 PAUSE_POLL = 0.1
 _scope = scope_var()
@@ -381,7 +382,7 @@ class Run:
         loop = asyncio.get_running_loop()
         install_task_factory(loop)
         context = contextvars.copy_context()
-        context.run(_owner.set, self)
+        context.run(_port.set, self)
         context.run(_scope.set, Scope(ROOT_SCOPE))
         context.run(_effects.set, None)
         body_task: asyncio.Task[Any] = asyncio.Task(

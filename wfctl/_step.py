@@ -8,14 +8,14 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Generic, ParamSpec, TypeVar, overload
 
 from ._errors import WorkflowDefinitionError
-from ._keys import run_owner
+from ._port import port_var
 
 __all__ = ["Step", "context_parameter", "step"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
-_owner = run_owner()
+_port = port_var()
 
 
 def context_parameter(fn: Callable[..., Any]) -> str | None:
@@ -72,13 +72,12 @@ class Step(Generic[R]):
     def _start(
         self, args: tuple[Any, ...], kwargs: dict[str, Any], explicit: str | None
     ) -> Coroutine[Any, Any, R]:
-        run = _owner.get()
+        run = _port.get()
         if run is None:
             if self.context_param is not None:
                 kwargs[self.context_param] = None
             return self.fn(*args, **kwargs)
-        coro: Coroutine[Any, Any, R] = run.start_step(self, args, kwargs, explicit)  # type: ignore[attr-defined]
-        return coro
+        return run.start_step(self, args, kwargs, explicit)
 
     def __repr__(self) -> str:
         return f"<step {self.name}>"

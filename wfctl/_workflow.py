@@ -1,48 +1,31 @@
-"""``@workflow`` and :class:`Workflow`: start, resume and restore runs."""
+"""``@workflow`` and :class:`Workflow`: the definition of a workflow, and the calls that run it.
+
+``Workflow.run`` and ``Workflow.resume`` check their arguments and hand over to
+:mod:`wfctl._admission` (lock, check, first commits), which hands the run to
+:mod:`wfctl._driving` (execute, end, release).
+"""
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, overload
 
-from ._chain import CheckpointChain
-from ._checkpoint import Checkpoint, validate_run_id
-from ._codec import decode, encode
-from ._config import resolve_store
-from ._ending import build_result, commit_ending
-from ._errors import (
-    RunArgumentError,
-    RunStateError,
-    UnencodableValueError,
-    WorkflowChangedError,
-    WorkflowDefinitionError,
-)
-from ._events import WorkflowEvent
-from ._ids import new_run_id
+from ._admission import continue_run, restore_run, start_run
+from ._checkpoint import validate_run_id
+from ._config import DEFAULT_STORE
+from ._context import RunContext
+from ._driving import EventListener
+from ._errors import RunArgumentError, RunStateError, WorkflowDefinitionError
 from ._message import NO_MESSAGE, MessageParameter
-from ._recorded import RecordedCalls
-from ._restore import (
-    History,
-    check_answers,
-    collect_history,
-    convert_answers,
-    encode_answers,
-    load_target,
-    recorded_signature,
-)
 from ._result import WorkflowRunResult
-from ._run import Run, RunOptions
+from ._run import RunOptions
 from ._signature import code_signature
 from ._step import Step, context_parameter
 from ._storage import FileCheckpointStorage
-from ._storage._capabilities import clear_pause, load_chain, lock_run, pause_requested
-from ._storage._protocol import CheckpointStorage, RunLock
+from ._storage._protocol import CheckpointStorage
 
 __all__ = ["Workflow", "workflow"]
-
-EventListener = Callable[[WorkflowEvent], None]
 
 
 def _unwrap_step(obj: Any) -> Any:
@@ -98,9 +81,14 @@ class Workflow:
 
     @property
     def storage(self) -> CheckpointStorage:
-        """The bound storage, or a durable file storage at the configured store."""
+        """The bound storage, else a durable ``FileCheckpointStorage("./.wfctl")``.
+
+        The library reads no configuration: ``WFCTL_STORE`` and ``wfctl.toml`` are the
+        command line's, which binds the store it resolved with :meth:`build`. Bind another
+        store with ``checkpoint_storage=`` or :meth:`build`.
+        """
         if self._storage is None:
-            self._storage = FileCheckpointStorage(resolve_store())
+            self._storage = FileCheckpointStorage(DEFAULT_STORE)
         return self._storage
 
     def build(self, checkpoint_storage: CheckpointStorage | None = None) -> Workflow:
@@ -174,41 +162,17 @@ class Workflow:
                 raise RunStateError("-", "no paused run to answer: pass checkpoint_id")
             checkpoint_id = self._last_paused
         if checkpoint_id is not None:
-            return await self._restore(
-                checkpoint_id, responses or {}, run_id, options, on_event, new_run
+            driven = await restore_run(
+                self, checkpoint_id, responses or {}, run_id, options, on_event, new_run
             )
+            return driven.result
         if new_run:
             raise RunArgumentError(
                 f"workflow {self.name!r}: new_run=True restores a checkpoint into a new run; "
                 "it needs checkpoint_id"
             )
         value = self._message.message_for(message)
-        try:
-            encoded = encode(value)
-        except UnencodableValueError as exc:
-            raise exc.for_key("<input>") from None
-        run_id = validate_run_id(run_id) if run_id is not None else new_run_id()
-        lock = lock_run(self.storage, run_id)
-        try:
-            if await self.storage.get_latest(run_id=run_id) is not None:
-                raise RunStateError(run_id, "exists already; pick another run id, or resume it")
-            chain = CheckpointChain(self.storage, run_id, self.name)
-            await chain.commit("root", self._root_data(encoded))
-        except BaseException:
-            lock.release()
-            raise
-        return await self._drive(chain, lock, value, History(), {}, options, on_event)
-
-    def _root_data(self, encoded_input: Any, **extra: Any) -> dict[str, Any]:
-        data = {
-            "input": encoded_input,
-            "workflow": self.reference,
-            "signature": self.signature,
-            **extra,
-        }
-        if self.target is not None:
-            data["target"] = self.target
-        return data
+        return (await start_run(self, value, run_id, options, on_event)).result
 
     async def resume(
         self,
@@ -226,159 +190,16 @@ class Workflow:
         ``RunLockedError``; if the run has completed, with ``RunStateError``.
         """
         options = RunOptions(allow_changed, drain_timeout=drain_timeout)
-        return await self._continue(
-            validate_run_id(run_id), None, responses or {}, options, on_event
+        driven = await continue_run(
+            self, validate_run_id(run_id), None, responses or {}, options, on_event
         )
+        return driven.result
 
-    def _check_code(self, chain: list[Checkpoint], upto: int, options: RunOptions) -> str:
-        root = chain[0]
-        if root.workflow_name != self.name:
-            raise RunStateError(
-                root.run_id, f"belongs to workflow {root.workflow_name!r}, not {self.name!r}"
-            )
-        recorded = recorded_signature(chain, upto)
-        if recorded != self.signature and not options.allow_changed:
-            raise WorkflowChangedError(self.name, recorded, self.signature)
-        return recorded
+    def body(self, message: Any, context: RunContext) -> Coroutine[Any, Any, Any]:
+        """Return the workflow body's coroutine on ``message``, with its ``RunContext``."""
+        coro: Coroutine[Any, Any, Any] = self._message.call(self.fn, message, context)
+        return coro
 
-    async def _restore(
-        self,
-        checkpoint_id: str,
-        responses: dict[str, Any],
-        run_id: str | None,
-        options: RunOptions,
-        on_event: EventListener | None,
-        new_run: bool,
-    ) -> WorkflowRunResult:
-        storage = self.storage
-        chain, target = await load_target(storage, checkpoint_id)
-        root = chain[0]
-        if target is chain[-1] and target.kind != "completed" and not new_run:
-            if run_id is not None and run_id != root.run_id:
-                raise RunArgumentError(
-                    f"{checkpoint_id} is the head of run {root.run_id!r}, which continues in "
-                    f"place, so run_id={run_id!r} cannot apply; pass new_run=True to restore "
-                    "it into a new run with that id"
-                )
-            return await self._continue(root.run_id, checkpoint_id, responses, options, on_event)
-        if target.kind == "pause" and not new_run:
-            # Its answers were given already (maybe a moment ago, by another process): taking
-            # this for a restore would quietly run the rest again in a new run.
-            raise RunStateError(
-                root.run_id,
-                f"{checkpoint_id} was answered already (the run is at {chain[-1].checkpoint_id}); "
-                "to branch from it anyway, pass new_run=True",
-            )
-        self._check_code(chain, target.seq, options)
-        message = decode(root.data.get("input"), where=f"{root.checkpoint_id} input")
-        if target.kind == "completed":
-            options = dataclasses.replace(options, complete_history=True)
-        history = await collect_history(storage, chain, target.seq)
-        check_answers(root.run_id, chain, target, responses, require=False)
-        responses = convert_answers(chain, target, responses)
-        new_id = validate_run_id(run_id) if run_id is not None else new_run_id()
-        lock = lock_run(storage, new_id)
-        try:
-            run_chain = CheckpointChain(
-                storage, new_id, self.name, origin=(root.run_id, checkpoint_id)
-            )
-            await run_chain.commit(
-                "root", self._root_data(root.data.get("input"), restored_from=checkpoint_id)
-            )
-            if responses:
-                await run_chain.commit("resume", encode_answers(responses, "answer"))
-        except BaseException:
-            lock.release()
-            raise
-        return await self._drive(run_chain, lock, message, history, responses, options, on_event)
-
-    async def _continue(
-        self,
-        run_id: str,
-        expected_head: str | None,
-        responses: dict[str, Any],
-        options: RunOptions,
-        on_event: EventListener | None,
-    ) -> WorkflowRunResult:
-        """Continue a run's own chain from its head, reading the head under the run's lock."""
-        storage = self.storage
-        lock = lock_run(storage, run_id)
-        try:
-            chain = await load_chain(storage, run_id)
-            root, target = chain[0], chain[-1]
-            if expected_head is not None and target.checkpoint_id != expected_head:
-                raise RunStateError(
-                    run_id,
-                    f"moved past {expected_head} while resuming (now at {target.checkpoint_id})",
-                )
-            if target.kind == "completed":
-                raise RunStateError(
-                    run_id, f"has completed; restore {target.checkpoint_id} to run it again"
-                )
-            recorded = self._check_code(chain, target.seq, options)
-            message = decode(root.data.get("input"), where=f"{root.checkpoint_id} input")
-            check_answers(run_id, chain, target, responses, require=target.kind == "pause")
-            responses = convert_answers(chain, target, responses)
-            history = await collect_history(storage, chain, target.seq)
-            origin = (root.origin_run_id, root.origin_checkpoint_id)
-            run_chain = CheckpointChain(
-                storage,
-                run_id,
-                self.name,
-                head=target,
-                origin=origin if origin[0] and origin[1] else None,  # type: ignore[arg-type]
-            )
-            reason = "answer" if responses else "continue" if target.kind == "pause" else "retry"
-            data = encode_answers(responses, reason)
-            if recorded != self.signature:
-                data["signature"] = self.signature
-            await run_chain.commit("resume", data)
-            clear_pause(storage, run_id)
-        except BaseException:
-            lock.release()
-            raise
-        return await self._drive(run_chain, lock, message, history, responses, options, on_event)
-
-    async def _drive(
-        self,
-        chain: CheckpointChain,
-        lock: RunLock,
-        message: Any,
-        history: History,
-        responses: dict[str, Any],
-        options: RunOptions,
-        on_event: EventListener | None,
-    ) -> WorkflowRunResult:
-        storage = self.storage
-        answers = {
-            key: decode(value, where=f"answer to {key}") for key, value in history.responses.items()
-        }
-        answers.update(responses)
-        run = Run(
-            run_id=chain.run_id,
-            chain=chain,
-            recorded=RecordedCalls(history.records),
-            responses=answers,
-            options=options,
-            on_event=on_event,
-            pause_probe=lambda: pause_requested(storage, chain.run_id),
-        )
-
-        def announce(checkpoint: Checkpoint) -> None:
-            run.emit("checkpoint", None, checkpoint.checkpoint_id)
-
-        chain.on_commit = announce
-        run.emit("run_started", None, {"checkpoint": chain.head_id})
-        try:
-            outcome = await run.execute(lambda: self._message.call(self.fn, message, run.context))
-            outcome = await commit_ending(run, outcome)
-            if outcome.status == "paused":
-                clear_pause(storage, run.run_id)
-                self._last_paused = chain.head_id
-        finally:
-            await chain.drain()
-            lock.release()
-        return build_result(run, outcome)
 
 @overload
 def workflow(fn: Callable[..., Awaitable[Any]], /) -> Workflow: ...

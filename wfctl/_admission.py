@@ -1,0 +1,243 @@
+"""Admitting a run: what happens between ``Workflow.run``/``resume`` and the first line of the body.
+
+There are three ways in, and each takes the same shape: check the arguments and what the run
+starts from, take the run's lock (:func:`admitting`), commit the run's first checkpoint(s) under
+it, and hand the locked chain to :func:`wfctl._driving.drive`. If anything fails before the body
+runs, the lock is released and the error propagates.
+
+- :func:`start_run`: a fresh run; its root records the message.
+- :func:`restore_run`: ``run(checkpoint_id=...)``; a run's head continues in place
+  (:func:`continue_run`), any other checkpoint becomes a new run (:func:`restore_new_run`).
+- :func:`continue_run`: ``resume(run_id)``; reads the head *under* the lock, so it never turns
+  into a restore.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from ._chain import CheckpointChain
+from ._checkpoint import Checkpoint, validate_run_id
+from ._codec import decode, encode
+from ._driving import Driven, EventListener, drive
+from ._errors import RunArgumentError, RunStateError, UnencodableValueError, WorkflowChangedError
+from ._ids import new_run_id
+from ._restore import (
+    History,
+    check_answers,
+    collect_history,
+    convert_answers,
+    encode_answers,
+    load_target,
+    recorded_signature,
+)
+from ._run import RunOptions
+from ._storage._capabilities import clear_pause, load_chain, lock_run
+from ._storage._protocol import CheckpointStorage, RunLock
+
+if TYPE_CHECKING:
+    from ._workflow import Workflow
+
+__all__ = ["admitting", "continue_run", "restore_new_run", "restore_run", "start_run"]
+
+
+@contextlib.contextmanager
+def admitting(storage: CheckpointStorage, run_id: str) -> Iterator[RunLock]:
+    """Take ``run_id``'s lock for the admission in the ``with`` block; release it if that fails.
+
+    On success the lock stays held: the run is driven under it and :func:`drive` releases it.
+
+    Raises:
+        RunLockedError: another process is executing the run.
+    """
+    lock = lock_run(storage, run_id)
+    try:
+        yield lock
+    except BaseException:
+        lock.release()
+        raise
+
+
+def root_data(workflow: Workflow, encoded_input: Any, **extra: Any) -> dict[str, Any]:
+    """Return the data of a run's root: its input, and how to find and check its code."""
+    data = {
+        "input": encoded_input,
+        "workflow": workflow.reference,
+        "signature": workflow.signature,
+        **extra,
+    }
+    if workflow.target is not None:
+        data["target"] = workflow.target
+    return data
+
+
+def check_code(
+    workflow: Workflow, chain: list[Checkpoint], upto: int, options: RunOptions
+) -> str:
+    """Return the signature that wrote ``chain[upto]``, refusing changed code unless allowed.
+
+    Raises:
+        RunStateError: the chain belongs to another workflow.
+        WorkflowChangedError: the code changed and ``options.allow_changed`` is False.
+    """
+    root = chain[0]
+    if root.workflow_name != workflow.name:
+        raise RunStateError(
+            root.run_id, f"belongs to workflow {root.workflow_name!r}, not {workflow.name!r}"
+        )
+    recorded = recorded_signature(chain, upto)
+    if recorded != workflow.signature and not options.allow_changed:
+        raise WorkflowChangedError(workflow.name, recorded, workflow.signature)
+    return recorded
+
+
+async def start_run(
+    workflow: Workflow,
+    value: Any,
+    run_id: str | None,
+    options: RunOptions,
+    on_event: EventListener | None,
+) -> Driven:
+    """Start a fresh run of ``workflow`` on the message ``value``.
+
+    Raises:
+        UnencodableValueError: the message cannot be stored.
+        InvalidIdError: ``run_id`` is malformed.
+        RunStateError: a run ``run_id`` exists already.
+    """
+    try:
+        encoded = encode(value)
+    except UnencodableValueError as exc:
+        raise exc.for_key("<input>") from None
+    run_id = validate_run_id(run_id) if run_id is not None else new_run_id()
+    storage = workflow.storage
+    with admitting(storage, run_id) as lock:
+        if await storage.get_latest(run_id=run_id) is not None:
+            raise RunStateError(run_id, "exists already; pick another run id, or resume it")
+        chain = CheckpointChain(storage, run_id, workflow.name)
+        await chain.commit("root", root_data(workflow, encoded))
+    return await drive(workflow, chain, lock, value, History(), {}, options, on_event)
+
+
+async def restore_run(
+    workflow: Workflow,
+    checkpoint_id: str,
+    responses: dict[str, Any],
+    run_id: str | None,
+    options: RunOptions,
+    on_event: EventListener | None,
+    new_run: bool,
+) -> Driven:
+    """Continue the run whose head ``checkpoint_id`` is, else restore it into a new run."""
+    chain, target = await load_target(workflow.storage, checkpoint_id)
+    root = chain[0]
+    if target is chain[-1] and target.kind != "completed" and not new_run:
+        if run_id is not None and run_id != root.run_id:
+            raise RunArgumentError(
+                f"{checkpoint_id} is the head of run {root.run_id!r}, which continues in "
+                f"place, so run_id={run_id!r} cannot apply; pass new_run=True to restore "
+                "it into a new run with that id"
+            )
+        return await continue_run(
+            workflow, root.run_id, checkpoint_id, responses, options, on_event
+        )
+    if target.kind == "pause" and not new_run:
+        # Its answers were given already (maybe a moment ago, by another process): taking
+        # this for a restore would quietly run the rest again in a new run.
+        raise RunStateError(
+            root.run_id,
+            f"{checkpoint_id} was answered already (the run is at {chain[-1].checkpoint_id}); "
+            "to branch from it anyway, pass new_run=True",
+        )
+    return await restore_new_run(
+        workflow, checkpoint_id, chain, target, None, responses, run_id, options, on_event
+    )
+
+
+async def restore_new_run(
+    workflow: Workflow,
+    checkpoint_id: str,
+    chain: list[Checkpoint],
+    target: Checkpoint,
+    history: History | None,
+    responses: dict[str, Any],
+    run_id: str | None,
+    options: RunOptions,
+    on_event: EventListener | None,
+) -> Driven:
+    """Restore ``checkpoint_id`` into a new run whose root names it as its origin.
+
+    Args:
+        chain, target: the chain of the run holding ``checkpoint_id``, and that checkpoint
+            (as :func:`~wfctl._restore.load_target` returns them).
+        history: what ``chain`` up to ``target`` recorded, origins first, when the caller has
+            read it already; else it is read here.
+    """
+    storage = workflow.storage
+    root = chain[0]
+    check_code(workflow, chain, target.seq, options)
+    message = decode(root.data.get("input"), where=f"{root.checkpoint_id} input")
+    if target.kind == "completed":
+        options = dataclasses.replace(options, complete_history=True)
+    if history is None:
+        history = await collect_history(storage, chain, target.seq)
+    check_answers(root.run_id, chain, target, responses, require=False)
+    responses = convert_answers(chain, target, responses)
+    new_id = validate_run_id(run_id) if run_id is not None else new_run_id()
+    with admitting(storage, new_id) as lock:
+        run_chain = CheckpointChain(
+            storage, new_id, workflow.name, origin=(root.run_id, checkpoint_id)
+        )
+        await run_chain.commit(
+            "root", root_data(workflow, root.data.get("input"), restored_from=checkpoint_id)
+        )
+        if responses:
+            await run_chain.commit("resume", encode_answers(responses, "answer"))
+    return await drive(workflow, run_chain, lock, message, history, responses, options, on_event)
+
+
+async def continue_run(
+    workflow: Workflow,
+    run_id: str,
+    expected_head: str | None,
+    responses: dict[str, Any],
+    options: RunOptions,
+    on_event: EventListener | None,
+) -> Driven:
+    """Continue a run's own chain from its head, reading the head under the run's lock."""
+    storage = workflow.storage
+    with admitting(storage, run_id) as lock:
+        chain = await load_chain(storage, run_id)
+        root, target = chain[0], chain[-1]
+        if expected_head is not None and target.checkpoint_id != expected_head:
+            raise RunStateError(
+                run_id,
+                f"moved past {expected_head} while resuming (now at {target.checkpoint_id})",
+            )
+        if target.kind == "completed":
+            raise RunStateError(
+                run_id, f"has completed; restore {target.checkpoint_id} to run it again"
+            )
+        recorded = check_code(workflow, chain, target.seq, options)
+        message = decode(root.data.get("input"), where=f"{root.checkpoint_id} input")
+        check_answers(run_id, chain, target, responses, require=target.kind == "pause")
+        responses = convert_answers(chain, target, responses)
+        history = await collect_history(storage, chain, target.seq)
+        origin = (root.origin_run_id, root.origin_checkpoint_id)
+        run_chain = CheckpointChain(
+            storage,
+            run_id,
+            workflow.name,
+            head=target,
+            origin=origin if origin[0] and origin[1] else None,  # type: ignore[arg-type]
+        )
+        reason = "answer" if responses else "continue" if target.kind == "pause" else "retry"
+        data = encode_answers(responses, reason)
+        if recorded != workflow.signature:
+            data["signature"] = workflow.signature
+        await run_chain.commit("resume", data)
+        clear_pause(storage, run_id)
+    return await drive(workflow, run_chain, lock, message, history, responses, options, on_event)

@@ -1,0 +1,93 @@
+"""Driving an admitted run: execute its body, commit how it ended, release it, report.
+
+:mod:`wfctl._admission` hands over a run whose lock is held and whose first checkpoints are
+committed. :func:`drive` builds the :class:`~wfctl._run.Run` over that chain and the history it
+may serve, executes the body, commits the ending checkpoint (:mod:`wfctl._ending`), waits for
+every save, releases the lock and returns the result. Whatever happens, the lock is released
+and no save is left in flight.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ._chain import CheckpointChain
+from ._checkpoint import Checkpoint
+from ._codec import decode
+from ._ending import build_result, commit_ending
+from ._events import WorkflowEvent
+from ._recorded import RecordedCalls, StepRecord
+from ._restore import History
+from ._result import WorkflowRunResult
+from ._run import Run, RunOptions
+from ._storage._capabilities import clear_pause, pause_requested
+from ._storage._protocol import RunLock
+
+if TYPE_CHECKING:
+    from ._workflow import Workflow
+
+__all__ = ["Driven", "EventListener", "drive"]
+
+EventListener = Callable[[WorkflowEvent], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Driven:
+    """What driving a run gave: its result, and the step records it committed, in order.
+
+    The records are the ones that are durable in the run's chain, held from the commits
+    themselves: a caller that compares them (``wfctl replay``) need not read the chain back.
+    """
+
+    result: WorkflowRunResult
+    records: tuple[StepRecord, ...]
+
+
+async def drive(
+    workflow: Workflow,
+    chain: CheckpointChain,
+    lock: RunLock,
+    message: Any,
+    history: History,
+    responses: dict[str, Any],
+    options: RunOptions,
+    on_event: EventListener | None,
+) -> Driven:
+    """Run ``workflow``'s body on ``message`` in the admitted ``chain``; release ``lock``.
+
+    Args:
+        history: the records and answers the run may serve (empty for a fresh run).
+        responses: answers given with this call, already converted to their types.
+    """
+    storage = workflow.storage
+    answers = {
+        key: decode(value, where=f"answer to {key}") for key, value in history.responses.items()
+    }
+    answers.update(responses)
+    run = Run(
+        run_id=chain.run_id,
+        chain=chain,
+        recorded=RecordedCalls(history.records),
+        responses=answers,
+        options=options,
+        on_event=on_event,
+        pause_probe=lambda: pause_requested(storage, chain.run_id),
+    )
+
+    def announce(checkpoint: Checkpoint) -> None:
+        run.emit("checkpoint", None, checkpoint.checkpoint_id)
+
+    chain.on_commit = announce
+    run.emit("run_started", None, {"checkpoint": chain.head_id})
+    try:
+        outcome = await run.execute(lambda: workflow.body(message, run.context))
+        outcome = await commit_ending(run, outcome)
+        if outcome.status == "paused":
+            clear_pause(storage, run.run_id)
+            workflow._last_paused = chain.head_id
+    finally:
+        await chain.drain()
+        lock.release()
+    return Driven(build_result(run, outcome), tuple(chain.committed))
