@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, overload
 
 from ._chain import CheckpointChain
-from ._checkpoint import Checkpoint, validate_run_id
+from ._checkpoint import Checkpoint, Kind, validate_run_id
 from ._codec import decode, encode
 from ._config import resolve_store
 from ._ending import build_result, commit_ending
@@ -22,6 +22,7 @@ from ._errors import (
 from ._events import WorkflowEvent
 from ._ids import new_run_id
 from ._message import NO_MESSAGE, MessageParameter
+from ._payloads import RootPayload, recorded_signature
 from ._recorded import RecordedCalls
 from ._restore import (
     History,
@@ -30,7 +31,6 @@ from ._restore import (
     convert_answers,
     encode_answers,
     load_target,
-    recorded_signature,
 )
 from ._result import WorkflowRunResult
 from ._run import Run, RunOptions
@@ -193,22 +193,16 @@ class Workflow:
             if await self.storage.get_latest(run_id=run_id) is not None:
                 raise RunStateError(run_id, "exists already; pick another run id, or resume it")
             chain = CheckpointChain(self.storage, run_id, self.name)
-            await chain.commit("root", self._root_data(encoded))
+            await chain.commit(self._root_payload(encoded))
         except BaseException:
             lock.release()
             raise
         return await self._drive(chain, lock, value, History(), {}, options, on_event)
 
-    def _root_data(self, encoded_input: Any, **extra: Any) -> dict[str, Any]:
-        data = {
-            "input": encoded_input,
-            "workflow": self.reference,
-            "signature": self.signature,
-            **extra,
-        }
-        if self.target is not None:
-            data["target"] = self.target
-        return data
+    def _root_payload(self, encoded_input: Any, restored_from: str | None = None) -> RootPayload:
+        return RootPayload(
+            encoded_input, self.reference, self.signature, restored_from, self.target
+        )
 
     async def resume(
         self,
@@ -253,7 +247,7 @@ class Workflow:
         storage = self.storage
         chain, target = await load_target(storage, checkpoint_id)
         root = chain[0]
-        if target is chain[-1] and target.kind != "completed" and not new_run:
+        if target is chain[-1] and target.kind != Kind.COMPLETED and not new_run:
             if run_id is not None and run_id != root.run_id:
                 raise RunArgumentError(
                     f"{checkpoint_id} is the head of run {root.run_id!r}, which continues in "
@@ -261,7 +255,7 @@ class Workflow:
                     "it into a new run with that id"
                 )
             return await self._continue(root.run_id, checkpoint_id, responses, options, on_event)
-        if target.kind == "pause" and not new_run:
+        if target.kind == Kind.PAUSE and not new_run:
             # Its answers were given already (maybe a moment ago, by another process): taking
             # this for a restore would quietly run the rest again in a new run.
             raise RunStateError(
@@ -270,8 +264,8 @@ class Workflow:
                 "to branch from it anyway, pass new_run=True",
             )
         self._check_code(chain, target.seq, options)
-        message = decode(root.data.get("input"), where=f"{root.checkpoint_id} input")
-        if target.kind == "completed":
+        message = decode(RootPayload.of(root).input, where=f"{root.checkpoint_id} input")
+        if target.kind == Kind.COMPLETED:
             options = dataclasses.replace(options, complete_history=True)
         history = await collect_history(storage, chain, target.seq)
         check_answers(root.run_id, chain, target, responses, require=False)
@@ -283,10 +277,10 @@ class Workflow:
                 storage, new_id, self.name, origin=(root.run_id, checkpoint_id)
             )
             await run_chain.commit(
-                "root", self._root_data(root.data.get("input"), restored_from=checkpoint_id)
+                self._root_payload(RootPayload.of(root).input, restored_from=checkpoint_id)
             )
             if responses:
-                await run_chain.commit("resume", encode_answers(responses, "answer"))
+                await run_chain.commit(encode_answers(responses, "answer"))
         except BaseException:
             lock.release()
             raise
@@ -311,13 +305,13 @@ class Workflow:
                     run_id,
                     f"moved past {expected_head} while resuming (now at {target.checkpoint_id})",
                 )
-            if target.kind == "completed":
+            if target.kind == Kind.COMPLETED:
                 raise RunStateError(
                     run_id, f"has completed; restore {target.checkpoint_id} to run it again"
                 )
             recorded = self._check_code(chain, target.seq, options)
-            message = decode(root.data.get("input"), where=f"{root.checkpoint_id} input")
-            check_answers(run_id, chain, target, responses, require=target.kind == "pause")
+            message = decode(RootPayload.of(root).input, where=f"{root.checkpoint_id} input")
+            check_answers(run_id, chain, target, responses, require=target.kind == Kind.PAUSE)
             responses = convert_answers(chain, target, responses)
             history = await collect_history(storage, chain, target.seq)
             origin = (root.origin_run_id, root.origin_checkpoint_id)
@@ -328,11 +322,9 @@ class Workflow:
                 head=target,
                 origin=origin if origin[0] and origin[1] else None,  # type: ignore[arg-type]
             )
-            reason = "answer" if responses else "continue" if target.kind == "pause" else "retry"
-            data = encode_answers(responses, reason)
-            if recorded != self.signature:
-                data["signature"] = self.signature
-            await run_chain.commit("resume", data)
+            reason = "answer" if responses else "continue" if target.kind == Kind.PAUSE else "retry"
+            changed = self.signature if recorded != self.signature else None
+            await run_chain.commit(encode_answers(responses, reason, signature=changed))
             clear_pause(storage, run_id)
         except BaseException:
             lock.release()

@@ -12,8 +12,16 @@ from __future__ import annotations
 
 import abc
 
-from wfctl._checkpoint import Checkpoint, checkpoint_id_for, split_checkpoint_id, validate_run_id
+from wfctl._checkpoint import (
+    ENDING_STATUS,
+    Checkpoint,
+    Kind,
+    checkpoint_id_for,
+    split_checkpoint_id,
+    validate_run_id,
+)
 from wfctl._errors import CheckpointCorruptError, CheckpointNotFoundError, RunNotFoundError
+from wfctl._payloads import recorded_requests
 
 from ._protocol import RunJournal, RunSummary
 
@@ -37,7 +45,7 @@ def check_append(checkpoint: Checkpoint, head_seq: int, head_id: str | None, whe
             the record is a root anywhere but at seq 0 (or seq 0 is not a root).
     """
     seq, parent = checkpoint.seq, checkpoint.previous_checkpoint_id
-    if seq == head_seq + 1 and parent == head_id and (seq == 0) == (checkpoint.kind == "root"):
+    if seq == head_seq + 1 and parent == head_id and (seq == 0) == (checkpoint.kind == Kind.ROOT):
         return
     run = checkpoint.run_id
     if seq == head_seq + 1 and parent == head_id:
@@ -102,16 +110,7 @@ def _split_problem(problem: str, source: str) -> tuple[str, str]:
 
 def pending_requests(head: Checkpoint) -> tuple[str, ...]:
     """Return the request ids a pause checkpoint is waiting for (empty for other kinds)."""
-    if head.kind != "pause":
-        return ()
-    requests = head.data.get("requests")
-    if not isinstance(requests, list):
-        return ()
-    return tuple(
-        r["request_id"]
-        for r in requests
-        if isinstance(r, dict) and isinstance(r.get("request_id"), str)
-    )
+    return tuple(request.request_id for request in recorded_requests(head))
 
 
 class StorageQueries(abc.ABC):
@@ -259,12 +258,9 @@ class StorageQueries(abc.ABC):
         return summaries
 
     def _summarize(self, root: Checkpoint, head: Checkpoint) -> RunSummary:
-        if head.kind in ("completed", "failed"):
-            status = head.kind
-        elif head.kind == "pause":
-            status = "paused"
-        else:
-            status = "running" if self._is_locked(root.run_id) else "interrupted"
+        status = ENDING_STATUS.get(head.kind) or (
+            "running" if self._is_locked(root.run_id) else "interrupted"
+        )
         return RunSummary(
             run_id=root.run_id,
             workflow_name=root.workflow_name,

@@ -29,7 +29,7 @@ import weakref
 from pathlib import Path
 from typing import Final
 
-from wfctl._checkpoint import Checkpoint, split_checkpoint_id, validate_run_id
+from wfctl._checkpoint import ENDING_STATUS, Checkpoint, Kind, split_checkpoint_id, validate_run_id
 from wfctl._errors import (
     CheckpointCorruptError,
     JournalChangedError,
@@ -68,8 +68,6 @@ __all__ = ["FileCheckpointStorage", "open_store"]
 
 #: Journals kept open for appending at once; the least recently opened is closed beyond this.
 _MAX_OPEN: Final = 128
-#: The kinds of record that end a ``Workflow.run`` call, each followed by an end marker.
-_ENDINGS: Final = frozenset({"completed", "failed", "pause"})
 
 
 def _close_all(appenders: dict[str, JournalAppender]) -> None:
@@ -167,7 +165,7 @@ class FileCheckpointStorage(StorageQueries):
             appender = self._appenders.get(checkpoint.run_id) or self._open_appender(checkpoint)
             try:
                 if appender.append(checkpoint, line, self._durable):
-                    if checkpoint.kind in _ENDINGS:
+                    if checkpoint.kind in ENDING_STATUS:  # the call ends: mark the end
                         self._mark_end(checkpoint, line)
                     return
             except OSError:
@@ -501,7 +499,7 @@ class FileCheckpointStorage(StorageQueries):
         root = decode_record(line, f"{path}:1")
         if root.run_id != run_id:
             raise CheckpointCorruptError(f"{path}:1", f"record belongs to run {root.run_id!r}")
-        if root.seq != 0 or root.kind != "root" or root.previous_checkpoint_id is not None:
+        if root.seq != 0 or root.kind != Kind.ROOT or root.previous_checkpoint_id is not None:
             raise CheckpointCorruptError(
                 f"{path}:1", f"the first record is {root.checkpoint_id} ({root.kind}), not a root"
             )
