@@ -19,7 +19,7 @@ from ._errors import CheckpointCorruptError, InvalidIdError, RunNotFoundError, W
 from ._payloads import RootPayload
 from ._storage._base import read_problem
 from ._storage._capabilities import read_run
-from ._storage._protocol import RunJournal
+from ._storage._protocol import JournalProblem, RunJournal
 
 __all__ = ["LineageReport", "RunVerdict", "listed", "verify_lineage"]
 
@@ -136,7 +136,7 @@ async def _read(storage: Any, run_id: str, seen: dict[str, _Index | None]) -> Ru
     except RunNotFoundError:
         journal = None
     except CheckpointCorruptError as exc:
-        journal = RunJournal(run_id, (), (f"{exc.where}: {exc.reason}",))
+        journal = RunJournal(run_id, (), (JournalProblem.from_error(exc),))
     except OSError as exc:  # one unreadable run is a finding; the others are still verified
         journal = RunJournal(run_id, (), (read_problem(exc),))
     seen[run_id] = (
@@ -147,11 +147,8 @@ async def _read(storage: Any, run_id: str, seen: dict[str, _Index | None]) -> Ru
 
 def _locations(journal: RunJournal) -> list[str]:
     """Return where each readable record is stored, skipping the lines the read rejected."""
-    source, rejected = journal.source, set()
-    for problem in journal.problems:
-        line = problem[len(source) + 1 :].partition(":")[0]
-        if source and problem.startswith(source + ":") and line.isdigit():
-            rejected.add(int(line))
+    source = journal.source
+    rejected = {p.line for p in journal.problems if p.line is not None} if source else set()
     locations, line_no = [], 0
     for _ in journal.checkpoints:
         line_no += 1
@@ -167,7 +164,7 @@ class _RunCheck:
     def __init__(self, journal: RunJournal) -> None:
         self.run_id, self.records = journal.run_id, list(journal.checkpoints)
         self.locations = _locations(journal)
-        self.problems, self.notes = list(journal.problems), []
+        self.problems, self.notes = [str(p) for p in journal.problems], []
         if journal.torn_tail:
             self.notes.append(
                 f"torn tail: {journal.torn_tail} byte(s) after the last committed record of "

@@ -23,7 +23,7 @@ from wfctl._checkpoint import (
 from wfctl._errors import CheckpointCorruptError, CheckpointNotFoundError, RunNotFoundError
 from wfctl._payloads import recorded_requests
 
-from ._protocol import RunJournal, RunSummary
+from ._protocol import JournalProblem, RunJournal, RunSummary
 
 __all__ = [
     "StorageQueries",
@@ -73,7 +73,8 @@ def strict_chain(journal: RunJournal) -> list[Checkpoint]:
     """
     source = journal.source or f"run {journal.run_id}"
     if journal.problems:
-        raise CheckpointCorruptError(*_split_problem(journal.problems[0], source))
+        first = journal.problems[0]
+        raise CheckpointCorruptError(first.where or source, first.reason)
     chain = list(journal.checkpoints)
     if not chain:
         raise RunNotFoundError(journal.run_id)
@@ -97,15 +98,6 @@ def strict_chain(journal: RunJournal) -> list[Checkpoint]:
             )
         parent = checkpoint_id_for(journal.run_id, index)
     return chain
-
-
-def _split_problem(problem: str, source: str) -> tuple[str, str]:
-    """Split ``"<where>: <reason>"`` back apart (``where`` may itself hold ``": "``)."""
-    start = len(source) if problem.startswith(source) else 0
-    cut = problem.find(": ", start)
-    if cut < 0:
-        return source, problem
-    return problem[:cut], problem[cut + 2 :]
 
 
 def pending_requests(head: Checkpoint) -> tuple[str, ...]:
@@ -243,7 +235,7 @@ class StorageQueries(abc.ABC):
             except CheckpointCorruptError as exc:
                 wf = self._root_workflow(rid)
                 if workflow_name is None or wf in (None, workflow_name):
-                    summaries.append(_broken_summary(rid, wf, f"{exc.where}: {exc.reason}"))
+                    summaries.append(_broken_summary(rid, wf, JournalProblem.from_error(exc)))
                 continue
             except OSError as exc:  # listed under any workflow filter: its own is unknown
                 summaries.append(_broken_summary(rid, None, read_problem(exc), "unreadable"))
@@ -305,14 +297,13 @@ class StorageQueries(abc.ABC):
         return chains
 
 
-def read_problem(exc: OSError) -> str:
+def read_problem(exc: OSError) -> JournalProblem:
     """Say why a run could not be read: ``<file>: cannot read: <reason>``."""
-    where = f"{exc.filename}: " if exc.filename else ""
-    return f"{where}cannot read: {exc.strerror or exc}"
+    return JournalProblem(str(exc.filename or ""), f"cannot read: {exc.strerror or exc}")
 
 
 def _broken_summary(
-    run_id: str, workflow_name: str | None, problem: str, status: str = "corrupt"
+    run_id: str, workflow_name: str | None, problem: JournalProblem, status: str = "corrupt"
 ) -> RunSummary:
     return RunSummary(
         run_id=run_id,
@@ -322,5 +313,5 @@ def _broken_summary(
         head_seq=-1,
         created="",
         updated="",
-        problem=problem,
+        problem=str(problem),
     )

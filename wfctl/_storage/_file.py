@@ -61,7 +61,7 @@ from ._journal import (
     record_crc,
 )
 from ._lock import FileRunLock, probe_locked
-from ._protocol import RunJournal
+from ._protocol import JournalProblem, RunJournal
 from ._security import vet_store_root
 
 __all__ = ["FileCheckpointStorage", "open_store"]
@@ -377,7 +377,7 @@ class FileCheckpointStorage(StorageQueries):
         try:
             fd = self._open_read(run_id)
         except CheckpointCorruptError as exc:
-            return RunJournal(run_id, (), (f"{exc.where}: {exc.reason}",), 0, path)
+            return RunJournal(run_id, (), (JournalProblem.from_error(exc),), 0, path)
         try:
             data = read_all(self._fs, fd)
         finally:
@@ -386,13 +386,13 @@ class FileCheckpointStorage(StorageQueries):
         try:
             marker = self._end_marker(run_id)
         except CheckpointCorruptError as exc:
-            problems.append(f"{exc.where}: {exc.reason}")
+            problems.append(JournalProblem.from_error(exc))
         else:
             if marker is not None:
                 last = max((c.seq for c in checkpoints), default=-1)
                 found = end_problem(marker, last, crc_of_seq(data, marker.seq), self._end(run_id))
                 if found is not None:
-                    problems.append(f"{path}: {found}")
+                    problems.append(JournalProblem(path, found))
         return RunJournal(run_id, tuple(checkpoints), tuple(problems), torn, path)
 
     def _end(self, run_id: str) -> str:

@@ -35,6 +35,7 @@ from wfctl._checkpoint import FORMAT_VERSION, KINDS, Checkpoint, Kind, checkpoin
 from wfctl._errors import CheckpointCorruptError
 
 from ._fs import FileSystem
+from ._protocol import JournalProblem
 
 __all__ = [
     "END_NAME",
@@ -256,16 +257,18 @@ def _verified_body(line: bytes, where: str) -> bytes:
     return body
 
 
-def parse_journal(data: bytes, path: str, run_id: str) -> tuple[list[Checkpoint], list[str], int]:
+def parse_journal(
+    data: bytes, path: str, run_id: str
+) -> tuple[list[Checkpoint], list[JournalProblem], int]:
     """Decode a whole journal, keeping what verifies and naming what does not.
 
     Returns ``(checkpoints, problems, torn_tail)``: checkpoints in file order (no dedupe, no
-    reordering: lineage verification must see forks and gaps), one ``"<file>:<line>: <reason>"``
-    per bad line, and the byte count after the last newline.
+    reordering: lineage verification must see forks and gaps), one problem per bad line (at
+    ``<file>:<line>``, with its line), and the byte count after the last newline.
     """
     committed = data.rfind(b"\n") + 1
     checkpoints: list[Checkpoint] = []
-    problems: list[str] = []
+    problems: list[JournalProblem] = []
     if committed:
         lines = data[:committed].split(b"\n")
         lines.pop()  # the empty piece after the final newline
@@ -274,10 +277,11 @@ def parse_journal(data: bytes, path: str, run_id: str) -> tuple[list[Checkpoint]
             try:
                 checkpoint = decode_record(line, where)
             except CheckpointCorruptError as exc:
-                problems.append(f"{where}: {exc.reason}")
+                problems.append(JournalProblem(where, exc.reason, lineno))
                 continue
             if checkpoint.run_id != run_id:
-                problems.append(f"{where}: record belongs to run {checkpoint.run_id!r}")
+                reason = f"record belongs to run {checkpoint.run_id!r}"
+                problems.append(JournalProblem(where, reason, lineno))
                 continue
             checkpoints.append(checkpoint)
     return checkpoints, problems, len(data) - committed
