@@ -20,11 +20,12 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from ._chain import CheckpointChain
-from ._checkpoint import Checkpoint, validate_run_id
+from ._checkpoint import Checkpoint, Kind, validate_run_id
 from ._codec import decode, encode
 from ._driving import Driven, EventListener, drive
 from ._errors import RunArgumentError, RunStateError, UnencodableValueError, WorkflowChangedError
 from ._ids import new_run_id
+from ._payloads import RootPayload, recorded_signature
 from ._restore import (
     History,
     check_answers,
@@ -32,7 +33,6 @@ from ._restore import (
     convert_answers,
     encode_answers,
     load_target,
-    recorded_signature,
 )
 from ._run import RunOptions
 from ._storage._capabilities import clear_pause, load_chain, lock_run
@@ -61,17 +61,13 @@ def admitting(storage: CheckpointStorage, run_id: str) -> Iterator[RunLock]:
         raise
 
 
-def root_data(workflow: Workflow, encoded_input: Any, **extra: Any) -> dict[str, Any]:
-    """Return the data of a run's root: its input, and how to find and check its code."""
-    data = {
-        "input": encoded_input,
-        "workflow": workflow.reference,
-        "signature": workflow.signature,
-        **extra,
-    }
-    if workflow.target is not None:
-        data["target"] = workflow.target
-    return data
+def root_payload(
+    workflow: Workflow, encoded_input: Any, restored_from: str | None = None
+) -> RootPayload:
+    """Return the payload of a run's root: its input, and how to find and check its code."""
+    return RootPayload(
+        encoded_input, workflow.reference, workflow.signature, restored_from, workflow.target
+    )
 
 
 def check_code(
@@ -118,7 +114,7 @@ async def start_run(
         if await storage.get_latest(run_id=run_id) is not None:
             raise RunStateError(run_id, "exists already; pick another run id, or resume it")
         chain = CheckpointChain(storage, run_id, workflow.name)
-        await chain.commit("root", root_data(workflow, encoded))
+        await chain.commit(root_payload(workflow, encoded))
     return await drive(workflow, chain, lock, value, History(), {}, options, on_event)
 
 
@@ -134,7 +130,7 @@ async def restore_run(
     """Continue the run whose head ``checkpoint_id`` is, else restore it into a new run."""
     chain, target = await load_target(workflow.storage, checkpoint_id)
     root = chain[0]
-    if target is chain[-1] and target.kind != "completed" and not new_run:
+    if target is chain[-1] and target.kind != Kind.COMPLETED and not new_run:
         if run_id is not None and run_id != root.run_id:
             raise RunArgumentError(
                 f"{checkpoint_id} is the head of run {root.run_id!r}, which continues in "
@@ -144,7 +140,7 @@ async def restore_run(
         return await continue_run(
             workflow, root.run_id, checkpoint_id, responses, options, on_event
         )
-    if target.kind == "pause" and not new_run:
+    if target.kind == Kind.PAUSE and not new_run:
         # Its answers were given already (maybe a moment ago, by another process): taking
         # this for a restore would quietly run the rest again in a new run.
         raise RunStateError(
@@ -179,8 +175,8 @@ async def restore_new_run(
     storage = workflow.storage
     root = chain[0]
     check_code(workflow, chain, target.seq, options)
-    message = decode(root.data.get("input"), where=f"{root.checkpoint_id} input")
-    if target.kind == "completed":
+    message = decode(RootPayload.of(root).input, where=f"{root.checkpoint_id} input")
+    if target.kind == Kind.COMPLETED:
         options = dataclasses.replace(options, complete_history=True)
     if history is None:
         history = await collect_history(storage, chain, target.seq)
@@ -192,10 +188,10 @@ async def restore_new_run(
             storage, new_id, workflow.name, origin=(root.run_id, checkpoint_id)
         )
         await run_chain.commit(
-            "root", root_data(workflow, root.data.get("input"), restored_from=checkpoint_id)
+            root_payload(workflow, RootPayload.of(root).input, restored_from=checkpoint_id)
         )
         if responses:
-            await run_chain.commit("resume", encode_answers(responses, "answer"))
+            await run_chain.commit(encode_answers(responses, "answer"))
     return await drive(workflow, run_chain, lock, message, history, responses, options, on_event)
 
 
@@ -217,13 +213,13 @@ async def continue_run(
                 run_id,
                 f"moved past {expected_head} while resuming (now at {target.checkpoint_id})",
             )
-        if target.kind == "completed":
+        if target.kind == Kind.COMPLETED:
             raise RunStateError(
                 run_id, f"has completed; restore {target.checkpoint_id} to run it again"
             )
         recorded = check_code(workflow, chain, target.seq, options)
-        message = decode(root.data.get("input"), where=f"{root.checkpoint_id} input")
-        check_answers(run_id, chain, target, responses, require=target.kind == "pause")
+        message = decode(RootPayload.of(root).input, where=f"{root.checkpoint_id} input")
+        check_answers(run_id, chain, target, responses, require=target.kind == Kind.PAUSE)
         responses = convert_answers(chain, target, responses)
         history = await collect_history(storage, chain, target.seq)
         origin = (root.origin_run_id, root.origin_checkpoint_id)
@@ -234,10 +230,8 @@ async def continue_run(
             head=target,
             origin=origin if origin[0] and origin[1] else None,  # type: ignore[arg-type]
         )
-        reason = "answer" if responses else "continue" if target.kind == "pause" else "retry"
-        data = encode_answers(responses, reason)
-        if recorded != workflow.signature:
-            data["signature"] = workflow.signature
-        await run_chain.commit("resume", data)
+        reason = "answer" if responses else "continue" if target.kind == Kind.PAUSE else "retry"
+        changed = workflow.signature if recorded != workflow.signature else None
+        await run_chain.commit(encode_answers(responses, reason, signature=changed))
         clear_pause(storage, run_id)
     return await drive(workflow, run_chain, lock, message, history, responses, options, on_event)

@@ -17,8 +17,9 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from ._checkpoint import Checkpoint, checkpoint_id_for
+from ._checkpoint import Checkpoint, Kind, checkpoint_id_for
 from ._errors import JournalChangedError
+from ._payloads import Payload, StepPayload
 from ._recorded import StepRecord
 from ._storage._protocol import CheckpointStorage
 
@@ -88,13 +89,15 @@ class CheckpointChain:
         # the committer's save, which goes on and is drained before the run returns.
         await future
 
-    async def commit(self, kind: str, data: dict[str, Any]) -> Checkpoint:
-        """Commit a run-level checkpoint (root, resume, pause, completed, failed).
+    async def commit(self, payload: Payload) -> Checkpoint:
+        """Commit a run-level checkpoint (root, resume, pause, completed, failed) of ``payload``.
 
         Step results already queued are committed first, so this checkpoint becomes the head.
         """
         await self.flush()
-        save = asyncio.Task(self._save(kind, data), context=contextvars.Context())
+        save = asyncio.Task(
+            self._save(payload.KIND, payload.to_json()), context=contextvars.Context()
+        )
         self._saves.add(save)
         save.add_done_callback(self._saves.discard)
         return await asyncio.shield(save)
@@ -119,7 +122,7 @@ class CheckpointChain:
             while self._queued:
                 batch, self._queued = self._queued, []
                 try:
-                    await self._save("step", {"steps": [r.to_json() for r, _ in batch]})
+                    await self._save(Kind.STEP, StepPayload([r for r, _ in batch]).to_json())
                 except Exception as exc:
                     for _, future in batch:
                         if not future.done():
@@ -132,7 +135,7 @@ class CheckpointChain:
         finally:
             self._committer = None
 
-    async def _save(self, kind: str, data: dict[str, Any]) -> Checkpoint:
+    async def _save(self, kind: Kind, data: dict[str, Any]) -> Checkpoint:
         async with self._lock:
             if self._served:
                 data["served"], self._served = self._served, []

@@ -4,34 +4,28 @@ A run is a chain of checkpoints ``seq 0, 1, 2, ...``. Each checkpoint holds only
 since its parent (a delta), so total bytes grow linearly with the number of steps; the state at
 any checkpoint is the fold of the chain from the root up to it.
 
-``data`` is plain JSON (values inside it are already encoded by the codec). Its shape depends on
-``kind``:
-
-- ``root``: ``input``, ``workflow`` (``module:qualname``), ``signature``, ``target`` (how the CLI
-  loads the code again), ``restored_from`` (on a run restored from another run's checkpoint).
-- ``step``: ``steps`` (committed step records), ``served`` (keys served from the cache since the
-  previous checkpoint).
-- ``resume``: ``responses`` (request id -> encoded answer), ``reason`` (``answer``, ``continue``
-  after an interrupt, or ``retry``).
-- ``pause``: ``requests`` (pending requests), ``reason`` (``request`` or ``interrupt``).
-- ``completed``: ``result``, ``outputs``.
-- ``failed``: ``error`` (``type``, ``message``).
+``kind`` is a :class:`Kind`. ``data`` is plain JSON (values inside it are already encoded by the
+codec), exactly as stored; its shape depends on the kind: :mod:`wfctl._payloads` has one typed
+payload class per kind, which the engine, the inspectors and the storages read and write it with.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Any, Final
 
 from ._errors import InvalidIdError
 
 __all__ = [
+    "ENDING_STATUS",
     "FORMAT_VERSION",
     "KINDS",
-    "TERMINAL_KINDS",
     "Checkpoint",
-    "CheckpointKind",
+    "Kind",
     "checkpoint_id_for",
     "split_checkpoint_id",
     "validate_run_id",
@@ -40,12 +34,36 @@ __all__ = [
 #: Version of the on-disk record format; a record with a higher version is refused.
 FORMAT_VERSION: Final = 1
 
-CheckpointKind = Literal["root", "step", "resume", "pause", "completed", "failed"]
-KINDS: Final[frozenset[str]] = frozenset(
-    {"root", "step", "resume", "pause", "completed", "failed"}
+
+class Kind(StrEnum):
+    """What a checkpoint record records; each kind's ``data`` has one shape (``_payloads``).
+
+    Members are strings (``Kind.PAUSE == "pause"``), written to disk as their value, so the
+    on-disk format is the same whether a kind is named by its member or by its text.
+    """
+
+    #: The run's start: its input and the code that runs it (always seq 0, and only seq 0).
+    ROOT = "root"
+    #: Step results committed together.
+    STEP = "step"
+    #: A paused, failed or interrupted run going on: its answers, or a retry.
+    RESUME = "resume"
+    #: The run stopped for answers, or was interrupted, and can be resumed.
+    PAUSE = "pause"
+    #: The run returned; nothing may follow.
+    COMPLETED = "completed"
+    #: The run raised; only a ``resume`` (a retry) may follow.
+    FAILED = "failed"
+
+
+KINDS: Final[frozenset[str]] = frozenset(Kind)
+_KIND_OF: Final[Mapping[str, Kind]] = {kind.value: kind for kind in Kind}
+#: The kinds that end a ``Workflow.run`` call, and the status a run whose head is one has. A
+#: head of any other kind belongs to a run still going (``running``) or cut short
+#: (``interrupted``): which one, only its lock can tell.
+ENDING_STATUS: Final[Mapping[str, str]] = MappingProxyType(
+    {Kind.COMPLETED: "completed", Kind.FAILED: "failed", Kind.PAUSE: "paused"}
 )
-#: Kinds after which a run has ended (resuming a ``failed`` run is a retry).
-TERMINAL_KINDS: Final[frozenset[str]] = frozenset({"completed", "failed"})
 
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}")
 
@@ -61,7 +79,7 @@ class Checkpoint:
 
     run_id: str
     seq: int
-    kind: str
+    kind: Kind
     workflow_name: str
     timestamp: str
     previous_checkpoint_id: str | None = None
@@ -143,7 +161,7 @@ class Checkpoint:
         return cls(
             run_id=run_id,
             seq=seq,
-            kind=kind,
+            kind=_KIND_OF[kind],
             workflow_name=wf,
             timestamp=ts,
             previous_checkpoint_id=prev,

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ._answers import TEMPLATE_NAME, PendingRequest, parse_responses, write_answers_template
-from ._checkpoint import validate_run_id
+from ._checkpoint import Kind, validate_run_id
 from ._codec import encode
 from ._driver import Drive, EventListener, InterruptListener, drive_call
 from ._errors import (
@@ -43,6 +43,7 @@ from ._next_steps import (
     store_option,
     with_allow_changed,
 )
+from ._payloads import RootPayload, recorded_requests
 from ._restore import load_target
 from ._storage import FileCheckpointStorage
 from ._storage._capabilities import load_chain
@@ -329,17 +330,13 @@ def resume_run(
     storage = FileCheckpointStorage(store)
     chain = asyncio.run(load_chain(storage, validate_run_id(run_id)))
     root, head = chain[0], chain[-1]
-    if head.kind == "completed":
+    if head.kind == Kind.COMPLETED:
         raise RunStateError(
             run_id,
             "has completed; nothing to resume (to run it again from a checkpoint: "
             f"wfctl replay --checkpoint {head.checkpoint_id}{store_option(store)})",
         )
-    types: dict[str, str | None] = {}
-    if head.kind == "pause":
-        for raw in head.data.get("requests", []):
-            if isinstance(raw, dict) and isinstance(raw.get("request_id"), str):
-                types[raw["request_id"]] = raw.get("response_type")
+    types = {r.request_id: r.response_type for r in recorded_requests(head)}
     answers = parse_responses(responses, responses_file, types)
     workflow = _load_recorded(root, store, target, trust_store)
     bound = workflow.build(checkpoint_storage=storage)
@@ -384,7 +381,7 @@ def _load_recorded(
     if target is not None:
         return load_workflow(target)
     run_id = root.run_id
-    recorded = root.data.get("target") or root.data.get("workflow")
+    recorded = RootPayload.of(root).target or RootPayload.of(root).workflow
     if not isinstance(recorded, str) or not recorded:
         raise WfctlError(f"run {run_id!r} records no workflow target; pass --target")
     vet_store_owner(store, run_id, recorded, trusted=trust_store)

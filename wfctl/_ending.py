@@ -5,6 +5,7 @@ from __future__ import annotations
 from ._codec import encode
 from ._errors import UnencodableValueError
 from ._events import RequestInfoEvent
+from ._payloads import CompletedPayload, FailedPayload, PausePayload, RecordedRequest
 from ._result import WorkflowRunResult
 from ._run import Outcome, Run
 
@@ -25,14 +26,12 @@ async def commit_ending(run: Run, outcome: Outcome) -> Outcome:
     chain = run.chain
     try:
         if outcome.status == "paused":
-            requests = [
-                {"request_id": key, "data": encoded, "response_type": event.response_type}
+            requests = tuple(
+                RecordedRequest(key, encoded, event.response_type)
                 for key, (event, encoded) in run.pending.items()
-            ]
-            await chain.commit(
-                "pause", {"requests": requests, "reason": "request" if requests else "interrupt"}
             )
-            run.emit("run_paused", None, {"requests": [r["request_id"] for r in requests]})
+            await chain.commit(PausePayload(requests, "request" if requests else "interrupt"))
+            run.emit("run_paused", None, {"requests": [r.request_id for r in requests]})
             return outcome
         if outcome.status == "completed":
             try:
@@ -40,22 +39,19 @@ async def commit_ending(run: Run, outcome: Outcome) -> Outcome:
             except UnencodableValueError as exc:
                 outcome = Outcome("failed", error=exc.for_key("<result>"))
             else:
-                await chain.commit(
-                    "completed", {"result": result, "outputs": run.encoded_outputs}
-                )
+                await chain.commit(CompletedPayload(result, run.encoded_outputs))
                 run.emit("run_completed")
                 return outcome
     except OSError as exc:  # the record could not be written: the run failed with that error
         outcome = Outcome("failed", error=exc)
     error = outcome.error
     assert error is not None
-    data: dict[str, object] = {"error": {"type": type(error).__name__, "message": str(error)}}
     failed = {"error": f"{type(error).__name__}: {error}"}
     step = run.failed_step(error)
     if step is not None:  # where it failed decides whether a plain retry can help
-        data["step"] = failed["step"] = step
+        failed["step"] = step
     try:
-        await chain.commit("failed", data)
+        await chain.commit(FailedPayload(type(error).__name__, str(error), step))
     except OSError as exc:
         error.add_note(
             f"the failed checkpoint could not be stored either ({exc}); the run's head stays "

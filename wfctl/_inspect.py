@@ -24,6 +24,16 @@ import tomli_w
 
 from ._checkpoint import Checkpoint, validate_run_id
 from ._errors import RunNotFoundError, RunStateError, WfctlError
+from ._payloads import (
+    CompletedPayload,
+    FailedPayload,
+    PausePayload,
+    ResumePayload,
+    RootPayload,
+    StepPayload,
+    payload_of,
+    served_keys,
+)
 from ._restore import load_target
 from ._storage import FileCheckpointStorage, RunSummary, open_store
 from ._storage._capabilities import load_chain, request_pause
@@ -160,53 +170,36 @@ def _text(value: Any, limit: int = 100) -> str:
 
 
 def _entry(checkpoint: Checkpoint) -> LogEntry:
-    data = checkpoint.data
-    steps: list[StepEntry] = []
-    requests: list[str] = []
-    answers: list[tuple[str, Any]] = []
+    steps: tuple[StepEntry, ...] = ()
+    requests: tuple[str, ...] = ()
+    answers: tuple[tuple[str, Any], ...] = ()
     error = detail = None
-    if checkpoint.kind == "step":
-        for raw in data.get("steps", []):
-            if isinstance(raw, dict):
-                duration = raw.get("dt")
-                steps.append(
-                    StepEntry(
-                        str(raw.get("key")),
-                        float(duration) if isinstance(duration, int | float) else None,
-                    )
-                )
-    elif checkpoint.kind == "pause":
-        requests = [
-            str(r.get("request_id")) for r in data.get("requests", []) if isinstance(r, dict)
-        ]
-        detail = f"reason: {data.get('reason', 'request')}"
-    elif checkpoint.kind == "resume":
-        raw_answers = data.get("responses")
-        if isinstance(raw_answers, dict):
-            answers = sorted(raw_answers.items())
-        detail = f"reason: {data.get('reason', 'answer')}"
-    elif checkpoint.kind == "failed":
-        raw_error = data.get("error")
-        if isinstance(raw_error, dict):
-            error = f"{raw_error.get('type', 'Error')}: {raw_error.get('message', '')}"
-        else:
-            error = _text(raw_error)
-    elif checkpoint.kind == "completed":
-        detail = f"result: {_text(data.get('result'))}"
-    elif checkpoint.kind == "root":
-        detail = f"workflow {data.get('workflow', '?')}, input: {_text(data.get('input'))}"
-        if checkpoint.origin_checkpoint_id:
-            detail += f", restored from {checkpoint.origin_checkpoint_id}"
-    served = data.get("served")
+    match payload_of(checkpoint):
+        case StepPayload(steps=records):
+            steps = tuple(StepEntry(r.key, float(r.duration)) for r in records)
+        case PausePayload(requests=asked, reason=reason):
+            requests = tuple(r.request_id for r in asked)
+            detail = f"reason: {reason}"
+        case ResumePayload(responses=responses, reason=reason):
+            answers = tuple(sorted(responses.items()))
+            detail = f"reason: {reason}"
+        case FailedPayload(error_type=error_type, message=message):
+            error = f"{error_type}: {message}"
+        case CompletedPayload(result=result):
+            detail = f"result: {_text(result)}"
+        case RootPayload(workflow=workflow, input=encoded_input):
+            detail = f"workflow {workflow or '?'}, input: {_text(encoded_input)}"
+            if checkpoint.origin_checkpoint_id:
+                detail += f", restored from {checkpoint.origin_checkpoint_id}"
     return LogEntry(
         checkpoint_id=checkpoint.checkpoint_id,
         seq=checkpoint.seq,
         kind=checkpoint.kind,
         timestamp=checkpoint.timestamp,
-        steps=tuple(steps),
-        served=tuple(str(s) for s in served) if isinstance(served, list) else (),
-        requests=tuple(requests),
-        answers=tuple(answers),
+        steps=steps,
+        served=served_keys(checkpoint),
+        requests=requests,
+        answers=answers,
         error=error,
         detail=detail,
     )

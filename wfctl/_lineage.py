@@ -14,11 +14,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._checkpoint import checkpoint_id_for, split_checkpoint_id, validate_run_id
+from ._checkpoint import Kind, checkpoint_id_for, split_checkpoint_id, validate_run_id
 from ._errors import CheckpointCorruptError, InvalidIdError, RunNotFoundError, WfctlError
+from ._payloads import RootPayload
 from ._storage._base import read_problem
 from ._storage._capabilities import read_run
-from ._storage._protocol import RunJournal
+from ._storage._protocol import JournalProblem, RunJournal
 
 __all__ = ["LineageReport", "RunVerdict", "listed", "verify_lineage"]
 
@@ -135,7 +136,7 @@ async def _read(storage: Any, run_id: str, seen: dict[str, _Index | None]) -> Ru
     except RunNotFoundError:
         journal = None
     except CheckpointCorruptError as exc:
-        journal = RunJournal(run_id, (), (f"{exc.where}: {exc.reason}",))
+        journal = RunJournal(run_id, (), (JournalProblem.from_error(exc),))
     except OSError as exc:  # one unreadable run is a finding; the others are still verified
         journal = RunJournal(run_id, (), (read_problem(exc),))
     seen[run_id] = (
@@ -146,11 +147,8 @@ async def _read(storage: Any, run_id: str, seen: dict[str, _Index | None]) -> Ru
 
 def _locations(journal: RunJournal) -> list[str]:
     """Return where each readable record is stored, skipping the lines the read rejected."""
-    source, rejected = journal.source, set()
-    for problem in journal.problems:
-        line = problem[len(source) + 1 :].partition(":")[0]
-        if source and problem.startswith(source + ":") and line.isdigit():
-            rejected.add(int(line))
+    source = journal.source
+    rejected = {p.line for p in journal.problems if p.line is not None} if source else set()
     locations, line_no = [], 0
     for _ in journal.checkpoints:
         line_no += 1
@@ -166,14 +164,14 @@ class _RunCheck:
     def __init__(self, journal: RunJournal) -> None:
         self.run_id, self.records = journal.run_id, list(journal.checkpoints)
         self.locations = _locations(journal)
-        self.problems, self.notes = list(journal.problems), []
+        self.problems, self.notes = [str(p) for p in journal.problems], []
         if journal.torn_tail:
             self.notes.append(
                 f"torn tail: {journal.torn_tail} byte(s) after the last committed record of "
                 f"{journal.source or self.run_id} (a write cut short by a crash, never committed)"
             )
         first = self.records[0] if self.records else None
-        self.root = first if first and first.seq == 0 and first.kind == "root" else None
+        self.root = first if first and first.seq == 0 and first.kind == Kind.ROOT else None
         self.name = (self.root or first).workflow_name if first else None
         self.last = len(self.records) - 1
 
@@ -212,9 +210,9 @@ class _RunCheck:
                 children[parent].append(i)
             if c.run_id != self.run_id:
                 self.fail(i, f"belongs to run {c.run_id!r}")
-            if c.kind == "root" and c.seq != 0:
+            if c.kind == Kind.ROOT and c.seq != 0:
                 self.fail(i, f"a root record at seq {c.seq} (only seq 0 is the root)")
-            elif c.seq == 0 and c.kind != "root":
+            elif c.seq == 0 and c.kind != Kind.ROOT:
                 self.fail(i, f"seq 0 is a {c.kind} record, not the root")
             if c.seq == 0 and parent is not None:
                 self.fail(i, f"the root names a parent, {parent!r}")
@@ -269,14 +267,16 @@ class _RunCheck:
 
     def contents(self) -> None:
         """Check workflow names, the code signature and the order of kinds."""
-        signature = self.root.data.get("signature") if self.root else None
-        if self.root is not None and not (isinstance(signature, str) and signature):
+        signature = RootPayload.of(self.root).signature if self.root else None
+        if self.root is not None and not signature:
             self.fail(0, "the root records no code signature")
         for i, c in enumerate(self.records):
             if c.workflow_name != self.name:
                 self.fail(i, f"workflow {c.workflow_name!r}, the run's is {self.name!r}")
+            # Judged on the stored JSON, not on a payload: a record of any kind may carry the
+            # field, and only a resume record's string changes the signature.
             changed = c.data.get("signature") if i else None
-            if changed is not None and (c.kind != "resume" or not isinstance(changed, str)):
+            if changed is not None and (c.kind != Kind.RESUME or not isinstance(changed, str)):
                 self.fail(i, f"a {c.kind} record changes the code signature (only resume may)")
             elif changed is not None and changed != signature:
                 self.notes.append(
@@ -285,9 +285,9 @@ class _RunCheck:
                 )
                 signature = changed
             before, previous = (self.records[i - 1].kind, self.label(i - 1)) if i else (None, "")
-            if before == "completed":
+            if before == Kind.COMPLETED:
                 self.fail(i, f"a {c.kind} record after {previous}, which completed the run")
-            elif before in ("failed", "pause") and c.kind != "resume":
+            elif before in (Kind.FAILED, Kind.PAUSE) and c.kind != Kind.RESUME:
                 self.fail(i, f"a {c.kind} record after the {before} record {previous}")
 
     async def head_pointer(self, storage: Any) -> None:
@@ -311,6 +311,7 @@ class _RunCheck:
         for i, c in enumerate(self.records):
             if (c.origin_run_id, c.origin_checkpoint_id) != (origin_run, target):
                 self.fail(i, f"origin {c.origin_checkpoint_id} differs from the root's {target}")
+        # The stored JSON again: a restored_from of the wrong type is a finding, not an absence.
         restored_from = base.data.get("restored_from") if self.root else None
         if restored_from is not None and restored_from != target:
             self.fail(0, f"restored from {restored_from!r} but its origin is {target}")

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._config import resolve_store
 from ._errors import WfctlError
+from ._payloads import RootPayload
 
 if TYPE_CHECKING:
     from ._result import WorkflowRunResult
@@ -160,7 +161,7 @@ def failed_run_hints(
         store_option(store),
         step,
         workflow.target,
-        root.data.get("input"),
+        RootPayload.of(root).input,
         workflow.takes_message,
     )
     return step, hints

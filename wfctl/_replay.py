@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ._admission import restore_new_run
-from ._checkpoint import Checkpoint
+from ._checkpoint import ENDING_STATUS, Checkpoint, Kind
 from ._codec import decode, encode
 from ._diff import (
     STEP_STATUSES,
@@ -39,8 +39,8 @@ from ._diff import (
     diff_steps,
     render_json,
 )
-from ._errors import CheckpointCorruptError
 from ._events import WorkflowEvent
+from ._payloads import CompletedPayload, recorded_requests, recorded_signature
 from ._recorded import StepRecord
 from ._restore import History, fold_history, load_target, read_origins
 from ._result import RunStatus, WorkflowRunResult
@@ -49,8 +49,6 @@ from ._workflow import Workflow
 
 __all__ = ["STEP_STATUSES", "ReplayReport", "StepDiff", "replay", "replay_from"]
 
-#: How a run's last checkpoint reads as a status (anything else: the run stopped mid-way).
-_RUN_STATUS: Final = {"completed": "completed", "failed": "failed", "pause": "paused"}
 #: Row statuses that make a replay differ from its source.
 _DIFFERING: Final = frozenset({"changed", "new", "failed"})
 
@@ -227,7 +225,7 @@ async def replay_from(
     return ReplayReport(
         source_run_id=target.run_id,
         source_checkpoint_id=checkpoint_id,
-        source_status=_RUN_STATUS.get(source_chain[-1].kind, "interrupted"),
+        source_status=ENDING_STATUS.get(source_chain[-1].kind, "interrupted"),
         replay_run_id=result.run_id,
         replay_checkpoint_id=result.checkpoint_id,
         replay_status=result.status,
@@ -238,38 +236,24 @@ async def replay_from(
         outputs_diff=diff_outputs(source_encoded, replay_encoded),
         steps=diff_steps(source_history.records, calls),
         answers_reused=tuple(answers),
-        code_changed=_signature_at(source_chain, target.seq) != workflow.signature,
+        code_changed=recorded_signature(source_chain, target.seq) != workflow.signature,
     )
-
-
-def _signature_at(chain: list[Checkpoint], seq: int) -> str:
-    """Return the code signature that wrote checkpoint ``seq``: the root's, or the newest one a
-    resume with changed code recorded before it."""
-    signature = ""
-    for checkpoint in chain[: seq + 1]:
-        if checkpoint.kind in ("root", "resume") and "signature" in checkpoint.data:
-            signature = str(checkpoint.data["signature"])
-    return signature
 
 
 def _later_answers(target: Checkpoint, full: History, known: History) -> dict[str, Any]:
     """Return the source run's answers given after ``target``, decoded."""
     later = {k: v for k, v in full.responses.items() if k not in known.responses}
-    if target.kind == "pause":
-        pending = {r.get("request_id") for r in target.data.get("requests", [])}
+    if target.kind == Kind.PAUSE:
+        pending = {request.request_id for request in recorded_requests(target)}
         later = {k: v for k, v in later.items() if k in pending}
     return {k: decode(v, where=f"answer to {k}") for k, v in later.items()}
 
 
 def _final_outputs(last: Checkpoint) -> list[Any] | None:
     """Return the encoded ``get_outputs()`` of a run whose last checkpoint is ``last``."""
-    if last.kind != "completed":
+    if last.kind != Kind.COMPLETED:
         return None
-    outputs = last.data.get("outputs", [])
-    if not isinstance(outputs, list):
-        raise CheckpointCorruptError(last.checkpoint_id, "completed checkpoint without outputs")
-    result = last.data.get("result")
-    return [*outputs, result] if result is not None else list(outputs)
+    return CompletedPayload.of(last).all_outputs
 
 
 def _decoded(encoded: list[Any] | None, where: str) -> list[Any] | None:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._checkpoint import Checkpoint, split_checkpoint_id
+from ._checkpoint import Checkpoint, Kind, split_checkpoint_id
 from ._codec import encode
 from ._errors import (
     CheckpointCorruptError,
@@ -21,6 +21,7 @@ from ._errors import (
     RunStateError,
     UnencodableValueError,
 )
+from ._payloads import ResumePayload, StepPayload, recorded_requests
 from ._recorded import StepRecord
 from ._response_types import convert_answer
 from ._storage._capabilities import load_chain
@@ -35,7 +36,6 @@ __all__ = [
     "fold_history",
     "load_target",
     "read_origins",
-    "recorded_signature",
 ]
 
 _MAX_ORIGIN_DEPTH = 1000
@@ -71,17 +71,10 @@ async def load_target(
 
 def _fold(chain: Sequence[Checkpoint], upto: int, history: History) -> None:
     for checkpoint in chain[: upto + 1]:
-        where = checkpoint.checkpoint_id
-        if checkpoint.kind == "step":
-            steps = checkpoint.data.get("steps")
-            if not isinstance(steps, list):
-                raise CheckpointCorruptError(where, "step checkpoint without a steps list")
-            history.records.extend(StepRecord.from_json(raw, where) for raw in steps)
-        elif checkpoint.kind == "resume":
-            answers = checkpoint.data.get("responses", {})
-            if not isinstance(answers, dict):
-                raise CheckpointCorruptError(where, "resume checkpoint with invalid responses")
-            history.responses.update(answers)
+        if checkpoint.kind == Kind.STEP:
+            history.records.extend(StepPayload.of(checkpoint).steps)
+        elif checkpoint.kind == Kind.RESUME:
+            history.responses.update(ResumePayload.of(checkpoint).responses)
 
 
 async def read_origins(
@@ -138,24 +131,12 @@ async def collect_history(
     return fold_history(await read_origins(storage, chain), chain, upto)
 
 
-def recorded_signature(chain: Sequence[Checkpoint], upto: int) -> str:
-    """Return the code signature that wrote ``chain[upto]``.
+def encode_answers(
+    responses: dict[str, Any], reason: str, *, signature: str | None = None
+) -> ResumePayload:
+    """Return the payload of a ``resume`` checkpoint recording ``responses``.
 
-    That is the root's, unless a retry that was allowed to change code recorded a newer one in
-    a ``resume`` checkpoint.
-    """
-    return next(
-        (
-            str(c.data["signature"])
-            for c in reversed(chain[: upto + 1])
-            if c.kind in ("root", "resume") and "signature" in c.data
-        ),
-        "",
-    )
-
-
-def encode_answers(responses: dict[str, Any], reason: str) -> dict[str, Any]:
-    """Return the data of a ``resume`` checkpoint recording ``responses``.
+    ``signature`` is the new code signature, for a run allowed to go on with changed code.
 
     Raises:
         UnencodableValueError: an answer cannot be stored (naming its request id).
@@ -166,7 +147,7 @@ def encode_answers(responses: dict[str, Any], reason: str) -> dict[str, Any]:
             encoded[key] = encode(value)
         except UnencodableValueError as exc:
             raise exc.for_key(key) from None
-    return {"responses": encoded, "reason": reason}
+    return ResumePayload(encoded, reason, signature)
 
 
 def check_answers(
@@ -188,12 +169,12 @@ def check_answers(
     """
 
     def asked(checkpoint: Checkpoint) -> list[str]:
-        return [str(r.get("request_id")) for r in checkpoint.data.get("requests", [])]
+        return [request.request_id for request in recorded_requests(checkpoint)]
 
-    if target.kind == "pause":
+    if target.kind == Kind.PAUSE:
         known = asked(target)
     else:
-        known = sorted({key for c in chain if c.kind == "pause" for key in asked(c)})
+        known = sorted({key for c in chain for key in asked(c)})
     unknown = sorted(set(responses) - set(known))
     if unknown:
         raise RunStateError(
@@ -219,9 +200,6 @@ def convert_answers(
     """
     types: dict[str, str | None] = {}
     for checkpoint in [*chain, target]:
-        if checkpoint.kind == "pause":
-            for request in checkpoint.data.get("requests", []):
-                if isinstance(request, dict):
-                    name = request.get("response_type")
-                    types[str(request.get("request_id"))] = name if isinstance(name, str) else None
+        for request in recorded_requests(checkpoint):
+            types[request.request_id] = request.response_type
     return {key: convert_answer(value, types.get(key), key) for key, value in responses.items()}

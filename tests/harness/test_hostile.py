@@ -218,7 +218,7 @@ def _assert_named(
         return
     if path == "read_run":
         assert error is None, error
-        text = "\n".join(answer.problems)
+        text = "\n".join(map(str, answer.problems))
         assert answer.problems and (line or run_dir) in text, answer.problems
         return
     if path == "list_runs":

@@ -19,7 +19,7 @@ from wfctl import (
     workflow,
 )
 from wfctl._lineage import LineageReport, verify_lineage
-from wfctl._storage._protocol import RunJournal
+from wfctl._storage._protocol import JournalProblem, RunJournal
 
 
 @step
@@ -265,7 +265,7 @@ def test_storage_problems_are_problems_and_a_torn_tail_a_note() -> None:
     journal = RunJournal(
         "r",
         (records[0], records[2]),
-        ("fake:r:2: checksum mismatch (record says 0, content is 1)",),
+        (JournalProblem("fake:r:2", "checksum mismatch (record says 0, content is 1)", 2),),
         torn_tail=7,
         source="fake:r",
     )
@@ -281,7 +281,7 @@ def test_storage_problems_are_problems_and_a_torn_tail_a_note() -> None:
 
 
 def test_a_journal_with_no_readable_record() -> None:
-    journal = RunJournal("r", (), ("fake:r:1: invalid JSON",), source="fake:r")
+    journal = RunJournal("r", (), (JournalProblem("fake:r:1", "invalid JSON", 1),), source="fake:r")
     verdict = arun(verify_lineage(JournalStorage(journal))).runs[0]
     assert (verdict.ok, verdict.head, verdict.checkpoints) == (False, None, 0)
     assert verdict.problems == ("fake:r:1: invalid JSON", "the run holds no readable checkpoint")

@@ -147,3 +147,21 @@ def test_the_memory_storage_keeps_its_own_copy() -> None:
     with pytest.raises(TypeError):
         arun(storage.save(ckpt("r1", 1, data={"bad": object()})))
     assert arun(storage.list_checkpoint_ids()) == ["r1.0"]
+
+
+def test_a_problem_is_raised_with_its_own_where_and_reason() -> None:
+    """A problem is a record: nothing parses ``where: reason`` back, so a ``where`` that holds
+    ``": "`` (a store under such a directory) stays whole, and an empty one names the run."""
+    from wfctl._storage._base import strict_chain
+    from wfctl._storage._protocol import JournalProblem, RunJournal
+
+    marker = "/data: old/store/runs/r1/end.json"
+    journal = RunJournal("r1", (ckpt("r1", 0),), (JournalProblem(marker, "end marker bad"),))
+    with pytest.raises(CheckpointCorruptError) as caught:
+        strict_chain(journal)
+    assert (caught.value.where, caught.value.reason) == (marker, "end marker bad")
+    unplaced = RunJournal("r1", (), (JournalProblem("", "cannot read: denied"),), source="s")
+    with pytest.raises(CheckpointCorruptError) as caught:
+        strict_chain(unplaced)
+    assert (caught.value.where, caught.value.reason) == ("s", "cannot read: denied")
+    assert str(JournalProblem("", "cannot read: denied")) == "cannot read: denied"

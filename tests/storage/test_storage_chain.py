@@ -24,6 +24,7 @@ def test_exports_are_complete() -> None:
         "CheckpointStorage",
         "FileCheckpointStorage",
         "InMemoryCheckpointStorage",
+        "JournalProblem",
         "RunJournal",
         "RunLock",
         "RunSummary",

@@ -115,8 +115,10 @@ def test_mid_file_corruption_is_named_by_file_and_line(file_storage: Any) -> Non
     _flip_byte_in_line(path, 2, b'"n":1', b'"n":7')
 
     journal = arun(file_storage.read_run("r1"))
-    assert journal.problems == (f"{path}:2: " + journal.problems[0].split(": ", 1)[1],)
-    assert "checksum mismatch" in journal.problems[0]
+    [problem] = journal.problems
+    assert (problem.where, problem.line) == (f"{path}:2", 2)
+    assert problem.reason.startswith("checksum mismatch")
+    assert str(problem) == f"{path}:2: {problem.reason}"
     assert [c.seq for c in journal.checkpoints] == [0, 2, 3]  # file order, the bad one named
     with pytest.raises(CheckpointCorruptError) as info:
         arun(file_storage.load_chain("r1"))
@@ -169,8 +171,8 @@ def test_an_edited_record_without_checksum_is_named(file_storage: Any) -> None:
     path.write_bytes(b"\n".join(lines))
     journal = arun(file_storage.read_run("r1"))
     assert len(journal.problems) == 1
-    assert journal.problems[0].startswith(f"{path}:2: ")
-    assert "no checksum" in journal.problems[0]
+    assert (journal.problems[0].where, journal.problems[0].line) == (f"{path}:2", 2)
+    assert "no checksum" in journal.problems[0].reason
 
 
 def test_a_record_from_another_run_is_a_problem(file_storage: Any) -> None:
@@ -181,7 +183,8 @@ def test_a_record_from_another_run_is_a_problem(file_storage: Any) -> None:
         f.write(stray + b"\n")
     journal = arun(file_storage.read_run("r1"))
     assert journal.problems
-    assert "belongs to run 'r2'" in journal.problems[0]
+    assert "belongs to run 'r2'" in journal.problems[0].reason
+    assert journal.problems[0].line == 3
 
 
 def test_a_future_format_version_is_refused(file_storage: Any) -> None:
@@ -193,7 +196,7 @@ def test_a_future_format_version_is_refused(file_storage: Any) -> None:
         arun(file_storage.load_chain("r1"))
     with pytest.raises(CheckpointCorruptError, match="newer than this wfctl"):
         arun(file_storage.get_latest(run_id="r1"))
-    assert "newer" in arun(file_storage.read_run("r1")).problems[0]
+    assert "newer" in arun(file_storage.read_run("r1")).problems[0].reason
 
 
 def test_a_journal_replaced_by_a_symlink_is_not_followed(file_storage: Any, tmp_path: Path) -> None:
@@ -211,7 +214,8 @@ def test_a_journal_replaced_by_a_symlink_is_not_followed(file_storage: Any, tmp_
         arun(file_storage.save(ckpt("r1", 2)))
     journal = arun(file_storage.read_run("r1"))
     assert journal.checkpoints == ()
-    assert "symbolic link" in journal.problems[0]
+    assert "symbolic link" in journal.problems[0].reason
+    assert journal.problems[0].line is None  # the journal, not one of its records
     [summary] = arun(file_storage.list_runs())
     assert summary.status == "corrupt"
     assert elsewhere.read_bytes().count(b"\n") == 2  # untouched

@@ -2,12 +2,13 @@
 
 from ._file import FileCheckpointStorage, open_store
 from ._memory import InMemoryCheckpointStorage
-from ._protocol import CheckpointStorage, RunJournal, RunLock, RunSummary
+from ._protocol import CheckpointStorage, JournalProblem, RunJournal, RunLock, RunSummary
 
 __all__ = [
     "CheckpointStorage",
     "FileCheckpointStorage",
     "InMemoryCheckpointStorage",
+    "JournalProblem",
     "RunJournal",
     "RunLock",
     "RunSummary",

@@ -12,10 +12,18 @@ from __future__ import annotations
 
 import abc
 
-from wfctl._checkpoint import Checkpoint, checkpoint_id_for, split_checkpoint_id, validate_run_id
+from wfctl._checkpoint import (
+    ENDING_STATUS,
+    Checkpoint,
+    Kind,
+    checkpoint_id_for,
+    split_checkpoint_id,
+    validate_run_id,
+)
 from wfctl._errors import CheckpointCorruptError, CheckpointNotFoundError, RunNotFoundError
+from wfctl._payloads import recorded_requests
 
-from ._protocol import RunJournal, RunSummary
+from ._protocol import JournalProblem, RunJournal, RunSummary
 
 __all__ = [
     "StorageQueries",
@@ -37,7 +45,7 @@ def check_append(checkpoint: Checkpoint, head_seq: int, head_id: str | None, whe
             the record is a root anywhere but at seq 0 (or seq 0 is not a root).
     """
     seq, parent = checkpoint.seq, checkpoint.previous_checkpoint_id
-    if seq == head_seq + 1 and parent == head_id and (seq == 0) == (checkpoint.kind == "root"):
+    if seq == head_seq + 1 and parent == head_id and (seq == 0) == (checkpoint.kind == Kind.ROOT):
         return
     run = checkpoint.run_id
     if seq == head_seq + 1 and parent == head_id:
@@ -65,7 +73,8 @@ def strict_chain(journal: RunJournal) -> list[Checkpoint]:
     """
     source = journal.source or f"run {journal.run_id}"
     if journal.problems:
-        raise CheckpointCorruptError(*_split_problem(journal.problems[0], source))
+        first = journal.problems[0]
+        raise CheckpointCorruptError(first.where or source, first.reason)
     chain = list(journal.checkpoints)
     if not chain:
         raise RunNotFoundError(journal.run_id)
@@ -91,27 +100,9 @@ def strict_chain(journal: RunJournal) -> list[Checkpoint]:
     return chain
 
 
-def _split_problem(problem: str, source: str) -> tuple[str, str]:
-    """Split ``"<where>: <reason>"`` back apart (``where`` may itself hold ``": "``)."""
-    start = len(source) if problem.startswith(source) else 0
-    cut = problem.find(": ", start)
-    if cut < 0:
-        return source, problem
-    return problem[:cut], problem[cut + 2 :]
-
-
 def pending_requests(head: Checkpoint) -> tuple[str, ...]:
     """Return the request ids a pause checkpoint is waiting for (empty for other kinds)."""
-    if head.kind != "pause":
-        return ()
-    requests = head.data.get("requests")
-    if not isinstance(requests, list):
-        return ()
-    return tuple(
-        r["request_id"]
-        for r in requests
-        if isinstance(r, dict) and isinstance(r.get("request_id"), str)
-    )
+    return tuple(request.request_id for request in recorded_requests(head))
 
 
 class StorageQueries(abc.ABC):
@@ -244,7 +235,7 @@ class StorageQueries(abc.ABC):
             except CheckpointCorruptError as exc:
                 wf = self._root_workflow(rid)
                 if workflow_name is None or wf in (None, workflow_name):
-                    summaries.append(_broken_summary(rid, wf, f"{exc.where}: {exc.reason}"))
+                    summaries.append(_broken_summary(rid, wf, JournalProblem.from_error(exc)))
                 continue
             except OSError as exc:  # listed under any workflow filter: its own is unknown
                 summaries.append(_broken_summary(rid, None, read_problem(exc), "unreadable"))
@@ -259,12 +250,9 @@ class StorageQueries(abc.ABC):
         return summaries
 
     def _summarize(self, root: Checkpoint, head: Checkpoint) -> RunSummary:
-        if head.kind in ("completed", "failed"):
-            status = head.kind
-        elif head.kind == "pause":
-            status = "paused"
-        else:
-            status = "running" if self._is_locked(root.run_id) else "interrupted"
+        status = ENDING_STATUS.get(head.kind) or (
+            "running" if self._is_locked(root.run_id) else "interrupted"
+        )
         return RunSummary(
             run_id=root.run_id,
             workflow_name=root.workflow_name,
@@ -309,14 +297,13 @@ class StorageQueries(abc.ABC):
         return chains
 
 
-def read_problem(exc: OSError) -> str:
+def read_problem(exc: OSError) -> JournalProblem:
     """Say why a run could not be read: ``<file>: cannot read: <reason>``."""
-    where = f"{exc.filename}: " if exc.filename else ""
-    return f"{where}cannot read: {exc.strerror or exc}"
+    return JournalProblem(str(exc.filename or ""), f"cannot read: {exc.strerror or exc}")
 
 
 def _broken_summary(
-    run_id: str, workflow_name: str | None, problem: str, status: str = "corrupt"
+    run_id: str, workflow_name: str | None, problem: JournalProblem, status: str = "corrupt"
 ) -> RunSummary:
     return RunSummary(
         run_id=run_id,
@@ -326,5 +313,5 @@ def _broken_summary(
         head_seq=-1,
         created="",
         updated="",
-        problem=problem,
+        problem=str(problem),
     )

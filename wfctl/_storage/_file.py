@@ -30,7 +30,7 @@ import weakref
 from pathlib import Path
 from typing import Final
 
-from wfctl._checkpoint import Checkpoint, split_checkpoint_id, validate_run_id
+from wfctl._checkpoint import ENDING_STATUS, Checkpoint, Kind, split_checkpoint_id, validate_run_id
 from wfctl._errors import (
     CheckpointCorruptError,
     JournalChangedError,
@@ -62,7 +62,7 @@ from ._journal import (
     record_crc,
 )
 from ._lock import FileRunLock, probe_locked
-from ._protocol import RunJournal
+from ._protocol import JournalProblem, RunJournal
 from ._security import vet_store_root
 
 __all__ = ["FileCheckpointStorage", "open_store"]
@@ -71,8 +71,6 @@ __all__ = ["FileCheckpointStorage", "open_store"]
 _MAX_OPEN: Final = 128
 #: Prefix of a run directory being removed: no run id starts with a dot, so no listing reads it.
 _REMOVING: Final = ".removing-"
-#: The kinds of record that end a ``Workflow.run`` call, each followed by an end marker.
-_ENDINGS: Final = frozenset({"completed", "failed", "pause"})
 
 
 def _close_all(appenders: dict[str, JournalAppender]) -> None:
@@ -170,7 +168,7 @@ class FileCheckpointStorage(StorageQueries):
             appender = self._appenders.get(checkpoint.run_id) or self._open_appender(checkpoint)
             try:
                 if appender.append(checkpoint, line, self._durable):
-                    if checkpoint.kind in _ENDINGS:
+                    if checkpoint.kind in ENDING_STATUS:  # the call ends: mark the end
                         self._mark_end(checkpoint, line)
                     return
             except OSError:
@@ -386,7 +384,7 @@ class FileCheckpointStorage(StorageQueries):
         try:
             fd = self._open_read(run_id)
         except CheckpointCorruptError as exc:
-            return RunJournal(run_id, (), (f"{exc.where}: {exc.reason}",), 0, path)
+            return RunJournal(run_id, (), (JournalProblem.from_error(exc),), 0, path)
         try:
             data = read_all(self._fs, fd)
         finally:
@@ -395,13 +393,13 @@ class FileCheckpointStorage(StorageQueries):
         try:
             marker = self._end_marker(run_id)
         except CheckpointCorruptError as exc:
-            problems.append(f"{exc.where}: {exc.reason}")
+            problems.append(JournalProblem.from_error(exc))
         else:
             if marker is not None:
                 last = max((c.seq for c in checkpoints), default=-1)
                 found = end_problem(marker, last, crc_of_seq(data, marker.seq), self._end(run_id))
                 if found is not None:
-                    problems.append(f"{path}: {found}")
+                    problems.append(JournalProblem(path, found))
         return RunJournal(run_id, tuple(checkpoints), tuple(problems), torn, path)
 
     def _end(self, run_id: str) -> str:
@@ -508,7 +506,7 @@ class FileCheckpointStorage(StorageQueries):
         root = decode_record(line, f"{path}:1")
         if root.run_id != run_id:
             raise CheckpointCorruptError(f"{path}:1", f"record belongs to run {root.run_id!r}")
-        if root.seq != 0 or root.kind != "root" or root.previous_checkpoint_id is not None:
+        if root.seq != 0 or root.kind != Kind.ROOT or root.previous_checkpoint_id is not None:
             raise CheckpointCorruptError(
                 f"{path}:1", f"the first record is {root.checkpoint_id} ({root.kind}), not a root"
             )

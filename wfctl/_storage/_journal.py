@@ -31,10 +31,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
-from wfctl._checkpoint import FORMAT_VERSION, KINDS, Checkpoint, checkpoint_id_for
+from wfctl._checkpoint import FORMAT_VERSION, KINDS, Checkpoint, Kind, checkpoint_id_for
 from wfctl._errors import CheckpointCorruptError
 
 from ._fs import FileSystem
+from ._protocol import JournalProblem
 
 __all__ = [
     "END_NAME",
@@ -81,6 +82,7 @@ _CHAIN_LINK: Final = re.compile(
     rb'"prev":(null|"[A-Za-z0-9_-]{1,100}\.\d{1,12}"),"kind":"([a-z]{1,12})"'
 )
 _KINDS: Final = frozenset(kind.encode() for kind in KINDS)
+_ROOT: Final = Kind.ROOT.value.encode()
 # Built once: json.dumps with options builds an encoder per call, a third of a commit's CPU.
 # No circular check: the data is codec output, a tree by construction (a cycle would still fail,
 # with RecursionError).
@@ -255,16 +257,18 @@ def _verified_body(line: bytes, where: str) -> bytes:
     return body
 
 
-def parse_journal(data: bytes, path: str, run_id: str) -> tuple[list[Checkpoint], list[str], int]:
+def parse_journal(
+    data: bytes, path: str, run_id: str
+) -> tuple[list[Checkpoint], list[JournalProblem], int]:
     """Decode a whole journal, keeping what verifies and naming what does not.
 
     Returns ``(checkpoints, problems, torn_tail)``: checkpoints in file order (no dedupe, no
-    reordering: lineage verification must see forks and gaps), one ``"<file>:<line>: <reason>"``
-    per bad line, and the byte count after the last newline.
+    reordering: lineage verification must see forks and gaps), one problem per bad line (at
+    ``<file>:<line>``, with its line), and the byte count after the last newline.
     """
     committed = data.rfind(b"\n") + 1
     checkpoints: list[Checkpoint] = []
-    problems: list[str] = []
+    problems: list[JournalProblem] = []
     if committed:
         lines = data[:committed].split(b"\n")
         lines.pop()  # the empty piece after the final newline
@@ -273,10 +277,11 @@ def parse_journal(data: bytes, path: str, run_id: str) -> tuple[list[Checkpoint]
             try:
                 checkpoint = decode_record(line, where)
             except CheckpointCorruptError as exc:
-                problems.append(f"{where}: {exc.reason}")
+                problems.append(JournalProblem(where, exc.reason, lineno))
                 continue
             if checkpoint.run_id != run_id:
-                problems.append(f"{where}: record belongs to run {checkpoint.run_id!r}")
+                reason = f"record belongs to run {checkpoint.run_id!r}"
+                problems.append(JournalProblem(where, reason, lineno))
                 continue
             checkpoints.append(checkpoint)
     return checkpoints, problems, len(data) - committed
@@ -316,7 +321,7 @@ def check_journal(lines: Iterable[bytes], path: str, run_id: str) -> tuple[bytes
             FORMAT_VERSION, run, seq, seq, parent
         )  # fmt: skip
         kind = line[len(prefix) : line.find(b'"', len(prefix))]
-        if not line.startswith(prefix) or kind not in _KINDS or (kind == b"root") != (seq == 0):
+        if not line.startswith(prefix) or kind not in _KINDS or (kind == _ROOT) != (seq == 0):
             _check_link(line, where, run_id, seq, parent)  # accepts it, or says what is wrong
         parent = b'"%s.%d"' % (run, seq)
     return None if first is None or last is None else (first, last)
@@ -331,7 +336,7 @@ def _check_link(line: bytes, where: str, run_id: str, seq: int, parent: bytes) -
         )  # fmt: skip
     else:
         record = decode_record(line, where)
-        version, rid, at, kind = record.version, record.run_id, record.seq, record.kind
+        version, rid, at, kind = record.version, record.run_id, record.seq, record.kind.value
         prev = (
             b"null"
             if record.previous_checkpoint_id is None
@@ -349,7 +354,7 @@ def _check_link(line: bytes, where: str, run_id: str, seq: int, parent: bytes) -
             f"record is seq {at} with parent {prev.decode()}, expected seq {seq} with parent "
             f"{parent.decode()} (a gap, duplicate, fork or reordering in the chain)",
         )
-    if kind not in KINDS or (kind == "root") != (seq == 0):
+    if kind not in KINDS or (kind == Kind.ROOT) != (seq == 0):
         raise CheckpointCorruptError(where, f"seq {seq} is a {kind!r} record")
 
 

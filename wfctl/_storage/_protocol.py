@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from wfctl._checkpoint import Checkpoint
+from wfctl._errors import CheckpointCorruptError
 
-__all__ = ["CheckpointStorage", "RunJournal", "RunLock", "RunSummary"]
+__all__ = ["CheckpointStorage", "JournalProblem", "RunJournal", "RunLock", "RunSummary"]
 
 
 @runtime_checkable
@@ -58,18 +59,43 @@ class CheckpointStorage(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
+class JournalProblem:
+    """Something stored for a run that cannot be trusted: where it is, and why.
+
+    ``where`` names the file or record (``<journal>:<line>`` for a rejected record of the file
+    storage; empty when nothing more precise than the run is known). ``line`` is that record's
+    journal line (1-based), set only for a record the read rejected, so lineage verification
+    can number the records it kept without reading the text back. ``str()`` is the
+    ``<where>: <reason>`` line that verdicts, summaries and messages show.
+    """
+
+    where: str
+    reason: str
+    line: int | None = None
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.reason}" if self.where else self.reason
+
+    @classmethod
+    def from_error(cls, error: CheckpointCorruptError) -> JournalProblem:
+        """Return the problem ``error`` reports (where it is and why)."""
+        return cls(error.where, error.reason)
+
+
+@dataclass(frozen=True, slots=True)
 class RunJournal:
     """Everything stored for one run, as read, with what could not be trusted.
 
     ``checkpoints`` are the records that parsed and passed their checksum, in storage order
     (duplicates and gaps included: lineage verification judges them). ``problems`` names each
-    record that did not (``where: reason``). ``torn_tail`` is the byte count of an uncommitted
+    record that did not, and anything else that fails (an end marker that contradicts the
+    journal, a journal that cannot be opened). ``torn_tail`` is the byte count of an uncommitted
     partial record left at the end by a crash (not a problem: it was never acknowledged).
     """
 
     run_id: str
     checkpoints: Sequence[Checkpoint]
-    problems: Sequence[str] = ()
+    problems: Sequence[JournalProblem] = ()
     torn_tail: int = 0
     source: str = ""
 
