@@ -48,6 +48,7 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
         CheckpointStorage,
         FileCheckpointStorage,
         InMemoryCheckpointStorage,
+        RunStatus,
         RunSummary,
     )
     from ._storage._security import StoreSecurityWarning
@@ -76,6 +77,7 @@ _EXPORTS: dict[str, str] = {
     "RunLockedError": "._errors",
     "RunNotFoundError": "._errors",
     "RunStateError": "._errors",
+    "RunStatus": "._storage",
     "RunSummary": "._storage",
     "Step": "._step",
     "StoreLocationError": "._errors",
@@ -116,6 +118,7 @@ __all__ = [
     "RunLockedError",
     "RunNotFoundError",
     "RunStateError",
+    "RunStatus",
     "RunSummary",
     "Step",
     "StoreLocationError",

@@ -26,6 +26,7 @@ __all__ = [
     "KINDS",
     "Checkpoint",
     "Kind",
+    "RunStatus",
     "checkpoint_id_for",
     "split_checkpoint_id",
     "validate_run_id",
@@ -61,8 +62,20 @@ _KIND_OF: Final[Mapping[str, Kind]] = {kind.value: kind for kind in Kind}
 #: The kinds that end a ``Workflow.run`` call, and the status a run whose head is one has. A
 #: head of any other kind belongs to a run still going (``running``) or cut short
 #: (``interrupted``): which one, only its lock can tell.
-ENDING_STATUS: Final[Mapping[str, str]] = MappingProxyType(
-    {Kind.COMPLETED: "completed", Kind.FAILED: "failed", Kind.PAUSE: "paused"}
+class RunStatus(StrEnum):
+    """What state a stored run is in, as ``wfctl runs`` lists it (see ``RunSummary``)."""
+
+    COMPLETED = "completed"
+    FAILED = "failed"
+    PAUSED = "paused"
+    RUNNING = "running"
+    INTERRUPTED = "interrupted"
+    CORRUPT = "corrupt"
+    UNREADABLE = "unreadable"
+
+
+ENDING_STATUS: Final[Mapping[str, RunStatus]] = MappingProxyType(
+    {Kind.COMPLETED: RunStatus.COMPLETED, Kind.FAILED: RunStatus.FAILED, Kind.PAUSE: RunStatus.PAUSED}
 )
 
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}")

@@ -7,12 +7,12 @@ from ._errors import UnencodableValueError
 from ._events import RequestInfoEvent
 from ._payloads import CompletedPayload, FailedPayload, PausePayload, RecordedRequest
 from ._result import WorkflowRunResult
-from ._run import Outcome, Run
+from ._run import BodyOutcome, Run
 
 __all__ = ["build_result", "commit_ending"]
 
 
-async def commit_ending(run: Run, outcome: Outcome) -> Outcome:
+async def commit_ending(run: Run, outcome: BodyOutcome) -> BodyOutcome:
     """Commit the pause, completed or failed checkpoint that ends this call.
 
     The storage failing to write that checkpoint (a full disk) fails the run with its
@@ -37,13 +37,13 @@ async def commit_ending(run: Run, outcome: Outcome) -> Outcome:
             try:
                 result = encode(outcome.value)
             except UnencodableValueError as exc:
-                outcome = Outcome("failed", error=exc.for_key("<result>"))
+                outcome = BodyOutcome("failed", error=exc.for_key("<result>"))
             else:
                 await chain.commit(CompletedPayload(result, run.encoded_outputs))
                 run.emit("run_completed")
                 return outcome
     except OSError as exc:  # the record could not be written: the run failed with that error
-        outcome = Outcome("failed", error=exc)
+        outcome = BodyOutcome("failed", error=exc)
     error = outcome.error
     assert error is not None
     failed = {"error": f"{type(error).__name__}: {error}"}
@@ -61,14 +61,14 @@ async def commit_ending(run: Run, outcome: Outcome) -> Outcome:
     return outcome
 
 
-def build_result(run: Run, outcome: Outcome) -> WorkflowRunResult:
+def build_result(run: Run, outcome: BodyOutcome) -> WorkflowRunResult:
     """Return what the caller of ``Workflow.run`` gets back."""
     chain = run.chain
     requests: list[RequestInfoEvent] = []
     if outcome.status == "paused":
         requests = [event for event, _ in run.pending.values()]
     return WorkflowRunResult(
-        status=outcome.status,  # type: ignore[arg-type]  # Outcome.status is one of the three
+        status=outcome.status,  # type: ignore[arg-type]  # BodyOutcome.status is one of the three
         run_id=run.run_id,
         checkpoint_id=chain.head_id or "",
         outputs=tuple(run.outputs),

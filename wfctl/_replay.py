@@ -43,7 +43,7 @@ from ._events import WorkflowEvent
 from ._payloads import CompletedPayload, recorded_requests, recorded_signature
 from ._recorded import StepRecord
 from ._restore import History, fold_history, load_target, read_origins
-from ._result import RunStatus, WorkflowRunResult
+from ._result import ResultStatus, WorkflowRunResult
 from ._run import RunOptions
 from ._workflow import Workflow
 
@@ -74,7 +74,7 @@ class ReplayReport:
     source_status: str
     replay_run_id: str
     replay_checkpoint_id: str
-    replay_status: RunStatus
+    replay_status: ResultStatus
     error: str | None
     error_type: str | None
     outputs_source: list[Any] | None

@@ -8,9 +8,9 @@ from typing import Any, Literal
 
 from ._events import RequestInfoEvent, WorkflowEvent
 
-__all__ = ["RunStatus", "WorkflowRunResult"]
+__all__ = ["ResultStatus", "WorkflowRunResult"]
 
-RunStatus = Literal["completed", "paused", "failed"]
+ResultStatus = Literal["completed", "paused", "failed"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,7 +21,7 @@ class WorkflowRunResult:
     the run was restored from another run's checkpoint. ``error`` is set on failure.
     """
 
-    status: RunStatus
+    status: ResultStatus
     run_id: str
     checkpoint_id: str
     outputs: Sequence[Any] = ()

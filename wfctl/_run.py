@@ -52,7 +52,7 @@ from ._response_types import type_name as response_type_name
 if TYPE_CHECKING:
     from ._step import Step
 
-__all__ = ["Outcome", "Run", "RunOptions"]
+__all__ = ["BodyOutcome", "Run", "RunOptions"]
 
 
 _effects = current_effects()
@@ -83,7 +83,7 @@ class RunOptions:
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
+class BodyOutcome:
     """How the body ended: ``completed`` (with ``value``), ``paused`` or ``failed``."""
 
     status: str
@@ -377,7 +377,7 @@ class Run:
 
     # -- the supervisor ----------------------------------------------------------------------
 
-    async def execute(self, body: Callable[[], Coroutine[Any, Any, Any]]) -> Outcome:
+    async def execute(self, body: Callable[[], Coroutine[Any, Any, Any]]) -> BodyOutcome:
         """Run the body to its end, pausing cleanly if asked to; never leave a task behind."""
         loop = asyncio.get_running_loop()
         install_task_factory(loop)
@@ -432,22 +432,22 @@ class Run:
             self.gate.interrupted = True
         return self.gate.interrupted
 
-    def _outcome(self, body_task: asyncio.Task[Any]) -> Outcome:
+    def _outcome(self, body_task: asyncio.Task[Any]) -> BodyOutcome:
         error = None if body_task.cancelled() else body_task.exception()
         if self.gate.released and (self.pending or self.gate.interrupted):
-            return Outcome("paused")
+            return BodyOutcome("paused")
         if body_task.cancelled():
-            return Outcome("failed", error=asyncio.CancelledError("the run was cancelled"))
+            return BodyOutcome("failed", error=asyncio.CancelledError("the run was cancelled"))
         if self.chain.lost is not None:
-            return Outcome("failed", error=self.chain.lost)
+            return BodyOutcome("failed", error=self.chain.lost)
         if self.divergence is not None:
-            return Outcome("failed", error=self.divergence)
+            return BodyOutcome("failed", error=self.divergence)
         if error is not None:
-            return Outcome("failed", error=error)
+            return BodyOutcome("failed", error=error)
         divergence = self.settle()
         if divergence is not None:
-            return Outcome("failed", error=divergence)
-        return Outcome("completed", value=body_task.result())
+            return BodyOutcome("failed", error=divergence)
+        return BodyOutcome("completed", value=body_task.result())
 
 
 # A task that only runs one keyed step call opens no scope of its own (see ``wfctl._keys``).

@@ -36,7 +36,7 @@ def base_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class Invocation:
     """What one CLI invocation did."""
 
     code: int
@@ -61,7 +61,7 @@ def wfctl(
     cwd: Path | None = None,
     env: Mapping[str, str] | None = None,
     timeout: float = 120,
-) -> Outcome:
+) -> Invocation:
     """Run the installed ``wfctl`` with ``args`` and return its exit code and output."""
     done = subprocess.run(
         [wfctl_executable(), *map(str, args)],
@@ -72,15 +72,15 @@ def wfctl(
         timeout=timeout,
         check=False,
     )
-    return Outcome(done.returncode, done.stdout, done.stderr)
+    return Invocation(done.returncode, done.stdout, done.stderr)
 
 
-def invoke(*args: str | os.PathLike[str], env: Mapping[str, str] | None = None) -> Outcome:
+def invoke(*args: str | os.PathLike[str], env: Mapping[str, str] | None = None) -> Invocation:
     """Run ``wfctl`` in-process through typer's ``CliRunner``."""
     overrides: dict[str, str | None] = {"NO_COLOR": "1", "COLUMNS": WIDTH, "WFCTL_STORE": None}
     overrides.update(env or {})
     result = CliRunner().invoke(app, [str(a) for a in args], env=overrides, prog_name="wfctl")
-    return Outcome(result.exit_code, result.stdout, result.stderr)
+    return Invocation(result.exit_code, result.stdout, result.stderr)
 
 
 @pytest.fixture
@@ -98,7 +98,7 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return path
 
 
-def run_id_of(outcome: Outcome) -> str:
+def run_id_of(outcome: Invocation) -> str:
     """Return the run id of a ``wfctl run --json`` outcome."""
     run_id = outcome.json()["run_id"]
     assert isinstance(run_id, str)

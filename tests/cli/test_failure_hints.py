@@ -7,7 +7,7 @@ import shlex
 import string
 from pathlib import Path
 
-from tests.cli.conftest import WORKFLOWS, Outcome, invoke, run_id_of, wfctl
+from tests.cli.conftest import WORKFLOWS, Invocation, invoke, run_id_of, wfctl
 
 STEP_BUG = '''
 from wfctl import step, workflow
@@ -64,7 +64,7 @@ def _fail(
     return run_id, commands
 
 
-def _run_printed(command: str) -> Outcome:
+def _run_printed(command: str) -> Invocation:
     argv = shlex.split(command)
     assert argv[0] == "wfctl"
     return wfctl(*argv[1:], "--json")

@@ -25,7 +25,7 @@ HEAVY = (
     "wfctl._storage._file",
     "wfctl._codec",
     "wfctl._render",
-    "wfctl._commands",
+    "wfctl._runner",
     "filelock",
     "tomli_w",
 )

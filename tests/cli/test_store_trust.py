@@ -24,7 +24,7 @@ import pytest
 
 from tests.cli.conftest import (
     WORKFLOWS,
-    Outcome,
+    Invocation,
     base_env,
     invoke,
     run_id_of,
@@ -174,7 +174,7 @@ def _without_file_permission_override() -> None:  # pragma: no cover - runs in t
             raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
 
 
-def _as_plain_user(*args: str | os.PathLike[str]) -> Outcome:
+def _as_plain_user(*args: str | os.PathLike[str]) -> Invocation:
     """Run the installed ``wfctl`` so that file modes apply to it, even as root."""
     preexec = _without_file_permission_override if os.geteuid() == 0 else None
     try:
@@ -189,7 +189,7 @@ def _as_plain_user(*args: str | os.PathLike[str]) -> Outcome:
         )
     except subprocess.SubprocessError as exc:  # pragma: no cover - a container without SETPCAP
         pytest.skip(f"cannot drop the file-permission capabilities: {exc}")
-    return Outcome(done.returncode, done.stdout, done.stderr)
+    return Invocation(done.returncode, done.stdout, done.stderr)
 
 
 @pytest.mark.skipif(os.name != "posix" or not hasattr(os, "geteuid"), reason="POSIX permissions")

@@ -7,7 +7,7 @@ opens of a real ``FileCheckpointStorage`` through its I/O seam (``fs=``): every 
 journal (whole, head or root) opens it with ``READ_FLAGS``.
 
 They import internals on purpose: ``wfctl._replay.replay`` is the library function behind
-``wfctl replay``, ``wfctl._commands.replay_checkpoint`` the command's driver.
+``wfctl replay``, ``wfctl._runner.replay_checkpoint`` the command's driver.
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ async def flow(n: int = 1) -> int:
 def test_the_replay_command_reads_the_source_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from wfctl import _commands
+    from wfctl import _runner
     from wfctl._loader import load_workflow
 
     code, store = tmp_path / "code", tmp_path / "store"
@@ -104,9 +104,9 @@ def test_the_replay_command_reads_the_source_once(
     arun(loaded.build(checkpoint_storage=_storage(store, fs)).run(5, run_id="src"))
     fs.reads.clear()
     # The command opens its own storage from the store path: give it the counting seam.
-    monkeypatch.setattr(_commands, "FileCheckpointStorage", lambda path: _storage(path, fs))
+    monkeypatch.setattr(_runner, "FileCheckpointStorage", lambda path: _storage(path, fs))
 
-    report = _commands.replay_checkpoint("src.1", store=store)
+    report = _runner.replay_checkpoint("src.1", store=store)
 
     assert report.identical and report.target_recorded
     assert fs.reads == {"src": 1}

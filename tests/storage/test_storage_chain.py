@@ -27,6 +27,7 @@ def test_exports_are_complete() -> None:
         "JournalProblem",
         "RunJournal",
         "RunLock",
+        "RunStatus",
         "RunSummary",
         "open_store",
     ]

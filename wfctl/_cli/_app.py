@@ -33,15 +33,14 @@ else:
         from click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 
 if TYPE_CHECKING:
-    from wfctl._commands import RunOutcome
     from wfctl._config import StoreLocation
+    from wfctl._runner import RunReport
 
 __all__ = [
     "DebugOption",
     "DrainOption",
     "ExportFormat",
     "JsonOption",
-    "RunStatus",
     "StoreOption",
     "TargetOverride",
     "TrustStoreOption",
@@ -197,18 +196,6 @@ DrainOption = Annotated[
 ]
 
 
-class RunStatus(enum.StrEnum):
-    """Run states ``wfctl runs --status`` filters on."""
-
-    completed = "completed"
-    failed = "failed"
-    paused = "paused"
-    running = "running"
-    interrupted = "interrupted"
-    corrupt = "corrupt"
-    unreadable = "unreadable"
-
-
 class ExportFormat(enum.StrEnum):
     """Formats ``wfctl export`` writes."""
 
@@ -240,7 +227,7 @@ def exit_with(code: int) -> None:
         raise typer.Exit(code)
 
 
-def finish_run(outcome: RunOutcome, json_output: bool) -> NoReturn:
+def finish_run(outcome: RunReport, json_output: bool) -> NoReturn:
     """Render a run/resume outcome and exit with its status's code."""
     from wfctl import _exit as exits
 

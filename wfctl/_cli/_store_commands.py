@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from wfctl._checkpoint import RunStatus
+
 from ._app import (
     DebugOption,
     ExportFormat,
     JsonOption,
-    RunStatus,
     StoreOption,
     app,
     emit_json,

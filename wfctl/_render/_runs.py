@@ -12,9 +12,9 @@ from ._common import Text, json_text, render_value, status_text, stderr, stdout
 
 if TYPE_CHECKING:
     from wfctl._checkpoint import Checkpoint
-    from wfctl._commands import RunOutcome
     from wfctl._gc import GcReport
     from wfctl._inspect import ExportResult, RunLog, RunsReport
+    from wfctl._runner import RunReport
     from wfctl._storage import RunSummary
 
 __all__ = [
@@ -28,7 +28,7 @@ __all__ = [
 ]
 
 
-def print_run_outcome(outcome: RunOutcome) -> None:
+def print_run_outcome(outcome: RunReport) -> None:
     """Show how a run ended: outputs on stdout; pending requests and how to resume; errors."""
     out, err = stdout(), stderr()
     steps = f"{outcome.executed} executed, {outcome.cached} cached" + (

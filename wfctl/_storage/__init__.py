@@ -2,7 +2,14 @@
 
 from ._file import FileCheckpointStorage, open_store
 from ._memory import InMemoryCheckpointStorage
-from ._protocol import CheckpointStorage, JournalProblem, RunJournal, RunLock, RunSummary
+from ._protocol import (
+    CheckpointStorage,
+    JournalProblem,
+    RunJournal,
+    RunLock,
+    RunStatus,
+    RunSummary,
+)
 
 __all__ = [
     "CheckpointStorage",
@@ -11,6 +18,7 @@ __all__ = [
     "JournalProblem",
     "RunJournal",
     "RunLock",
+    "RunStatus",
     "RunSummary",
     "open_store",
 ]

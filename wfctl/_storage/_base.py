@@ -16,6 +16,7 @@ from wfctl._checkpoint import (
     ENDING_STATUS,
     Checkpoint,
     Kind,
+    RunStatus,
     checkpoint_id_for,
     split_checkpoint_id,
     validate_run_id,
@@ -238,7 +239,7 @@ class StorageQueries(abc.ABC):
                     summaries.append(_broken_summary(rid, wf, JournalProblem.from_error(exc)))
                 continue
             except OSError as exc:  # listed under any workflow filter: its own is unknown
-                summaries.append(_broken_summary(rid, None, read_problem(exc), "unreadable"))
+                summaries.append(_broken_summary(rid, None, read_problem(exc), RunStatus.UNREADABLE))
                 continue
             if ends is None:
                 continue  # created but never committed a root: not a run yet
@@ -251,7 +252,7 @@ class StorageQueries(abc.ABC):
 
     def _summarize(self, root: Checkpoint, head: Checkpoint) -> RunSummary:
         status = ENDING_STATUS.get(head.kind) or (
-            "running" if self._is_locked(root.run_id) else "interrupted"
+            RunStatus.RUNNING if self._is_locked(root.run_id) else RunStatus.INTERRUPTED
         )
         return RunSummary(
             run_id=root.run_id,
@@ -303,7 +304,10 @@ def read_problem(exc: OSError) -> JournalProblem:
 
 
 def _broken_summary(
-    run_id: str, workflow_name: str | None, problem: JournalProblem, status: str = "corrupt"
+    run_id: str,
+    workflow_name: str | None,
+    problem: JournalProblem,
+    status: RunStatus = RunStatus.CORRUPT,
 ) -> RunSummary:
     return RunSummary(
         run_id=run_id,

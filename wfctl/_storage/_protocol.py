@@ -13,10 +13,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from wfctl._checkpoint import Checkpoint
+from wfctl._checkpoint import Checkpoint, RunStatus
 from wfctl._errors import CheckpointCorruptError
 
-__all__ = ["CheckpointStorage", "JournalProblem", "RunJournal", "RunLock", "RunSummary"]
+__all__ = [
+    "CheckpointStorage",
+    "JournalProblem",
+    "RunJournal",
+    "RunLock",
+    "RunStatus",
+    "RunSummary",
+]
 
 
 @runtime_checkable
@@ -114,7 +121,7 @@ class RunSummary:
 
     run_id: str
     workflow_name: str
-    status: str
+    status: RunStatus
     head_checkpoint_id: str
     head_seq: int
     created: str

@@ -3,7 +3,7 @@
 Each driver owns its event loop (so it can handle SIGINT through it), makes one engine call and
 returns a frozen report; the CLI only renders it and picks the exit code.
 
-Ctrl-C while a run executes (see :mod:`wfctl._driver`):
+Ctrl-C while a run executes (see :mod:`wfctl._interrupts`):
 
 1. the first asks the run to pause (``request_pause``: the engine stops at the next step
    boundary, lets running steps finish and writes a pause checkpoint) -- the outcome is
@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 from ._answers import TEMPLATE_NAME, PendingRequest, parse_responses, write_answers_template
 from ._checkpoint import Kind, validate_run_id
 from ._codec import encode
-from ._driver import Drive, EventListener, InterruptListener, drive_call
 from ._errors import (
     ReplayInterrupted,
     RunStateError,
@@ -34,6 +33,7 @@ from ._errors import (
 )
 from ._ids import new_run_id
 from ._inputs import NotJsonError, load_json, load_toml, read_text
+from ._interrupts import Drive, EventListener, InterruptListener, drive_call
 from ._loader import load_workflow
 from ._next_steps import (
     Hint,
@@ -59,7 +59,7 @@ __all__ = [
     "EventListener",
     "InterruptListener",
     "ReplayInterrupted",
-    "RunOutcome",
+    "RunReport",
     "read_input",
     "replay_checkpoint",
     "resume_run",
@@ -70,7 +70,7 @@ NO_INPUT: Any = object()
 
 
 @dataclass(frozen=True, slots=True)
-class RunOutcome:
+class RunReport:
     """How a ``wfctl run``/``resume`` ended.
 
     ``status`` is ``completed``, ``failed``, ``paused`` (waiting for answers), ``interrupted``
@@ -166,13 +166,13 @@ def _outcome(
     workflow: Workflow,
     store: Path,
     target_recorded: bool = False,
-) -> RunOutcome:
+) -> RunReport:
     workflow_name, loaded = workflow.name, workflow.target or ""
     result = drive.value
     run_id = result.run_id if result is not None else drive.run_id or ""
     if result is None:  # aborted: the head is whatever was committed last
         head = asyncio.run(storage.get_latest(run_id=run_id)) if run_id else None
-        return RunOutcome(
+        return RunReport(
             status="aborted",
             run_id=run_id,
             workflow_name=workflow_name,
@@ -200,7 +200,7 @@ def _outcome(
     hints: tuple[Hint, ...] = ()
     if status == "failed":
         failed_step, hints = failed_run_hints(result, storage, workflow, store)
-    return RunOutcome(
+    return RunReport(
         status=status,
         run_id=run_id,
         workflow_name=workflow_name,
@@ -266,7 +266,7 @@ def run_workflow(
     drain_timeout: float = 30.0,
     on_event: EventListener | None = None,
     on_interrupt: InterruptListener | None = None,
-) -> RunOutcome:
+) -> RunReport:
     """Load ``target`` and run it to its end, a pause, or Ctrl-C, in the store ``store``.
 
     The input is ``input_json`` (JSON text) or the content of ``input_file`` (see
@@ -306,7 +306,7 @@ def resume_run(
     drain_timeout: float = 30.0,
     on_event: EventListener | None = None,
     on_interrupt: InterruptListener | None = None,
-) -> RunOutcome:
+) -> RunReport:
     """Continue a paused, failed or interrupted run from its head, in the same chain.
 
     The workflow is reloaded from the ``target`` its root recorded (else its ``module:qualname``
