@@ -29,6 +29,7 @@ from ._keys import ROOT_SCOPE, Scope, current_scope
 from ._recorded import StepRecord
 
 if TYPE_CHECKING:
+    from ._checkpoint import Checkpoint
     from ._run import Run
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "call_with_policy",
     "clock_var",
     "durable_sleep",
+    "waiting_on",
 ]
 
 #: The step name a durable sleep is keyed and recorded under (``<scope>/sleep#<n>``).
@@ -165,10 +167,10 @@ class AttemptRecord:
         )
 
     def describe(self) -> str:
-        """``attempt 2 failed at <time>: Type: message (retry at <time>)``."""
+        """``attempt 2 failed: Type: message (next attempt at <time>, after 4s)``."""
         return (
-            f"attempt {self.attempt} failed at {iso(self.at)}: {self.error_type}: "
-            f"{self.message} (retry at {iso(self.retry_at)})"
+            f"attempt {self.attempt} failed: {self.error_type}: {self.message} (next attempt "
+            f"at {iso(self.retry_at)}, after {self.retry_at - self.at:.3g}s)"
         )
 
 
@@ -228,9 +230,8 @@ async def call_with_policy(
                         pass
                 raise
             now = run.clock.now()
-            record = AttemptRecord(
-                key, attempt, type(exc).__name__, str(exc), now, now + retry.delay(attempt, key)
-            )
+            delay = retry.delay(attempt, key)
+            record = AttemptRecord(key, attempt, type(exc).__name__, str(exc), now, now + delay)
             failed.append(record)
             await run.chain.commit_attempt(record)
             run.emit(
@@ -239,7 +240,7 @@ async def call_with_policy(
                 {
                     "attempt": attempt + 1,
                     "attempts": retry.attempts,
-                    "delay": record.retry_at - now,
+                    "delay": round(delay, 6),
                     "retry_at": iso(record.retry_at),
                     "error": f"{record.error_type}: {record.message}",
                 },
@@ -272,3 +273,29 @@ async def durable_sleep(run: Run, seconds: float) -> None:
         await run.chain.commit_step(record)
     run.emit("sleeping", key, {"until": iso(until), "seconds": max(0.0, until - run.clock.now())})
     await wait_out(run, until, False)
+
+
+def waiting_on(head: Checkpoint) -> str | None:
+    """Say what a running run whose newest record is ``head`` waits for, if that is a durable
+    sleep or a backoff still ahead of the wall clock (``wfctl runs``); else None."""
+    from ._checkpoint import Kind
+    from ._errors import CheckpointCorruptError
+    from ._payloads import StepPayload
+
+    if head.kind != Kind.STEP:
+        return None
+    try:
+        payload = StepPayload.of(head)
+    except CheckpointCorruptError:  # only informs: a record that cannot be read says nothing
+        return None
+    now = time.time()
+    if payload.attempts:
+        last = payload.attempts[-1]
+        if last.retry_at > now:
+            return f"backing off {last.key}: attempt {last.attempt + 1} at {iso(last.retry_at)}"
+    for record in reversed(payload.steps):
+        if record.name == SLEEP_STEP and isinstance(record.result, int | float):
+            if record.result > now:
+                return f"sleeping until {iso(record.result)}"
+            break
+    return None
