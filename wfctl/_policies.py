@@ -267,10 +267,20 @@ async def durable_sleep(run: Run, seconds: float) -> None:
     if isinstance(match, StepRecord) and isinstance(match.result, int | float):
         until = float(match.result)
         run.chain.note_served(key)
+        run.cached.append(key)
+        run.emit("step_cached", key, {"recorded_as": match.key} if match.key != key else None)
     else:
+        if not run.options.execute:
+            from ._errors import ReplayDivergenceError
+
+            run._diverge(
+                ReplayDivergenceError(key, None, [], "no recorded result and execution is off")
+            )
+        run.emit("step_started", key)
         until = run.clock.now() + seconds
-        record = StepRecord(key, scope.path, SLEEP_STEP, None, until)
-        await run.chain.commit_step(record)
+        await run.chain.commit_step(StepRecord(key, scope.path, SLEEP_STEP, None, until))
+        run.executed.append(key)
+        run.emit("step_completed", key)
     run.emit("sleeping", key, {"until": iso(until), "seconds": max(0.0, until - run.clock.now())})
     await wait_out(run, until, False)
 

@@ -81,3 +81,15 @@ def test_flaky_service_sample_recovers_and_reports_its_retries(store: Path) -> N
     log = invoke("log", doc["run_id"], "--store", store, "--json").json()
     assert [a["attempt"] for c in log["checkpoints"] for a in c["attempts"]] == [1, 2]
     assert wfctl("verify-lineage", "--store", store).code == 0
+
+
+def test_a_replay_serves_or_reruns_a_sleep_without_calling_it_a_difference(store: Path) -> None:
+    target = WORKFLOWS / "waits.py"
+    done = wfctl("run", target, "--input", '"nap"', "--run-id", "nap", "--store", store, "--json")
+    assert done.code == 0, done.stderr
+    assert done.json()["steps"] == {"executed": 2, "cached": 0, "changed": 0}
+    for checkpoint, status in (("nap.0", "same"), ("nap.1", "cached")):
+        replayed = wfctl("replay", "-c", checkpoint, "--store", store, "--json")
+        assert replayed.code == 0, replayed.stdout + replayed.stderr
+        rows = {row["key"]: row["status"] for row in replayed.json()["steps"]}
+        assert rows["sleep#0"] == status, rows

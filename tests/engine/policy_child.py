@@ -7,6 +7,9 @@ MODE:
           event), write STORE/ready and back off for an hour (the parent SIGKILLs it there)
   resume  continue RUN_ID with a clock that reads NOW and does not wait; print the result, the
           waits and the ledger count as JSON
+  nap     start run RUN_ID of ``napper``: once its hour-long ``ctx.sleep`` is durable (its
+          ``sleeping`` event), write STORE/ready (the parent SIGKILLs it there)
+  wake    continue RUN_ID of ``napper`` like ``resume``
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from wfctl import FileCheckpointStorage, Retry, WorkflowEvent, step, workflow
+from wfctl import FileCheckpointStorage, Retry, RunContext, WorkflowEvent, step, workflow
 from wfctl._policies import clock_var  # internal: the test clock seam
 
 STORE, RUN_ID, MODE = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
@@ -45,6 +48,13 @@ async def flaky() -> str:
     return await call()
 
 
+@workflow(name="napper", checkpoint_storage=FileCheckpointStorage(STORE))
+async def napper(ctx: RunContext) -> str:
+    await ctx.sleep(3600)
+    attempts_so_far()
+    return "woke"
+
+
 class NoWait:
     def __init__(self, now: float) -> None:
         self.t = now
@@ -59,17 +69,18 @@ class NoWait:
 
 
 def ready(event: WorkflowEvent) -> None:
-    if event.kind == "step_retrying":
+    if event.kind in ("step_retrying", "sleeping"):
         (STORE / "ready").write_text("ready")
 
 
 def main() -> None:
-    if MODE == "run":
-        asyncio.run(flaky.run(run_id=RUN_ID, on_event=ready))
+    wf = napper if MODE in ("nap", "wake") else flaky
+    if MODE in ("run", "nap"):
+        asyncio.run(wf.run(run_id=RUN_ID, on_event=ready))
         return
     clock = NoWait(float(sys.argv[4]))
     clock_var.set(clock)
-    result: Any = asyncio.run(flaky.resume(RUN_ID))
+    result: Any = asyncio.run(wf.resume(RUN_ID))
     calls = len(LEDGER.read_text().split())
     print(json.dumps({"result": result.result, "slept": clock.slept, "calls": calls}))
 

@@ -333,3 +333,27 @@ def test_sigkill_during_backoff_resumes_the_attempt_count(tmp_path: Path) -> Non
     chain = arun(FileCheckpointStorage(tmp_path).list_checkpoints(run_id="killed"))
     assert_one_chain(chain)
     assert [a for _, a, _ in attempts_in(chain)] == [1, 2]
+
+
+def test_sigkill_during_a_durable_sleep_waits_only_for_what_is_left(tmp_path: Path) -> None:
+    child = str(Path(__file__).with_name("policy_child.py"))
+    proc = subprocess.Popen(
+        [sys.executable, child, str(tmp_path), "napping", "nap"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    _wait_for(tmp_path / "ready", proc)  # the wake-up time is durable: sleeping
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=30)
+    chain = arun(FileCheckpointStorage(tmp_path).list_checkpoints(run_id="napping"))
+    [sleep] = [r for c in chain if c.kind == "step" for r in StepPayload.of(c).steps]
+    assert sleep.key == "sleep#0"
+    done = subprocess.run(
+        [sys.executable, child, str(tmp_path), "napping", "wake", str(sleep.result - 25)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"result": "woke", "slept": [25.0], "calls": 1}

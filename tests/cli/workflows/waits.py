@@ -2,6 +2,7 @@
 
 Input ``"sleep"``: a durable ``ctx.sleep(3600)``. Input ``"backoff"``: a step that always fails,
 retried after an hour. Either way the run sits waiting until a test pauses or interrupts it.
+Input ``"nap"``: a 10 ms sleep, then a step (for replay).
 """
 
 from __future__ import annotations
@@ -15,10 +16,19 @@ async def unreachable() -> str:
     raise ConnectionError("service down")
 
 
+@step
+async def after_nap() -> str:
+    """The step after a short sleep."""
+    return "rested"
+
+
 @workflow(name="waits")
 async def waits(mode: str, ctx: RunContext) -> str:
     """Sleep an hour, or back off an hour."""
     if mode == "sleep":
         await ctx.sleep(3600)
         return "slept"
+    if mode == "nap":
+        await ctx.sleep(0.01)
+        return await after_nap()
     return await unreachable()
