@@ -307,53 +307,51 @@ def test_invalid_timeout_is_refused() -> None:
             pass
 
 
-def test_sigkill_during_backoff_resumes_the_attempt_count(tmp_path: Path) -> None:
-    child = str(Path(__file__).with_name("policy_child.py"))
+CHILD = str(Path(__file__).with_name("policy_child.py"))
+
+
+def _kill_when_waiting(store: Path, run_id: str, mode: str) -> list[Any]:
+    """Start the child; SIGKILL it once it waits (its marker file); return the run's chain."""
     proc = subprocess.Popen(
-        [sys.executable, child, str(tmp_path), "killed", "run"],
+        [sys.executable, CHILD, str(store), run_id, mode],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
-    _wait_for(tmp_path / "ready", proc)  # attempt 1 failed and is durable: backing off
+    _wait_for(store / "ready", proc)  # written once the attempt or the sleep is durable
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=30)
-    chain = arun(FileCheckpointStorage(tmp_path).list_checkpoints(run_id="killed"))
-    [first] = [a for c in chain if c.kind == "step" for a in StepPayload.of(c).attempts]
-    assert first.attempt == 1 and first.retry_at - first.at == 3600.0
+    assert proc.returncode == -signal.SIGKILL
+    return arun(FileCheckpointStorage(store).list_checkpoints(run_id=run_id))
+
+
+def _resume_at(store: Path, run_id: str, mode: str, now: float) -> Any:
+    """Resume in a child whose clock reads ``now`` and never waits; return what it printed."""
     done = subprocess.run(
-        [sys.executable, child, str(tmp_path), "killed", "resume", str(first.retry_at - 10)],
+        [sys.executable, CHILD, str(store), run_id, mode, str(now)],
         capture_output=True,
         text=True,
         timeout=60,
     )
     assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_sigkill_during_backoff_resumes_the_attempt_count(tmp_path: Path) -> None:
+    chain = _kill_when_waiting(tmp_path, "killed", "run")
+    [first] = [a for c in chain if c.kind == "step" for a in StepPayload.of(c).attempts]
+    assert first.attempt == 1 and first.retry_at - first.at == 3600.0
     # It waits the 10 s left, attempt 2 fails (recorded as 2), attempt 3 succeeds.
-    assert json.loads(done.stdout) == {"result": "ok", "slept": [10.0, 7200.0], "calls": 3}
+    resumed = _resume_at(tmp_path, "killed", "resume", first.retry_at - 10)
+    assert resumed == {"result": "ok", "slept": [10.0, 7200.0], "calls": 3}
     chain = arun(FileCheckpointStorage(tmp_path).list_checkpoints(run_id="killed"))
     assert_one_chain(chain)
     assert [a for _, a, _ in attempts_in(chain)] == [1, 2]
 
 
 def test_sigkill_during_a_durable_sleep_waits_only_for_what_is_left(tmp_path: Path) -> None:
-    child = str(Path(__file__).with_name("policy_child.py"))
-    proc = subprocess.Popen(
-        [sys.executable, child, str(tmp_path), "napping", "nap"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    _wait_for(tmp_path / "ready", proc)  # the wake-up time is durable: sleeping
-    proc.send_signal(signal.SIGKILL)
-    proc.communicate(timeout=30)
-    chain = arun(FileCheckpointStorage(tmp_path).list_checkpoints(run_id="napping"))
+    chain = _kill_when_waiting(tmp_path, "napping", "nap")
     [sleep] = [r for c in chain if c.kind == "step" for r in StepPayload.of(c).steps]
     assert sleep.key == "sleep#0"
-    done = subprocess.run(
-        [sys.executable, child, str(tmp_path), "napping", "wake", str(sleep.result - 25)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == {"result": "woke", "slept": [25.0], "calls": 1}
+    resumed = _resume_at(tmp_path, "napping", "wake", sleep.result - 25)
+    assert resumed == {"result": "woke", "slept": [25.0], "calls": 1}
