@@ -42,6 +42,7 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
     )
     from ._events import RequestInfoEvent, WorkflowEvent
     from ._pausing import PauseSignal
+    from ._policies import Retry, attempts_of
     from ._result import WorkflowRunResult
     from ._step import Step, step
     from ._storage import (
@@ -71,6 +72,7 @@ _EXPORTS: dict[str, str] = {
     "PauseSignal": "._pausing",
     "ReplayDivergenceError": "._errors",
     "ReplayInterrupted": "._errors",
+    "Retry": "._policies",
     "RequestInfoEvent": "._events",
     "RunContext": "._context",
     "RunArgumentError": "._errors",
@@ -92,6 +94,7 @@ _EXPORTS: dict[str, str] = {
     "WorkflowExitError": "._errors",
     "WorkflowLoadError": "._errors",
     "WorkflowRunResult": "._result",
+    "attempts_of": "._policies",
     "get_run_context": "._context",
     "register_type": "._codec",
     "step": "._step",
@@ -113,6 +116,7 @@ __all__ = [
     "ReplayDivergenceError",
     "ReplayInterrupted",
     "RequestInfoEvent",
+    "Retry",
     "RunArgumentError",
     "RunContext",
     "RunLockedError",
@@ -133,6 +137,7 @@ __all__ = [
     "WorkflowExitError",
     "WorkflowLoadError",
     "WorkflowRunResult",
+    "attempts_of",
     "get_run_context",
     "register_type",
     "step",

@@ -20,6 +20,7 @@ from typing import Any
 from ._checkpoint import Checkpoint, Kind, checkpoint_id_for
 from ._errors import JournalChangedError
 from ._payloads import Payload, StepPayload
+from ._policies import AttemptRecord
 from ._recorded import StepRecord
 from ._storage._protocol import CheckpointStorage
 
@@ -54,6 +55,7 @@ class CheckpointChain:
         self._clock = clock
         self._lock = asyncio.Lock()
         self._queued: list[tuple[StepRecord, asyncio.Future[None]]] = []
+        self._attempts: list[tuple[AttemptRecord, asyncio.Future[None]]] = []
         self._served: list[str] = []
         self._committer: asyncio.Task[None] | None = None
         self._saves: set[asyncio.Task[Checkpoint]] = set()
@@ -78,8 +80,18 @@ class CheckpointChain:
         Raises:
             Exception: whatever the storage raised while saving that checkpoint.
         """
+        await self._enqueue(self._queued, record)
+
+    async def commit_attempt(self, attempt: AttemptRecord) -> None:
+        """Queue a failed attempt of a step call; return once a checkpoint holding it is durable.
+
+        It goes into the same group commit as step results (a ``step`` record's ``attempts``).
+        """
+        await self._enqueue(self._attempts, attempt)
+
+    async def _enqueue(self, queue: list[tuple[Any, asyncio.Future[None]]], entry: Any) -> None:
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._queued.append((record, future))
+        queue.append((entry, future))
         if self._committer is None:
             # Started in an empty context: an engine task must not take a scope of the run.
             self._committer = asyncio.Task(
@@ -119,17 +131,20 @@ class CheckpointChain:
 
     async def _commit_queued(self) -> None:
         try:
-            while self._queued:
+            while self._queued or self._attempts:
                 batch, self._queued = self._queued, []
+                attempts, self._attempts = self._attempts, []
+                futures = [f for _, f in batch] + [f for _, f in attempts]
+                payload = StepPayload([r for r, _ in batch], [a for a, _ in attempts])
                 try:
-                    await self._save(Kind.STEP, StepPayload([r for r, _ in batch]).to_json())
+                    await self._save(Kind.STEP, payload.to_json())
                 except Exception as exc:
-                    for _, future in batch:
+                    for future in futures:
                         if not future.done():
                             future.set_exception(exc)
                 else:
                     self.committed.extend([record for record, _ in batch])
-                    for _, future in batch:
+                    for future in futures:
                         if not future.done():
                             future.set_result(None)
         finally:

@@ -66,6 +66,13 @@ class RunContext:
         """
         self._run.set_state(key, value)
 
+    async def sleep(self, seconds: float) -> None:
+        """Sleep durably: the wake-up time is recorded, so a run killed or paused while it
+        sleeps waits, once resumed, only for what is left (see ``wfctl._policies``)."""
+        from ._policies import durable_sleep
+
+        await durable_sleep(self._run, seconds)
+
     async def add_event(self, data: Any) -> None:
         """Emit a custom event (kind ``custom``) to the run's event stream."""
         self._run.emit("custom", None, data)

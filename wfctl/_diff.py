@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from ._codec import canonical_json, decode
+from ._policies import SLEEP_STEP
 from ._recorded import StepRecord
 
 __all__ = [
@@ -183,7 +184,8 @@ def _executed_row(
     elif (
         changed
         or counterpart.digest != record.digest
-        or not _same_result(counterpart.result, record.result)
+        # A durable sleep's result is its wake-up time: a timer, not a value to compare.
+        or (record.name != SLEEP_STEP and not _same_result(counterpart.result, record.result))
     ):
         status = "changed"
     else:

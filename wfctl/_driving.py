@@ -74,6 +74,8 @@ async def drive(
         options=options,
         on_event=on_event,
         pause_probe=lambda: pause_requested(storage, chain.run_id),
+        step_retries=workflow.step_retries,
+        past_attempts=history.attempts,
     )
 
     def announce(checkpoint: Checkpoint) -> None:

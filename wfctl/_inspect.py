@@ -34,6 +34,7 @@ from ._payloads import (
     payload_of,
     served_keys,
 )
+from ._policies import AttemptRecord
 from ._restore import load_target
 from ._storage import FileCheckpointStorage, RunSummary, open_store
 from ._storage._capabilities import load_chain, request_pause
@@ -131,6 +132,8 @@ class LogEntry:
     answers: tuple[tuple[str, Any], ...] = ()
     error: str | None = None
     detail: str | None = None
+    #: Failed attempts of step calls recorded here (each retried after its backoff).
+    attempts: tuple[AttemptRecord, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """Return the entry as a JSON object with stable keys."""
@@ -145,6 +148,7 @@ class LogEntry:
             "answers": dict(self.answers),
             "error": self.error,
             "detail": self.detail,
+            "attempts": [a.to_json() for a in self.attempts],
         }
 
 
@@ -173,10 +177,12 @@ def _entry(checkpoint: Checkpoint) -> LogEntry:
     steps: tuple[StepEntry, ...] = ()
     requests: tuple[str, ...] = ()
     answers: tuple[tuple[str, Any], ...] = ()
+    attempts: tuple[AttemptRecord, ...] = ()
     error = detail = None
     match payload_of(checkpoint):
-        case StepPayload(steps=records):
+        case StepPayload(steps=records, attempts=failed):
             steps = tuple(StepEntry(r.key, float(r.duration)) for r in records)
+            attempts = tuple(failed)
         case PausePayload(requests=asked, reason=reason):
             requests = tuple(r.request_id for r in asked)
             detail = f"reason: {reason}"
@@ -202,6 +208,7 @@ def _entry(checkpoint: Checkpoint) -> LogEntry:
         answers=answers,
         error=error,
         detail=detail,
+        attempts=attempts,
     )
 
 

@@ -6,7 +6,10 @@ inspectors and the storages never look inside ``data`` themselves. The shapes on
 
 - :class:`RootPayload` (``root``): ``input``, ``workflow``, ``signature``, ``restored_from``
   (on a run restored from another run's checkpoint), ``target``.
-- :class:`StepPayload` (``step``): ``steps``, each a :class:`~wfctl._recorded.StepRecord`.
+- :class:`StepPayload` (``step``): ``steps``, each a :class:`~wfctl._recorded.StepRecord`;
+  ``attempts`` (only when some step call failed an attempt and backs off), each a
+  :class:`~wfctl._policies.AttemptRecord`. A record may hold attempts and no steps. Readers
+  that predate ``attempts`` ignore it: the format version stays 1.
 - :class:`ResumePayload` (``resume``): ``responses`` (request id -> encoded answer), ``reason``
   (``answer``, ``continue`` after an interrupt, or ``retry``), ``signature`` (only when a retry
   was allowed to change the code).
@@ -33,6 +36,7 @@ from typing import Any, ClassVar, Self, TypeAlias
 
 from ._checkpoint import Checkpoint, Kind
 from ._errors import CheckpointCorruptError
+from ._policies import AttemptRecord
 from ._recorded import StepRecord
 
 __all__ = [
@@ -125,14 +129,21 @@ class StepPayload(_KindPayload):
     KIND: ClassVar[Kind] = Kind.STEP
 
     steps: Sequence[StepRecord]
+    #: Failed attempts of step calls that back off and try again (see ``wfctl._policies``).
+    attempts: Sequence[AttemptRecord] = ()
 
     def to_json(self) -> dict[str, Any]:
         """Return the ``data`` of the step record (the hot path: nothing but the records)."""
+        if self.attempts:
+            return {
+                "steps": [record.to_json() for record in self.steps],
+                "attempts": [attempt.to_json() for attempt in self.attempts],
+            }
         return {"steps": [record.to_json() for record in self.steps]}
 
     @classmethod
     def from_json(cls, raw: dict[str, Any], where: str) -> Self:
-        """Read a step record's ``data``.
+        """Read a step record's ``data`` (a malformed attempt entry reads as absent).
 
         Raises:
             CheckpointCorruptError: ``steps`` is not a list, or a step record is malformed.
@@ -140,7 +151,13 @@ class StepPayload(_KindPayload):
         steps = raw.get("steps")
         if not isinstance(steps, list):
             raise CheckpointCorruptError(where, "step checkpoint without a steps list")
-        return cls(tuple(StepRecord.from_json(step, where) for step in steps))
+        entries = raw.get("attempts")
+        attempts = (
+            tuple(a for a in map(AttemptRecord.from_json, entries) if a is not None)
+            if isinstance(entries, list)
+            else ()
+        )
+        return cls(tuple(StepRecord.from_json(step, where) for step in steps), attempts)
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,6 +22,7 @@ from ._errors import (
     UnencodableValueError,
 )
 from ._payloads import ResumePayload, StepPayload, recorded_requests
+from ._policies import AttemptRecord
 from ._recorded import StepRecord
 from ._response_types import convert_answer
 from ._storage._capabilities import load_chain
@@ -47,6 +48,9 @@ class History:
 
     records: list[StepRecord] = field(default_factory=list)
     responses: dict[str, Any] = field(default_factory=dict)
+    #: Failed attempts of step calls, by call key; a retry (``resume`` for ``retry``) starts
+    #: every call's attempts afresh.
+    attempts: dict[str, list[AttemptRecord]] = field(default_factory=dict)
 
 
 async def load_target(
@@ -72,9 +76,15 @@ async def load_target(
 def _fold(chain: Sequence[Checkpoint], upto: int, history: History) -> None:
     for checkpoint in chain[: upto + 1]:
         if checkpoint.kind == Kind.STEP:
-            history.records.extend(StepPayload.of(checkpoint).steps)
+            payload = StepPayload.of(checkpoint)
+            history.records.extend(payload.steps)
+            for attempt in payload.attempts:
+                history.attempts.setdefault(attempt.key, []).append(attempt)
         elif checkpoint.kind == Kind.RESUME:
-            history.responses.update(ResumePayload.of(checkpoint).responses)
+            resume = ResumePayload.of(checkpoint)
+            history.responses.update(resume.responses)
+            if resume.reason == "retry":
+                history.attempts.clear()
 
 
 async def read_origins(

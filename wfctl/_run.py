@@ -44,6 +44,14 @@ from ._keys import (
 )
 from ._keys import uninstall_task_factory as _uninstall
 from ._pausing import PauseGate, PauseSignal
+from ._policies import (
+    SYSTEM_CLOCK,
+    AttemptRecord,
+    Retry,
+    StepPolicy,
+    call_with_policy,
+    clock_var,
+)
 from ._port import port_var
 from ._recorded import Divergence, RecordedCalls, StepRecord
 from ._response_types import convert_answer
@@ -60,6 +68,7 @@ _port = port_var()
 #: Seconds between the supervisor's looks for a pause request while steps run.
 PAUSE_POLL = 0.1
 _scope = scope_var()
+_NO_POLICY = StepPolicy()
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +113,8 @@ class Run:
         options: RunOptions,
         on_event: Callable[[WorkflowEvent], None] | None = None,
         pause_probe: Callable[[], bool] | None = None,
+        step_retries: Retry | None = None,
+        past_attempts: dict[str, list[AttemptRecord]] | None = None,
     ) -> None:
         self.run_id = run_id
         self.chain = chain
@@ -129,6 +140,11 @@ class Run:
         self.gate = PauseGate()
         self._request_ids: set[str] = set()
         self._unsettled: list[tuple[str, str | None, str, str, str | None]] = []
+        #: The workflow's retries for steps that declare none; the failed attempts recorded
+        #: so far, by call key; the clock policies wait on (see ``wfctl._policies``).
+        self.step_retries = step_retries
+        self.past_attempts = past_attempts or {}
+        self.clock = clock_var.get() or SYSTEM_CLOCK
 
     # -- bookkeeping -------------------------------------------------------------------------
 
@@ -307,6 +323,7 @@ class Run:
     ) -> Any:
         if self.chain.lost is not None:
             raise self.chain.lost  # the run cannot commit any more: execute nothing more
+        step_retries = self.step_retries
         self.emit("step_started", key)
         self.gate.step_started()
         outer = _effects.get()
@@ -317,7 +334,13 @@ class Run:
         try:
             if step.context_param is not None:
                 kwargs = {**kwargs, step.context_param: self.context}
-            value = await step.fn(*args, **kwargs)
+            policy = step.policy
+            if policy is None and step_retries is None:
+                value = await step.fn(*args, **kwargs)
+            else:
+                value = await call_with_policy(
+                    self, key, policy or _NO_POLICY, lambda: step.fn(*args, **kwargs)
+                )
             record = StepRecord(
                 key=key,
                 scope=scope_path,

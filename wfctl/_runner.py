@@ -100,6 +100,8 @@ class RunReport:
     target_recorded: bool = False
     failed_step: str | None = None
     hints: tuple[Hint, ...] = ()
+    #: The ``step_retrying`` events of this call: each failed attempt that was retried.
+    retries: tuple[dict[str, Any], ...] = ()
 
     @property
     def resume_command(self) -> str:
@@ -143,6 +145,7 @@ class RunReport:
             "resume_command": resume_command,
             "failed_step": self.failed_step,
             "hints": [hint.to_json() for hint in self.hints],
+            "retries": list(self.retries),
             "steps": {"executed": self.executed, "cached": self.cached, "changed": self.changed},
             "elapsed": round(self.elapsed, 6),
             "target": self.target,
@@ -219,6 +222,9 @@ def _outcome(
         target_recorded=target_recorded,
         failed_step=failed_step,
         hints=hints,
+        retries=tuple(
+            {"key": e.key, **e.data} for e in result.events if e.kind == "step_retrying"
+        ),
     )
 
 

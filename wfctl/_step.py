@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Generic, ParamSpec, TypeVar, overload
 
 from ._errors import WorkflowDefinitionError
+from ._policies import Retry, StepPolicy
 from ._port import port_var
 
 __all__ = ["Step", "context_parameter", "step"]
@@ -42,6 +43,8 @@ class Step(Generic[R]):
         *,
         name: str | None = None,
         replay_key: Callable[..., Any] | None = None,
+        retries: Retry | None = None,
+        timeout: float | None = None,
     ) -> None:
         if not inspect.iscoroutinefunction(fn):
             raise WorkflowDefinitionError(
@@ -52,6 +55,13 @@ class Step(Generic[R]):
         if not self.name or any(c in self.name for c in "/#@"):
             raise WorkflowDefinitionError(f"invalid step name {self.name!r}: no '/', '#' or '@'")
         self.replay_key = replay_key
+        if timeout is not None and timeout <= 0:
+            raise WorkflowDefinitionError(f"step {self.name!r}: timeout must be > 0 seconds")
+        #: The step's retries and timeout; None (no retries, no timeout declared) keeps the
+        #: step on the plain path unless the workflow sets ``step_retries``.
+        self.policy = (
+            None if retries is None and timeout is None else StepPolicy(retries, timeout)
+        )
         self.context_param = context_parameter(fn)
         functools.update_wrapper(self, fn)
 
@@ -91,7 +101,11 @@ def step(fn: Callable[P, Awaitable[R]], /) -> Step[R]: ...
 
 @overload
 def step(
-    *, name: str | None = None, replay_key: Callable[..., Any] | None = None
+    *,
+    name: str | None = None,
+    replay_key: Callable[..., Any] | None = None,
+    retries: Retry | None = None,
+    timeout: float | None = None,
 ) -> Callable[[Callable[P, Awaitable[R]]], Step[R]]: ...
 
 
@@ -101,14 +115,19 @@ def step(
     *,
     name: str | None = None,
     replay_key: Callable[..., Any] | None = None,
+    retries: Retry | None = None,
+    timeout: float | None = None,
 ) -> Step[R] | Callable[[Callable[..., Awaitable[R]]], Step[R]]:
     """Mark an async function as a step: ``@step``, ``@step(name=...)``, ``@step(replay_key=f)``.
 
     ``replay_key`` receives each call's arguments and returns its explicit durable key.
+    ``retries`` (a :class:`~wfctl.Retry`) retries a failing call with backoff, overriding the
+    workflow's ``step_retries`` (``Retry(attempts=1)`` turns them off); ``timeout`` bounds
+    each attempt, in seconds, and a timeout is a retryable ``TimeoutError``.
 
     Raises:
         WorkflowDefinitionError: (a ``TypeError``) the function is not ``async``.
     """
     if fn is not None:
-        return Step(fn, name=name, replay_key=replay_key)
-    return lambda f: Step(f, name=name, replay_key=replay_key)
+        return Step(fn, name=name, replay_key=replay_key, retries=retries, timeout=timeout)
+    return lambda f: Step(f, name=name, replay_key=replay_key, retries=retries, timeout=timeout)

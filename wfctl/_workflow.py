@@ -18,6 +18,7 @@ from ._context import RunContext
 from ._driving import EventListener
 from ._errors import RunArgumentError, RunStateError, WorkflowDefinitionError
 from ._message import NO_MESSAGE, MessageParameter
+from ._policies import Retry
 from ._result import WorkflowRunResult
 from ._run import RunOptions
 from ._signature import code_signature
@@ -46,6 +47,7 @@ class Workflow:
         name: str | None = None,
         description: str | None = None,
         checkpoint_storage: CheckpointStorage | None = None,
+        step_retries: Retry | None = None,
     ) -> None:
         if not inspect.iscoroutinefunction(fn):
             raise WorkflowDefinitionError(
@@ -55,6 +57,8 @@ class Workflow:
         self.name = name or fn.__name__
         self.description = description if description is not None else inspect.getdoc(fn)
         self._storage = checkpoint_storage
+        #: The retries of every step that declares none of its own (``@step(retries=...)``).
+        self.step_retries = step_retries
         self._message = MessageParameter(fn, self.name, context_parameter(fn))
         self._signature: str | None = None
         self._last_paused: str | None = None
@@ -98,6 +102,7 @@ class Workflow:
             name=self.name,
             description=self.description,
             checkpoint_storage=checkpoint_storage or self._storage,
+            step_retries=self.step_retries,
         )
         bound.target = self.target
         bound._signature = self._signature  # same code: no need to read its source again
@@ -211,6 +216,7 @@ def workflow(
     name: str | None = None,
     description: str | None = None,
     checkpoint_storage: CheckpointStorage | None = None,
+    step_retries: Retry | None = None,
 ) -> Callable[[Callable[..., Awaitable[Any]]], Workflow]: ...
 
 
@@ -221,8 +227,12 @@ def workflow(
     name: str | None = None,
     description: str | None = None,
     checkpoint_storage: CheckpointStorage | None = None,
+    step_retries: Retry | None = None,
 ) -> Workflow | Callable[[Callable[..., Awaitable[Any]]], Workflow]:
     """Make an async function a workflow: ``@workflow`` or ``@workflow(name=..., ...)``.
+
+    ``step_retries`` (a :class:`~wfctl.Retry`) is the retry policy of every step that
+    declares none of its own.
 
     Raises:
         WorkflowDefinitionError: (a ``TypeError``) the function is not ``async`` or takes more
@@ -230,8 +240,16 @@ def workflow(
     """
     if fn is not None:
         return Workflow(
-            fn, name=name, description=description, checkpoint_storage=checkpoint_storage
+            fn,
+            name=name,
+            description=description,
+            checkpoint_storage=checkpoint_storage,
+            step_retries=step_retries,
         )
     return lambda f: Workflow(
-        f, name=name, description=description, checkpoint_storage=checkpoint_storage
+        f,
+        name=name,
+        description=description,
+        checkpoint_storage=checkpoint_storage,
+        step_retries=step_retries,
     )

@@ -31,7 +31,7 @@ def test_runs_lists_and_filters(store: Path, tmp_path: Path) -> None:
     assert by_id[failed]["status"] == "failed"
     assert set(runs[0]) == {
         "run_id", "workflow_name", "status", "head_checkpoint_id", "head_seq", "created",
-        "updated", "origin_run_id", "origin_checkpoint_id", "pending", "problem",
+        "updated", "origin_run_id", "origin_checkpoint_id", "pending", "problem", "waiting",
     }  # fmt: skip
     only_paused = invoke("runs", "--status", "paused", "--store", store, "--json").json()
     assert [r["run_id"] for r in only_paused["runs"]] == [paused]
@@ -63,7 +63,7 @@ def test_log_shows_the_chain_as_a_timeline(store: Path) -> None:
     assert entries[4]["served"] == ["prepare#0"]
     assert set(entries[0]) == {
         "checkpoint_id", "seq", "kind", "timestamp", "steps", "served", "requests",
-        "answers", "error", "detail",
+        "answers", "error", "detail", "attempts",
     }  # fmt: skip
 
     people = wfctl("log", run_id, "--store", store)

@@ -158,3 +158,24 @@ def test_progress_counts_events() -> None:
     frame = console.export_text()
     assert "running 1 · cached 1 · done 1" in frame
     assert "▸ b#0" in frame and "a#0" not in frame
+
+
+def test_progress_shows_a_step_backing_off_and_a_sleep() -> None:
+    progress = RunProgress(enabled=False)
+    retrying = {"attempt": 2, "attempts": 5, "delay": 3600.0, "error": "Flaky: no"}
+    events = [
+        WorkflowEvent("run_started", "r1"),
+        WorkflowEvent("step_started", "r1", "call#0"),
+        WorkflowEvent("step_retrying", "r1", "call#0", retrying),
+        WorkflowEvent("sleeping", "r1", "sleep#0", {"seconds": 7200.0}),
+    ]
+    with progress:
+        for event in events:
+            progress.on_event(event)
+    from rich.console import Console  # noqa: TID251  # the test reads the renderer's frame
+
+    console = Console(width=80, record=True, color_system=None)
+    console.print(progress._renderable())
+    frame = console.export_text()
+    assert "▸ call#0 attempt 2/5 in 3" in frame  # 3600s, give or take the time it takes
+    assert "◷ sleep#0 sleeping, 7" in frame

@@ -62,6 +62,11 @@ CASES = [
         lambda _: [[2, 3, 10, 11, 12]],
     ),
     Case("fan_out", lambda _: 20, lambda _: [{"count": 20, "sum_of_squares": 2470}]),
+    Case(
+        "flaky_service",
+        lambda _: "WFC",
+        lambda _: [{"symbol": "WFC", "price": 42, "attempts": 3}],
+    ),
     Case("file_pipeline", lambda tmp: {"output": str(tmp / "out")}),
     Case("human_review", lambda _: "cats", answers={"request#0": "yes"}),
 ]

@@ -32,6 +32,10 @@ class RunProgress:
         self._enabled = enabled and self._console.is_terminal
         self._lock = threading.Lock()
         self._running: dict[str, float] = {}
+        #: Steps backing off (``attempt 2/5``, when the next attempt starts) and durable
+        #: sleeps (when they wake), on the monotonic clock.
+        self._retrying: dict[str, tuple[str, float]] = {}
+        self._sleeping: dict[str, float] = {}
         self._cached = self._done = self._failed = 0
         self._run_id = ""
         self._started = time.monotonic()
@@ -69,11 +73,19 @@ class RunProgress:
                 self._running[key] = time.monotonic()
             elif event.kind == "step_completed":
                 self._running.pop(key, None)
+                self._retrying.pop(key, None)
                 self._done += 1
+            elif event.kind == "step_retrying":
+                data = event.data
+                label = f"attempt {data['attempt']}/{data['attempts']}"
+                self._retrying[key] = (label, time.monotonic() + float(data["delay"]))
+            elif event.kind == "sleeping":
+                self._sleeping[key] = time.monotonic() + float(event.data["seconds"])
             elif event.kind == "step_cached":
                 self._cached += 1
             elif event.kind == "step_failed":
                 self._running.pop(key, None)
+                self._retrying.pop(key, None)
                 self._failed += 1
 
     def on_interrupt(self, kind: str) -> None:
@@ -97,6 +109,8 @@ class RunProgress:
         now = time.monotonic()
         with self._lock:
             running = sorted(self._running.items(), key=lambda item: item[1])
+            retrying = dict(self._retrying)
+            sleeping = [(k, at) for k, at in self._sleeping.items() if at > now]
             counts = f"running {len(running)} · cached {self._cached} · done {self._done}" + (
                 f" · failed {self._failed}" if self._failed else ""
             )
@@ -104,7 +118,14 @@ class RunProgress:
         self._spinner.update(text=Text(f"{counts} · {elapsed // 60}:{elapsed % 60:02d}"))
         lines: list[RenderableType] = [self._spinner]
         for key, since in running[:5]:
-            lines.append(Text(f"  ▸ {key} ({now - since:.1f}s)", style="dim"))
+            if key in retrying:
+                label, at = retrying[key]
+                wait = f"in {at - now:.0f}s" if at > now else "now"
+                lines.append(Text(f"  ▸ {key} {label} {wait}", style="yellow"))
+            else:
+                lines.append(Text(f"  ▸ {key} ({now - since:.1f}s)", style="dim"))
         if len(running) > 5:
             lines.append(Text(f"  … and {len(running) - 5} more", style="dim"))
+        for key, at in sleeping[:5]:
+            lines.append(Text(f"  ◷ {key} sleeping, {at - now:.0f}s left", style="dim"))
         return Group(*lines)

@@ -100,6 +100,8 @@ def print_runs(report: RunsReport) -> None:
         notes = []
         if run.pending:
             notes.append("waiting: " + ", ".join(run.pending))
+        if run.waiting:
+            notes.append(run.waiting)
         if run.origin_checkpoint_id:
             notes.append(f"from {run.origin_checkpoint_id}")
         if run.problem:
@@ -140,6 +142,8 @@ def print_log(log: RunLog) -> None:
         for step in entry.steps:
             took = f" ({step.duration * 1000:.1f} ms)" if step.duration is not None else ""
             node.add(Text(f"✓ {step.key}{took}", style="green"))
+        for attempt in entry.attempts:
+            node.add(Text(f"↻ {attempt.key}: {attempt.describe()}", style="yellow"))
         if entry.served:
             node.add(Text(f"↺ cached: {', '.join(entry.served)}", style="dim"))
         _log_node(node, "? request ", entry.requests)

@@ -23,6 +23,7 @@ from wfctl._checkpoint import (
 )
 from wfctl._errors import CheckpointCorruptError, CheckpointNotFoundError, RunNotFoundError
 from wfctl._payloads import recorded_requests
+from wfctl._policies import waiting_on
 
 from ._protocol import JournalProblem, RunJournal, RunSummary
 
@@ -265,6 +266,7 @@ class StorageQueries(abc.ABC):
             origin_run_id=root.origin_run_id,
             origin_checkpoint_id=root.origin_checkpoint_id,
             pending=pending_requests(head),
+            waiting=waiting_on(head) if status == "running" else None,
         )
 
     def _root_workflow(self, run_id: str) -> str | None:

@@ -116,7 +116,9 @@ class RunSummary:
     crashed or was killed and can be resumed); ``corrupt`` when one of its records cannot be
     trusted (a checksum or a chain link fails), or ``unreadable`` when its journal cannot be
     read at all (permissions, an I/O error). ``problem`` then says where and why (``head_seq``
-    is -1 and the timestamps are empty).
+    is -1 and the timestamps are empty). ``waiting`` says what a running run whose newest
+    record is a durable sleep or a failed attempt waits for (``sleeping until <time>``,
+    ``backing off <key>: attempt <n> at <time>``) while that time is still ahead.
     """
 
     run_id: str
@@ -130,6 +132,7 @@ class RunSummary:
     origin_checkpoint_id: str | None = None
     pending: tuple[str, ...] = field(default_factory=tuple)
     problem: str | None = None
+    waiting: str | None = None
 
 
 class RunLock(Protocol):
