@@ -21,7 +21,7 @@ from wfctl._checkpoint import validate_run_id
 from wfctl._errors import CheckpointCorruptError, StoreLocationError
 
 from ._fs import FileSystem
-from ._journal import END_NAME, JOURNAL_NAME
+from ._journal import JOURNAL_NAME
 from ._security import vet_store_root
 
 __all__ = ["StoreLayout"]
@@ -62,7 +62,7 @@ class StoreLayout:
         return os.path.join(self.runs, run_id, JOURNAL_NAME)
 
     def end(self, run_id: str) -> str:
-        return os.path.join(self.runs, run_id, END_NAME)
+        return os.path.join(self.runs, run_id, "end.json")
 
     def owner(self, run_id: str) -> str:
         return os.path.join(self.runs, run_id, "owner.json")
