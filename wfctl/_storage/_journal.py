@@ -10,16 +10,8 @@ and verification is byte slicing: strip the fixed 18-byte suffix ``,"crc":"xxxxx
 last newline (a partial record or the NUL bytes some file systems leave after a crash) is the
 *torn tail* of a write that was never acknowledged.
 
-An append-only journal cannot know its own end: records cut off at a line boundary leave a
-journal that reads as a shorter, healthy one. So when a run completes, fails or pauses, the
-storage also writes an *end marker* beside the journal, checksummed the same way::
-
-    {"v":1,"run":"r1","seq":9,"kind":"pause","last":"1a2b3c4d","crc":"..."}
-
-naming the last seq committed at that moment and that record's own checksum (``last``). It is
-written after the record is durable, so it never names more than the journal holds; a newer
-marker replaces it. A journal that ends before its marker's seq (or holds another record there)
-has lost committed records: :func:`end_problem` says so.
+Beside each journal, a run's end marker (see ._marker) names the last record committed when the
+run last ended or paused; :func:`crc_of_seq` finds the checksum it is compared with.
 """
 
 from __future__ import annotations
@@ -38,19 +30,14 @@ from ._fs import FileSystem
 from ._protocol import JournalProblem
 
 __all__ = [
-    "END_NAME",
     "JOURNAL_NAME",
     "TAIL_CHUNK",
-    "EndMarker",
     "Tail",
     "check_journal",
     "check_last_is_newest",
     "crc_of_seq",
-    "decode_end",
     "decode_record",
-    "encode_end",
     "encode_record",
-    "end_problem",
     "parse_journal",
     "read_all",
     "read_head",
@@ -58,14 +45,10 @@ __all__ = [
     "read_tail",
     "record_crc",
     "record_link",
+    "verified_body",
 ]
 
 JOURNAL_NAME: Final = "journal.jsonl"
-#: The end marker beside a journal (see the module docstring).
-END_NAME: Final = "end.json"
-_END_VERSION: Final = 1
-#: A marker is a few dozen bytes; anything much larger is not one.
-END_MAX_BYTES: Final = 4096
 #: How much of a journal's end is read at first to find its last record (doubled as needed).
 TAIL_CHUNK: Final = 64 * 1024
 
@@ -113,7 +96,7 @@ def decode_record(line: bytes, where: str) -> Checkpoint:
         CheckpointCorruptError: the checksum is missing or wrong, the JSON is invalid, or a field
             fails :meth:`Checkpoint.from_dict` (including a newer format version).
     """
-    body = _verified_body(line, where)
+    body = verified_body(line, where)
     try:
         raw = json.loads(body)
     except (ValueError, RecursionError) as exc:
@@ -131,85 +114,12 @@ def record_link(line: bytes, where: str) -> tuple[str, int]:
     Raises:
         CheckpointCorruptError: as :func:`decode_record`.
     """
-    _verified_body(line, where)
+    verified_body(line, where)
     match = _LINK.match(line)
     if match is None or match[2] != match[3]:
         checkpoint = decode_record(line, where)
         return checkpoint.run_id, checkpoint.seq
     return match[1].decode(), int(match[3])
-
-
-@dataclass(frozen=True, slots=True)
-class EndMarker:
-    """What a run's end marker says: its journal held ``seq`` (a ``kind`` record) at least."""
-
-    run_id: str
-    seq: int
-    kind: str
-    #: The checksum field of record ``seq`` (8 hex digits), as written in its line.
-    last: str
-
-
-def encode_end(checkpoint: Checkpoint, line: bytes) -> bytes:
-    """Return the end marker naming ``checkpoint``, committed as the journal line ``line``."""
-    raw = {
-        "v": _END_VERSION,
-        "run": checkpoint.run_id,
-        "seq": checkpoint.seq,
-        "kind": checkpoint.kind,
-        "last": line[-11:-3].decode("ascii"),  # the record's own crc: line ends '"crc":"…"}\n'
-    }
-    body = _ASCII_ENCODER.encode(raw).encode()
-    return b'%s,"crc":"%08x"}\n' % (body[:-1], zlib.crc32(body))
-
-
-def decode_end(data: bytes, where: str, run_id: str) -> EndMarker:
-    """Verify and decode an end marker's bytes.
-
-    Raises:
-        CheckpointCorruptError: bad checksum, JSON or fields, or another run's marker.
-    """
-    body = _verified_body(data.rstrip(b"\n"), where)
-    try:
-        raw = json.loads(body)
-    except (ValueError, RecursionError) as exc:
-        raise CheckpointCorruptError(where, f"invalid JSON: {exc}") from None
-    if not isinstance(raw, dict) or raw.get("v") != _END_VERSION:
-        raise CheckpointCorruptError(where, "not an end marker of a known version")
-    seq, kind, last = raw.get("seq"), raw.get("kind"), raw.get("last")
-    if (
-        type(seq) is not int
-        or seq < 0
-        or not isinstance(kind, str)
-        or not isinstance(last, str)
-        or not _HEX8.fullmatch(last.encode())
-    ):
-        raise CheckpointCorruptError(where, "end marker has malformed fields")
-    if raw.get("run") != run_id:
-        raise CheckpointCorruptError(where, f"end marker belongs to run {raw.get('run')!r}")
-    return EndMarker(run_id, seq, kind, last)
-
-
-def end_problem(
-    marker: EndMarker, last_seq: int, crc_at: str | None, marker_path: str
-) -> str | None:
-    """Say how a journal whose records end at ``last_seq`` contradicts its end marker, if it does.
-
-    ``crc_at`` is the checksum field of the journal's record at the marker's seq (None if that
-    record was not read). A journal longer than its marker is fine: the run went on after it
-    paused, or crashed after committing more.
-    """
-    if last_seq < marker.seq:
-        return (
-            f"journal ends at seq {last_seq} but its end marker {marker_path} says the run "
-            f"reached seq {marker.seq} ({marker.kind}): committed records were cut off its end"
-        )
-    if crc_at is not None and crc_at != marker.last:
-        return (
-            f"record seq {marker.seq} has checksum {crc_at} but the end marker {marker_path} "
-            f"names checksum {marker.last} ({marker.kind}): the journal's end was rewritten"
-        )
-    return None
 
 
 def crc_of_seq(data: bytes, seq: int) -> str | None:
@@ -237,7 +147,7 @@ def record_crc(line: bytes) -> str:
     return line[-10:-2].decode("ascii", "replace")
 
 
-def _verified_body(line: bytes, where: str) -> bytes:
+def verified_body(line: bytes, where: str) -> bytes:
     """Check a line's checksum; return the JSON body it covers."""
     if (
         len(line) <= _SUFFIX_LEN
@@ -315,7 +225,7 @@ def check_journal(lines: Iterable[bytes], path: str, run_id: str) -> tuple[bytes
         first = line if first is None else first
         last = line
         where = f"{path}:{seq + 1}"
-        _verified_body(line, where)
+        verified_body(line, where)
         # The common case in one comparison: the start encode_record writes for this link.
         prefix = b'{"v":%d,"id":"%s.%d","seq":%d,"prev":%s,"kind":"' % (
             FORMAT_VERSION, run, seq, seq, parent

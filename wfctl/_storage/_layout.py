@@ -1,0 +1,197 @@
+"""Where a file store keeps each run's files, and the checks made before any is used.
+
+Layout under the storage root::
+
+    runs/<run_id>/journal.jsonl   one record per checkpoint (see ._journal)
+    runs/<run_id>/end.json        the end marker (see ._marker)
+    runs/<run_id>/owner.json      who holds the run's lock (see ._lock)
+    runs/<run_id>/pause           present while a pause has been requested
+
+The root may be a symbolic link to a directory; ``runs`` and the run directories inside it may
+not (they are refused, never followed).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from wfctl._checkpoint import validate_run_id
+from wfctl._errors import CheckpointCorruptError, StoreLocationError
+
+from ._fs import FileSystem
+from ._journal import JOURNAL_NAME
+from ._security import vet_store_root
+
+__all__ = ["StoreLayout"]
+
+
+class StoreLayout:
+    """The paths of one store's files, and the checks of its directories, through ``fs``.
+
+    Raises:
+        StoreLocationError: ``path`` is empty (which would silently mean the current
+            directory) or is the root of the file system (where ``runs`` would be created).
+    """
+
+    __slots__ = ("_vetted", "fs", "root", "runs")
+
+    def __init__(self, path: str | os.PathLike[str], fs: FileSystem) -> None:
+        text = os.fspath(path)
+        if not text:
+            raise StoreLocationError(text, "is empty: name a directory (. for the current one)")
+        self.root = Path(os.path.abspath(text))
+        real = os.path.realpath(self.root)
+        if os.path.dirname(real) == real:
+            raise StoreLocationError(
+                str(self.root),
+                "is the root of the file system: name a directory of its own for the store",
+            )
+        #: The directory holding one directory per run.
+        self.runs = str(self.root / "runs")
+        self.fs = fs
+        self._vetted = False
+
+    # -- paths -------------------------------------------------------------------------------
+
+    def run_dir(self, run_id: str) -> str:
+        return os.path.join(self.runs, run_id)
+
+    def journal(self, run_id: str) -> str:
+        return os.path.join(self.runs, run_id, JOURNAL_NAME)
+
+    def end(self, run_id: str) -> str:
+        return os.path.join(self.runs, run_id, "end.json")
+
+    def owner(self, run_id: str) -> str:
+        return os.path.join(self.runs, run_id, "owner.json")
+
+    def pause(self, run_id: str) -> str:
+        return os.path.join(self.runs, run_id, "pause")
+
+    # -- checks ------------------------------------------------------------------------------
+
+    def vet_root(self) -> None:
+        """Warn once about a store root others can write to (one ``stat``, then a flag)."""
+        if not self._vetted:
+            self._vetted = vet_store_root(self.fs, str(self.root))
+
+    def make_run_dir(self, run_id: str, *, durable: bool) -> None:
+        """Create the root, ``runs`` and the run's directory as needed, then check them.
+
+        With ``durable``, each directory created is made durable in its parent.
+        """
+        fs = self.fs
+        self.vet_root()  # before creating it: a root we create ourselves is private
+        created = []
+        root = str(self.root)
+        try:
+            fs.mkdir(root, 0o700)
+            created.append(root)
+        except FileExistsError:
+            pass
+        except FileNotFoundError:
+            fs.makedirs(root, 0o700)
+            created.append(root)
+        except NotADirectoryError:
+            raise StoreLocationError(
+                root, "cannot be created: part of its path is a file"
+            ) from None
+        try:
+            fs.mkdir(self.runs, 0o700)
+            created.append(self.runs)
+        except FileExistsError:
+            pass
+        except NotADirectoryError:
+            raise StoreLocationError(root, "is not a directory") from None
+        self.check_runs_dir()  # before anything is created inside it
+        try:
+            fs.mkdir(self.run_dir(run_id), 0o700)
+            created.append(self.run_dir(run_id))
+        except FileExistsError:
+            pass
+        self.check_run_dir(run_id)
+        if durable:
+            for path in created:
+                fs.fsync_dir(os.path.dirname(path))
+
+    def check_runs_dir(self) -> bool:
+        """Return whether ``runs`` exists; refuse it as a symbolic link or as a file.
+
+        A run directory that is a link is refused (see :meth:`check_run_dir`), so the directory
+        holding them all is too: following it would read and write runs outside the store.
+
+        Raises:
+            StoreLocationError: ``runs`` is a link or not a directory, or the root is a file.
+        """
+        root = str(self.root)
+        try:
+            mode = self.fs.lstat(self.runs).st_mode
+        except FileNotFoundError:
+            return False
+        except NotADirectoryError:
+            raise StoreLocationError(root, "is not a directory") from None
+        if stat.S_ISLNK(mode):
+            raise StoreLocationError(root, "holds runs as a symbolic link, which is not followed")
+        if not stat.S_ISDIR(mode):
+            raise StoreLocationError(root, "holds runs as a file, not a directory")
+        return True
+
+    def check_location(self, *, must_exist: bool = True) -> None:
+        """Check that the root is a directory that can be read as a store.
+
+        The check behind ``FileCheckpointStorage.check_location`` (see there).
+        """
+        root = str(self.root)
+        try:
+            is_dir = stat.S_ISDIR(self.fs.stat(root).st_mode)
+        except (FileNotFoundError, NotADirectoryError):
+            if must_exist:
+                raise StoreLocationError(root, "does not exist") from None
+            return
+        if not is_dir:
+            raise StoreLocationError(root, "is not a directory")
+        self.check_runs_dir()
+
+    def check_run_dir(self, run_id: str) -> None:
+        """Refuse a run directory that is a symbolic link (after :meth:`check_runs_dir`).
+
+        Raises:
+            StoreLocationError: as :meth:`check_runs_dir`.
+            CheckpointCorruptError: the run's directory is a symbolic link.
+        """
+        self.vet_root()
+        self.check_runs_dir()
+        path = self.run_dir(run_id)
+        try:
+            if stat.S_ISLNK(self.fs.lstat(path).st_mode):
+                raise CheckpointCorruptError(path, "run directory is a symbolic link, not followed")
+        except FileNotFoundError:
+            pass
+
+    def is_file(self, path: str) -> bool:
+        """Like :func:`os.path.isfile`, through the seam."""
+        try:
+            return stat.S_ISREG(self.fs.stat(path).st_mode)
+        except (OSError, ValueError):
+            return False
+
+    def run_ids(self) -> list[str]:
+        """The ids of the store's runs: its run directories (and links, refused when read)."""
+        self.vet_root()
+        if not self.check_runs_dir():
+            return []
+        try:
+            entries = self.fs.scandir(self.runs)
+        except FileNotFoundError:
+            return []
+        run_ids = []
+        for entry in entries:
+            try:
+                validate_run_id(entry.name)
+            except ValueError:
+                continue
+            if entry.is_dir(follow_symlinks=False) or entry.is_symlink():
+                run_ids.append(entry.name)
+        return run_ids
