@@ -29,9 +29,20 @@ def test_the_pause_signal_is_not_an_exception() -> None:
 
 def test_the_spec_surface_is_there() -> None:
     required = {
-        "step", "workflow", "Workflow", "RunContext", "get_run_context", "WorkflowRunResult",
-        "FileCheckpointStorage", "InMemoryCheckpointStorage", "WfctlError",
-        "CheckpointNotFoundError", "CheckpointCorruptError", "ReplayDivergenceError",
-        "WorkflowChangedError", "RunLockedError", "DuplicateStepKeyError",
+        "step",
+        "workflow",
+        "Workflow",
+        "RunContext",
+        "get_run_context",
+        "WorkflowRunResult",
+        "FileCheckpointStorage",
+        "InMemoryCheckpointStorage",
+        "WfctlError",
+        "CheckpointNotFoundError",
+        "CheckpointCorruptError",
+        "ReplayDivergenceError",
+        "WorkflowChangedError",
+        "RunLockedError",
+        "DuplicateStepKeyError",
     }
     assert required <= set(wfctl.__all__)

@@ -70,9 +70,7 @@ def root_payload(
     )
 
 
-def check_code(
-    workflow: Workflow, chain: list[Checkpoint], upto: int, options: RunOptions
-) -> str:
+def check_code(workflow: Workflow, chain: list[Checkpoint], upto: int, options: RunOptions) -> str:
     """Return the signature that wrote ``chain[upto]``, refusing changed code unless allowed.
 
     Raises:

@@ -94,9 +94,7 @@ class CheckpointChain:
         queue.append((entry, future))
         if self._committer is None:
             # Started in an empty context: an engine task must not take a scope of the run.
-            self._committer = asyncio.Task(
-                self._commit_queued(), context=contextvars.Context()
-            )
+            self._committer = asyncio.Task(self._commit_queued(), context=contextvars.Context())
         # The future only reports the outcome: cancelling this caller cancels the future, not
         # the committer's save, which goes on and is drained before the run returns.
         await future

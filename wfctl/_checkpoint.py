@@ -59,6 +59,8 @@ class Kind(StrEnum):
 
 KINDS: Final[frozenset[str]] = frozenset(Kind)
 _KIND_OF: Final[Mapping[str, Kind]] = {kind.value: kind for kind in Kind}
+
+
 #: The kinds that end a ``Workflow.run`` call, and the status a run whose head is one has. A
 #: head of any other kind belongs to a run still going (``running``) or cut short
 #: (``interrupted``): which one, only its lock can tell.
@@ -75,7 +77,11 @@ class RunStatus(StrEnum):
 
 
 ENDING_STATUS: Final[Mapping[str, RunStatus]] = MappingProxyType(
-    {Kind.COMPLETED: RunStatus.COMPLETED, Kind.FAILED: RunStatus.FAILED, Kind.PAUSE: RunStatus.PAUSED}
+    {
+        Kind.COMPLETED: RunStatus.COMPLETED,
+        Kind.FAILED: RunStatus.FAILED,
+        Kind.PAUSE: RunStatus.PAUSED,
+    }
 )
 
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}")

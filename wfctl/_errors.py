@@ -33,6 +33,7 @@ __all__ = [
     "WorkflowLoadError",
 ]
 
+
 class WfctlError(Exception):
     """Root of every error wfctl raises on purpose.
 
@@ -103,6 +104,7 @@ class StoreLocationError(WfctlError):
         self.path = path
         self.reason = reason
         super().__init__(f"store {path!r} {reason}")
+
 
 class JournalChangedError(CheckpointCorruptError):
     """Raised when a run's journal no longer ends where this process last wrote to it.
@@ -266,9 +268,9 @@ class UntrustedTargetError(WorkflowLoadError):
         self.run_id = run_id
         self.reason = reason
         super().__init__(
-            f"refusing to import {target!r}, the target run {run_id!r} recorded: {reason}; "
-            f"{remedy}"
+            f"refusing to import {target!r}, the target run {run_id!r} recorded: {reason}; {remedy}"
         )
+
 
 class RunArgumentError(WfctlError, ValueError):
     """Raised when ``Workflow.run`` gets arguments that contradict each other or the workflow.

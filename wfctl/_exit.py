@@ -73,7 +73,6 @@ ERROR_EXIT_CODES: Final[dict[type[BaseException], int]] = {
     RunLockedError: EXIT_INPUT,
     RunStateError: EXIT_INPUT,
     StoreLocationError: EXIT_INPUT,  # a missing, non-directory or refused store path
-
     RunArgumentError: EXIT_INPUT,  # contradictory run() arguments, or a missing input
     AnswerTypeError: EXIT_INPUT,  # refused before it was recorded: the run stays paused
     UnencodableValueError: EXIT_INPUT,  # the run's input (or an answer) cannot be stored

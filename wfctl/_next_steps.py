@@ -83,9 +83,7 @@ def with_allow_changed(command: str, options: Sequence[tuple[str, str | None]]) 
 def failure_summary(failed_step: str | None) -> str:
     """Say where the run failed and what a retry would do about it."""
     if failed_step is not None:
-        return (
-            f"It failed in step {failed_step}; the steps that succeeded are kept in the record."
-        )
+        return f"It failed in step {failed_step}; the steps that succeeded are kept in the record."
     return (
         "It failed in the workflow body, outside any step: a retry runs the same code on the "
         "same input and fails the same way, so fix the code or start again with another input."

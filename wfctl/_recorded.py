@@ -167,4 +167,3 @@ class RecordedCalls:
             if s == scope and n == name and e == explicit
             for r in records
         ]
-

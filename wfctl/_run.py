@@ -135,7 +135,9 @@ class Run:
         self._step_failures: list[tuple[BaseException, str]] = []
         self._on_event = on_event
         self._pause_probe = pause_probe
-        self._rng = random.Random(options.shuffle_seed) if options.shuffle_seed is not None else None
+        self._rng = (
+            random.Random(options.shuffle_seed) if options.shuffle_seed is not None else None
+        )
         self._tasks: set[asyncio.Task[Any]] = set()
         self.gate = PauseGate()
         self._request_ids: set[str] = set()
@@ -272,8 +274,10 @@ class Run:
                 self.changed.append(key)
                 continue
             error = ReplayDivergenceError(
-                key, call_digest, [r.digest for r in left], "recorded call(s) never claimed: "
-                + ", ".join(r.key for r in left)
+                key,
+                call_digest,
+                [r.digest for r in left],
+                "recorded call(s) never claimed: " + ", ".join(r.key for r in left),
             )
             if self.divergence is None:
                 self.divergence = error

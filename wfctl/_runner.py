@@ -222,9 +222,7 @@ def _outcome(
         target_recorded=target_recorded,
         failed_step=failed_step,
         hints=hints,
-        retries=tuple(
-            {"key": e.key, **e.data} for e in result.events if e.kind == "step_retrying"
-        ),
+        retries=tuple({"key": e.key, **e.data} for e in result.events if e.kind == "step_retrying"),
     )
 
 

@@ -53,7 +53,9 @@ def code_signature(body: Callable[..., Any], unwrap: Callable[[Any], Any]) -> st
         if code is None:
             continue
         cells = {}
-        for var, cell in zip(code.co_freevars, getattr(fn, "__closure__", None) or (), strict=False):
+        for var, cell in zip(
+            code.co_freevars, getattr(fn, "__closure__", None) or (), strict=False
+        ):
             try:
                 cells[var] = cell.cell_contents
             except ValueError:  # an empty cell: the variable is not bound yet

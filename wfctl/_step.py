@@ -59,9 +59,7 @@ class Step(Generic[R]):
             raise WorkflowDefinitionError(f"step {self.name!r}: timeout must be > 0 seconds")
         #: The step's retries and timeout; None (no retries, no timeout declared) keeps the
         #: step on the plain path unless the workflow sets ``step_retries``.
-        self.policy = (
-            None if retries is None and timeout is None else StepPolicy(retries, timeout)
-        )
+        self.policy = None if retries is None and timeout is None else StepPolicy(retries, timeout)
         self.context_param = context_parameter(fn)
         functools.update_wrapper(self, fn)
 
@@ -91,8 +89,6 @@ class Step(Generic[R]):
 
     def __repr__(self) -> str:
         return f"<step {self.name}>"
-
-
 
 
 @overload

@@ -137,4 +137,3 @@ def test_the_answers_template_names_types_and_its_store(store: Path) -> None:
     again = wfctl(*shlex.split(command)[1:], "--json")
     assert again.code == 3, again.stderr
     assert [r["key"] for r in again.json()["requests"]] == ["qty"]
-

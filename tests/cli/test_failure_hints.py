@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tests.cli.conftest import WORKFLOWS, Invocation, invoke, run_id_of, wfctl
 
-STEP_BUG = '''
+STEP_BUG = """
 from wfctl import step, workflow
 
 
@@ -26,9 +26,9 @@ async def second(x: str) -> str:
 @workflow(name="fixable")
 async def fixable(x: str) -> list[str]:
     return [await first(x), await second(x)]
-'''
+"""
 
-INPUT_BUG = '''
+INPUT_BUG = """
 from typing import Any
 
 from wfctl import step, workflow
@@ -43,7 +43,7 @@ async def price(item: str) -> int:
 async def ordering(order: dict[str, Any]) -> int:
     each = await price(order["item"])
     return each * $quantity
-'''
+"""
 
 
 def _write(path: Path, template: str, **fields: str) -> Path:
@@ -138,7 +138,7 @@ def test_a_failure_in_the_body_from_the_input_does_not_advise_a_plain_retry(
         store, code, '{"item": "pen"}', "KeyError: 'qty'", "the workflow body, outside any step"
     )
     assert retry_changed == f"wfctl resume {run_id} --store {store} --allow-changed"
-    assert rerun == f"wfctl run {code}:ordering --store {store} --input '{{\"item\": \"pen\"}}'"
+    assert rerun == f'wfctl run {code}:ordering --store {store} --input \'{{"item": "pen"}}\''
     as_json = wfctl("run", code, "--input", '{"item": "pen"}', "--store", store, "--json")
     assert as_json.json()["failed_step"] is None
     assert [h["command"].split(" --store")[0] for h in as_json.json()["hints"]] == [

@@ -51,8 +51,17 @@ def _assert_refused(store: Path, *args: str | Path, says: str) -> None:
         ("x = 1e999", ".toml", "the number 1e999 is too large for a float"),
         ('{"who": "a", "who": "b"}', ".json", "the key 'who' appears twice in one object"),
     ],
-    ids=["deep", "depth+1", "deep-toml", "int", "int-toml", "nan", "overflow", "overflow-toml",
-         "repeated-key"],
+    ids=[
+        "deep",
+        "depth+1",
+        "deep-toml",
+        "int",
+        "int-toml",
+        "nan",
+        "overflow",
+        "overflow-toml",
+        "repeated-key",
+    ],
 )
 def test_hostile_input_files_are_refused(
     store: Path, tmp_path: Path, content: str, suffix: str, says: str

@@ -79,9 +79,7 @@ def test_slow_first_save_cannot_fork_the_chain() -> None:
 
         @workflow
         async def three() -> list[str]:
-            return list(
-                await asyncio.gather(call(a, "0/a#0"), call(b, "1/b#0"), call(c, "2/c#0"))
-            )
+            return list(await asyncio.gather(call(a, "0/a#0"), call(b, "1/b#0"), call(c, "2/c#0")))
 
         result = await three.build(checkpoint_storage=observed).run()
         assert result.get_outputs() == [["a", "b", "c"]]

@@ -98,8 +98,11 @@ def test_a_second_process_cannot_resume_a_running_run(tmp_path: Path) -> None:
         head = arun(storage.get_latest(run_id="held"))
         assert head is not None
         with pytest.raises(RunLockedError, match=rf"pid {proc.pid}"):
-            arun(ledgered.build(checkpoint_storage=storage).run(
-                checkpoint_id=head.checkpoint_id, allow_changed=True))
+            arun(
+                ledgered.build(checkpoint_storage=storage).run(
+                    checkpoint_id=head.checkpoint_id, allow_changed=True
+                )
+            )
     finally:
         (tmp_path / "gate").write_text("go")
         out, err = proc.communicate(timeout=30)

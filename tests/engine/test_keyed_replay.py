@@ -83,7 +83,12 @@ def test_keys_follow_task_lineage_not_timing() -> None:
         return [e.key for e in result.events if e.kind == "step_completed"]
 
     keys = arun(main())
-    assert sorted(keys, key=str) == ["0/predecessor#0", "0/shared#0", "1/predecessor#0", "1/shared#0"]
+    assert sorted(keys, key=str) == [
+        "0/predecessor#0",
+        "0/shared#0",
+        "1/predecessor#0",
+        "1/shared#0",
+    ]
 
 
 def test_identical_calls_in_different_branches_never_trade_results() -> None:
@@ -119,9 +124,12 @@ def test_identical_calls_in_different_branches_never_trade_results() -> None:
             else:
                 # Calls recorded before the checkpoint come back to the branch that made them.
                 out = replay.get_outputs()[0]
-                recorded = {s["key"]: s["result"] for c in await storage.list_checkpoints(
-                    run_id=first.run_id) if c.seq <= checkpoint.seq and c.kind == "step"
-                    for s in c.data["steps"]}
+                recorded = {
+                    s["key"]: s["result"]
+                    for c in await storage.list_checkpoints(run_id=first.run_id)
+                    if c.seq <= checkpoint.seq and c.kind == "step"
+                    for s in c.data["steps"]
+                }
                 for b, values in enumerate(out):
                     for n, value in enumerate(values):
                         key = f"{b}/fetch#{n}"
@@ -206,7 +214,9 @@ def test_as_completed_consumers_find_their_own_results() -> None:
         # Calls are keyed where they are made (program order), not when as_completed's
         # set-ordered tasks start: produce#i is always produce(i).
         chain = await storage.list_checkpoints(run_id=first.run_id)
-        produced = {s["key"]: s["result"] for c in chain if c.kind == "step" for s in c.data["steps"]}
+        produced = {
+            s["key"]: s["result"] for c in chain if c.kind == "step" for s in c.data["steps"]
+        }
         assert {k: v for k, v in produced.items() if k.startswith("produce")} == {
             f"produce#{i}": i for i in range(4)
         }

@@ -167,7 +167,9 @@ def test_a_registered_dataclass_refuses_what_does_not_fit(
     async def main() -> None:
         wf = asking(Approval).build(checkpoint_storage=storage)
         await wf.run()
-        with pytest.raises(AnswerTypeError, match=r"must be tests\.engine\.test_typed_answers\.") as e:
+        with pytest.raises(
+            AnswerTypeError, match=r"must be tests\.engine\.test_typed_answers\."
+        ) as e:
             await wf.run(responses={"request#0": given})
         assert why in str(e.value)
 

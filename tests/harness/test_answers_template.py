@@ -61,4 +61,8 @@ def test_the_template_is_private_even_with_umask_0(tmp_path: Path) -> None:
     template = run_dir / "answers.toml"
     assert stat.S_IMODE(template.lstat().st_mode) == 0o600
     # Written atomically: no temporary file is left beside it.
-    assert sorted(p.name for p in run_dir.iterdir()) == ["answers.toml", "end.json", "journal.jsonl"]
+    assert sorted(p.name for p in run_dir.iterdir()) == [
+        "answers.toml",
+        "end.json",
+        "journal.jsonl",
+    ]

@@ -34,7 +34,9 @@ def _seqs(store: Path, run_id: str) -> list[int]:
 
 
 def test_a_short_write_is_completed_not_failed(tmp_path: Path) -> None:
-    storage = FileCheckpointStorage(tmp_path / "store", fs=FaultyFS(0, [Fault("write", "short", 2)]))
+    storage = FileCheckpointStorage(
+        tmp_path / "store", fs=FaultyFS(0, [Fault("write", "short", 2)])
+    )
     asyncio.run(build_run(storage, "r1", 3))  # the third write stores part of the record only
     assert storage._fs.injected  # type: ignore[attr-defined]  # internal: the fault struck
     assert _seqs(tmp_path / "store", "r1") == [0, 1, 2]
@@ -82,8 +84,16 @@ def test_json_keeps_its_contract_when_the_failure_cannot_be_stored(tmp_path: Pat
     store = tmp_path / "store"
     done = subprocess.run(
         [
-            wfctl_executable(), "run", str(WORKFLOWS / "fills_disk.py"), "--input", "60000",
-            "--run-id", "full", "--store", str(store), "--json",
+            wfctl_executable(),
+            "run",
+            str(WORKFLOWS / "fills_disk.py"),
+            "--input",
+            "60000",
+            "--run-id",
+            "full",
+            "--store",
+            str(store),
+            "--json",
         ],
         env=base_env(),
         capture_output=True,
@@ -97,8 +107,9 @@ def test_json_keeps_its_contract_when_the_failure_cannot_be_stored(tmp_path: Pat
     assert doc["status"] == "failed"
     assert doc["checkpoint_id"] == "full.1"
     assert "RuntimeError: xxx" in doc["error"]
-    assert "the failed checkpoint could not be stored either ([Errno 27] File too large" in (
-        doc["error"]
+    assert (
+        "the failed checkpoint could not be stored either ([Errno 27] File too large"
+        in (doc["error"])
     )
     assert doc["resume_command"].startswith("wfctl resume full")
     stderr = done.stderr.strip().splitlines()

@@ -22,7 +22,7 @@ from tests.harness.hostile_cases import edit_record
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX owners")
 
-FLOW = '''
+FLOW = """
 from pathlib import Path
 from wfctl import RunContext, workflow
 
@@ -32,7 +32,7 @@ Path({marker!r}).write_text("imported")  # top-level code: runs on import
 async def flow(topic: str, ctx: RunContext) -> str:
     answer = await ctx.request_info({{"question": "ok?"}}, str, request_id="ok")
     return f"{{topic}}: {{answer}}"
-'''
+"""
 NOBODY = 65534
 
 

@@ -31,9 +31,14 @@ async def main() -> None:
         reachable = set()
         while latest is not None:
             reachable.add(latest.checkpoint_id)
-            latest = by_id.get(latest.previous_checkpoint_id) if latest.previous_checkpoint_id else None
+            latest = (
+                by_id.get(latest.previous_checkpoint_id) if latest.previous_checkpoint_id else None
+            )
         print("checkpoint count:", len(checkpoints))
-        print("root count:", sum(checkpoint.previous_checkpoint_id is None for checkpoint in checkpoints))
+        print(
+            "root count:",
+            sum(checkpoint.previous_checkpoint_id is None for checkpoint in checkpoints),
+        )
         print("unreachable from latest:", len(checkpoints) - len(reachable))
 
 

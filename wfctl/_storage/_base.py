@@ -240,7 +240,9 @@ class StorageQueries(abc.ABC):
                     summaries.append(_broken_summary(rid, wf, JournalProblem.from_error(exc)))
                 continue
             except OSError as exc:  # listed under any workflow filter: its own is unknown
-                summaries.append(_broken_summary(rid, None, read_problem(exc), RunStatus.UNREADABLE))
+                summaries.append(
+                    _broken_summary(rid, None, read_problem(exc), RunStatus.UNREADABLE)
+                )
                 continue
             if ends is None:
                 continue  # created but never committed a root: not a run yet

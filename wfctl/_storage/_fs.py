@@ -21,7 +21,14 @@ import shutil
 import threading
 from typing import Final, Protocol
 
-__all__ = ["OS_FS", "FileSystem", "OsFileSystem", "write_all", "write_private", "write_private_bytes"]
+__all__ = [
+    "OS_FS",
+    "FileSystem",
+    "OsFileSystem",
+    "write_all",
+    "write_private",
+    "write_private_bytes",
+]
 
 _PRIVATE_FLAGS: Final = (
     os.O_WRONLY
@@ -214,9 +221,7 @@ def write_private(fs: FileSystem, path: str, payload: object, *, durable: bool =
     write_private_bytes(fs, path, data, durable=durable)
 
 
-def write_private_bytes(
-    fs: FileSystem, path: str, data: bytes, *, durable: bool = False
-) -> None:
+def write_private_bytes(fs: FileSystem, path: str, data: bytes, *, durable: bool = False) -> None:
     """Atomically replace ``path`` with ``data``, readable by the owner only (``0600``).
 
     A temporary file beside it is created (exclusively, under a name nobody can guess, never
