@@ -20,6 +20,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -230,8 +231,13 @@ class Bench:
 
 
 def wfctl_command() -> list[str]:
-    """Return how to run the wfctl CLI: the installed script, else its console entry point."""
-    script = shutil.which("wfctl")
+    """Return how to run the wfctl CLI: the installed script, else its console entry point.
+
+    The script installed with this interpreter comes first: a ``wfctl`` found on ``PATH`` may
+    belong to another installation, or be a version manager's shim that adds its own start-up.
+    """
+    beside = Path(sysconfig.get_path("scripts")) / "wfctl"
+    script = str(beside) if beside.exists() else shutil.which("wfctl")
     if script:
         return [script]
     launcher = "import sys; from wfctl._cli import main; sys.argv[0] = 'wfctl'; sys.exit(main())"
