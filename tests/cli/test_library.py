@@ -139,6 +139,18 @@ def test_exit_code_table() -> None:
     assert exit_code_for_status("interrupted") == exit_code_for_status("aborted") == 130
 
 
+def _frame(progress: RunProgress, events: list[WorkflowEvent]) -> str:
+    """Feed ``events`` to an undrawn progress display; return the frame it would draw."""
+    with progress:
+        for event in events:
+            progress.on_event(event)
+    from rich.console import Console  # noqa: TID251  # the test reads the renderer's frame
+
+    console = Console(width=80, record=True, color_system=None)
+    console.print(progress._renderable())
+    return console.export_text()
+
+
 def test_progress_counts_events() -> None:
     progress = RunProgress(enabled=False)  # not drawn: feed events, read the frame it would draw
     events = [
@@ -148,14 +160,7 @@ def test_progress_counts_events() -> None:
         WorkflowEvent("step_cached", "r1", "c#0"),
         WorkflowEvent("step_completed", "r1", "a#0"),
     ]
-    with progress:
-        for event in events:
-            progress.on_event(event)
-    from rich.console import Console  # noqa: TID251  # the test reads the renderer's frame
-
-    console = Console(width=80, record=True, color_system=None)
-    console.print(progress._renderable())
-    frame = console.export_text()
+    frame = _frame(progress, events)
     assert "running 1 · cached 1 · done 1" in frame
     assert "▸ b#0" in frame and "a#0" not in frame
 
@@ -169,13 +174,6 @@ def test_progress_shows_a_step_backing_off_and_a_sleep() -> None:
         WorkflowEvent("step_retrying", "r1", "call#0", retrying),
         WorkflowEvent("sleeping", "r1", "sleep#0", {"seconds": 7200.0}),
     ]
-    with progress:
-        for event in events:
-            progress.on_event(event)
-    from rich.console import Console  # noqa: TID251  # the test reads the renderer's frame
-
-    console = Console(width=80, record=True, color_system=None)
-    console.print(progress._renderable())
-    frame = console.export_text()
+    frame = _frame(progress, events)
     assert "▸ call#0 attempt 2/5 in 3" in frame  # 3600s, give or take the time it takes
     assert "◷ sleep#0 sleeping, 7" in frame
