@@ -20,6 +20,7 @@ import os
 import stat
 import threading
 import weakref
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
@@ -240,6 +241,23 @@ class FileCheckpointStorage(StorageQueries):
             raise CheckpointCorruptError(path, "journal is not a regular file")
         return fd
 
+    @contextlib.contextmanager
+    def _reading(self, run_id: str) -> Iterator[int | None]:
+        """Open the run's journal for reading (None when the run has none); close it after.
+
+        Raises:
+            CheckpointCorruptError: see :meth:`_open_read`.
+        """
+        try:
+            fd = self._open_read(run_id)
+        except RunNotFoundError:
+            yield None
+            return
+        try:
+            yield fd
+        finally:
+            self._fs.close(fd)
+
     async def read_run(self, run_id: str) -> RunJournal:
         """Read everything stored for a run, naming each record that cannot be trusted.
 
@@ -270,15 +288,11 @@ class FileCheckpointStorage(StorageQueries):
 
     def _verified_ends(self, run_id: str) -> tuple[Checkpoint, Checkpoint] | None:
         """Verify the whole journal's checksums and links in one read; decode only its ends."""
-        try:
-            fd = self._open_read(run_id)
-        except RunNotFoundError:
-            return None
         path = self._layout.journal(run_id)
-        try:
+        with self._reading(run_id) as fd:
+            if fd is None:
+                return None
             ends = check_journal(read_lines(self._fs, fd), path, run_id)
-        finally:
-            self._fs.close(fd)
         if ends is None:
             return None
         root = self._decode_root(ends[0], path, run_id)
@@ -287,12 +301,10 @@ class FileCheckpointStorage(StorageQueries):
         return root, head
 
     def _head(self, run_id: str) -> Checkpoint | None:
-        try:
-            fd = self._open_read(run_id)
-        except RunNotFoundError:
-            return None
         path = self._layout.journal(run_id)
-        try:
+        with self._reading(run_id) as fd:
+            if fd is None:
+                return None
             tail = read_tail(self._fs, fd, self._fs.fstat(fd).st_size)
             if tail.line is None:
                 return None
@@ -300,20 +312,12 @@ class FileCheckpointStorage(StorageQueries):
             if head.run_id != run_id:
                 raise CheckpointCorruptError(path, f"last record belongs to run {head.run_id!r}")
             check_last_is_newest(self._fs, fd, tail, head, path)
-        finally:
-            self._fs.close(fd)
         check_end(self._layout, run_id, head.seq, record_crc(tail.line))
         return head
 
     def _root(self, run_id: str) -> Checkpoint | None:
-        try:
-            fd = self._open_read(run_id)
-        except RunNotFoundError:
-            return None
-        try:
-            line = read_head(self._fs, fd)
-        finally:
-            self._fs.close(fd)
+        with self._reading(run_id) as fd:
+            line = None if fd is None else read_head(self._fs, fd)
         if line is None:
             return None
         return self._decode_root(line, self._layout.journal(run_id), run_id)
