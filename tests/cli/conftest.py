@@ -61,8 +61,12 @@ def wfctl(
     cwd: Path | None = None,
     env: Mapping[str, str] | None = None,
     timeout: float = 120,
+    **process: Any,
 ) -> Invocation:
-    """Run the installed ``wfctl`` with ``args`` and return its exit code and output."""
+    """Run the installed ``wfctl`` with ``args`` and return its exit code and output.
+
+    ``process`` passes further settings to :func:`subprocess.run` (``umask``, ``preexec_fn``).
+    """
     done = subprocess.run(
         [wfctl_executable(), *map(str, args)],
         cwd=cwd,
@@ -71,6 +75,7 @@ def wfctl(
         text=True,
         timeout=timeout,
         check=False,
+        **process,
     )
     return Invocation(done.returncode, done.stdout, done.stderr)
 

@@ -25,11 +25,9 @@ import pytest
 from tests.cli.conftest import (
     WORKFLOWS,
     Invocation,
-    base_env,
     invoke,
     run_id_of,
     wfctl,
-    wfctl_executable,
 )
 
 GREET = WORKFLOWS / "greet.py"
@@ -178,18 +176,9 @@ def _as_plain_user(*args: str | os.PathLike[str]) -> Invocation:
     """Run the installed ``wfctl`` so that file modes apply to it, even as root."""
     preexec = _without_file_permission_override if os.geteuid() == 0 else None
     try:
-        done = subprocess.run(
-            [wfctl_executable(), *map(str, args)],
-            env=base_env(),
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-            preexec_fn=preexec,
-        )
+        return wfctl(*args, preexec_fn=preexec)
     except subprocess.SubprocessError as exc:  # pragma: no cover - a container without SETPCAP
         pytest.skip(f"cannot drop the file-permission capabilities: {exc}")
-    return Invocation(done.returncode, done.stdout, done.stderr)
 
 
 @pytest.mark.skipif(os.name != "posix" or not hasattr(os, "geteuid"), reason="POSIX permissions")

@@ -11,42 +11,33 @@ from __future__ import annotations
 import json
 import os
 import stat
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import WORKFLOWS, base_env, wfctl_executable
+from tests.cli.conftest import WORKFLOWS, Invocation, wfctl
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX links and modes")
 
 REVIEW = f"{WORKFLOWS / 'review.py'}:review"
 
 
-def _wfctl(*args: str | Path, umask: int = 0o022) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [wfctl_executable(), *map(str, args)],
-        env=base_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        umask=umask,
-    )
+def _wfctl(*args: str | Path, umask: int = 0o022) -> Invocation:
+    return wfctl(*args, umask=umask)
 
 
 def test_a_link_planted_at_the_template_is_replaced_not_followed(tmp_path: Path) -> None:
     store, victim = tmp_path / "store", tmp_path / "outside.txt"
     victim.write_text("precious\n")
     first = _wfctl("run", REVIEW, "--run-id", "r", "--store", store, "--json")
-    assert first.returncode == 3, first.stderr
+    assert first.code == 3, first.stderr
     template = Path(json.loads(first.stdout)["answers_file"])
     template.unlink()
     template.symlink_to(victim)  # planted while the run waits
 
     again = _wfctl("resume", "r", "--response", "0/request#0=yes", "--store", store, "--json")
 
-    assert again.returncode == 3, again.stderr  # still waiting for the score
+    assert again.code == 3, again.stderr  # still waiting for the score
     assert victim.read_text() == "precious\n"  # the file outside the store is untouched
     assert not template.is_symlink()
     assert '"1/request#0" = ""' in template.read_text()
@@ -56,7 +47,7 @@ def test_a_link_planted_at_the_template_is_replaced_not_followed(tmp_path: Path)
 def test_the_template_is_private_even_with_umask_0(tmp_path: Path) -> None:
     store = tmp_path / "store"
     done = _wfctl("run", REVIEW, "--run-id", "r", "--store", store, "--json", umask=0)
-    assert done.returncode == 3, done.stderr
+    assert done.code == 3, done.stderr
     run_dir = store / "runs" / "r"
     template = run_dir / "answers.toml"
     assert stat.S_IMODE(template.lstat().st_mode) == 0o600
