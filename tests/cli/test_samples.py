@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.cli.conftest import SAMPLES, invoke, wfctl
@@ -61,3 +63,27 @@ def test_human_review_pauses_and_resumes(store: Path) -> None:
     assert done.code == 0, done.stderr
     [result] = done.json()["outputs"]
     assert result["status"] == "published"
+
+
+def test_af_review_loop_runs_as_a_script_and_with_wfctl(store: Path, tmp_path: Path) -> None:
+    script = subprocess.run(
+        [sys.executable, SAMPLES / "af_review_loop.py"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert script.returncode == 0, script.stderr
+    approved = {
+        "status": "approved",
+        "topic": "durable workflows",
+        "text": "Durable workflows matter. Here is an example (add an example).",
+        "reviews": ["add an example", "PASS"],
+    }
+    assert script.stdout.splitlines() == ["approval requested: approval", str(approved)]
+    assert list(tmp_path.iterdir()) == [], "the script keeps its checkpoints in memory"
+    target = f"{SAMPLES / 'af_review_loop.py'}:af_review_loop"
+    paused = wfctl("run", target, "--run-id", "loop-1", "--store", store, "--json")
+    assert paused.code == 3, paused.stderr
+    assert [r["key"] for r in paused.json()["requests"]] == ["approval"]
+    done = wfctl("resume", "loop-1", "--response", "approval=yes", "--store", store, "--json")
+    assert done.code == 0, done.stderr
+    assert done.json()["outputs"] == [approved]
+    assert done.json()["steps"] == {"executed": 0, "cached": 4, "changed": 0}

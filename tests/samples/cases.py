@@ -69,6 +69,19 @@ CASES = [
     ),
     Case("file_pipeline", lambda tmp: {"output": str(tmp / "out")}),
     Case("human_review", lambda _: "cats", answers={"request#0": "yes"}),
+    Case(
+        "af_review_loop",
+        lambda _: "tides",
+        lambda _: [
+            {
+                "status": "approved",
+                "topic": "tides",
+                "text": "Tides matter. Here is an example (add an example).",
+                "reviews": ["add an example", "PASS"],
+            }
+        ],
+        answers={"approval": "yes"},
+    ),
 ]
 
 

@@ -108,6 +108,25 @@ def test_human_review_pauses_then_publishes_or_rejects(storage: Any) -> None:
     arun(main())
 
 
+def test_af_review_loop_answering_runs_no_agent_again(storage: Any) -> None:
+    async def main() -> None:
+        wf = sample_workflow("af_review_loop", storage)
+        paused = await wf.run()
+        [request] = paused.get_request_info_events()
+        assert request.request_id == "approval"
+        assert request.request_data["draft"] == (
+            "Durable workflows matter. Here is an example (add an example)."
+        )
+        rejected = await wf.run(responses={"approval": "not yet"})
+        [out] = rejected.get_outputs()
+        assert out["status"] == "rejected" and out["reason"] == "not yet"
+        assert list(rejected.executed) == []
+        assert sorted(rejected.cached) == ["review#0", "review#1", "write#0", "write#1"]
+        assert_one_chain(await storage.list_checkpoints(run_id=paused.run_id))
+
+    arun(main())
+
+
 def test_file_pipeline_summarises_and_writes_outside_the_repo(storage: Any, tmp_path: Path) -> None:
     source = tmp_path / "in"
     source.mkdir()
