@@ -15,6 +15,7 @@ names wfctl does not have yet are imported inside the tests that need them.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -239,7 +240,9 @@ def test_hitl_pauses_and_resumes_without_rerunning_the_draft() -> None:
     asyncio.run(main())
 
 
-@pytest.mark.xfail(strict=True, reason="needs WorkflowRunState and the request in event.data")
+@pytest.mark.xfail(
+    strict=True, reason="needs WorkflowRunState, the request in event.data, response_type a type"
+)
 def test_hitl_paused_state_and_request_event_as_upstream() -> None:
     from wfctl import WorkflowRunState
 
@@ -253,6 +256,41 @@ def test_hitl_paused_state_and_request_event_as_upstream() -> None:
         assert request.response_type is str
         done = await wf.run(responses={"review": "shorter"})
         assert done.get_final_state() == WorkflowRunState.IDLE
+
+    asyncio.run(main())
+
+
+@workflow
+async def two_reviewers(topic: str, ctx: RunContext) -> list[str]:
+    """Two branches ask at once: the run pauses once, holding both questions."""
+
+    async def ask(reviewer: str) -> str:
+        draft = await write_draft(topic)
+        return await ctx.request_info({"draft": draft}, response_type=str, request_id=reviewer)
+
+    return list(await asyncio.gather(ask("legal"), ask("style")))
+
+
+def test_hitl_parallel_requests_answered_in_a_loop() -> None:
+    async def main() -> None:
+        wf = two_reviewers.build(checkpoint_storage=InMemoryCheckpointStorage())
+        result, _ = await answer_every_round(wf, "tides", lambda rid: f"{rid} ok")
+        assert result.get_outputs() == [["legal ok", "style ok"]]
+        assert calls == {"write_draft": 2}
+
+    asyncio.run(main())
+
+
+def test_hitl_parallel_requests_pause_together() -> None:
+    """Deliberate difference: a pause waits for every branch to finish or ask, so one pause
+    holds both questions (upstream pauses at the first and asks the other after resuming)."""
+
+    async def main() -> None:
+        wf = two_reviewers.build(checkpoint_storage=InMemoryCheckpointStorage())
+        paused = await wf.run("tides")
+        assert sorted(r.request_id for r in paused.get_request_info_events()) == ["legal", "style"]
+        done = await wf.run(responses={"legal": "fine", "style": "terse"})
+        assert done.get_outputs() == [["fine", "terse"]]
 
     asyncio.run(main())
 
@@ -273,15 +311,21 @@ async def approval_chain(goal: str, ctx: RunContext) -> list[str]:
     return approved
 
 
-async def answer_every_round(wf: Any, goal: str) -> tuple[Any, list[list[str]]]:
-    """Drive a multi-round HITL run as upstream's samples do: resend every answer so far."""
+async def answer_every_round(
+    wf: Any, goal: str, answer: Callable[[str], str] | None = None
+) -> tuple[Any, list[list[str]]]:
+    """Drive a multi-round HITL run as upstream's samples do: resend every answer so far.
+
+    ``answer`` gives the answer to a request id (default: ``ok1``, ``ok2``, ... in order).
+    """
     answers: dict[str, str] = {}
     rounds: list[list[str]] = []
     result = await wf.run(goal)
     while requests := result.get_request_info_events():
         rounds.append([r.request_id for r in requests])
         for request in requests:
-            answers[request.request_id] = f"ok{len(answers) + 1}"
+            rid = request.request_id
+            answers[rid] = answer(rid) if answer else f"ok{len(answers) + 1}"
         result = await wf.run(responses=dict(answers))
     return result, rounds
 
