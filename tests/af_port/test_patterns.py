@@ -6,10 +6,13 @@ checkpointing with call counts, agent calls in steps, and a group chat loop. The
 deterministic stand-ins with an async ``run()``; concurrency is ordered by ``asyncio.Event``
 gates, never by sleeping.
 
-Where wfctl deliberately differs from agent-framework (docs/decisions.md: the root checkpoint,
-keyed automatic request ids, ``ReplayDivergenceError``, the durable default store), the test
-asserts wfctl's behaviour and says so. Names only wfctl has are reached through ``wfctl.``;
-names wfctl does not have yet are imported inside the tests that need them.
+The same file with ``from wfctl import`` switched to ``from agent_framework import`` runs under
+agent-framework (1.23), and every test passes there except those of wfctl's deliberate
+differences (docs/decisions.md: the root checkpoint, keyed automatic request ids,
+``ReplayDivergenceError``, one pause holding every branch's question); those assert wfctl's
+behaviour and say so. Names only wfctl has are reached through ``wfctl.``; names wfctl does not
+have yet are imported inside the tests that need them. Every workflow is bound to an explicit
+``InMemoryCheckpointStorage``, so nothing is written to the default store.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ class AgentResponse:
 class StandInAgent:
     """A deterministic "agent": its reply depends only on its name and the prompt."""
 
-    def __init__(self, name: str, reply: Any = None) -> None:
+    def __init__(self, name: str, reply: Callable[[str], str] | None = None) -> None:
         self.name = name
         self.reply = reply or (lambda prompt: f"{name}: {prompt}")
         self.prompts: list[str] = []
