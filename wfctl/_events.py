@@ -15,6 +15,7 @@ import traceback
 from collections.abc import Mapping
 from dataclasses import KW_ONLY, dataclass, field
 from enum import Enum
+from types import GenericAlias
 from typing import Any, Final
 
 #: ``EVENT_TYPES`` and ``event_of`` are the engine's, not exported from ``wfctl``.
@@ -133,6 +134,10 @@ class WorkflowEvent:
     key: str | None = None
     timestamp: float = 0.0
     extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def __class_getitem__(cls, item: Any) -> GenericAlias:
+        """Allow ``WorkflowEvent[T]`` in annotations, as agent-framework's generic event does."""
+        return GenericAlias(cls, item)
 
     # -- agent-framework's factories -------------------------------------------------------
 

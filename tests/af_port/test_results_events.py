@@ -217,3 +217,4 @@ def test_agent_framework_names_are_wfctl_types() -> None:
     ]
     assert all(s.value == s.name for s in WorkflowRunState)
     assert WorkflowEvent.status(WorkflowRunState.IDLE).state is WorkflowRunState.IDLE
+    assert WorkflowEvent[int].__origin__ is WorkflowEvent  # annotations as agent-framework's

@@ -132,7 +132,16 @@ def test_a_paused_run_resumes_as_a_stream() -> None:
         assert [e.executor_id for e in events if e.type == "executor_bypassed"] == ["draft"]
         assert [e.data for e in events if e.type == "output"] == ["draft of tea: fine"]
         assert calls == ["tea"]
-        assert (await resumed.get_final_response()).get_final_state() == WorkflowRunState.IDLE
+        done = await resumed.get_final_response()
+        assert done.get_final_state() == WorkflowRunState.IDLE
+
+        # restoring a checkpoint streams too: a new run, every call served from the record
+        restored = wf.run(checkpoint_id=done.checkpoint_id, stream=True)
+        types = [e.type async for e in restored]
+        assert "executor_invoked" not in types and types.count("executor_bypassed") == 1
+        again = await restored.get_final_response()
+        assert again.run_id != done.run_id and again.get_outputs() == ["draft of tea: fine"]
+        assert calls == ["tea"]
 
     arun(main())
 
