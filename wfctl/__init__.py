@@ -15,7 +15,12 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
-    from ._af_names import FunctionalWorkflow, StepWrapper, WorkflowCheckpoint
+    from ._af_names import (
+        FunctionalWorkflow,
+        FunctionalWorkflowDefinition,
+        StepWrapper,
+        WorkflowCheckpoint,
+    )
     from ._checkpoint import Checkpoint
     from ._codec import register_type
     from ._context import RunContext, get_run_context
@@ -75,6 +80,7 @@ _EXPORTS: dict[str, str] = {
     "DuplicateStepKeyError": "._errors",
     "FileCheckpointStorage": "._storage",
     "FunctionalWorkflow": "._af_names",
+    "FunctionalWorkflowDefinition": "._af_names",
     "InMemoryCheckpointStorage": "._storage",
     "InvalidIdError": "._errors",
     "JournalChangedError": "._errors",
@@ -125,6 +131,7 @@ __all__ = [
     "DuplicateStepKeyError",
     "FileCheckpointStorage",
     "FunctionalWorkflow",
+    "FunctionalWorkflowDefinition",
     "InMemoryCheckpointStorage",
     "InvalidIdError",
     "JournalChangedError",

@@ -9,11 +9,19 @@ from ._checkpoint import Checkpoint
 from ._step import Step
 from ._workflow import Workflow
 
-__all__ = ["FunctionalWorkflow", "StepWrapper", "WorkflowCheckpoint"]
+__all__ = [
+    "FunctionalWorkflow",
+    "FunctionalWorkflowDefinition",
+    "StepWrapper",
+    "WorkflowCheckpoint",
+]
 
 #: agent-framework's ``StepWrapper``: what ``@step`` returns.
 StepWrapper = Step
 #: agent-framework's ``FunctionalWorkflow``: what ``@workflow`` returns.
 FunctionalWorkflow = Workflow
+#: agent-framework's ``FunctionalWorkflowDefinition`` (what its ``@workflow`` returns, runnable
+#: only once built): wfctl's ``Workflow`` is both the definition and the runnable workflow.
+FunctionalWorkflowDefinition = Workflow
 #: agent-framework's ``WorkflowCheckpoint``: one record of a run's chain.
 WorkflowCheckpoint = Checkpoint

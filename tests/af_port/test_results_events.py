@@ -8,6 +8,7 @@ from tests.conftest import arun
 from wfctl import (
     Checkpoint,
     FunctionalWorkflow,
+    FunctionalWorkflowDefinition,
     InMemoryCheckpointStorage,
     RunContext,
     Step,
@@ -206,6 +207,7 @@ def test_custom_events_keep_their_type_and_origin() -> None:
 def test_agent_framework_names_are_wfctl_types() -> None:
     assert StepWrapper is Step and isinstance(add_one, StepWrapper)
     assert FunctionalWorkflow is Workflow and WorkflowCheckpoint is Checkpoint
+    assert FunctionalWorkflowDefinition is Workflow
     assert [s.name for s in WorkflowRunState] == [
         "STARTED",
         "IN_PROGRESS",

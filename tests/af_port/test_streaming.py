@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+
+import pytest
 
 from tests.conftest import arun
 from wfctl import (
     InMemoryCheckpointStorage,
     RunContext,
+    WorkflowErrorDetails,
     WorkflowEvent,
     WorkflowRunResult,
     WorkflowRunState,
@@ -167,5 +171,33 @@ def test_a_failing_run_streams_its_failure() -> None:
         assert [e.executor_id for e in events if e.type == "executor_failed"] == ["broken"]
         assert [e.type for e in events][-2:] == ["failed", "status"]
         assert events[-1].state == WorkflowRunState.FAILED
+
+    arun(main())
+
+
+def test_a_run_that_raises_raises_from_the_stream_after_its_events() -> None:
+    # Built on the stream class itself (an internal import): a run that raises its error, as
+    # agent-framework's does, must reach the reader after the events it emitted first.
+    from wfctl._streaming import WorkflowStream
+
+    async def failing(put: Callable[[WorkflowEvent], None]) -> WorkflowRunResult:
+        put(WorkflowEvent.started())
+        put(WorkflowEvent.failed(WorkflowErrorDetails("ValueError", "no")))
+        raise ValueError("no")
+
+    async def main() -> None:
+        stream = WorkflowStream(failing)
+        seen: list[str] = []
+
+        async def read_all() -> None:
+            async for event in stream:
+                seen.append(event.type)
+
+        with pytest.raises(ValueError, match="no"):
+            await read_all()
+        assert seen == ["started", "failed"]
+        with pytest.raises(ValueError, match="no"):
+            await stream.get_final_response()
+        await stream.close()  # the failure is known: closing does not raise it again
 
     arun(main())
