@@ -15,6 +15,12 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
+    from ._af_names import (
+        FunctionalWorkflow,
+        FunctionalWorkflowDefinition,
+        StepWrapper,
+        WorkflowCheckpoint,
+    )
     from ._checkpoint import Checkpoint
     from ._codec import register_type
     from ._context import RunContext, get_run_context
@@ -40,7 +46,13 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
         WorkflowExitError,
         WorkflowLoadError,
     )
-    from ._events import RequestInfoEvent, WorkflowEvent
+    from ._events import (
+        RequestInfoEvent,
+        WorkflowErrorDetails,
+        WorkflowEvent,
+        WorkflowEventSource,
+        WorkflowRunState,
+    )
     from ._pausing import PauseSignal
     from ._policies import Retry, attempts_of
     from ._result import WorkflowRunResult
@@ -53,6 +65,7 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
         RunSummary,
     )
     from ._storage._security import StoreSecurityWarning
+    from ._streaming import WorkflowStream
     from ._workflow import Workflow, workflow
 
 __version__ = "0.1.0"
@@ -66,6 +79,8 @@ _EXPORTS: dict[str, str] = {
     "CheckpointStorage": "._storage",
     "DuplicateStepKeyError": "._errors",
     "FileCheckpointStorage": "._storage",
+    "FunctionalWorkflow": "._af_names",
+    "FunctionalWorkflowDefinition": "._af_names",
     "InMemoryCheckpointStorage": "._storage",
     "InvalidIdError": "._errors",
     "JournalChangedError": "._errors",
@@ -74,14 +89,15 @@ _EXPORTS: dict[str, str] = {
     "ReplayInterrupted": "._errors",
     "Retry": "._policies",
     "RequestInfoEvent": "._events",
-    "RunContext": "._context",
     "RunArgumentError": "._errors",
+    "RunContext": "._context",
     "RunLockedError": "._errors",
     "RunNotFoundError": "._errors",
     "RunStateError": "._errors",
     "RunStatus": "._storage",
     "RunSummary": "._storage",
     "Step": "._step",
+    "StepWrapper": "._af_names",
     "StoreLocationError": "._errors",
     "StoreSecurityWarning": "._storage._security",
     "UnencodableValueError": "._errors",
@@ -89,11 +105,16 @@ _EXPORTS: dict[str, str] = {
     "WfctlError": "._errors",
     "Workflow": "._workflow",
     "WorkflowChangedError": "._errors",
+    "WorkflowCheckpoint": "._af_names",
     "WorkflowDefinitionError": "._errors",
+    "WorkflowErrorDetails": "._events",
     "WorkflowEvent": "._events",
+    "WorkflowEventSource": "._events",
     "WorkflowExitError": "._errors",
     "WorkflowLoadError": "._errors",
     "WorkflowRunResult": "._result",
+    "WorkflowRunState": "._events",
+    "WorkflowStream": "._streaming",
     "attempts_of": "._policies",
     "get_run_context": "._context",
     "register_type": "._codec",
@@ -109,6 +130,8 @@ __all__ = [
     "CheckpointStorage",
     "DuplicateStepKeyError",
     "FileCheckpointStorage",
+    "FunctionalWorkflow",
+    "FunctionalWorkflowDefinition",
     "InMemoryCheckpointStorage",
     "InvalidIdError",
     "JournalChangedError",
@@ -125,6 +148,7 @@ __all__ = [
     "RunStatus",
     "RunSummary",
     "Step",
+    "StepWrapper",
     "StoreLocationError",
     "StoreSecurityWarning",
     "UnencodableValueError",
@@ -132,11 +156,16 @@ __all__ = [
     "WfctlError",
     "Workflow",
     "WorkflowChangedError",
+    "WorkflowCheckpoint",
     "WorkflowDefinitionError",
+    "WorkflowErrorDetails",
     "WorkflowEvent",
+    "WorkflowEventSource",
     "WorkflowExitError",
     "WorkflowLoadError",
     "WorkflowRunResult",
+    "WorkflowRunState",
+    "WorkflowStream",
     "attempts_of",
     "get_run_context",
     "register_type",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ._events import WorkflowEvent, WorkflowEventSource
 from ._port import port_var
 
 if TYPE_CHECKING:
@@ -73,9 +74,23 @@ class RunContext:
 
         await durable_sleep(self._run, seconds)
 
-    async def add_event(self, data: Any) -> None:
-        """Emit a custom event (kind ``custom``) to the run's event stream."""
-        self._run.emit("custom", None, data)
+    async def add_event(self, event: Any) -> None:
+        """Add an event to the run's event stream (``kind == "custom"``).
+
+        ``event`` is a :class:`~wfctl.WorkflowEvent` (``WorkflowEvent("intermediate", data)``,
+        kept as built), or any value, which becomes the ``data`` of an event of type
+        ``custom``. Events are not recorded: a step served from the record does not add its
+        events again, and an ``output`` event added here is not one of the run's outputs
+        (``yield_output`` records those).
+        """
+        if isinstance(event, WorkflowEvent):
+            self._run.publish_custom(event)
+        else:
+            self._run.emit("custom", None, event, origin=WorkflowEventSource.EXECUTOR)
+
+    def is_streaming(self) -> bool:
+        """Return whether the run was started with ``run(..., stream=True)``."""
+        return self._run.options.streaming
 
     async def yield_output(self, value: Any) -> None:
         """Add ``value`` to the run's outputs (before the return value)."""

@@ -17,7 +17,7 @@ from ._chain import CheckpointChain
 from ._checkpoint import Checkpoint
 from ._codec import decode
 from ._ending import build_result, commit_ending
-from ._events import WorkflowEvent
+from ._events import WorkflowEvent, WorkflowRunState
 from ._recorded import RecordedCalls, StepRecord
 from ._restore import History
 from ._result import WorkflowRunResult
@@ -83,6 +83,7 @@ async def drive(
 
     chain.on_commit = announce
     run.emit("run_started", None, {"checkpoint": chain.head_id})
+    run.emit("status", state=WorkflowRunState.IN_PROGRESS)
     try:
         outcome = await run.execute(lambda: workflow.body(message, run.context))
         outcome = await commit_ending(run, outcome)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ._codec import encode
 from ._errors import UnencodableValueError
-from ._events import RequestInfoEvent
+from ._events import RequestInfoEvent, WorkflowErrorDetails, WorkflowRunState
 from ._payloads import CompletedPayload, FailedPayload, PausePayload, RecordedRequest
 from ._result import WorkflowRunResult
 from ._run import BodyOutcome, Run
@@ -31,7 +31,14 @@ async def commit_ending(run: Run, outcome: BodyOutcome) -> BodyOutcome:
                 for key, (event, encoded) in run.pending.items()
             )
             await chain.commit(PausePayload(requests, "request" if requests else "interrupt"))
-            run.emit("run_paused", None, {"requests": [r.request_id for r in requests]})
+            run.emit(
+                "run_paused",
+                None,
+                {"requests": [r.request_id for r in requests]},
+                state=WorkflowRunState.IDLE_WITH_PENDING_REQUESTS
+                if requests
+                else WorkflowRunState.CANCELLED,
+            )
             return outcome
         if outcome.status == "completed":
             try:
@@ -40,7 +47,9 @@ async def commit_ending(run: Run, outcome: BodyOutcome) -> BodyOutcome:
                 outcome = BodyOutcome("failed", error=exc.for_key("<result>"))
             else:
                 await chain.commit(CompletedPayload(result, run.encoded_outputs))
-                run.emit("run_completed")
+                if outcome.value is not None:  # the return value is the run's last output
+                    run.emit("output", None, outcome.value, executor_id=chain.workflow_name)
+                run.emit("run_completed", state=WorkflowRunState.IDLE)
                 return outcome
     except OSError as exc:  # the record could not be written: the run failed with that error
         outcome = BodyOutcome("failed", error=exc)
@@ -57,7 +66,9 @@ async def commit_ending(run: Run, outcome: BodyOutcome) -> BodyOutcome:
             f"the failed checkpoint could not be stored either ({exc}); the run's head stays "
             f"at {chain.head_id}"
         )
-    run.emit("run_failed", None, failed)
+    details = WorkflowErrorDetails.from_exception(error)
+    run.emit("run_failed", None, failed, details=details)
+    run.emit("status", state=WorkflowRunState.FAILED)
     return outcome
 
 

@@ -1,55 +1,258 @@
-"""Events a run emits, in order, to ``result.events`` and live to an ``on_event`` callback."""
+"""Events a run emits, in order, to ``result.events`` and live to an ``on_event`` callback.
+
+Every event carries two names for what happened: ``kind``, wfctl's own (``step_completed``,
+``checkpoint``, ...), and ``type``, agent-framework's name for the same fact
+(``executor_completed``, ...), so code written for agent-framework's functional API reads
+``event.type`` unchanged. Facts agent-framework has no name for keep wfctl's (``checkpoint``,
+``sleeping``, ``step_retrying``). The table is ``EVENT_TYPES``; docs/agent-framework.md explains it.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import builtins
+import time
+import traceback
+from collections.abc import Mapping
+from dataclasses import KW_ONLY, dataclass, field
+from enum import Enum
+from types import GenericAlias
 from typing import Any, Final
 
-__all__ = ["EVENT_KINDS", "RequestInfoEvent", "WorkflowEvent"]
+#: ``EVENT_TYPES`` and ``event_of`` are the engine's, not exported from ``wfctl``.
+__all__ = [
+    "EVENT_KINDS",
+    "RequestInfoEvent",
+    "WorkflowErrorDetails",
+    "WorkflowEvent",
+    "WorkflowEventSource",
+    "WorkflowRunState",
+]
+
+
+class WorkflowRunState(str, Enum):  # noqa: UP042  # agent-framework's base: same str()
+    """Where a run stands, in agent-framework's names (the ``state`` of ``status`` events).
+
+    wfctl reaches ``IN_PROGRESS`` when the body starts, ``IN_PROGRESS_PENDING_REQUESTS`` after
+    each request it cannot answer yet, and ends ``IDLE`` (completed), ``IDLE_WITH_PENDING_REQUESTS``
+    (paused on requests), ``CANCELLED`` (paused from outside with no request: Ctrl-C, SIGTERM,
+    ``wfctl pause``; resumable) or ``FAILED``. ``STARTED`` is never a status: the ``started``
+    event says it.
+    """
+
+    STARTED = "STARTED"
+    IN_PROGRESS = "IN_PROGRESS"
+    IN_PROGRESS_PENDING_REQUESTS = "IN_PROGRESS_PENDING_REQUESTS"
+    IDLE = "IDLE"
+    IDLE_WITH_PENDING_REQUESTS = "IDLE_WITH_PENDING_REQUESTS"
+    FAILED = "FAILED"
+    CANCELLED = "CANCELLED"
+
+
+class WorkflowEventSource(str, Enum):  # noqa: UP042  # agent-framework's base: same str()
+    """Who made an event: the engine (``FRAMEWORK``) or user code (``EXECUTOR``, ``add_event``)."""
+
+    FRAMEWORK = "FRAMEWORK"
+    EXECUTOR = "EXECUTOR"
+
+
+#: wfctl's kind -> agent-framework's type for the same fact. Kinds absent here keep their name.
+EVENT_TYPES: Final[Mapping[str, str]] = {
+    "run_started": "started",
+    "status": "status",
+    "step_started": "executor_invoked",
+    "step_completed": "executor_completed",
+    "step_cached": "executor_bypassed",
+    "step_failed": "executor_failed",
+    "request": "request_info",
+    "output": "output",
+    "run_paused": "status",
+    "run_completed": "status",
+    "run_failed": "failed",
+}
 
 EVENT_KINDS: Final = frozenset(
     {
-        "run_started",
-        "step_started",
-        "step_completed",
-        "step_cached",
-        "step_failed",
-        "request",
-        "output",
+        *EVENT_TYPES,
         "checkpoint",
-        "run_paused",
-        "run_completed",
-        "run_failed",
+        "sleeping",
+        "step_retrying",
         "custom",
     }
 )
 
 
 @dataclass(frozen=True, slots=True)
-class WorkflowEvent:
-    """Something that happened in a run.
+class WorkflowErrorDetails:
+    """What went wrong, on ``failed`` and ``executor_failed`` events (``event.details``)."""
 
-    ``key`` is the durable key of the step or request involved (None for run-level events);
-    ``data`` is kind-specific (e.g. ``{"changed": True}`` on a step that re-executed because its
-    recorded result no longer matched, the checkpoint id on ``checkpoint``).
-    """
+    error_type: str
+    message: str
+    traceback: str | None = None
+    executor_id: str | None = None
+    extra: dict[str, Any] | None = None
 
-    kind: str
-    run_id: str
-    key: str | None = None
-    data: Any = None
-    timestamp: float = 0.0
+    @classmethod
+    def from_exception(
+        cls, exc: BaseException, *, executor_id: str | None = None
+    ) -> WorkflowErrorDetails:
+        """Describe ``exc`` (its type, message and formatted traceback)."""
+        formatted = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        return cls(type(exc).__name__, str(exc), formatted, executor_id)
 
 
 @dataclass(frozen=True, slots=True)
+class WorkflowEvent:
+    """Something that happened in a run.
+
+    Build one as agent-framework does, ``WorkflowEvent("intermediate", data, executor_id=...)``
+    or with a factory (``WorkflowEvent.intermediate(...)``), and hand it to
+    ``ctx.add_event``. The engine's own events also say:
+
+    - ``type``: agent-framework's name for the fact; ``kind``: wfctl's (see ``EVENT_TYPES``);
+    - ``executor_id``: the step's name on step events; the workflow's name on ``output``
+      (return value or an output yielded in the body) and ``request_info``;
+    - ``data``: the step's result on ``executor_completed`` and ``executor_bypassed``, its
+      arguments (``{"args": ..., "kwargs": ...}``) on ``executor_invoked``, the error's
+      :class:`WorkflowErrorDetails` on ``executor_failed``, the value on ``output``, the request
+      on ``request_info``; kind-specific data on wfctl-only kinds (the checkpoint id on
+      ``checkpoint``, ``{"attempt", "delay", ...}`` on ``step_retrying``);
+    - ``state`` on ``status`` events; ``details`` on ``failed`` and ``executor_failed``;
+    - ``key``: the durable key of the step or request involved (None for run-level events);
+    - ``extra``: wfctl's facts beside ``data`` (``{"changed": True}`` on a step that re-executed
+      because its recorded result no longer matched, ``recorded_as``, ``error``, ``divergence``).
+    """
+
+    type: str
+    data: Any = None
+    _: KW_ONLY
+    executor_id: str | None = None
+    state: WorkflowRunState | None = None
+    details: WorkflowErrorDetails | None = None
+    origin: WorkflowEventSource = WorkflowEventSource.EXECUTOR
+    kind: str = "custom"
+    run_id: str = ""
+    key: str | None = None
+    timestamp: float = 0.0
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def __class_getitem__(cls, item: Any) -> GenericAlias:
+        """Allow ``WorkflowEvent[T]`` in annotations, as agent-framework's generic event does."""
+        return GenericAlias(cls, item)
+
+    # -- agent-framework's factories -------------------------------------------------------
+
+    @classmethod
+    def started(cls, data: Any = None) -> WorkflowEvent:
+        """A ``started`` event."""
+        return cls("started", data)
+
+    @classmethod
+    def status(cls, state: WorkflowRunState, data: Any = None) -> WorkflowEvent:
+        """A ``status`` event for ``state``."""
+        return cls("status", data, state=state)
+
+    @classmethod
+    def failed(cls, details: WorkflowErrorDetails, data: Any = None) -> WorkflowEvent:
+        """A ``failed`` event."""
+        return cls("failed", data, details=details)
+
+    @classmethod
+    def warning(cls, message: str) -> WorkflowEvent:
+        """A ``warning`` from user code."""
+        return cls("warning", message)
+
+    @classmethod
+    def error(cls, exception: Exception) -> WorkflowEvent:
+        """A non-fatal ``error`` from user code."""
+        return cls("error", exception)
+
+    @classmethod
+    def intermediate(cls, data: Any = None, *, executor_id: str | None = None) -> WorkflowEvent:
+        """An ``intermediate`` (non-terminal) output."""
+        return cls("intermediate", data, executor_id=executor_id)
+
+    @classmethod
+    def output(cls, data: Any = None, *, executor_id: str | None = None) -> WorkflowEvent:
+        """An ``output`` event (only ``ctx.yield_output`` makes an output the run records)."""
+        return cls("output", data, executor_id=executor_id)
+
+    @classmethod
+    def executor_invoked(cls, executor_id: str, data: Any = None) -> WorkflowEvent:
+        """An ``executor_invoked`` event."""
+        return cls("executor_invoked", data, executor_id=executor_id)
+
+    @classmethod
+    def executor_completed(cls, executor_id: str, data: Any = None) -> WorkflowEvent:
+        """An ``executor_completed`` event."""
+        return cls("executor_completed", data, executor_id=executor_id)
+
+    @classmethod
+    def executor_failed(cls, executor_id: str, details: WorkflowErrorDetails) -> WorkflowEvent:
+        """An ``executor_failed`` event."""
+        return cls("executor_failed", details, executor_id=executor_id, details=details)
+
+    @classmethod
+    def executor_bypassed(cls, executor_id: str, data: Any = None) -> WorkflowEvent:
+        """An ``executor_bypassed`` event (a step served from the record)."""
+        return cls("executor_bypassed", data, executor_id=executor_id)
+
+    @classmethod
+    def request_info(
+        cls,
+        request_id: str,
+        source_executor_id: str,
+        request_data: Any,
+        response_type: builtins.type[Any] | None = None,
+    ) -> RequestInfoEvent:
+        """A ``request_info`` event."""
+        return RequestInfoEvent(
+            "request_info",
+            request_data,
+            executor_id=source_executor_id,
+            kind="request",
+            key=request_id,
+            request_data=request_data,
+            response_type=response_type,  # type: ignore[arg-type]  # recorded by name in a run
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RequestInfoEvent(WorkflowEvent):
-    """A request for outside input that the run is waiting on (``kind == "request"``)."""
+    """A request for outside input that the run is waiting on (``type == "request_info"``)."""
 
     request_data: Any = None
     response_type: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def request_id(self) -> str:
         """The id to answer this request with (its durable key)."""
         return self.key or ""
+
+    @property
+    def source_executor_id(self) -> str:
+        """The workflow that asked (agent-framework's name for it)."""
+        return self.executor_id or ""
+
+    @property
+    def request_type(self) -> builtins.type[Any]:
+        """The type of ``request_data``."""
+        return type(self.request_data)
+
+
+def event_of(
+    kind: str,
+    run_id: str,
+    key: str | None = None,
+    data: Any = None,
+    **fields: Any,
+) -> WorkflowEvent:
+    """Return an engine event of wfctl's ``kind``, typed with agent-framework's name for it."""
+    return WorkflowEvent(
+        EVENT_TYPES.get(kind, kind),
+        data,
+        kind=kind,
+        run_id=run_id,
+        key=key,
+        timestamp=time.time(),
+        **{"origin": WorkflowEventSource.FRAMEWORK, **fields},
+    )

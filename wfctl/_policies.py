@@ -268,19 +268,26 @@ async def durable_sleep(run: Run, seconds: float) -> None:
         until = float(match.result)
         run.chain.note_served(key)
         run.cached.append(key)
-        run.emit("step_cached", key, {"recorded_as": match.key} if match.key != key else None)
+        run.emit(
+            "step_cached",
+            key,
+            until,
+            executor_id=SLEEP_STEP,
+            extra={"recorded_as": match.key} if match.key != key else {},
+        )
     else:
         if not run.options.execute:
             from ._errors import ReplayDivergenceError
 
             run._diverge(
-                ReplayDivergenceError(key, None, [], "no recorded result and execution is off")
+                ReplayDivergenceError(key, None, [], "no recorded result and execution is off"),
+                SLEEP_STEP,
             )
-        run.emit("step_started", key)
+        run.emit("step_started", key, {"args": (seconds,), "kwargs": {}}, executor_id=SLEEP_STEP)
         until = run.clock.now() + seconds
         await run.chain.commit_step(StepRecord(key, scope.path, SLEEP_STEP, None, until))
         run.executed.append(key)
-        run.emit("step_completed", key)
+        run.emit("step_completed", key, until, executor_id=SLEEP_STEP)
     run.emit("sleeping", key, {"until": iso(until), "seconds": max(0.0, until - run.clock.now())})
     await wait_out(run, until, False)
 

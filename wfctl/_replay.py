@@ -273,7 +273,7 @@ def _replay_calls(result: WorkflowRunResult, records: Sequence[StepRecord]) -> R
         if key not in seen:
             seen.add(key)
             calls.order.append(key)
-        data = event.data if isinstance(event.data, dict) else {}
+        data = event.extra
         if event.kind == "step_cached":
             calls.served[key] = str(data.get("recorded_as", key))
         elif event.kind == "step_failed":

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ._events import RequestInfoEvent, WorkflowEvent
+from ._events import RequestInfoEvent, WorkflowEvent, WorkflowRunState
 
 __all__ = ["ResultStatus", "WorkflowRunResult"]
 
@@ -19,6 +19,11 @@ class WorkflowRunResult:
 
     ``checkpoint_id`` is the run's head after this call. ``origin_checkpoint_id`` is set when
     the run was restored from another run's checkpoint. ``error`` is set on failure.
+
+    As in agent-framework, the result is also the sequence of its events: ``for event in
+    result`` and ``len(result)`` see every event but ``started`` and the ``status`` events
+    (those too with ``include_status_events``); ``status_timeline()`` gives the status
+    events and ``get_final_state()`` the last one's state. ``events`` holds them all.
     """
 
     status: ResultStatus
@@ -33,6 +38,7 @@ class WorkflowRunResult:
     executed: Sequence[str] = field(default_factory=tuple)
     cached: Sequence[str] = field(default_factory=tuple)
     changed: Sequence[str] = field(default_factory=tuple)
+    include_status_events: bool = False
 
     def get_outputs(self) -> list[Any]:
         """Return the yielded outputs, then the return value unless it is None."""
@@ -41,6 +47,51 @@ class WorkflowRunResult:
             outputs.append(self.result)
         return outputs
 
+    def get_intermediate_outputs(self) -> list[Any]:
+        """Return the data of the ``intermediate`` events user code added."""
+        return [event.data for event in self.events if event.type == "intermediate"]
+
     def get_request_info_events(self) -> list[RequestInfoEvent]:
         """Return the requests the run is paused on (empty unless ``status == "paused"``)."""
         return list(self.requests)
+
+    def status_timeline(self) -> list[WorkflowEvent]:
+        """Return the ``status`` events, in order (each with ``.state``)."""
+        return [event for event in self.events if event.type == "status"]
+
+    def get_final_state(self) -> WorkflowRunState:
+        """Return the state the run ended this call in (the last status event's).
+
+        ``IDLE``: completed; ``IDLE_WITH_PENDING_REQUESTS``: paused on requests;
+        ``CANCELLED``: paused from outside (resumable); ``FAILED``: failed.
+        """
+        timeline = self.status_timeline()
+        state = timeline[-1].state if timeline else None
+        return state if state is not None else _STATES[self.status]
+
+    def _listed(self) -> list[WorkflowEvent]:
+        return [
+            event
+            for event in self.events
+            if event.type != "started" and (self.include_status_events or event.type != "status")
+        ]
+
+    def __iter__(self) -> Iterator[WorkflowEvent]:
+        return iter(self._listed())
+
+    def __len__(self) -> int:
+        return len(self._listed())
+
+    def __bool__(self) -> bool:
+        return True  # a result is never "empty", whatever its events
+
+    def __getitem__(self, index: int) -> WorkflowEvent:
+        return self._listed()[index]
+
+
+#: The state of a result built without status events (by hand, in tests).
+_STATES: dict[ResultStatus, WorkflowRunState] = {
+    "completed": WorkflowRunState.IDLE,
+    "paused": WorkflowRunState.IDLE_WITH_PENDING_REQUESTS,
+    "failed": WorkflowRunState.FAILED,
+}

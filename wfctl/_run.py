@@ -19,7 +19,7 @@ import contextvars
 import random
 import time
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from ._chain import CheckpointChain
@@ -32,7 +32,14 @@ from ._errors import (
     UnencodableValueError,
     WorkflowExitError,
 )
-from ._events import RequestInfoEvent, WorkflowEvent
+from ._events import (
+    RequestInfoEvent,
+    WorkflowErrorDetails,
+    WorkflowEvent,
+    WorkflowEventSource,
+    WorkflowRunState,
+    event_of,
+)
 from ._guard import ExitGuard
 from ._keys import (
     ROOT_SCOPE,
@@ -89,6 +96,8 @@ class RunOptions:
     shuffle_seed: int | None = None
     drain_timeout: float = 30.0
     complete_history: bool = False
+    #: The caller reads the run's events as they happen (``run(stream=True)``).
+    streaming: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,11 +168,20 @@ class Run:
         """Wrap workflow code about to run in its own task: its SystemExit fails the run."""
         return ExitGuard(coro, f"{getattr(coro, '__qualname__', 'a task')}()")
 
-    def emit(self, kind: str, key: str | None = None, data: Any = None) -> WorkflowEvent:
-        """Record an event and hand it to the live listener."""
-        event = WorkflowEvent(kind, self.run_id, key, data, time.time())
+    def emit(
+        self, kind: str, key: str | None = None, data: Any = None, **fields: Any
+    ) -> WorkflowEvent:
+        """Record an event of wfctl's ``kind`` and hand it to the live listener.
+
+        ``fields`` are the event's other fields (``executor_id``, ``extra``, ``state``, ...).
+        """
+        event = event_of(kind, self.run_id, key, data, **fields)
         self._publish(event)
         return event
+
+    def publish_custom(self, event: WorkflowEvent) -> None:
+        """Record an event user code made (``ctx.add_event``), stamped with this run."""
+        self._publish(replace(event, kind="custom", run_id=self.run_id, timestamp=time.time()))
 
     def _publish(self, event: WorkflowEvent) -> None:
         self.events.append(event)
@@ -178,7 +196,7 @@ class Run:
             effects.outputs.append(encoded)
         self.outputs.append(value)
         self.encoded_outputs.append(encoded)
-        self.emit("output", None, value)
+        self.emit("output", None, value, executor_id=self.chain.workflow_name)
 
     def set_state(self, key: str, value: Any) -> None:
         """Set run state; inside a step the change is recorded with the step's result."""
@@ -241,7 +259,7 @@ class Run:
             if not self.options.execute or (
                 self.options.complete_history and not self.options.allow_changed
             ):
-                self._diverge(ReplayDivergenceError(key, call_digest, match.recorded_digests))
+                self._diverge(ReplayDivergenceError(key, call_digest, match.recorded_digests), name)
             if self.options.complete_history:
                 changed = True
             else:
@@ -253,7 +271,8 @@ class Run:
             self._diverge(
                 ReplayDivergenceError(
                     key, call_digest, [], "no recorded result and execution is off"
-                )
+                ),
+                name,
             )
         return await self._execute(
             step, key, scope_path, explicit, call_digest, args, kwargs, changed
@@ -287,10 +306,10 @@ class Run:
         """Return the key of the step that raised ``error``, or None if the body raised it."""
         return next((key for exc, key in self._step_failures if exc is error), None)
 
-    def _diverge(self, error: ReplayDivergenceError) -> NoReturn:
+    def _diverge(self, error: ReplayDivergenceError, name: str) -> NoReturn:
         if self.divergence is None:
             self.divergence = error
-        self.emit("step_failed", error.key, {"error": str(error), "divergence": True})
+        self._emit_step_failed(name, error.key, error, {"error": str(error), "divergence": True})
         raise error
 
     async def _serve(self, key: str, record: StepRecord) -> Any:
@@ -302,13 +321,19 @@ class Run:
                 value_out = decode(encoded, where=f"output effect of {record.key}")
                 self.outputs.append(value_out)
                 self.encoded_outputs.append(encoded)
-                self.emit("output", key, value_out)
+                self.emit("output", key, value_out, executor_id=self.chain.workflow_name)
             outer = _effects.get()
             if outer is not None:
                 outer.merge(record.effects)
         self.chain.note_served(key)
         self.cached.append(key)
-        self.emit("step_cached", key, {"recorded_as": record.key} if record.key != key else None)
+        self.emit(
+            "step_cached",
+            key,
+            value,
+            executor_id=record.name,
+            extra={"recorded_as": record.key} if record.key != key else {},
+        )
         if self._rng is not None:
             for _ in range(self._rng.randint(0, 4)):
                 await asyncio.sleep(0)
@@ -328,7 +353,7 @@ class Run:
         if self.chain.lost is not None:
             raise self.chain.lost  # the run cannot commit any more: execute nothing more
         step_retries = self.step_retries
-        self.emit("step_started", key)
+        self.emit("step_started", key, _invocation(args, kwargs), executor_id=step.name)
         self.gate.step_started()
         outer = _effects.get()
         effects = StepEffects()
@@ -360,11 +385,11 @@ class Run:
             raise
         except SystemExit as exc:  # asyncio would end the process with it: fail the run
             error = WorkflowExitError(exc.code, f"step {key}")
-            self.emit("step_failed", key, {"error": f"{type(error).__name__}: {error}"})
+            self._emit_step_failed(step.name, key, error)
             raise error from exc
         except BaseException as exc:
             self._step_failures.append((exc, key))
-            self.emit("step_failed", key, {"error": f"{type(exc).__name__}: {exc}"})
+            self._emit_step_failed(step.name, key, exc)
             raise
         finally:
             _scope.reset(scope_token)
@@ -373,8 +398,27 @@ class Run:
         (self.changed if changed else self.executed).append(key)
         if outer is not None:
             outer.merge(record.effects)
-        self.emit("step_completed", key, {"changed": True} if changed else None)
+        self.emit(
+            "step_completed",
+            key,
+            value,
+            executor_id=step.name,
+            extra={"changed": True} if changed else {},
+        )
         return value
+
+    def _emit_step_failed(
+        self, name: str, key: str, error: BaseException, extra: dict[str, Any] | None = None
+    ) -> None:
+        details = WorkflowErrorDetails.from_exception(error, executor_id=name)
+        self.emit(
+            "step_failed",
+            key,
+            details,
+            executor_id=name,
+            details=details,
+            extra=extra or {"error": f"{type(error).__name__}: {error}"},
+        )
 
     # -- requests and pausing ----------------------------------------------------------------
 
@@ -396,10 +440,20 @@ class Run:
             raise PauseSignal
         encoded = self._encode(request_data, rid)
         event = RequestInfoEvent(
-            "request", self.run_id, rid, None, time.time(), request_data, type_name
+            "request_info",
+            request_data,
+            executor_id=self.chain.workflow_name,
+            origin=WorkflowEventSource.FRAMEWORK,
+            kind="request",
+            run_id=self.run_id,
+            key=rid,
+            timestamp=time.time(),
+            request_data=request_data,
+            response_type=type_name,
         )
         self.pending[rid] = (event, encoded)
         self._publish(event)
+        self.emit("status", None, state=WorkflowRunState.IN_PROGRESS_PENDING_REQUESTS)
         await self.gate.suspend(_effects.get() is not None)
 
     # -- the supervisor ----------------------------------------------------------------------
@@ -475,6 +529,11 @@ class Run:
         if divergence is not None:
             return BodyOutcome("failed", error=divergence)
         return BodyOutcome("completed", value=body_task.result())
+
+
+def _invocation(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any] | None:
+    """The data of an ``executor_invoked`` event: the call's arguments, as agent-framework's."""
+    return {"args": args, "kwargs": kwargs} if args or kwargs else None
 
 
 # A task that only runs one keyed step call opens no scope of its own (see ``wfctl._keys``).

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, overload
+from dataclasses import replace
+from typing import Any, Literal, overload
 
 from ._admission import continue_run, restore_run, start_run
 from ._checkpoint import validate_run_id
@@ -17,6 +18,7 @@ from ._config import DEFAULT_STORE
 from ._context import RunContext
 from ._driving import EventListener
 from ._errors import RunArgumentError, RunStateError, WorkflowDefinitionError
+from ._events import WorkflowEvent
 from ._message import NO_MESSAGE, MessageParameter
 from ._policies import Retry
 from ._result import WorkflowRunResult
@@ -25,6 +27,7 @@ from ._signature import code_signature
 from ._step import Step, context_parameter
 from ._storage import FileCheckpointStorage
 from ._storage._protocol import CheckpointStorage
+from ._streaming import WorkflowStream
 
 __all__ = ["Workflow", "workflow"]
 
@@ -108,21 +111,35 @@ class Workflow:
         bound._signature = self._signature  # same code: no need to read its source again
         return bound
 
-    async def run(
+    @overload
+    def run(
+        self,
+        message: Any = ...,
+        *,
+        stream: Literal[True],
+        include_status_events: bool = ...,
+        **arguments: Any,
+    ) -> WorkflowStream: ...
+
+    @overload
+    def run(
+        self,
+        message: Any = ...,
+        *,
+        stream: Literal[False] = ...,
+        include_status_events: bool = ...,
+        **arguments: Any,
+    ) -> Coroutine[Any, Any, WorkflowRunResult]: ...
+
+    def run(
         self,
         message: Any = NO_MESSAGE,
         *,
-        checkpoint_id: str | None = None,
-        responses: dict[str, Any] | None = None,
-        run_id: str | None = None,
-        allow_changed: bool = False,
-        execute: bool = True,
-        shuffle_seed: int | None = None,
-        drain_timeout: float = 30.0,
-        on_event: EventListener | None = None,
-        new_run: bool = False,
-    ) -> WorkflowRunResult:
-        """Start a run, or continue or restore one.
+        stream: bool = False,
+        include_status_events: bool = False,
+        **arguments: Any,
+    ) -> WorkflowStream | Coroutine[Any, Any, WorkflowRunResult]:
+        """Start a run, or continue or restore one: ``await wf.run(...)``.
 
         - ``run(message)``: a fresh run.
         - ``run(checkpoint_id=head, responses=...)``: continue a paused, failed or interrupted
@@ -132,6 +149,10 @@ class Workflow:
         - ``run(responses=...)``: answer the run this object paused last.
 
         Args:
+            stream: return a :class:`~wfctl.WorkflowStream` at once instead of a coroutine:
+                ``async for event in wf.run(msg, stream=True)`` reads the run's events as they
+                happen; ``await stream.get_final_response()`` gives the result.
+            include_status_events: iterating the result also yields its ``status`` events.
             allow_changed: restore even though the code changed, and run live (reported as
                 changed) any call whose recorded result no longer matches.
             execute: False serves recorded results only; a call that would run is a divergence.
@@ -155,7 +176,47 @@ class Workflow:
             WorkflowChangedError: the code changed and ``allow_changed`` is False.
             UnencodableValueError: the message cannot be stored.
         """
-        options = RunOptions(allow_changed, execute, shuffle_seed, drain_timeout)
+        if not stream:
+            return self._call(message, include_status_events, **arguments)
+        listener = arguments.pop("on_event", None)
+
+        def start(put: EventListener) -> Coroutine[Any, Any, WorkflowRunResult]:
+            def both(event: WorkflowEvent) -> None:
+                put(event)
+                if listener is not None:
+                    listener(event)
+
+            return self._call(
+                message, include_status_events, on_event=both, streaming=True, **arguments
+            )
+
+        return WorkflowStream(start)
+
+    async def _call(
+        self, message: Any, include_status_events: bool, **arguments: Any
+    ) -> WorkflowRunResult:
+        result = await self._run(message, **arguments)
+        return replace(result, include_status_events=True) if include_status_events else result
+
+    async def _run(
+        self,
+        message: Any = NO_MESSAGE,
+        *,
+        checkpoint_id: str | None = None,
+        responses: dict[str, Any] | None = None,
+        run_id: str | None = None,
+        allow_changed: bool = False,
+        execute: bool = True,
+        shuffle_seed: int | None = None,
+        drain_timeout: float = 30.0,
+        on_event: EventListener | None = None,
+        new_run: bool = False,
+        streaming: bool = False,
+    ) -> WorkflowRunResult:
+        """What ``await run(...)`` does (its arguments and errors are documented there)."""
+        options = RunOptions(
+            allow_changed, execute, shuffle_seed, drain_timeout, streaming=streaming
+        )
         if message is not NO_MESSAGE and (checkpoint_id is not None or responses is not None):
             raise RunArgumentError(
                 f"workflow {self.name!r}: a message starts a fresh run, so it cannot go with "

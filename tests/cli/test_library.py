@@ -21,7 +21,10 @@ from wfctl import (
     WorkflowLoadError,
 )
 from wfctl._answers import PendingRequest, parse_responses, template_text
-from wfctl._events import WorkflowEvent
+from wfctl._events import (
+    WorkflowEvent,
+    event_of,
+)  # the engine's own event factory, to feed the display
 from wfctl._exit import exit_code_for_error, exit_code_for_status
 from wfctl._gc import parse_age
 from wfctl._loader import load_workflow, module_name_for_file
@@ -154,11 +157,11 @@ def _frame(progress: RunProgress, events: list[WorkflowEvent]) -> str:
 def test_progress_counts_events() -> None:
     progress = RunProgress(enabled=False)  # not drawn: feed events, read the frame it would draw
     events = [
-        WorkflowEvent("run_started", "r1"),
-        WorkflowEvent("step_started", "r1", "a#0"),
-        WorkflowEvent("step_started", "r1", "b#0"),
-        WorkflowEvent("step_cached", "r1", "c#0"),
-        WorkflowEvent("step_completed", "r1", "a#0"),
+        event_of("run_started", "r1"),
+        event_of("step_started", "r1", "a#0"),
+        event_of("step_started", "r1", "b#0"),
+        event_of("step_cached", "r1", "c#0"),
+        event_of("step_completed", "r1", "a#0"),
     ]
     frame = _frame(progress, events)
     assert "running 1 · cached 1 · done 1" in frame
@@ -169,10 +172,10 @@ def test_progress_shows_a_step_backing_off_and_a_sleep() -> None:
     progress = RunProgress(enabled=False)
     retrying = {"attempt": 2, "attempts": 5, "delay": 3600.0, "error": "Flaky: no"}
     events = [
-        WorkflowEvent("run_started", "r1"),
-        WorkflowEvent("step_started", "r1", "call#0"),
-        WorkflowEvent("step_retrying", "r1", "call#0", retrying),
-        WorkflowEvent("sleeping", "r1", "sleep#0", {"seconds": 7200.0}),
+        event_of("run_started", "r1"),
+        event_of("step_started", "r1", "call#0"),
+        event_of("step_retrying", "r1", "call#0", retrying),
+        event_of("sleeping", "r1", "sleep#0", {"seconds": 7200.0}),
     ]
     frame = _frame(progress, events)
     assert "▸ call#0 attempt 2/5 in 3" in frame  # 3600s, give or take the time it takes
