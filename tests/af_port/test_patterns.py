@@ -103,7 +103,6 @@ def test_sequential_pipeline_returns_its_output() -> None:
     asyncio.run(main())
 
 
-@pytest.mark.xfail(strict=True, reason="needs the result API: get_final_state, WorkflowRunState")
 def test_sequential_pipeline_final_state_is_idle() -> None:
     from wfctl import WorkflowRunState
 
@@ -172,7 +171,6 @@ def test_parallel_pipeline_keeps_call_order_whatever_the_completion_order() -> N
 # -- streaming ------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="needs run(stream=True) and upstream event type names")
 def test_streaming_yields_events_then_the_final_response() -> None:
     async def main() -> None:
         wf = data_pipeline.build(checkpoint_storage=InMemoryCheckpointStorage())
@@ -193,7 +191,6 @@ def test_streaming_yields_events_then_the_final_response() -> None:
     asyncio.run(main())
 
 
-@pytest.mark.xfail(strict=True, reason="needs run(include_status_events=True) and status events")
 def test_status_events_on_request() -> None:
     async def main() -> None:
         wf = data_pipeline.build(checkpoint_storage=InMemoryCheckpointStorage())
@@ -398,7 +395,6 @@ def test_checkpoints_one_per_step_plus_the_root_and_the_end() -> None:
     asyncio.run(main())
 
 
-@pytest.mark.xfail(strict=True, reason="needs iteration over a result and executor_* events")
 def test_steps_emit_executor_events_in_the_result() -> None:
     async def main() -> None:
         wf = data_pipeline.build(checkpoint_storage=InMemoryCheckpointStorage())
