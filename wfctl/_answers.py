@@ -57,8 +57,8 @@ class PendingRequest:
     response_type: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """Return ``{"key", "data", "response_type"}`` (``data`` as stored: plain JSON)."""
-        return {"key": self.key, "data": self.data, "response_type": self.response_type}
+        """Return ``{"request_id", "data", "response_type"}`` (``data`` in the codec's encoding)."""
+        return {"request_id": self.key, "data": self.data, "response_type": self.response_type}
 
 
 def _comment(text: str) -> list[str]:

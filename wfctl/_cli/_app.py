@@ -145,6 +145,30 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
+
+def _print_version(value: bool) -> None:
+    if value:
+        from wfctl._versions import version_line
+
+        print(version_line())
+        raise typer.Exit()
+
+
+@app.callback()
+def _wfctl(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            help="Print wfctl's version and exit ('wfctl version' lists its libraries too).",
+            callback=_print_version,
+            is_eager=True,
+        ),
+    ] = False,
+) -> None:
+    """Options of wfctl itself, before the command."""
+
+
 # -- options shared by many commands ----------------------------------------------------------
 
 # A str, not a Path: Path("") is ".", and an empty --store must be refused, not read as ".".
