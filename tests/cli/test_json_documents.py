@@ -225,3 +225,56 @@ def test_times_are_utc_with_z(documents: dict[str, list[Any]]) -> None:
     run = documents["runs"][0]["runs"][0]
     assert run["created_at"].endswith("Z") and run["updated_at"].endswith("Z")
     assert all(c["created_at"].endswith("Z") for c in documents["log"][0]["checkpoints"])
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["runs", "--store", "{missing}"],
+        ["log", "nope"],
+        ["show", "nope.1"],
+        ["export", "nope"],
+        ["export", "{run}", "-o", "{missing}/out.json"],
+        ["replay", "-c", "nope.0"],
+        ["resume", "{run}"],
+        ["run", "{missing}/flow.py"],
+        ["pause", "{run}"],
+        ["verify-lineage", "nope"],
+        ["gc", "--older-than", "soon"],
+        ["runs", "--bogus"],
+        ["version", "--bogus"],
+    ],
+)
+def test_errors_under_json_leave_stdout_empty(args: list[str], tmp_path: Path) -> None:
+    """An error is one line on stderr and exit 2; stdout stays empty (no error document)."""
+    store = tmp_path / "store"
+    run = wfctl("run", WORKFLOWS / "greet.py", "--store", store, "--json").json()["run_id"]
+    values = {"run": run, "missing": str(tmp_path / "missing")}
+    filled = [arg.format(**values) for arg in args]
+    if "--store" not in filled and filled[0] != "version":
+        filled += ["--store", str(store)]
+    done = wfctl(*filled, "--json")
+    assert done.code == 2, done.stderr
+    assert done.stdout == ""
+    done.error_line()
+
+
+def test_what_a_workflow_prints_goes_to_stderr_under_json(tmp_path: Path) -> None:
+    flow = tmp_path / "chatty.py"
+    flow.write_text(
+        "from wfctl import step, workflow\n\n"
+        "@step\nasync def talk(x: str) -> str:\n    print('from a step')\n    return x\n\n"
+        "@workflow(name='chatty')\nasync def chatty(message: str = 'a') -> str:\n"
+        "    print('from the body')\n    return await talk(message)\n",
+        encoding="utf-8",
+    )
+    store = tmp_path / "store"
+    done = wfctl("run", flow, "--store", store, "--json")
+    assert done.code == 0, done.stderr
+    assert done.json()["outputs"] == ["a"]  # stdout is the document alone
+    assert "from the body" in done.stderr and "from a step" in done.stderr
+    replayed = wfctl("replay", "-c", f"{done.json()['run_id']}.0", "--store", store, "--json")
+    assert replayed.code == 0 and replayed.json()["identical"] is True
+    assert "from the body" in replayed.stderr
+    people = wfctl("run", flow, "--store", store)
+    assert "from the body" in people.stdout  # without --json, prints stay where they were
