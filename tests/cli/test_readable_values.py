@@ -44,6 +44,8 @@ def test_request_data_is_shown_decoded(store: Path, tmp_path: Path) -> None:
     assert paused.code == 3, paused.stderr
     assert '{"since": "2026-01-02"}' in paused.stdout and "$t" not in paused.stdout
     run_id = paused.stdout.split()[1]
+    template = (store / "runs" / run_id / "answers.toml").read_text(encoding="utf-8")
+    assert '"since": "2026-01-02"' in template and "$t" not in template
     done = wfctl("resume", run_id, "-r", "request#0=3", "--store", store)
     assert done.code == 0, done.stderr
     log = wfctl("log", run_id, "--store", store)

@@ -187,7 +187,12 @@ StoreOption = Annotated[
     ),
 ]
 JsonOption = Annotated[
-    bool, typer.Option("--json", help="Print one JSON document on stdout instead of tables.")
+    bool,
+    typer.Option(
+        "--json",
+        help="Print one JSON document on stdout instead of tables (described in docs/json.md; "
+        "on an error stdout stays empty).",
+    ),
 ]
 DebugOption = Annotated[
     bool,

@@ -162,6 +162,8 @@ def show(
 ) -> None:
     """Show one checkpoint record as stored.
 
+    --json wraps the record in a document naming its run and checkpoint (the record itself
+    keeps the store's keys and the tagged encoding of values); --toml prints the record alone.
     TOML has no null: null values are left out (inside arrays they are written as "null").
 
     \b
