@@ -227,6 +227,14 @@ def test_times_are_utc_with_z(documents: dict[str, list[Any]]) -> None:
     assert all(c["created_at"].endswith("Z") for c in documents["log"][0]["checkpoints"])
 
 
+@pytest.fixture(scope="module")
+def greeted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A store holding one completed run (the errors below leave it unchanged)."""
+    store = tmp_path_factory.mktemp("errors") / "store"
+    run = wfctl("run", WORKFLOWS / "greet.py", "--store", store, "--json").json()["run_id"]
+    return store, run
+
+
 @pytest.mark.parametrize(
     "args",
     [
@@ -245,11 +253,10 @@ def test_times_are_utc_with_z(documents: dict[str, list[Any]]) -> None:
         ["version", "--bogus"],
     ],
 )
-def test_errors_under_json_leave_stdout_empty(args: list[str], tmp_path: Path) -> None:
+def test_errors_under_json_leave_stdout_empty(args: list[str], greeted: tuple[Path, str]) -> None:
     """An error is one line on stderr and exit 2; stdout stays empty (no error document)."""
-    store = tmp_path / "store"
-    run = wfctl("run", WORKFLOWS / "greet.py", "--store", store, "--json").json()["run_id"]
-    values = {"run": run, "missing": str(tmp_path / "missing")}
+    store, run = greeted
+    values = {"run": run, "missing": str(store.parent / "missing")}
     filled = [arg.format(**values) for arg in args]
     if "--store" not in filled and filled[0] != "version":
         filled += ["--store", str(store)]
