@@ -141,16 +141,17 @@ def render() -> str:
         "\\fICOMMAND\\fR [\\fIOPTIONS\\fR] [\\fIARGUMENTS\\fR]",
         ".br",
         ".B wfctl",
-        "[\\fB\\-\\-help\\fR | \\fB\\-\\-install\\-completion\\fR | "
+        "[\\fB\\-\\-help\\fR | \\fB\\-\\-version\\fR | \\fB\\-\\-install\\-completion\\fR | "
         "\\fB\\-\\-show\\-completion\\fR]",
         ".SH DESCRIPTION",
         ".PP",
         _escape(summary.strip()),
         *_paragraphs(description.split("Exit status:")[0]),
         ".PP",
-        "Every command takes \\fB\\-\\-store\\fR \\fIDIR\\fR, \\fB\\-\\-json\\fR (one JSON "
-        "document on stdout) and \\fB\\-\\-debug\\fR (a traceback with errors). Errors are one "
-        "line on standard error.",
+        "Every command takes \\fB\\-\\-json\\fR (one JSON document on stdout, described in "
+        "docs/json.md) and \\fB\\-\\-debug\\fR (a traceback with errors), and every command "
+        "but \\fBversion\\fR takes \\fB\\-\\-store\\fR \\fIDIR\\fR. Errors are one line on "
+        "standard error, and then nothing is written on standard output.",
         ".SH OPTIONS",
         *_param_entries(group, context),
         ".SH COMMANDS",

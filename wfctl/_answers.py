@@ -33,6 +33,7 @@ import tomli_w
 from ._errors import WfctlError
 from ._inputs import NotJsonError, load_json, load_toml, read_text
 from ._next_steps import resume_command
+from ._readable import readable
 from ._response_types import admits_text
 from ._storage._fs import OS_FS, write_private_bytes
 
@@ -57,8 +58,8 @@ class PendingRequest:
     response_type: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """Return ``{"key", "data", "response_type"}`` (``data`` as stored: plain JSON)."""
-        return {"key": self.key, "data": self.data, "response_type": self.response_type}
+        """Return ``{"request_id", "data", "response_type"}`` (``data`` in the codec's encoding)."""
+        return {"request_id": self.key, "data": self.data, "response_type": self.response_type}
 
 
 def _comment(text: str) -> list[str]:
@@ -78,7 +79,8 @@ def template_text(run_id: str, requests: Sequence[PendingRequest], path: Path) -
     for request in requests:
         expected = request.response_type or "any"
         lines += ["", f"# {request.key} (expects: {expected})", "# request data:"]
-        lines += _comment(json.dumps(request.data, indent=2, ensure_ascii=False, default=str))
+        # Decoded for people: a date in the request reads as its ISO text, not its encoding.
+        lines += _comment(json.dumps(readable(request.data), indent=2, ensure_ascii=False))
         lines.append(tomli_w.dumps({request.key: ""}).rstrip("\n"))
     return "\n".join(lines) + "\n"
 

@@ -19,8 +19,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from ._codec import canonical_json, decode
+from ._codec import canonical_json
 from ._policies import SLEEP_STEP
+from ._readable import readable_text
 from ._recorded import StepRecord
 
 __all__ = [
@@ -67,26 +68,52 @@ class StepDiff:
 
     ``source_key`` is the key of the source record the row is compared with (None when there
     is none); it differs from ``key`` only for calls matched by digest across keys.
+    ``source_result`` and ``replay_result`` are the encoded results (the codec's encoding):
+    ``source_result`` is None when there is no source record, ``replay_result`` when the
+    replay has no result for the row (``not reached``, ``failed``). ``error`` is why a
+    ``failed`` row has none.
     """
 
     key: str
     status: StepStatus
     source_digest: str | None
     replay_digest: str | None
-    source_preview: str | None
-    replay_preview: str | None
+    source_result: Any = None
+    replay_result: Any = None
     source_key: str | None = None
+    error: str | None = None
+
+    @property
+    def has_replay_result(self) -> bool:
+        """Whether the replay has a result for this row (it was served or executed)."""
+        return self.status not in ("not reached", "failed")
+
+    @property
+    def source_preview(self) -> str | None:
+        """The source result as short readable text (None without a source record)."""
+        return preview(self.source_result) if self.source_key is not None else None
+
+    @property
+    def replay_preview(self) -> str | None:
+        """The replay's result as short readable text, or the error of a ``failed`` row."""
+        if self.error is not None:
+            return _shorten(self.error)
+        return preview(self.replay_result) if self.has_replay_result else None
 
     def to_json(self) -> dict[str, Any]:
-        """Return the row as a JSON object with stable keys."""
+        """Return the row as an item of the replay document's ``steps``.
+
+        Results are in the codec's encoding; the status says ``not_reached`` (no space).
+        """
         return {
             "key": self.key,
-            "status": self.status,
+            "status": self.status.replace(" ", "_"),
             "source_key": self.source_key,
             "source_digest": self.source_digest,
             "replay_digest": self.replay_digest,
-            "source_preview": self.source_preview,
-            "replay_preview": self.replay_preview,
+            "source_result": self.source_result,
+            "replay_result": self.replay_result,
+            "error": self.error,
         }
 
 
@@ -107,12 +134,8 @@ class ReplayCalls:
 
 
 def preview(encoded: Any) -> str:
-    """Return a short repr (at most 60 characters) of an encoded value."""
-    try:
-        text = repr(decode(encoded, where="preview"))
-    except Exception:  # a preview must never fail the report; show the raw encoding instead
-        text = repr(encoded)
-    return _shorten(text)
+    """Return an encoded value as short readable text (JSON, at most 60 characters)."""
+    return _shorten(readable_text(encoded))
 
 
 def _shorten(text: str) -> str:
@@ -190,7 +213,7 @@ def _executed_row(
         status = "changed"
     else:
         status = "same"
-    return counterpart, _row(key, status, counterpart, record.digest, preview(record.result))
+    return counterpart, _row(key, status, counterpart, record.digest, record.result)
 
 
 def _row(
@@ -198,16 +221,18 @@ def _row(
     status: StepStatus,
     source: StepRecord | None,
     replay_digest: str | None,
-    replay_preview: str | None,
+    replay_result: Any = None,
+    error: str | None = None,
 ) -> StepDiff:
     return StepDiff(
         key=key,
         status=status,
         source_digest=source.digest if source else None,
         replay_digest=replay_digest,
-        source_preview=preview(source.result) if source else None,
-        replay_preview=replay_preview,
+        source_result=source.result if source else None,
+        replay_result=replay_result,
         source_key=source.key if source else None,
+        error=error,
     )
 
 
@@ -229,9 +254,9 @@ def diff_steps(source_records: Sequence[StepRecord], calls: ReplayCalls) -> tupl
         served = source.by_key.get(recorded_as)
         source.paired.add(recorded_as)
         digest = served.digest if served else None
-        shown = preview(served.result) if served else None
+        result = served.result if served else None
         rows.append(
-            (source.position.get(recorded_as, tail), _row(key, "cached", served, digest, shown))
+            (source.position.get(recorded_as, tail), _row(key, "cached", served, digest, result))
         )
     for index, key in enumerate(calls.order):
         if key in calls.served:
@@ -243,7 +268,7 @@ def diff_steps(source_records: Sequence[StepRecord], calls: ReplayCalls) -> tupl
         else:
             counterpart = source.free(key)
             error = calls.failed.get(key, "no result: the replay stopped before it returned")
-            row = _row(key, "failed", counterpart, None, _shorten(error))
+            row = _row(key, "failed", counterpart, None, error=error)
         if counterpart is not None:
             source.paired.add(counterpart.key)
             rows.append((source.position[counterpart.key], row))
@@ -251,7 +276,7 @@ def diff_steps(source_records: Sequence[StepRecord], calls: ReplayCalls) -> tupl
             rows.append((tail + index, row))
     for key, record in source.by_key.items():
         if key not in source.paired:
-            rows.append((source.position[key], _row(key, "not reached", record, None, None)))
+            rows.append((source.position[key], _row(key, "not reached", record, None)))
     rows.sort(key=lambda item: item[0])
     return tuple(row for _, row in rows)
 

@@ -20,6 +20,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Final
 
+from ._documents import document, utc_time
 from ._errors import RunLockedError, WfctlError
 from ._storage import RunSummary, open_store
 
@@ -67,12 +68,12 @@ class GcItem:
     reason: str
 
     def to_json(self) -> dict[str, Any]:
-        """Return the item as a JSON object with stable keys."""
+        """Return the item as an entry of the gc document's ``removed`` or ``kept``."""
         return {
             "run_id": self.run_id,
             "workflow": self.workflow_name,
             "status": self.status,
-            "updated": self.updated,
+            "updated_at": utc_time(self.updated),
             "reason": self.reason,
         }
 
@@ -88,14 +89,19 @@ class GcReport:
     kept: tuple[GcItem, ...]
 
     def to_json(self) -> dict[str, Any]:
-        """Return ``{"dry_run", "older_than", "keep", "removed": [...], "kept": [...]}``."""
-        return {
-            "dry_run": self.dry_run,
-            "older_than": self.older_than,
-            "keep": self.keep,
-            "removed": [i.to_json() for i in self.removed],
-            "kept": [i.to_json() for i in self.kept],
-        }
+        """Return the ``wfctl/gc@1`` document (see docs/json.md)."""
+        return document(
+            "gc",
+            {
+                "dry_run": self.dry_run,
+                "older_than": self.older_than,
+                "keep": self.keep,
+                "removed_count": len(self.removed),
+                "kept_count": len(self.kept),
+                "removed": [i.to_json() for i in self.removed],
+                "kept": [i.to_json() for i in self.kept],
+            },
+        )
 
 
 def _updated(summary: RunSummary) -> datetime | None:

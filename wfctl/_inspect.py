@@ -13,7 +13,6 @@ reported by name (``CheckpointCorruptError``) rather than shown in part.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import tomli_w
 
 from ._checkpoint import Checkpoint, validate_run_id
+from ._documents import document, epoch_time, summary_json, utc_time
 from ._errors import RunNotFoundError, RunStateError, WfctlError
 from ._payloads import (
     CompletedPayload,
@@ -35,6 +35,7 @@ from ._payloads import (
     served_keys,
 )
 from ._policies import AttemptRecord
+from ._readable import readable_text
 from ._restore import load_target
 from ._storage import FileCheckpointStorage, RunSummary, open_store
 from ._storage._capabilities import load_chain, request_pause
@@ -48,24 +49,17 @@ __all__ = [
     "RunLog",
     "RunsReport",
     "StepEntry",
+    "checkpoint_json",
     "export_run",
     "list_runs",
     "pause_run",
     "run_log",
     "show_checkpoint",
-    "summary_json",
     "to_toml",
     "verify_runs",
 ]
 
 EXPORT_FORMATS = ("json", "toml")
-
-
-def summary_json(summary: RunSummary) -> dict[str, Any]:
-    """Return a run summary as a JSON object with stable keys."""
-    data = dataclasses.asdict(summary)
-    data["pending"] = list(summary.pending)
-    return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,8 +70,15 @@ class RunsReport:
     runs: tuple[RunSummary, ...]
 
     def to_json(self) -> dict[str, Any]:
-        """Return ``{"store", "runs": [summary, ...]}``."""
-        return {"store": str(self.store), "runs": [summary_json(r) for r in self.runs]}
+        """Return the ``wfctl/runs@1`` document (see docs/json.md)."""
+        return document(
+            "runs",
+            {
+                "store": str(self.store),
+                "run_count": len(self.runs),
+                "runs": [summary_json(r) for r in self.runs],
+            },
+        )
 
 
 def list_runs(
@@ -136,20 +137,30 @@ class LogEntry:
     attempts: tuple[AttemptRecord, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        """Return the entry as a JSON object with stable keys."""
+        """Return the entry as an item of the log document's ``checkpoints``."""
         return {
             "checkpoint_id": self.checkpoint_id,
             "seq": self.seq,
             "kind": self.kind,
-            "timestamp": self.timestamp,
-            "steps": [{"key": s.key, "duration": s.duration} for s in self.steps],
-            "served": list(self.served),
-            "requests": list(self.requests),
+            "created_at": utc_time(self.timestamp),
+            "steps": [{"key": s.key, "duration_s": s.duration} for s in self.steps],
+            "served_keys": list(self.served),
+            "request_ids": list(self.requests),
             "answers": dict(self.answers),
             "error": self.error,
             "detail": self.detail,
-            "attempts": [a.to_json() for a in self.attempts],
+            "attempts": [_attempt_json(a) for a in self.attempts],
         }
+
+
+def _attempt_json(attempt: AttemptRecord) -> dict[str, Any]:
+    return {
+        "key": attempt.key,
+        "attempt": attempt.attempt,
+        "error": f"{attempt.error_type}: {attempt.message}",
+        "failed_at": epoch_time(attempt.at),
+        "retry_at": epoch_time(attempt.retry_at),
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,17 +171,15 @@ class RunLog:
     entries: tuple[LogEntry, ...]
 
     def to_json(self) -> dict[str, Any]:
-        """Return ``{"run": summary, "checkpoints": [entry, ...]}``."""
-        return {
-            "run": summary_json(self.summary),
-            "checkpoints": [e.to_json() for e in self.entries],
-        }
-
-
-def _text(value: Any, limit: int = 100) -> str:
-    """Return ``value`` as compact JSON, cut to ``limit`` characters."""
-    text = json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+        """Return the ``wfctl/log@1`` document (see docs/json.md)."""
+        return document(
+            "log",
+            {
+                "run": summary_json(self.summary),
+                "checkpoint_count": len(self.entries),
+                "checkpoints": [e.to_json() for e in self.entries],
+            },
+        )
 
 
 def _entry(checkpoint: Checkpoint) -> LogEntry:
@@ -192,9 +201,9 @@ def _entry(checkpoint: Checkpoint) -> LogEntry:
         case FailedPayload(error_type=error_type, message=message):
             error = f"{error_type}: {message}"
         case CompletedPayload(result=result):
-            detail = f"result: {_text(result)}"
+            detail = f"result: {readable_text(result, 100)}"
         case RootPayload(workflow=workflow, input=encoded_input):
-            detail = f"workflow {workflow or '?'}, input: {_text(encoded_input)}"
+            detail = f"workflow {workflow or '?'}, input: {readable_text(encoded_input, 100)}"
             if checkpoint.origin_checkpoint_id:
                 detail += f", restored from {checkpoint.origin_checkpoint_id}"
     return LogEntry(
@@ -238,6 +247,18 @@ def show_checkpoint(store: Path, checkpoint_id: str, *, must_exist: bool = True)
     return checkpoint
 
 
+def checkpoint_json(checkpoint: Checkpoint) -> dict[str, Any]:
+    """Return the ``wfctl/show@1`` document: the checkpoint's record exactly as stored."""
+    return document(
+        "show",
+        {
+            "run_id": checkpoint.run_id,
+            "checkpoint_id": checkpoint.checkpoint_id,
+            "record": checkpoint.to_dict(),
+        },
+    )
+
+
 def _toml_safe(value: Any) -> Any:
     """Return ``value`` with nulls TOML cannot hold: dropped from tables, ``"null"`` in arrays."""
     if isinstance(value, dict):
@@ -263,13 +284,16 @@ class ExportResult:
     output: Path | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """Return ``{"run_id", "format", "checkpoints", "output"}`` (what was written where)."""
-        return {
-            "run_id": self.run_id,
-            "format": self.format,
-            "checkpoints": self.checkpoints,
-            "output": str(self.output) if self.output else None,
-        }
+        """Return the ``wfctl/export-result@1`` document: what was written where."""
+        return document(
+            "export-result",
+            {
+                "run_id": self.run_id,
+                "format": self.format,
+                "checkpoint_count": self.checkpoints,
+                "output_file": str(self.output) if self.output else None,
+            },
+        )
 
 
 def export_run(
@@ -277,8 +301,9 @@ def export_run(
 ) -> ExportResult:
     """Export a run (its summary and every checkpoint) as JSON or TOML.
 
-    The document is ``{"run": summary, "checkpoints": [checkpoint, ...]}``, each checkpoint as
-    stored (without its checksum). With ``output`` the text is also written to that file.
+    The document is ``wfctl/export@1`` (docs/json.md): the run's summary, then every
+    checkpoint as stored (without its checksum). With ``output`` the text is also written to
+    that file.
 
     Raises:
         WfctlError: ``fmt`` is not json or toml, or ``output`` cannot be written.
@@ -290,14 +315,18 @@ def export_run(
         raise WfctlError(f"unknown export format {fmt!r} (choose json or toml)")
     storage = open_store(store, must_exist=must_exist)
     chain = asyncio.run(load_chain(storage, validate_run_id(run_id)))
-    document = {
-        "run": summary_json(_find_summary(storage, run_id)),
-        "checkpoints": [c.to_dict() for c in chain],
-    }
+    exported = document(
+        "export",
+        {
+            "run": summary_json(_find_summary(storage, run_id)),
+            "checkpoint_count": len(chain),
+            "checkpoints": [c.to_dict() for c in chain],
+        },
+    )
     if fmt == "json":
-        text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+        text = json.dumps(exported, indent=2, ensure_ascii=False) + "\n"
     else:
-        text = to_toml(document)
+        text = to_toml(exported)
     if output is not None:
         try:
             output.write_text(text, encoding="utf-8")

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._checkpoint import Kind, checkpoint_id_for, split_checkpoint_id, validate_run_id
+from ._documents import document
 from ._errors import CheckpointCorruptError, InvalidIdError, RunNotFoundError, WfctlError
 from ._payloads import RootPayload
 from ._storage._base import read_problem
@@ -50,13 +51,13 @@ class RunVerdict:
         return not self.problems
 
     def to_json(self) -> dict[str, Any]:
-        """Return the verdict as a JSON object with stable keys (tuples become lists)."""
+        """Return the verdict as an item of the ``verify-lineage`` document's ``runs``."""
         return {
             "run_id": self.run_id,
-            "workflow_name": self.workflow_name,
+            "workflow": self.workflow_name,
             "ok": self.ok,
-            "checkpoints": self.checkpoints,
-            "head": self.head,
+            "checkpoint_count": self.checkpoints,
+            "head_checkpoint_id": self.head,
             "problems": list(self.problems),
             "notes": list(self.notes),
         }
@@ -74,8 +75,16 @@ class LineageReport:
         return all(verdict.ok for verdict in self.runs)
 
     def to_json(self) -> dict[str, Any]:
-        """Return the report as one JSON document with stable keys."""
-        return {"ok": self.ok, "runs": [verdict.to_json() for verdict in self.runs]}
+        """Return the ``wfctl/verify-lineage@1`` document (see docs/json.md)."""
+        return document(
+            "verify-lineage",
+            {
+                "ok": self.ok,
+                "run_count": len(self.runs),
+                "broken_run_count": sum(1 for verdict in self.runs if not verdict.ok),
+                "runs": [verdict.to_json() for verdict in self.runs],
+            },
+        )
 
 
 def listed(labels: Sequence[str]) -> str:

@@ -39,6 +39,7 @@ from ._diff import (
     diff_steps,
     render_json,
 )
+from ._documents import document
 from ._events import WorkflowEvent
 from ._payloads import CompletedPayload, recorded_requests, recorded_signature
 from ._recorded import StepRecord
@@ -115,32 +116,37 @@ class ReplayReport:
         return count_statuses(self.steps)
 
     def to_json(self) -> dict[str, Any]:
-        """Return the report as one JSON object with stable keys.
+        """Return the ``wfctl/replay@1`` document (see docs/json.md).
 
         Outputs appear in their codec encoding (bytes, dates and registered classes as tagged
         objects), exactly as they were compared.
         """
-        return {
-            "identical": self.identical,
-            "source_run_id": self.source_run_id,
-            "source_checkpoint_id": self.source_checkpoint_id,
-            "source_status": self.source_status,
-            "replay_run_id": self.replay_run_id,
-            "replay_checkpoint_id": self.replay_checkpoint_id,
-            "replay_status": self.replay_status,
-            "error": self.error,
-            "error_type": self.error_type,
-            "answers_reused": list(self.answers_reused),
-            "code_changed": self.code_changed,
-            "target": self.target,
-            "target_recorded": self.target_recorded,
-            "outputs_equal": self.outputs_equal,
-            "outputs_source": _encoded(self.outputs_source),
-            "outputs_replay": _encoded(self.outputs_replay),
-            "outputs_diff": self.outputs_diff,
-            "counts": dict(self.counts),
-            "steps": [row.to_json() for row in self.steps],
-        }
+        return document(
+            "replay",
+            {
+                "identical": self.identical,
+                "source_run_id": self.source_run_id,
+                "source_checkpoint_id": self.source_checkpoint_id,
+                "source_status": self.source_status,
+                "replay_run_id": self.replay_run_id,
+                "replay_head_checkpoint_id": self.replay_checkpoint_id,
+                "replay_status": self.replay_status,
+                "error": self.error,
+                "error_type": self.error_type,
+                "reused_answer_ids": list(self.answers_reused),
+                "code_changed": self.code_changed,
+                "target": self.target,
+                "target_recorded": self.target_recorded,
+                "outputs_equal": self.outputs_equal,
+                "source_outputs": _encoded(self.outputs_source),
+                "replay_outputs": _encoded(self.outputs_replay),
+                "outputs_diff": self.outputs_diff,
+                "step_counts": {
+                    status.replace(" ", "_"): count for status, count in self.counts.items()
+                },
+                "steps": [row.to_json() for row in self.steps],
+            },
+        )
 
 
 def _encoded(value: Any) -> Any:

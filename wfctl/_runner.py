@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ._answers import TEMPLATE_NAME, PendingRequest, parse_responses, write_answers_template
 from ._checkpoint import Kind, validate_run_id
 from ._codec import encode
+from ._documents import document, utc_time
 from ._errors import (
     ReplayInterrupted,
     RunStateError,
@@ -127,30 +128,50 @@ class RunReport:
         )
 
     def to_json(self) -> dict[str, Any]:
-        """Return the outcome as one JSON object with stable keys."""
+        """Return the ``wfctl/run@1`` document (``run`` and ``resume``; see docs/json.md)."""
         resumable = self.status in ("paused", "interrupted", "aborted", "failed")
         resume_command = self.resume_command if resumable else None
         if self.hints:  # a failed run: the most direct command that can help
             resume_command = self.hints[0].command
-        return {
-            "run_id": self.run_id,
-            "workflow": self.workflow_name,
-            "status": self.status,
-            "checkpoint_id": self.checkpoint_id,
-            "store": str(self.store),
-            "outputs": list(self.outputs),
-            "requests": [r.to_json() for r in self.requests],
-            "error": self.error,
-            "answers_file": str(self.answers_file) if self.answers_file else None,
-            "resume_command": resume_command,
-            "failed_step": self.failed_step,
-            "hints": [hint.to_json() for hint in self.hints],
-            "retries": list(self.retries),
-            "steps": {"executed": self.executed, "cached": self.cached, "changed": self.changed},
-            "elapsed": round(self.elapsed, 6),
-            "target": self.target,
-            "target_recorded": self.target_recorded,
-        }
+        return document(
+            "run",
+            {
+                "run_id": self.run_id,
+                "workflow": self.workflow_name,
+                "status": self.status,
+                "head_checkpoint_id": self.checkpoint_id,
+                "store": str(self.store),
+                "outputs": list(self.outputs),
+                "requests": [r.to_json() for r in self.requests],
+                "error": self.error,
+                "answers_file": str(self.answers_file) if self.answers_file else None,
+                "resume_command": resume_command,
+                "failed_step_key": self.failed_step,
+                "hints": [hint.to_json() for hint in self.hints],
+                "retries": [_retry_json(retry) for retry in self.retries],
+                "step_counts": {
+                    "executed": self.executed,
+                    "cached": self.cached,
+                    "changed": self.changed,
+                },
+                "duration_s": round(self.elapsed, 6),
+                "target": self.target,
+                "target_recorded": self.target_recorded,
+            },
+        )
+
+
+def _retry_json(retry: dict[str, Any]) -> dict[str, Any]:
+    """Return a ``step_retrying`` event's data in the document vocabulary."""
+    retry_at = retry.get("retry_at")
+    return {
+        "key": retry.get("key"),
+        "next_attempt": retry.get("attempt"),
+        "max_attempts": retry.get("attempts"),
+        "delay_s": retry.get("delay"),
+        "retry_at": utc_time(retry_at) if isinstance(retry_at, str) else None,
+        "error": retry.get("error"),
+    }
 
 
 def _encode_all(values: Sequence[Any]) -> tuple[Any, ...]:

@@ -20,7 +20,7 @@ def _paused_purchase(store: Path) -> tuple[str, Path, bytes]:
     paused = wfctl("run", PURCHASE, "--store", store, "--json")
     assert paused.code == 3, paused.stderr
     doc = paused.json()
-    assert {r["key"]: r["response_type"] for r in doc["requests"]} == {
+    assert {r["request_id"]: r["response_type"] for r in doc["requests"]} == {
         "approve": "bool",
         "qty": "int",
     }
@@ -34,7 +34,7 @@ def _assert_still_paused(store: Path, run_id: str, answers: Path, journal: bytes
     assert (store / "runs" / run_id / "journal.jsonl").read_bytes() == journal
     assert answers.exists()
     [run] = wfctl("runs", "--store", store, "--json").json()["runs"]
-    assert run["status"] == "paused" and sorted(run["pending"]) == ["approve", "qty"]
+    assert run["status"] == "paused" and sorted(run["pending_request_ids"]) == ["approve", "qty"]
 
 
 @pytest.mark.parametrize(
@@ -83,7 +83,7 @@ def test_answers_are_converted_and_recorded_typed(store: Path, tmp_path: Path) -
     assert done.json()["outputs"] == [{"status": "ordered 3 x laptop"}]
     log = wfctl("log", run_id, "--store", store, "--json").json()
     [resume] = [c for c in log["checkpoints"] if c["kind"] == "resume"]
-    shown = wfctl("show", resume["checkpoint_id"], "--store", store, "--json").json()
+    shown = wfctl("show", resume["checkpoint_id"], "--store", store, "--json").json()["record"]
     assert shown["data"]["responses"] == {"approve": True, "qty": 3}
 
 
@@ -120,7 +120,7 @@ def test_an_input_for_a_workflow_that_takes_none_is_refused(store: Path) -> None
 
 def test_the_default_is_what_the_root_records(store: Path) -> None:
     run_id = run_id_of(wfctl("run", PURCHASE, "--store", store, "--json"))
-    root = wfctl("show", f"{run_id}.0", "--store", store, "--json").json()
+    root = wfctl("show", f"{run_id}.0", "--store", store, "--json").json()["record"]
     assert root["data"]["input"] == "laptop"
     given = wfctl("run", PURCHASE, "--input", '"phone"', "--store", store, "--json").json()
     assert given["requests"][0]["data"]["item"] == "phone"
@@ -136,4 +136,4 @@ def test_the_answers_template_names_types_and_its_store(store: Path) -> None:
     # The command the template prints works as printed (the unanswered qty stays pending).
     again = wfctl(*shlex.split(command)[1:], "--json")
     assert again.code == 3, again.stderr
-    assert [r["key"] for r in again.json()["requests"]] == ["qty"]
+    assert [r["request_id"] for r in again.json()["requests"]] == ["qty"]

@@ -100,7 +100,7 @@ def test_a_failed_run_continues_in_place_after_its_code_is_fixed(
     assert doc["run_id"] == run_id and doc["status"] == "completed"
     assert doc["outputs"] == [["first x", "second x"]]
     # The step that succeeded is served from the record; the failed one ran the new code.
-    assert doc["steps"] == {"executed": 1, "cached": 1, "changed": 0}
+    assert doc["step_counts"] == {"executed": 1, "cached": 1, "changed": 0}
     assert _kinds(store, run_id) == ["root", "step", "failed", "resume", "step", "completed"]
     verified = wfctl("verify-lineage", run_id, "--store", store)
     assert verified.code == 0, verified.stdout
@@ -140,7 +140,7 @@ def test_a_failure_in_the_body_from_the_input_does_not_advise_a_plain_retry(
     assert retry_changed == f"wfctl resume {run_id} --store {store} --allow-changed"
     assert rerun == f'wfctl run {code}:ordering --store {store} --input \'{{"item": "pen"}}\''
     as_json = wfctl("run", code, "--input", '{"item": "pen"}', "--store", store, "--json")
-    assert as_json.json()["failed_step"] is None
+    assert as_json.json()["failed_step_key"] is None
     assert [h["command"].split(" --store")[0] for h in as_json.json()["hints"]] == [
         f"wfctl resume {as_json.json()['run_id']}",
         f"wfctl run {code}:ordering",
@@ -157,7 +157,7 @@ def test_a_failure_in_the_body_from_the_input_does_not_advise_a_plain_retry(
     fixed = _run_printed(retry_changed)
     assert fixed.code == 0, fixed.stderr
     assert fixed.json()["run_id"] == run_id and fixed.json()["outputs"] == [3]
-    assert fixed.json()["steps"] == {"executed": 0, "cached": 1, "changed": 0}
+    assert fixed.json()["step_counts"] == {"executed": 0, "cached": 1, "changed": 0}
 
 
 def test_answering_a_paused_run_whose_code_changed_names_the_exact_command(

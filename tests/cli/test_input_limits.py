@@ -104,7 +104,7 @@ def test_input_at_the_depth_limit_is_stored_and_read_back(store: Path) -> None:
     assert out.code == 0, out.stderr
     assert json.dumps(out.json()["outputs"][0], separators=(",", ":")) == value
     run_id = run_id_of(out)
-    shown = invoke("show", f"{run_id}.0", "--store", store, "--json").json()
+    shown = invoke("show", f"{run_id}.0", "--store", store, "--json").json()["record"]
     assert json.dumps(shown["data"]["input"], separators=(",", ":")) == value
     assert invoke("verify-lineage", run_id, "--store", store).code == 0
 

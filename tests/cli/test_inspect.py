@@ -25,13 +25,14 @@ def test_runs_lists_and_filters(store: Path, tmp_path: Path) -> None:
     runs = wfctl("runs", "--store", store, "--json").json()["runs"]
     assert [r["run_id"] for r in runs] == [done, paused, failed]
     by_id = {r["run_id"]: r for r in runs}
-    assert by_id[done]["status"] == "completed" and by_id[done]["pending"] == []
+    assert by_id[done]["status"] == "completed" and by_id[done]["pending_request_ids"] == []
     assert by_id[paused]["status"] == "paused"
-    assert by_id[paused]["pending"] == ["0/request#0", "1/request#0"]
+    assert by_id[paused]["pending_request_ids"] == ["0/request#0", "1/request#0"]
     assert by_id[failed]["status"] == "failed"
     assert set(runs[0]) == {
-        "run_id", "workflow_name", "status", "head_checkpoint_id", "head_seq", "created",
-        "updated", "origin_run_id", "origin_checkpoint_id", "pending", "problem", "waiting",
+        "run_id", "workflow", "status", "head_checkpoint_id", "head_seq", "created_at",
+        "updated_at", "origin_run_id", "origin_checkpoint_id", "pending_request_ids", "problem",
+        "waiting",
     }  # fmt: skip
     only_paused = invoke("runs", "--status", "paused", "--store", store, "--json").json()
     assert [r["run_id"] for r in only_paused["runs"]] == [paused]
@@ -57,12 +58,12 @@ def test_log_shows_the_chain_as_a_timeline(store: Path) -> None:
     assert [e["kind"] for e in entries] == ["root", "step", "pause", "resume", "completed"]
     assert [e["seq"] for e in entries] == [0, 1, 2, 3, 4]
     assert entries[1]["steps"][0]["key"] == "prepare#0"
-    assert isinstance(entries[1]["steps"][0]["duration"], float)
-    assert entries[2]["requests"] == ["0/request#0", "1/request#0"]
+    assert isinstance(entries[1]["steps"][0]["duration_s"], float)
+    assert entries[2]["request_ids"] == ["0/request#0", "1/request#0"]
     assert entries[3]["answers"] == {"0/request#0": "yes", "1/request#0": 3}
-    assert entries[4]["served"] == ["prepare#0"]
+    assert entries[4]["served_keys"] == ["prepare#0"]
     assert set(entries[0]) == {
-        "checkpoint_id", "seq", "kind", "timestamp", "steps", "served", "requests",
+        "checkpoint_id", "seq", "kind", "created_at", "steps", "served_keys", "request_ids",
         "answers", "error", "detail", "attempts",
     }  # fmt: skip
 
@@ -90,7 +91,9 @@ def test_show_as_json_toml_and_for_people(store: Path) -> None:
     run_id = run_id_of(invoke("run", GREET, "--input", '"ada"', "--store", store, "--json"))
     as_json = wfctl("show", f"{run_id}.0", "--store", store, "--json")
     assert as_json.code == 0
-    record = as_json.json()
+    document = as_json.json()
+    assert document["schema"] == "wfctl/show@1" and document["checkpoint_id"] == f"{run_id}.0"
+    record = document["record"]  # as stored
     assert record["id"] == f"{run_id}.0" and record["kind"] == "root" and record["prev"] is None
     assert record["data"]["input"] == "ada"
     as_toml = wfctl("show", f"{run_id}.1", "--store", store, "--toml")
@@ -121,7 +124,8 @@ def test_export_to_stdout_and_to_a_file(fmt: str, store: Path, tmp_path: Path) -
     assert load(target.read_text(encoding="utf-8")) == document
     summary = invoke("export", run_id, "-f", fmt, "-o", target, "--store", store, "--json")
     assert summary.json() == {
-        "run_id": run_id, "format": fmt, "checkpoints": 3, "output": str(target),
+        "schema": "wfctl/export-result@1", "run_id": run_id, "format": fmt,
+        "checkpoint_count": 3, "output_file": str(target),
     }  # fmt: skip
 
 

@@ -96,7 +96,7 @@ def test_first_ctrl_c_pauses_at_the_next_step_boundary(store: Path, tmp_path: Pa
     resumed = wfctl("resume", "interrupted-once", "--store", store, "--json")
     assert resumed.code == 0, resumed.stderr
     assert resumed.json()["outputs"] == ["THROUGH THE GATE"]
-    assert resumed.json()["steps"] == {"executed": 1, "cached": 1, "changed": 0}
+    assert resumed.json()["step_counts"] == {"executed": 1, "cached": 1, "changed": 0}
 
 
 def test_second_ctrl_c_aborts_and_the_run_stays_resumable(store: Path, tmp_path: Path) -> None:

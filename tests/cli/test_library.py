@@ -72,7 +72,7 @@ def test_module_targets_run_and_resume_from_the_same_directory(tmp_path: Path) -
     )  # fmt: skip
     assert done.code == 0, done.stderr
     elsewhere = wfctl("show", f"{run_id}.0", "--store", store, "--json")
-    assert elsewhere.json()["data"]["target"] == "pkgdemo.flows:review"
+    assert elsewhere.json()["record"]["data"]["target"] == "pkgdemo.flows:review"
 
 
 def test_answers_template_round_trips() -> None:

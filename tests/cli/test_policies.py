@@ -7,6 +7,7 @@ import json
 import signal
 import subprocess
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -65,8 +66,9 @@ def test_ctrl_c_during_backoff_pauses_at_once_and_log_shows_the_attempt(store: P
     log = invoke("log", "backing-off", "--store", store, "--json").json()
     [attempt] = [a for c in log["checkpoints"] for a in c["attempts"]]
     assert attempt["key"] == "unreachable#0" and attempt["attempt"] == 1
-    assert attempt["error"] == {"type": "ConnectionError", "message": "service down"}
-    assert attempt["retry_at"] - attempt["at"] == 3600.0
+    assert attempt["error"] == "ConnectionError: service down"
+    failed_at, retry_at = (datetime.fromisoformat(attempt[k]) for k in ("failed_at", "retry_at"))
+    assert attempt["retry_at"].endswith("Z") and (retry_at - failed_at).total_seconds() == 3600
     shown = wfctl("log", "backing-off", "--store", store)
     assert "unreachable#0: attempt 1 failed: ConnectionError: service down" in shown.stdout
 
@@ -76,7 +78,7 @@ def test_flaky_service_sample_recovers_and_reports_its_retries(store: Path) -> N
     assert done.code == 0, done.stderr
     doc = done.json()
     assert doc["outputs"] == [{"symbol": "WFC", "price": 42, "attempts": 3}]
-    retries = [(r["key"], r["attempt"], r["attempts"]) for r in doc["retries"]]
+    retries = [(r["key"], r["next_attempt"], r["max_attempts"]) for r in doc["retries"]]
     assert retries == [("fetch_quote#0", 2, 5), ("fetch_quote#0", 3, 5)]
     log = invoke("log", doc["run_id"], "--store", store, "--json").json()
     assert [a["attempt"] for c in log["checkpoints"] for a in c["attempts"]] == [1, 2]
@@ -87,7 +89,7 @@ def test_a_replay_serves_or_reruns_a_sleep_without_calling_it_a_difference(store
     target = WORKFLOWS / "waits.py"
     done = wfctl("run", target, "--input", '"nap"', "--run-id", "nap", "--store", store, "--json")
     assert done.code == 0, done.stderr
-    assert done.json()["steps"] == {"executed": 2, "cached": 0, "changed": 0}
+    assert done.json()["step_counts"] == {"executed": 2, "cached": 0, "changed": 0}
     for checkpoint, status in (("nap.0", "same"), ("nap.1", "cached")):
         replayed = wfctl("replay", "-c", checkpoint, "--store", store, "--json")
         assert replayed.code == 0, replayed.stdout + replayed.stderr

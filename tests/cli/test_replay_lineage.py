@@ -28,8 +28,8 @@ def test_replay_identical_exits_0(store: Path) -> None:
     assert doc["identical"] is True
     assert doc["source_run_id"] == run_id and doc["replay_run_id"] != run_id
     assert (
-        doc["outputs_source"]
-        == doc["outputs_replay"]
+        doc["source_outputs"]
+        == doc["replay_outputs"]
         == ["hello ADA", {"greeted": "ADA", "length": 3}]
     )
     assert doc["outputs_diff"] == ""
@@ -111,7 +111,7 @@ def test_verify_lineage_of_healthy_runs(store: Path) -> None:
     assert done.code == 0
     doc = done.json()
     assert doc["ok"] is True
-    assert [(v["run_id"], v["ok"], v["checkpoints"]) for v in doc["runs"]] == [
+    assert [(v["run_id"], v["ok"], v["checkpoint_count"]) for v in doc["runs"]] == [
         (first, True, 3),
         (second, True, 3),
     ]
@@ -150,7 +150,7 @@ def test_verify_lineage_of_an_agent_framework_directory(tmp_path: Path) -> None:
     _af_checkpoint(healthy, "b", "a", 1)
     done = wfctl("verify-lineage", "--agent-framework", healthy, "--json")
     assert done.code == 0, done.stderr
-    assert done.json()["runs"][0]["checkpoints"] == 2
+    assert done.json()["runs"][0]["checkpoint_count"] == 2
 
     forked = tmp_path / "forked"
     shutil.copytree(healthy, forked)

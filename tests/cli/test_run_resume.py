@@ -21,8 +21,8 @@ def test_run_completes_and_prints_outputs_as_json(store: Path) -> None:
     assert doc["workflow"] == "greet"
     assert doc["outputs"] == ["hello ADA", {"greeted": "ADA", "length": 3}]
     assert doc["requests"] == [] and doc["resume_command"] is None
-    assert doc["steps"] == {"executed": 1, "cached": 0, "changed": 0}
-    assert doc["checkpoint_id"].startswith(doc["run_id"] + ".")
+    assert doc["step_counts"] == {"executed": 1, "cached": 0, "changed": 0}
+    assert doc["head_checkpoint_id"].startswith(doc["run_id"] + ".")
     assert Path(doc["store"]) == store.absolute()
 
 
@@ -37,7 +37,7 @@ def test_run_prints_outputs_for_people(store: Path) -> None:
 def test_run_records_a_target_that_resolves_from_anywhere(store: Path, tmp_path: Path) -> None:
     done = invoke("run", GREET, "--store", store, "--json", "--run-id", "r1")
     assert done.code == 0, done.stderr
-    shown = invoke("show", "r1.0", "--store", store, "--json").json()
+    shown = invoke("show", "r1.0", "--store", store, "--json").json()["record"]
     assert shown["data"]["target"] == f"{GREET}:greet"
     assert shown["data"]["workflow"].endswith(":greet")
 
@@ -68,7 +68,7 @@ def test_pause_writes_answers_template_then_resume_with_it(store: Path) -> None:
     doc = paused.json()
     run_id = doc["run_id"]
     assert doc["status"] == "paused"
-    keys = {r["key"]: r for r in doc["requests"]}
+    keys = {r["request_id"]: r for r in doc["requests"]}
     assert set(keys) == {"0/request#0", "1/request#0"}
     assert keys["0/request#0"]["response_type"] == "str"
     assert keys["1/request#0"]["data"]["question"] == "score 1-5?"
@@ -120,7 +120,7 @@ def test_partial_answers_pause_again_with_the_rest(store: Path) -> None:
     run_id = run_id_of(invoke("run", REVIEW, "--store", store, "--json"))
     again = invoke("resume", run_id, "--response", "1/request#0=5", "--store", store, "--json")
     assert again.code == 3
-    assert [r["key"] for r in again.json()["requests"]] == ["0/request#0"]
+    assert [r["request_id"] for r in again.json()["requests"]] == ["0/request#0"]
     done = invoke("resume", run_id, "-r", "0/request#0=42", "--store", store, "--json")
     assert done.code == 0
     # The str request keeps the raw text; the int one was parsed as JSON.
@@ -163,8 +163,10 @@ def test_failed_run_exits_1_then_retry_continues_the_chain(store: Path, tmp_path
     assert people.code == 1 and "failed: RuntimeError: the fix is not in yet" in people.stderr
 
     assert "It failed in step second#0" in people.stderr
-    assert doc["failed_step"] == "second#0"
-    failed_record = invoke("show", f"{doc['run_id']}.2", "--store", store, "--json").json()
+    assert doc["failed_step_key"] == "second#0"
+    failed_record = invoke("show", f"{doc['run_id']}.2", "--store", store, "--json").json()[
+        "record"
+    ]
     assert failed_record["kind"] == "failed" and failed_record["data"]["step"] == "second#0"
 
     (directory / "fixed").write_text("", encoding="utf-8")
@@ -174,7 +176,7 @@ def test_failed_run_exits_1_then_retry_continues_the_chain(store: Path, tmp_path
     retried = wfctl(*shlex.split(retry)[1:], "--json")
     assert retried.code == 0, retried.stderr
     assert retried.json()["outputs"] == [["first in flaky", "second ok"]]
-    assert retried.json()["steps"] == {"executed": 1, "cached": 1, "changed": 0}
+    assert retried.json()["step_counts"] == {"executed": 1, "cached": 1, "changed": 0}
     log = invoke("log", doc["run_id"], "--store", store, "--json").json()
     kinds = [c["kind"] for c in log["checkpoints"]]
     assert kinds == ["root", "step", "failed", "resume", "step", "completed"]
@@ -216,4 +218,4 @@ def test_store_from_environment_and_config(workdir: Path) -> None:
     assert Path(paused.json()["store"]) == workdir / "configured"
     assert "--store" not in paused.json()["resume_command"]
     listed = invoke("runs", "--json").json()
-    assert [r["workflow_name"] for r in listed["runs"]] == ["review"]
+    assert [r["workflow"] for r in listed["runs"]] == ["review"]

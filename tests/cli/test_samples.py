@@ -19,7 +19,7 @@ def test_concurrent_branches_run_and_replay_shuffled(store: Path) -> None:
     for checkpoint in (f"{doc['run_id']}.0", f"{doc['run_id']}.1"):
         replayed = wfctl("replay", "-c", checkpoint, "--shuffle", "7", "--store", store, "--json")
         assert replayed.code == 0, replayed.stdout + replayed.stderr
-        assert replayed.json()["outputs_replay"] == [["result:A", "result:B"]]
+        assert replayed.json()["replay_outputs"] == [["result:A", "result:B"]]
 
 
 def test_parallel_steps_keep_one_chain(store: Path) -> None:
@@ -37,7 +37,7 @@ def test_fan_out(store: Path) -> None:
     done = wfctl("run", SAMPLES / "fan_out.py", "--store", store, "--json")
     assert done.code == 0, done.stderr
     assert done.json()["outputs"] == [{"count": 100, "sum_of_squares": 328350}]
-    assert done.json()["steps"]["executed"] == 101
+    assert done.json()["step_counts"]["executed"] == 101
 
 
 def test_file_pipeline(store: Path, tmp_path: Path) -> None:
@@ -58,7 +58,7 @@ def test_human_review_pauses_and_resumes(store: Path) -> None:
     assert "request#0" in paused.stdout and "answers template:" in paused.stdout
     runs = invoke("runs", "--store", store, "--json").json()["runs"]
     [run] = runs
-    assert run["status"] == "paused" and run["pending"] == ["request#0"]
+    assert run["status"] == "paused" and run["pending_request_ids"] == ["request#0"]
     done = wfctl("resume", run["run_id"], "--response", "request#0=yes", "--store", store, "--json")
     assert done.code == 0, done.stderr
     [result] = done.json()["outputs"]

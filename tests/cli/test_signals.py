@@ -50,7 +50,7 @@ def test_the_drain_timeout_cancels_a_single_running_step(
     assert process.returncode == 130, stderr
     doc = json.loads(stdout)
     assert doc["status"] == "interrupted"
-    assert doc["checkpoint_id"] == "one-step.1"
+    assert doc["head_checkpoint_id"] == "one-step.1"
     assert "Traceback" not in stderr
     # The cancelled step's result is not recorded: the pause follows the root directly.
     assert _kinds(store, "one-step") == ["root", "pause"]
@@ -83,4 +83,4 @@ def test_sigterm_and_sighup_pause_at_the_next_step_boundary(
     resumed = wfctl("resume", run_id, "--store", store, "--json")
     assert resumed.code == 0, resumed.stderr
     assert resumed.json()["outputs"] == ["THROUGH THE GATE"]
-    assert resumed.json()["steps"] == {"executed": 1, "cached": 1, "changed": 0}
+    assert resumed.json()["step_counts"] == {"executed": 1, "cached": 1, "changed": 0}

@@ -81,7 +81,9 @@ def test_the_default_store_may_not_exist_yet(workdir: Path) -> None:
     runs = wfctl("runs", cwd=workdir)
     assert runs.code == 0 and runs.stdout.startswith(f"no runs in {workdir / '.wfctl'}")
     assert wfctl("runs", "--json", cwd=workdir).json() == {
+        "schema": "wfctl/runs@1",
         "store": str(workdir / ".wfctl"),
+        "run_count": 0,
         "runs": [],
     }
     verify = wfctl("verify-lineage", cwd=workdir)
@@ -107,7 +109,13 @@ def test_the_default_store_as_a_file_is_refused(workdir: Path) -> None:
 def test_an_existing_empty_store_has_no_runs(store: Path) -> None:
     store.mkdir()
     done = wfctl("verify-lineage", "--store", store, "--json")
-    assert done.code == 0 and done.json() == {"ok": True, "runs": []}
+    assert done.code == 0 and done.json() == {
+        "schema": "wfctl/verify-lineage@1",
+        "ok": True,
+        "run_count": 0,
+        "broken_run_count": 0,
+        "runs": [],
+    }
 
 
 # -- a run with an edited middle record ----------------------------------------------------------

@@ -35,6 +35,6 @@ def test_sys_exit_in_workflow_code_is_a_failed_run(store: Path, where: str, name
     assert kinds == ["root", "step", "failed"]  # the step before the exit stays recorded
     runs = invoke("runs", "--store", store, "--json").json()["runs"]
     assert [r["status"] for r in runs] == ["failed"]
-    shown = invoke("show", doc["checkpoint_id"], "--store", store, "--json").json()
+    shown = invoke("show", doc["head_checkpoint_id"], "--store", store, "--json").json()["record"]
     assert shown["data"]["error"]["type"] == "WorkflowExitError"
     assert "SystemExit(0)" in shown["data"]["error"]["message"]

@@ -105,7 +105,7 @@ def test_json_keeps_its_contract_when_the_failure_cannot_be_stored(tmp_path: Pat
     assert done.returncode == 1, done.stderr
     doc = json.loads(done.stdout)  # one JSON document, although nothing more could be stored
     assert doc["status"] == "failed"
-    assert doc["checkpoint_id"] == "full.1"
+    assert doc["head_checkpoint_id"] == "full.1"
     assert "RuntimeError: xxx" in doc["error"]
     assert (
         "the failed checkpoint could not be stored either ([Errno 27] File too large"

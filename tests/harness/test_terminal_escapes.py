@@ -133,4 +133,4 @@ def test_json_keeps_the_exact_strings(store: Path) -> None:
     assert code == 0, output
     assert b"\x1b" not in output  # JSON writes \u001b
     document = json.loads(output.replace(b"\r\n", b"\n"))
-    assert document["wf"] == "wf" + EVIL
+    assert document["record"]["wf"] == "wf" + EVIL

@@ -161,14 +161,15 @@ def test_af_forked_dir_shows_report_004() -> None:
 def test_reports_are_json_with_stable_keys() -> None:
     for report in (verify("forked"), arun(verify_agent_framework_dir(FIXTURES / "af_forked"))):
         document = report.to_json()
-        assert list(document) == ["ok", "runs"] and document["ok"] is False
+        assert list(document) == ["schema", "ok", "run_count", "broken_run_count", "runs"]
+        assert document["schema"] == "wfctl/verify-lineage@1" and document["ok"] is False
         for run in document["runs"]:
             assert list(run) == [
                 "run_id",
-                "workflow_name",
+                "workflow",
                 "ok",
-                "checkpoints",
-                "head",
+                "checkpoint_count",
+                "head_checkpoint_id",
                 "problems",
                 "notes",
             ]

@@ -69,7 +69,7 @@ def test_unknown_run_is_a_verdict_not_an_exception(tmp_path: Path) -> None:
         ("nope", False, ("run not found",)),
         ("paused", True, ()),
     ]
-    assert report.runs[0].to_json()["workflow_name"] is None and not report.ok
+    assert report.runs[0].to_json()["workflow"] is None and not report.ok
 
 
 @pytest.mark.parametrize("bad", ["../etc", "a/b", "", "x.1", "a\0b"])

@@ -71,7 +71,7 @@ def test_a_cached_call_pairs_with_the_record_that_served_it() -> None:
         ("fetch#1", "same", "fetch#0"),
         ("fetch#0", "cached", "fetch#1"),
     ]
-    assert rows[1].replay_digest == "d-y" and rows[1].replay_preview == "'Y'"
+    assert rows[1].replay_digest == "d-y" and rows[1].replay_preview == '"Y"'
 
 
 def test_engine_reported_changes_and_a_later_record_of_a_key_win() -> None:
@@ -91,8 +91,8 @@ def test_a_call_that_returned_nothing_is_failed_even_without_an_error_event() ->
 
 
 def test_previews_are_short_and_diffs_empty_when_equal() -> None:
-    assert preview(encode("x" * 100)) == "'" + "x" * 56 + "..."
+    assert preview(encode("x" * 100)) == '"' + "x" * 56 + "..."
     assert len(preview(encode(list(range(100))))) == 60
-    assert preview({"$t": "nope", "v": 1}).startswith("{'$t': 'nope'")  # never raises
+    assert preview({"$t": "nope", "v": 1}).startswith('{"$t": "nope"')  # never raises
     assert diff_outputs([1, {"a": b"x"}], [1, {"a": b"x"}]) == ""
     assert diff_outputs(None, [1]).startswith("--- source\n+++ replay\n")

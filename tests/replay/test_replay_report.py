@@ -40,30 +40,36 @@ def test_outputs_render_through_the_codec_and_to_json_is_stable() -> None:
         assert "2024-01-02" in report.outputs_diff and "2024-01-03" in report.outputs_diff
         assert (
             report.steps[0].replay_preview is not None
-            and "2024, 1, 3" in report.steps[0].replay_preview
+            and "2024-01-03" in report.steps[0].replay_preview
         )
         document = json.loads(json.dumps(report.to_json()))
         assert list(document) == [
-            "identical", "source_run_id", "source_checkpoint_id", "source_status",
-            "replay_run_id", "replay_checkpoint_id", "replay_status", "error", "error_type",
-            "answers_reused", "code_changed", "target", "target_recorded", "outputs_equal",
-            "outputs_source", "outputs_replay", "outputs_diff", "counts", "steps",
+            "schema", "identical", "source_run_id", "source_checkpoint_id", "source_status",
+            "replay_run_id", "replay_head_checkpoint_id", "replay_status", "error",
+            "error_type", "reused_answer_ids", "code_changed", "target", "target_recorded",
+            "outputs_equal", "source_outputs", "replay_outputs", "outputs_diff", "step_counts",
+            "steps",
         ]  # fmt: skip
-        assert document["identical"] is False and document["counts"]["changed"] == 1
+        assert document["schema"] == "wfctl/replay@1"
+        assert document["identical"] is False and document["step_counts"]["changed"] == 1
         assert document["code_changed"] is False
-        assert list(document["counts"]) == [
+        assert list(document["step_counts"]) == [
             "cached",
             "same",
             "changed",
             "new",
-            "not reached",
+            "not_reached",
             "failed",
         ]
         assert list(document["steps"][0]) == [
             "key", "status", "source_key", "source_digest", "replay_digest",
-            "source_preview", "replay_preview",
+            "source_result", "replay_result", "error",
         ]  # fmt: skip
-        assert document["outputs_replay"][0]["raw"] == {"$t": "bytes", "v": "eA=="}
+        # Results are values in the codec's encoding, never their repr.
+        row = document["steps"][0]
+        assert row["source_result"]["day"] == {"$t": "date", "v": "2024-01-02"}
+        assert row["replay_result"]["day"] == {"$t": "date", "v": "2024-01-03"}
+        assert document["replay_outputs"][0]["raw"] == {"$t": "bytes", "v": "eA=="}
 
     arun(main())
 

@@ -11,10 +11,11 @@ The engine, the storages and rich are imported inside the commands that need the
 
 - :mod:`._app`: the app, its error translation and the options commands share;
 - :mod:`._run_commands`: ``run``, ``resume``, ``replay``;
-- :mod:`._store_commands`: ``verify-lineage``, ``runs``, ``log``, ``show``, ``export``, ``pause``, ``gc``.
+- :mod:`._store_commands`: ``verify-lineage``, ``runs``, ``log``, ``show``, ``export``, ``pause``, ``gc``;
+- :mod:`._version_command`: ``version``.
 """
 
-from . import _run_commands, _store_commands  # noqa: F401  # registers the commands, in help order
+from . import _run_commands, _store_commands, _version_command  # noqa: F401  # registers the commands, in help order
 from ._app import WfctlGroup, app
 
 __all__ = ["WfctlGroup", "app", "main"]

@@ -9,11 +9,13 @@ At module level this imports only typer and the standard library (start-up time)
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import json
 import sys
 import traceback
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
@@ -51,6 +53,7 @@ __all__ = [
     "finish_run",
     "locate_store_option",
     "resolve_store_option",
+    "workflow_output",
 ]
 
 #: Exit code of a usage error: ``wfctl._exit.EXIT_INPUT``, not imported here (start-up time).
@@ -145,6 +148,30 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
+
+def _print_version(value: bool) -> None:
+    if value:
+        from wfctl._versions import version_line
+
+        print(version_line())
+        raise typer.Exit()
+
+
+@app.callback()
+def _wfctl(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            help="Print wfctl's version and exit ('wfctl version' lists its libraries too).",
+            callback=_print_version,
+            is_eager=True,
+        ),
+    ] = False,
+) -> None:
+    """Options of wfctl itself, before the command."""
+
+
 # -- options shared by many commands ----------------------------------------------------------
 
 # A str, not a Path: Path("") is ".", and an empty --store must be refused, not read as ".".
@@ -160,7 +187,12 @@ StoreOption = Annotated[
     ),
 ]
 JsonOption = Annotated[
-    bool, typer.Option("--json", help="Print one JSON document on stdout instead of tables.")
+    bool,
+    typer.Option(
+        "--json",
+        help="Print one JSON document on stdout instead of tables (described in docs/json.md; "
+        "on an error stdout stays empty).",
+    ),
 ]
 DebugOption = Annotated[
     bool,
@@ -214,6 +246,15 @@ def locate_store_option(store: str | None) -> StoreLocation:
 
     location = locate_store(store)
     return StoreLocation(location.path.absolute(), location.named)
+
+
+def workflow_output(json_output: bool) -> AbstractContextManager[Any]:
+    """Return where a workflow's own prints go while it runs: stderr under ``--json``.
+
+    With ``--json``, stdout holds the one document and nothing else, so what workflow code
+    prints (``print()`` in a step) is sent to stderr instead.
+    """
+    return contextlib.redirect_stdout(sys.stderr) if json_output else contextlib.nullcontext()
 
 
 def emit_json(document: Any) -> None:

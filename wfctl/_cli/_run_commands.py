@@ -19,6 +19,7 @@ from ._app import (
     exit_with,
     finish_run,
     resolve_store_option,
+    workflow_output,
 )
 
 __all__ = ["replay", "resume", "run"]
@@ -80,7 +81,7 @@ def run(
     from wfctl._render import RunProgress
     from wfctl._runner import run_workflow
 
-    with RunProgress(enabled=not json_output) as progress:
+    with workflow_output(json_output), RunProgress(enabled=not json_output) as progress:
         outcome = run_workflow(
             target,
             store=resolve_store_option(store),
@@ -155,7 +156,7 @@ def resume(
     from wfctl._render import RunProgress
     from wfctl._runner import resume_run
 
-    with RunProgress(enabled=not json_output) as progress:
+    with workflow_output(json_output), RunProgress(enabled=not json_output) as progress:
         outcome = resume_run(
             run_id,
             store=resolve_store_option(store),
@@ -222,7 +223,7 @@ def replay(
     from wfctl._render import RunProgress, print_replay
     from wfctl._runner import replay_checkpoint
 
-    with RunProgress(enabled=not json_output) as progress:
+    with workflow_output(json_output), RunProgress(enabled=not json_output) as progress:
         report = replay_checkpoint(
             checkpoint,
             store=resolve_store_option(store),

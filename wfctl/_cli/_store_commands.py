@@ -162,6 +162,8 @@ def show(
 ) -> None:
     """Show one checkpoint record as stored.
 
+    --json wraps the record in a document naming its run and checkpoint (the record itself
+    keeps the store's keys and the tagged encoding of values); --toml prints the record alone.
     TOML has no null: null values are left out (inside arrays they are written as "null").
 
     \b
@@ -170,12 +172,12 @@ def show(
     """
     if toml and json_output:
         raise typer.BadParameter("give --json or --toml, not both", param_hint="'--toml'")
-    from wfctl._inspect import show_checkpoint, to_toml
+    from wfctl._inspect import checkpoint_json, show_checkpoint, to_toml
 
     location = locate_store_option(store)
     checkpoint_record = show_checkpoint(location.path, checkpoint, must_exist=location.named)
     if json_output:
-        emit_json(checkpoint_record.to_dict())
+        emit_json(checkpoint_json(checkpoint_record))
     elif toml:
         sys.stdout.write(to_toml(checkpoint_record.to_dict()))
     else:
@@ -237,7 +239,8 @@ def pause(
     Example:
       wfctl pause 20261129-121400-3f9a2c
     """
-    from wfctl._inspect import pause_run, summary_json
+    from wfctl._documents import document, summary_json
+    from wfctl._inspect import pause_run
     from wfctl._next_steps import resume_command
 
     location = locate_store_option(store)
@@ -245,12 +248,15 @@ def pause(
     resume = resume_command(summary.run_id, location.path)
     if json_output:
         emit_json(
-            {
-                "run_id": summary.run_id,
-                "pause_requested": True,
-                "resume_command": resume,
-                "run": summary_json(summary),
-            }
+            document(
+                "pause",
+                {
+                    "run_id": summary.run_id,
+                    "pause_requested": True,
+                    "resume_command": resume,
+                    "run": summary_json(summary),
+                },
+            )
         )
     else:
         from wfctl._render import print_pause

@@ -19,12 +19,14 @@ from rich.console import Console, ConsoleOptions, RenderableType
 from rich.segment import Segment
 from rich.style import Style
 
+from wfctl._readable import readable
 from wfctl._visible import visible
 
 __all__ = [
     "STATUS_STYLE",
     "Text",
     "json_text",
+    "render_stored",
     "render_value",
     "status_text",
     "stderr",
@@ -97,6 +99,11 @@ def status_text(status: str) -> Text:
 def json_text(value: Any) -> str:
     """Return ``value`` as indented JSON (anything JSON cannot say as its ``str``)."""
     return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
+def render_stored(encoded: Any) -> RenderableType:
+    """Show a stored value (in the codec's encoding) as people read it: decoded, as JSON."""
+    return render_value(readable(encoded))
 
 
 def render_value(value: Any) -> RenderableType:

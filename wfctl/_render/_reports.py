@@ -9,7 +9,10 @@ from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
 
-from ._common import Text, render_value, status_text, stdout
+from wfctl._codec import encode
+from wfctl._errors import UnencodableValueError
+
+from ._common import Text, render_stored, status_text, stdout
 
 if TYPE_CHECKING:
     from wfctl._lineage import LineageReport
@@ -104,8 +107,8 @@ def _outputs(values: list[Any] | None) -> RenderableType:
     if values is None:
         return Text("(did not complete)", style="dim")
     try:
-        return render_value(values)
-    except TypeError:
+        return render_stored(encode(values))
+    except UnencodableValueError:  # values come out of the codec, so this is only a guard
         return Text(repr(values))
 
 

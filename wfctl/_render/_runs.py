@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 from rich.tree import Tree
 
-from ._common import Text, json_text, render_value, status_text, stderr, stdout
+from wfctl._readable import readable
+
+from ._common import Text, json_text, render_stored, render_value, status_text, stderr, stdout
 
 if TYPE_CHECKING:
     from wfctl._checkpoint import Checkpoint
@@ -39,7 +41,7 @@ def print_run_outcome(outcome: RunReport) -> None:
         err.print(f"code: {outcome.target} (the target run {outcome.run_id} recorded)")
     if outcome.status == "completed":
         for value in outcome.outputs:
-            out.print(render_value(value), soft_wrap=True)
+            out.print(render_stored(value), soft_wrap=True)
         err.print(
             Text.assemble(
                 (f"{head} ", ""), status_text("completed"), f" in {outcome.elapsed:.2f}s: {steps}"
@@ -66,7 +68,7 @@ def print_run_outcome(outcome: RunReport) -> None:
         table.add_column("expects")
         table.add_column("request data")
         for request in outcome.requests:
-            table.add_row(request.key, request.response_type or "any", render_value(request.data))
+            table.add_row(request.key, request.response_type or "any", render_stored(request.data))
         out.print(table)
     label = "paused (interrupted)" if outcome.status == "interrupted" else "paused"
     out.print(
@@ -147,7 +149,7 @@ def print_log(log: RunLog) -> None:
         if entry.served:
             node.add(Text(f"↺ cached: {', '.join(entry.served)}", style="dim"))
         _log_node(node, "? request ", entry.requests)
-        _log_node(node, "→ answer ", (f"{k} = {json_text(v)}" for k, v in entry.answers))
+        _log_node(node, "→ answer ", (f"{k} = {json_text(readable(v))}" for k, v in entry.answers))
         if entry.error:
             node.add(Text(f"✗ {entry.error}", style="red"))
         if entry.detail:
