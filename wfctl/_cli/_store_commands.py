@@ -125,6 +125,12 @@ def runs(
 @app.command()
 def log(
     run_id: Annotated[str, typer.Argument(metavar="RUN_ID", help="The run to show.")],
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose", "-v", help="Show what each step received (its arguments) and returned."
+        ),
+    ] = False,
     store: StoreOption = None,
     json_output: JsonOption = False,
     debug: DebugOption = False,
@@ -132,7 +138,8 @@ def log(
     """Show a run's chain as a timeline.
 
     One entry per checkpoint (seq, kind, time) with the steps it committed and how long they
-    took, the keys served from the cache, requests, answers and errors.
+    took, the keys served from the cache, requests, answers and errors. With -v, each step's
+    arguments and result too (a step declared record_args=False shows none).
 
     \b
     Example:
@@ -147,7 +154,7 @@ def log(
     else:
         from wfctl._render import print_log
 
-        print_log(result)
+        print_log(result, verbose=verbose)
 
 
 @app.command()

@@ -122,8 +122,11 @@ def _log_node(tree: Tree, label: str, items: Iterable[str]) -> None:
         tree.add(Text(f"{label}{item}"))
 
 
-def print_log(log: RunLog) -> None:
-    """Show a run's chain as a timeline tree, one node per checkpoint."""
+def print_log(log: RunLog, *, verbose: bool = False) -> None:
+    """Show a run's chain as a timeline tree, one node per checkpoint.
+
+    ``verbose`` adds what each executed step received and returned.
+    """
     summary = log.summary
     title = Text.assemble(
         f"run {summary.run_id} · {summary.workflow_name} · ", status_text(summary.status)
@@ -141,7 +144,10 @@ def print_log(log: RunLog) -> None:
         )
         for step in entry.steps:
             took = f" ({step.duration * 1000:.1f} ms)" if step.duration is not None else ""
-            node.add(Text(f"✓ {step.key}{took}", style="green"))
+            step_node = node.add(Text(f"✓ {step.key}{took}", style="green"))
+            if verbose:
+                step_node.add(Text(f"args: {step.describe_args()}", style="dim"))
+                step_node.add(Text(f"result: {step.describe_result()}", style="dim"))
         for attempt in entry.attempts:
             node.add(Text(f"↻ {attempt.key}: {attempt.describe()}", style="yellow"))
         if entry.served:
