@@ -93,8 +93,12 @@ def test_a_record_written_before_arguments_were_stored_reads_and_says_so() -> No
     assert record.to_json() == {**old, "dt": 0.0}  # written back unchanged
 
 
-def _diverging(record_args: bool) -> tuple[Any, dict[str, str]]:
-    seen = {"value": "then"}
+def _divergence(*, record_args: bool, then: str, now: str) -> ReplayDivergenceError:
+    """Run ``fetch(then, limit=3)``, then replay the run serving its history to ``fetch(now)``.
+
+    Returns the divergence the replay failed with.
+    """
+    seen = {"value": then}
 
     @step(record_args=record_args)
     async def fetch(value: str, *, limit: int) -> str:
@@ -104,24 +108,17 @@ def _diverging(record_args: bool) -> tuple[Any, dict[str, str]]:
     async def wf(_: None) -> str:
         return await fetch(seen["value"], limit=3)
 
-    return wf, seen
-
-
-def _divergence(built: Any, checkpoint_id: str) -> ReplayDivergenceError:
-    """Serve the recorded history only; return the divergence the run failed with."""
-    replayed = arun(built.run(checkpoint_id=checkpoint_id, execute=False))
+    built = wf.build(checkpoint_storage=InMemoryCheckpointStorage())
+    first = arun(built.run(None))
+    seen["value"] = now
+    replayed = arun(built.run(checkpoint_id=first.checkpoint_id, execute=False))
     assert replayed.status == "failed"
     assert isinstance(replayed.error, ReplayDivergenceError)
     return replayed.error
 
 
 def test_a_divergence_says_what_the_call_received_then_and_now() -> None:
-    wf, seen = _diverging(record_args=True)
-    storage = InMemoryCheckpointStorage()
-    built = wf.build(checkpoint_storage=storage)
-    first = arun(built.run(None))
-    seen["value"] = "now"
-    error = _divergence(built, first.checkpoint_id)
+    error = _divergence(record_args=True, then="then", now="now")
     assert error.call_args == '("now", limit=3)'
     assert error.recorded_args == ['("then", limit=3)']
     assert 'the call received ("now", limit=3)' in str(error)
@@ -129,11 +126,6 @@ def test_a_divergence_says_what_the_call_received_then_and_now() -> None:
 
 
 def test_a_divergence_never_shows_the_arguments_of_a_step_that_opted_out() -> None:
-    wf, seen = _diverging(record_args=False)
-    storage = InMemoryCheckpointStorage()
-    built = wf.build(checkpoint_storage=storage)
-    first = arun(built.run(None))
-    seen["value"] = "s3cret-now"
-    text = str(_divergence(built, first.checkpoint_id))
-    assert "s3cret" not in text and "then" not in text
+    text = str(_divergence(record_args=False, then="s3cret-then", now="s3cret-now"))
+    assert "s3cret" not in text
     assert "not recorded (record_args=False)" in text
