@@ -149,18 +149,37 @@ class ReplayDivergenceError(WfctlError):
     so serving any of them would hand a result to a different logical call. Nothing is served
     and nothing recorded is overwritten. Unlike :class:`WorkflowChangedError` (raised before the
     body runs), this is raised at the diverging call.
+
+    ``call_args`` is what the diverging call received now and ``recorded_args`` what each recorded
+    call received then (one line each, as ``wfctl log -v`` shows them; "not recorded ..." when
+    the step opted out or the record predates stored arguments).
     """
 
     def __init__(
-        self, key: str, digest: str | None, recorded: list[str | None], reason: str = ""
+        self,
+        key: str,
+        digest: str | None,
+        recorded: list[str | None],
+        reason: str = "",
+        *,
+        call_args: str | None = None,
+        recorded_args: list[str] | None = None,
     ) -> None:
         self.key = key
         self.digest = digest
         self.recorded = recorded
         self.reason = reason
+        self.call_args = call_args
+        self.recorded_args = recorded_args or []
         shown = ", ".join(str(d) for d in recorded) or "none"
         text = f"replay diverged at {key}: call digest {digest}, recorded digest(s) {shown}"
-        super().__init__(f"{text}; {reason}" if reason else text)
+        if reason:
+            text += f"; {reason}"
+        if call_args is not None:
+            text += f"; the call received {call_args}"
+        if self.recorded_args:
+            text += "; recorded call(s) received " + ", ".join(self.recorded_args)
+        super().__init__(text)
 
 
 class WorkflowChangedError(WfctlError):

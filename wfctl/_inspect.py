@@ -42,6 +42,7 @@ from ._storage._capabilities import load_chain, request_pause
 
 if TYPE_CHECKING:
     from ._lineage import LineageReport
+    from ._recorded import StepRecord
 
 __all__ = [
     "EXPORT_FORMATS",
@@ -113,10 +114,22 @@ def _find_summary(storage: FileCheckpointStorage, run_id: str) -> RunSummary:
 
 @dataclass(frozen=True, slots=True)
 class StepEntry:
-    """A step result a checkpoint committed: its key and how long the call took (seconds)."""
+    """A step result a checkpoint committed: its key and how long the call took (seconds).
+
+    ``record`` is the stored step record (arguments and result, for ``wfctl log -v``).
+    """
 
     key: str
     duration: float | None
+    record: StepRecord | None = None
+
+    def describe_args(self) -> str:
+        """Return the arguments the call received, or why they are not stored."""
+        return self.record.describe_args() if self.record else "not recorded"
+
+    def describe_result(self) -> str:
+        """Return the call's stored result as people read it (cut to 200 characters)."""
+        return readable_text(self.record.result, 200) if self.record else "not recorded"
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,7 +203,7 @@ def _entry(checkpoint: Checkpoint) -> LogEntry:
     error = detail = None
     match payload_of(checkpoint):
         case StepPayload(steps=records, attempts=failed):
-            steps = tuple(StepEntry(r.key, float(r.duration)) for r in records)
+            steps = tuple(StepEntry(r.key, float(r.duration), r) for r in records)
             attempts = tuple(failed)
         case PausePayload(requests=asked, reason=reason):
             requests = tuple(r.request_id for r in asked)

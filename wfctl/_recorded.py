@@ -10,12 +10,21 @@ one is the run's decision (see ``Run.call_step``).
 
 from __future__ import annotations
 
+import json
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Divergence", "RecordedCalls", "StepRecord"]
+from ._codec import encode
+from ._errors import UnencodableValueError
+
+__all__ = ["ARGS_OPTED_OUT", "ARGS_UNENCODABLE", "Divergence", "RecordedCalls", "StepRecord"]
+
+#: ``args_omitted`` of a call whose step was declared ``@step(record_args=False)``.
+ARGS_OPTED_OUT = "opt_out"
+#: ``args_omitted`` of a call whose arguments have no encoding (it is matched by position).
+ARGS_UNENCODABLE = "unencodable"
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,7 +32,10 @@ class StepRecord:
     """One committed step invocation: its identity and its encoded result.
 
     ``effects`` holds what the step did to the run besides returning (state it set, outputs it
-    yielded), so serving the record from the cache replays them too.
+    yielded), so serving the record from the cache replays them too. ``args`` and ``kwargs`` are
+    the encoded arguments the call received (``kwargs`` None when there were none); when they
+    were not stored, ``args`` is None and ``args_omitted`` says why (:data:`ARGS_OPTED_OUT`,
+    :data:`ARGS_UNENCODABLE`, or None for a record written before arguments were stored).
     """
 
     key: str
@@ -34,6 +46,9 @@ class StepRecord:
     explicit: str | None = None
     duration: float = 0.0
     effects: dict[str, Any] | None = None
+    args: list[Any] | None = None
+    kwargs: dict[str, Any] | None = None
+    args_omitted: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Return the record as stored inside a ``step`` checkpoint.
@@ -46,6 +61,12 @@ class StepRecord:
             out["scope"] = self.scope
             out["name"] = self.name
         out["digest"] = self.digest
+        if self.args is not None:
+            out["args"] = self.args
+            if self.kwargs:
+                out["kwargs"] = self.kwargs
+        elif self.args_omitted is not None:
+            out["args_omitted"] = self.args_omitted
         out["result"] = self.result
         out["dt"] = round(self.duration, 6)
         if self.explicit is not None:
@@ -86,7 +107,58 @@ class StepRecord:
         duration = raw.get("dt", 0.0)
         if not isinstance(duration, int | float):
             raise CheckpointCorruptError(where, f"step {key}: invalid timing")
-        return cls(key, scope, name, digest, raw["result"], explicit, duration, effects)
+        # Arguments are shown, never served: a malformed field reads as not recorded.
+        args, kwargs, omitted = raw.get("args"), raw.get("kwargs"), raw.get("args_omitted")
+        return cls(
+            key,
+            scope,
+            name,
+            digest,
+            raw["result"],
+            explicit,
+            duration,
+            effects,
+            args if isinstance(args, list) else None,
+            kwargs if isinstance(kwargs, dict) and isinstance(args, list) else None,
+            omitted if isinstance(omitted, str) else None,
+        )
+
+    def describe_args(self) -> str:
+        """Return the call's arguments as one line of compact JSON, or why they are not stored."""
+        if self.args is None:
+            return _NOT_RECORDED.get(self.args_omitted or "", "not recorded")
+        return args_text(self.args, self.kwargs)
+
+
+_NOT_RECORDED = {
+    ARGS_OPTED_OUT: "not recorded (record_args=False)",
+    ARGS_UNENCODABLE: "not recorded (no encoding)",
+    "": "not recorded (written before arguments were stored)",
+}
+
+
+def args_text(args: list[Any], kwargs: dict[str, Any] | None, limit: int = 200) -> str:
+    """Return encoded call arguments as compact JSON (``(a, b, k=v)`` style), cut to ``limit``."""
+    parts = [json.dumps(a, ensure_ascii=False) for a in args]
+    parts += [f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in (kwargs or {}).items()]
+    text = "(" + ", ".join(parts) + ")"
+    return text if len(text) <= limit else text[: limit - 4] + "...)"
+
+
+def encode_args(
+    args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[list[Any] | None, dict[str, Any] | None, str | None]:
+    """Return a call's arguments encoded for its record: ``(args, kwargs or None, omitted)``.
+
+    Arguments without an encoding are not an error (the call is matched by position alone):
+    they are left out and marked :data:`ARGS_UNENCODABLE`.
+    """
+    if not kwargs and all(type(a) is str for a in args):
+        return list(args), None, None  # the common call: strings are stored as themselves
+    try:
+        return encode(list(args)), (encode(kwargs) if kwargs else None), None
+    except (UnencodableValueError, RecursionError):
+        return None, None, ARGS_UNENCODABLE
 
 
 def _split_key(key: str) -> tuple[str, str]:
@@ -101,6 +173,8 @@ class Divergence:
 
     recorded_digests: list[str | None]
     recorded_keys: list[str]
+    #: What each of those recorded calls received (:meth:`StepRecord.describe_args`).
+    recorded_args: list[str]
 
 
 _Bucket = tuple[str, str, str | None, str | None]
@@ -155,7 +229,9 @@ class RecordedCalls:
         if not others:
             # Only calls of another kind (counted vs. explicit key) remain: this call is new.
             return None
-        return Divergence([r.digest for r in others], [r.key for r in others])
+        return Divergence(
+            [r.digest for r in others], [r.key for r in others], [r.describe_args() for r in others]
+        )
 
     def unconsumed(self, scope: str, name: str, explicit: str | None) -> list[StepRecord]:
         """Return the records of a step in a scope (of the same key kind) not yet claimed."""

@@ -60,7 +60,14 @@ from ._policies import (
     clock_var,
 )
 from ._port import port_var
-from ._recorded import Divergence, RecordedCalls, StepRecord
+from ._recorded import (
+    ARGS_OPTED_OUT,
+    Divergence,
+    RecordedCalls,
+    StepRecord,
+    args_text,
+    encode_args,
+)
 from ._response_types import convert_answer
 from ._response_types import type_name as response_type_name
 
@@ -150,7 +157,7 @@ class Run:
         self._tasks: set[asyncio.Task[Any]] = set()
         self.gate = PauseGate()
         self._request_ids: set[str] = set()
-        self._unsettled: list[tuple[str, str | None, str, str, str | None]] = []
+        self._unsettled: list[tuple[str, str | None, str, str, str | None, str]] = []
         #: The workflow's retries for steps that declare none; the failed attempts recorded
         #: so far, by call key; the clock policies wait on (see ``wfctl._policies``).
         self.step_retries = step_retries
@@ -259,18 +266,32 @@ class Run:
             if not self.options.execute or (
                 self.options.complete_history and not self.options.allow_changed
             ):
-                self._diverge(ReplayDivergenceError(key, call_digest, match.recorded_digests), name)
+                self._diverge(
+                    ReplayDivergenceError(
+                        key,
+                        call_digest,
+                        match.recorded_digests,
+                        call_args=_shown_args(step, args, kwargs),
+                        recorded_args=match.recorded_args,
+                    ),
+                    name,
+                )
             if self.options.complete_history:
                 changed = True
             else:
                 # A prefix of history: this may be a call that had not happened yet when the
                 # checkpoint was written (a sibling, a completion-ordered loop). It runs live;
                 # settle() decides at the end whether a recorded call was left unclaimed.
-                self._unsettled.append((key, call_digest, scope_path, name, explicit))
+                shown = _shown_args(step, args, kwargs)
+                self._unsettled.append((key, call_digest, scope_path, name, explicit, shown))
         elif match is None and not self.options.execute:
             self._diverge(
                 ReplayDivergenceError(
-                    key, call_digest, [], "no recorded result and execution is off"
+                    key,
+                    call_digest,
+                    [],
+                    "no recorded result and execution is off",
+                    call_args=_shown_args(step, args, kwargs),
                 ),
                 name,
             )
@@ -284,7 +305,7 @@ class Run:
         A record of a step still unclaimed in the scope where a call of that step ran live means
         that call replaced it: a divergence (or, with ``allow_changed``, a changed step).
         """
-        for key, call_digest, scope_path, name, explicit in self._unsettled:
+        for key, call_digest, scope_path, name, explicit, shown in self._unsettled:
             left = self.recorded.unconsumed(scope_path, name, explicit)
             if not left:
                 continue
@@ -297,6 +318,8 @@ class Run:
                 call_digest,
                 [r.digest for r in left],
                 "recorded call(s) never claimed: " + ", ".join(r.key for r in left),
+                call_args=shown,
+                recorded_args=[r.describe_args() for r in left],
             )
             if self.divergence is None:
                 self.divergence = error
@@ -359,6 +382,12 @@ class Run:
         effects = StepEffects()
         scope_token = _scope.set(Scope(key))
         effects_token = _effects.set(effects)
+        # Encoded before the call, so the record says what the step received even if it
+        # mutates its arguments.
+        if step.record_args:
+            call_args, call_kwargs, args_omitted = encode_args(args, kwargs)
+        else:
+            call_args, call_kwargs, args_omitted = None, None, ARGS_OPTED_OUT
         clock = time.perf_counter()
         try:
             if step.context_param is not None:
@@ -379,6 +408,9 @@ class Run:
                 explicit=explicit,
                 duration=time.perf_counter() - clock,
                 effects=effects.to_json(),
+                args=call_args,
+                kwargs=call_kwargs,
+                args_omitted=args_omitted,
             )
             await self.chain.commit_step(record)
         except (PauseSignal, asyncio.CancelledError):
@@ -534,6 +566,14 @@ class Run:
 def _invocation(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any] | None:
     """The data of an ``executor_invoked`` event: the call's arguments, as agent-framework's."""
     return {"args": args, "kwargs": kwargs} if args or kwargs else None
+
+
+def _shown_args(step: Step[Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    """Return what a call received, for a divergence message (never a step's secret)."""
+    if not step.record_args:
+        return "arguments not shown (record_args=False)"
+    encoded, encoded_kwargs, _ = encode_args(args, kwargs)
+    return "unencodable arguments" if encoded is None else args_text(encoded, encoded_kwargs)
 
 
 # A task that only runs one keyed step call opens no scope of its own (see ``wfctl._keys``).

@@ -45,6 +45,7 @@ class Step(Generic[R]):
         replay_key: Callable[..., Any] | None = None,
         retries: Retry | None = None,
         timeout: float | None = None,
+        record_args: bool = True,
     ) -> None:
         if not inspect.iscoroutinefunction(fn):
             raise WorkflowDefinitionError(
@@ -60,6 +61,8 @@ class Step(Generic[R]):
         #: The step's retries and timeout; None (no retries, no timeout declared) keeps the
         #: step on the plain path unless the workflow sets ``step_retries``.
         self.policy = None if retries is None and timeout is None else StepPolicy(retries, timeout)
+        #: Whether each call's arguments are stored in its record (the digest always is).
+        self.record_args = record_args
         self.context_param = context_parameter(fn)
         functools.update_wrapper(self, fn)
 
@@ -102,6 +105,7 @@ def step(
     replay_key: Callable[..., Any] | None = None,
     retries: Retry | None = None,
     timeout: float | None = None,
+    record_args: bool = True,
 ) -> Callable[[Callable[P, Awaitable[R]]], Step[R]]: ...
 
 
@@ -113,17 +117,27 @@ def step(
     replay_key: Callable[..., Any] | None = None,
     retries: Retry | None = None,
     timeout: float | None = None,
+    record_args: bool = True,
 ) -> Step[R] | Callable[[Callable[..., Awaitable[R]]], Step[R]]:
     """Mark an async function as a step: ``@step``, ``@step(name=...)``, ``@step(replay_key=f)``.
 
     ``replay_key`` receives each call's arguments and returns its explicit durable key.
     ``retries`` (a :class:`~wfctl.Retry`) retries a failing call with backoff, overriding the
     workflow's ``step_retries`` (``Retry(attempts=1)`` turns them off); ``timeout`` bounds
-    each attempt, in seconds, and a timeout is a retryable ``TimeoutError``.
+    each attempt, in seconds, and a timeout is a retryable ``TimeoutError``. Each call's
+    arguments are stored in its record (shown by ``wfctl show``, ``wfctl log -v`` and in a
+    replay divergence); ``record_args=False`` stores only their digest (secrets, big inputs).
 
     Raises:
         WorkflowDefinitionError: (a ``TypeError``) the function is not ``async``.
     """
+    options: dict[str, Any] = {
+        "name": name,
+        "replay_key": replay_key,
+        "retries": retries,
+        "timeout": timeout,
+        "record_args": record_args,
+    }
     if fn is not None:
-        return Step(fn, name=name, replay_key=replay_key, retries=retries, timeout=timeout)
-    return lambda f: Step(f, name=name, replay_key=replay_key, retries=retries, timeout=timeout)
+        return Step(fn, **options)
+    return lambda f: Step(f, **options)

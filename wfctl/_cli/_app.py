@@ -48,6 +48,8 @@ __all__ = [
     "TrustStoreOption",
     "WfctlGroup",
     "app",
+    "complete_checkpoint_id",
+    "complete_run_id",
     "emit_json",
     "exit_with",
     "finish_run",
@@ -226,6 +228,20 @@ DrainOption = Annotated[
         "steps may take to finish before they are cancelled.",
     ),
 ]
+
+
+def complete_run_id(ctx: typer.Context, incomplete: str) -> list[str]:
+    """Complete a run id from the store the command line names so far (shell completion)."""
+    from wfctl._completion import run_ids
+
+    return run_ids(ctx.params.get("store"), incomplete)
+
+
+def complete_checkpoint_id(ctx: typer.Context, incomplete: str) -> list[str]:
+    """Complete a checkpoint id (``RUN.SEQ``) from the store (shell completion)."""
+    from wfctl._completion import checkpoint_ids
+
+    return checkpoint_ids(ctx.params.get("store"), incomplete)
 
 
 class ExportFormat(enum.StrEnum):

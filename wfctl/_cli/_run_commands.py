@@ -15,6 +15,8 @@ from ._app import (
     TargetOverride,
     TrustStoreOption,
     app,
+    complete_checkpoint_id,
+    complete_run_id,
     emit_json,
     exit_with,
     finish_run,
@@ -97,7 +99,12 @@ def run(
 
 @app.command()
 def resume(
-    run_id: Annotated[str, typer.Argument(metavar="RUN_ID", help="The run to continue.")],
+    run_id: Annotated[
+        str,
+        typer.Argument(
+            metavar="RUN_ID", help="The run to continue.", autocompletion=complete_run_id
+        ),
+    ],
     response: Annotated[
         list[str] | None,
         typer.Option(
@@ -177,7 +184,11 @@ def replay(
     checkpoint: Annotated[
         str,
         typer.Option(
-            "--checkpoint", "-c", metavar="CKPT", help="The checkpoint to replay from (RUN.SEQ)."
+            "--checkpoint",
+            "-c",
+            metavar="CKPT",
+            help="The checkpoint to replay from (RUN.SEQ).",
+            autocompletion=complete_checkpoint_id,
         ),
     ],
     allow_changed: Annotated[

@@ -18,6 +18,8 @@ from ._app import (
     JsonOption,
     StoreOption,
     app,
+    complete_checkpoint_id,
+    complete_run_id,
     emit_json,
     exit_with,
     locate_store_option,
@@ -33,7 +35,11 @@ __all__ = ["export", "gc", "log", "pause", "runs", "show", "verify_lineage"]
 def verify_lineage(
     run_ids: Annotated[
         list[str] | None,
-        typer.Argument(metavar="RUN_ID", help="Runs to verify (default: every run)."),
+        typer.Argument(
+            metavar="RUN_ID",
+            help="Runs to verify (default: every run).",
+            autocompletion=complete_run_id,
+        ),
     ] = None,
     workflow: Annotated[
         str | None,
@@ -124,7 +130,16 @@ def runs(
 
 @app.command()
 def log(
-    run_id: Annotated[str, typer.Argument(metavar="RUN_ID", help="The run to show.")],
+    run_id: Annotated[
+        str,
+        typer.Argument(metavar="RUN_ID", help="The run to show.", autocompletion=complete_run_id),
+    ],
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose", "-v", help="Show what each step received (its arguments) and returned."
+        ),
+    ] = False,
     store: StoreOption = None,
     json_output: JsonOption = False,
     debug: DebugOption = False,
@@ -132,7 +147,8 @@ def log(
     """Show a run's chain as a timeline.
 
     One entry per checkpoint (seq, kind, time) with the steps it committed and how long they
-    took, the keys served from the cache, requests, answers and errors.
+    took, the keys served from the cache, requests, answers and errors. With -v, each step's
+    arguments and result too (a step declared record_args=False shows none).
 
     \b
     Example:
@@ -147,13 +163,18 @@ def log(
     else:
         from wfctl._render import print_log
 
-        print_log(result)
+        print_log(result, verbose=verbose)
 
 
 @app.command()
 def show(
     checkpoint: Annotated[
-        str, typer.Argument(metavar="CKPT", help="The checkpoint to show (RUN.SEQ).")
+        str,
+        typer.Argument(
+            metavar="CKPT",
+            help="The checkpoint to show (RUN.SEQ).",
+            autocompletion=complete_checkpoint_id,
+        ),
     ],
     toml: Annotated[bool, typer.Option("--toml", help="Print it as TOML.")] = False,
     store: StoreOption = None,
@@ -188,7 +209,10 @@ def show(
 
 @app.command()
 def export(
-    run_id: Annotated[str, typer.Argument(metavar="RUN_ID", help="The run to export.")],
+    run_id: Annotated[
+        str,
+        typer.Argument(metavar="RUN_ID", help="The run to export.", autocompletion=complete_run_id),
+    ],
     format: Annotated[
         ExportFormat, typer.Option("--format", "-f", help="Document format.")
     ] = ExportFormat.json,
@@ -224,7 +248,12 @@ def export(
 
 @app.command()
 def pause(
-    run_id: Annotated[str, typer.Argument(metavar="RUN_ID", help="The running run to pause.")],
+    run_id: Annotated[
+        str,
+        typer.Argument(
+            metavar="RUN_ID", help="The running run to pause.", autocompletion=complete_run_id
+        ),
+    ],
     store: StoreOption = None,
     json_output: JsonOption = False,
     debug: DebugOption = False,

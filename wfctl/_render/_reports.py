@@ -13,6 +13,7 @@ from wfctl._codec import encode
 from wfctl._errors import UnencodableValueError
 
 from ._common import Text, render_stored, status_text, stdout
+from ._fit import Cell, Column, fitted_table
 
 if TYPE_CHECKING:
     from wfctl._lineage import LineageReport
@@ -27,30 +28,33 @@ def print_lineage(report: LineageReport) -> None:
     if not report.runs:
         out.print("no runs to verify")
         return
-    table = Table(title="lineage verification", title_justify="left")
-    table.add_column("run", no_wrap=True, min_width=10)
-    table.add_column("workflow", min_width=8)
-    table.add_column("records", justify="right")
-    table.add_column("head", justify="right")
-    table.add_column("verdict", no_wrap=True)
-    table.add_column("problems", justify="right")
-    for verdict in report.runs:
-        table.add_row(
+    columns = (
+        Column("run"),
+        Column("workflow", rank=2, wrap_min=8),
+        Column("records", rank=3, justify="right"),
+        Column("head", rank=4, justify="right"),
+        Column("verdict"),
+        Column("problems", rank=1, justify="right"),
+    )
+    rows: list[list[Cell]] = [
+        [
             verdict.run_id,
             verdict.workflow_name or "?",
             str(verdict.checkpoints),
             verdict.head.rpartition(".")[2] if verdict.head else "-",
             Text("ok", style="green") if verdict.ok else Text("BROKEN", style="bold red"),
             str(len(verdict.problems)),
-        )
-    out.print(table)
+        ]
+        for verdict in report.runs
+    ]
+    out.print(fitted_table(columns, rows, out.width, title="lineage verification"))
     for verdict in report.runs:
         if not verdict.problems and not verdict.notes:
             continue
         out.print(Text(f"{verdict.run_id}:", style="bold"))
         findings = Table.grid(padding=(0, 1))
         findings.add_column(no_wrap=True)
-        findings.add_column()
+        findings.add_column(overflow="fold")  # a long path is folded, never cut short
         for problem in verdict.problems:
             findings.add_row(Text("  ✗", style="red"), Text(problem, style="red"))
         for note in verdict.notes:
@@ -79,8 +83,8 @@ def print_replay(report: ReplayReport) -> None:
     if report.error:
         out.print(Text(f"✗ {report.error_type}: {report.error}", style="red"))
     sides = Table(expand=True, show_lines=False)
-    sides.add_column("source outputs", ratio=1)
-    sides.add_column("replay outputs", ratio=1)
+    sides.add_column("source outputs", ratio=1, overflow="fold")
+    sides.add_column("replay outputs", ratio=1, overflow="fold")
     sides.add_row(_outputs(report.outputs_source), _outputs(report.outputs_replay))
     out.print(sides)
     if report.outputs_diff:
@@ -89,17 +93,17 @@ def print_replay(report: ReplayReport) -> None:
         )
     elif report.outputs_source is not None and report.outputs_replay is not None:
         out.print("outputs equal")
-    steps = Table(title="steps")
-    for column in ("key", "status", "source", "replay"):
-        steps.add_column(column, no_wrap=column in ("status",))
-    for row in report.steps:
-        steps.add_row(
-            row.key,
-            _status_row(row.status),
-            row.source_preview or "",
-            row.replay_preview or "",
-        )
-    out.print(steps)
+    columns = (
+        Column("key"),
+        Column("status"),
+        Column("source", rank=1, wrap_min=10),
+        Column("replay", rank=1, wrap_min=10),
+    )
+    rows: list[list[Cell]] = [
+        [row.key, _status_row(row.status), row.source_preview or "", row.replay_preview or ""]
+        for row in report.steps
+    ]
+    out.print(fitted_table(columns, rows, out.width, title="steps"))
     out.print(", ".join(f"{count} {status}" for status, count in report.counts.items()))
 
 

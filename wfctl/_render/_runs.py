@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from rich.table import Table
 from rich.tree import Tree
 
 from wfctl._readable import readable
 
 from ._common import Text, json_text, render_stored, render_value, status_text, stderr, stdout
+from ._fit import Cell, Column, fitted_table
+from ._time import local_time, now, relative_time, zone_name
 
 if TYPE_CHECKING:
     from wfctl._checkpoint import Checkpoint
@@ -63,13 +64,16 @@ def print_run_outcome(outcome: RunReport) -> None:
         return
     if outcome.requests:
         out.print(f"{head} is waiting for {len(outcome.requests)} answer(s):")
-        table = Table()
-        table.add_column("key", no_wrap=True)
-        table.add_column("expects")
-        table.add_column("request data")
-        for request in outcome.requests:
-            table.add_row(request.key, request.response_type or "any", render_stored(request.data))
-        out.print(table)
+        columns = (
+            Column("key"),
+            Column("expects", rank=1, wrap_min=6),
+            Column("request data", wrap_min=12),
+        )
+        rows: list[list[Cell]] = [
+            [request.key, request.response_type or "any", render_stored(request.data)]
+            for request in outcome.requests
+        ]
+        out.print(fitted_table(columns, rows, out.width))
     label = "paused (interrupted)" if outcome.status == "interrupted" else "paused"
     out.print(
         Text.assemble(f"{head} ", status_text(label), f" at {outcome.checkpoint_id}: {steps}")
@@ -86,18 +90,13 @@ def print_run_outcome(outcome: RunReport) -> None:
 
 
 def print_runs(report: RunsReport) -> None:
-    """Show the store's runs as a table."""
+    """Show the store's runs as a table (the least useful columns go on a narrow terminal)."""
     out = stdout()
     if not report.runs:
         out.print(f"no runs in {report.store}")
         return
-    table = Table(title=f"runs in {report.store}", title_justify="left")
-    table.add_column("run", no_wrap=True, min_width=10)
-    table.add_column("workflow", min_width=8)
-    table.add_column("status", no_wrap=True)
-    table.add_column("seq", justify="right")
-    table.add_column("updated", no_wrap=True)
-    table.add_column("notes", ratio=1)
+    current = now()
+    rows: list[list[Cell]] = []
     for run in report.runs:
         notes = []
         if run.pending:
@@ -108,15 +107,27 @@ def print_runs(report: RunsReport) -> None:
             notes.append(f"from {run.origin_checkpoint_id}")
         if run.problem:
             notes.append(run.problem)
-        table.add_row(
-            run.run_id,
-            run.workflow_name,
-            status_text(run.status),
-            str(run.head_seq) if run.head_seq >= 0 else "-",
-            run.updated[5:19].replace("T", " "),
-            "; ".join(notes),
+        rows.append(
+            [
+                run.run_id,
+                run.workflow_name,
+                status_text(run.status),
+                str(run.head_seq) if run.head_seq >= 0 else "-",
+                local_time(run.updated, current) if run.updated else "-",
+                relative_time(run.updated, current) if run.updated else "",
+                "; ".join(notes),
+            ]
         )
-    out.print(table)
+    columns = (
+        Column("run"),
+        Column("workflow", rank=3, wrap_min=8),
+        Column("status"),
+        Column("seq", rank=5, justify="right"),
+        Column(f"updated ({zone_name(current)})", rank=2),
+        Column("age", rank=4),
+        Column("notes", rank=1, wrap_min=12),
+    )
+    out.print(fitted_table(columns, rows, out.width, title=f"runs in {report.store}"))
 
 
 def _log_node(tree: Tree, label: str, items: Iterable[str]) -> None:
@@ -124,26 +135,39 @@ def _log_node(tree: Tree, label: str, items: Iterable[str]) -> None:
         tree.add(Text(f"{label}{item}"))
 
 
-def print_log(log: RunLog) -> None:
-    """Show a run's chain as a timeline tree, one node per checkpoint."""
+def print_log(log: RunLog, *, verbose: bool = False) -> None:
+    """Show a run's chain as a timeline tree, one node per checkpoint.
+
+    ``verbose`` adds what each executed step received and returned.
+    """
     summary = log.summary
     title = Text.assemble(
         f"run {summary.run_id} · {summary.workflow_name} · ", status_text(summary.status)
     )
     if summary.origin_checkpoint_id:
         title.append(f" · restored from {summary.origin_checkpoint_id}")
+    current = now()
+    if log.entries:
+        started = log.entries[0].timestamp
+        title.append(
+            f" · started {local_time(started, current)} {zone_name(current)}"
+            f" ({relative_time(started, current)})"
+        )
     tree = Tree(title)
     for entry in log.entries:
         node = tree.add(
             Text.assemble(
                 (f"{entry.seq:>3} ", "bold"),
                 (f"{entry.kind:<9}", "cyan"),
-                f" {entry.timestamp[11:26]}  {entry.checkpoint_id}",
+                f" {local_time(entry.timestamp, current, millis=True)}  {entry.checkpoint_id}",
             )
         )
         for step in entry.steps:
             took = f" ({step.duration * 1000:.1f} ms)" if step.duration is not None else ""
-            node.add(Text(f"✓ {step.key}{took}", style="green"))
+            step_node = node.add(Text(f"✓ {step.key}{took}", style="green"))
+            if verbose:
+                step_node.add(Text(f"args: {step.describe_args()}", style="dim"))
+                step_node.add(Text(f"result: {step.describe_result()}", style="dim"))
         for attempt in entry.attempts:
             node.add(Text(f"↻ {attempt.key}: {attempt.describe()}", style="yellow"))
         if entry.served:
@@ -158,12 +182,15 @@ def print_log(log: RunLog) -> None:
 
 
 def print_checkpoint(checkpoint: Checkpoint) -> None:
-    """Show one checkpoint: a header line, then its record as highlighted JSON."""
+    """Show one checkpoint: a header line, then its record as stored (times in UTC)."""
     out = stdout()
+    current = now()
     out.print(
         Text.assemble(
             (checkpoint.checkpoint_id, "bold"),
-            f" · {checkpoint.kind} · {checkpoint.workflow_name} · {checkpoint.timestamp}",
+            f" · {checkpoint.kind} · {checkpoint.workflow_name} · "
+            f"{local_time(checkpoint.timestamp, current, millis=True)} {zone_name(current)}"
+            f" ({relative_time(checkpoint.timestamp, current)})",
         )
     )
     out.print(render_value(checkpoint.to_dict()))
@@ -194,14 +221,26 @@ def print_gc(report: GcReport) -> None:
     out = stdout()
     verb = "would remove" if report.dry_run else "removed"
     if report.removed:
-        table = Table(title=f"{verb} {len(report.removed)} run(s)")
-        for column in ("run", "workflow", "status", "updated"):
-            table.add_column(column)
-        for item in report.removed:
-            table.add_row(
-                item.run_id, item.workflow_name, status_text(item.status), item.updated[:19]
-            )
-        out.print(table)
+        current = now()
+        columns = (
+            Column("run"),
+            Column("workflow", rank=2, wrap_min=8),
+            Column("status"),
+            Column(f"updated ({zone_name(current)})", rank=1),
+            Column("age", rank=3),
+        )
+        rows: list[list[Cell]] = [
+            [
+                item.run_id,
+                item.workflow_name,
+                status_text(item.status),
+                local_time(item.updated, current),
+                relative_time(item.updated, current),
+            ]
+            for item in report.removed
+        ]
+        title = f"{verb} {len(report.removed)} run(s)"
+        out.print(fitted_table(columns, rows, out.width, title=title))
     else:
         out.print(f"nothing to remove ({verb} 0 runs)")
     if report.kept:
