@@ -82,8 +82,8 @@ def test_af_review_loop_runs_as_a_script_and_with_wfctl(store: Path, tmp_path: P
     target = f"{SAMPLES / 'af_review_loop.py'}:af_review_loop"
     paused = wfctl("run", target, "--run-id", "loop-1", "--store", store, "--json")
     assert paused.code == 3, paused.stderr
-    assert [r["key"] for r in paused.json()["requests"]] == ["approval"]
+    assert [r["request_id"] for r in paused.json()["requests"]] == ["approval"]
     done = wfctl("resume", "loop-1", "--response", "approval=yes", "--store", store, "--json")
     assert done.code == 0, done.stderr
     assert done.json()["outputs"] == [approved]
-    assert done.json()["steps"] == {"executed": 0, "cached": 4, "changed": 0}
+    assert done.json()["step_counts"] == {"executed": 0, "cached": 4, "changed": 0}
