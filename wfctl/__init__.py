@@ -52,6 +52,7 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
         RunStatus,
         RunSummary,
     )
+    from ._storage._durability import Durability
     from ._storage._security import StoreSecurityWarning
     from ._workflow import Workflow, workflow
 
@@ -65,6 +66,7 @@ _EXPORTS: dict[str, str] = {
     "CheckpointNotFoundError": "._errors",
     "CheckpointStorage": "._storage",
     "DuplicateStepKeyError": "._errors",
+    "Durability": "._storage._durability",
     "FileCheckpointStorage": "._storage",
     "InMemoryCheckpointStorage": "._storage",
     "InvalidIdError": "._errors",
@@ -108,6 +110,7 @@ __all__ = [
     "CheckpointNotFoundError",
     "CheckpointStorage",
     "DuplicateStepKeyError",
+    "Durability",
     "FileCheckpointStorage",
     "InMemoryCheckpointStorage",
     "InvalidIdError",

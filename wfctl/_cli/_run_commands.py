@@ -8,8 +8,11 @@ from typing import Annotated
 import typer
 
 from ._app import (
+    BatchMsOption,
+    BatchStepsOption,
     DebugOption,
     DrainOption,
+    DurabilityOption,
     JsonOption,
     StoreOption,
     TargetOverride,
@@ -18,6 +21,7 @@ from ._app import (
     emit_json,
     exit_with,
     finish_run,
+    resolve_durability_option,
     resolve_store_option,
 )
 
@@ -57,6 +61,9 @@ def run(
         typer.Option("--run-id", metavar="ID", help="Use this run id instead of a fresh one."),
     ] = None,
     drain_timeout: DrainOption = 30.0,
+    durability: DurabilityOption = None,
+    batch_steps: BatchStepsOption = None,
+    batch_ms: BatchMsOption = None,
     store: StoreOption = None,
     json_output: JsonOption = False,
     debug: DebugOption = False,
@@ -76,6 +83,7 @@ def run(
     \b
     Example:
       wfctl run sample_workflows/human_review.py --input '"durable workflows"'
+      wfctl run sample_workflows/fan_out.py --durability batch --batch-steps 64
     """
     from wfctl._render import RunProgress
     from wfctl._runner import run_workflow
@@ -88,6 +96,7 @@ def run(
             input_file=input_file,
             run_id=run_id,
             drain_timeout=drain_timeout,
+            durability=resolve_durability_option(durability, batch_steps, batch_ms),
             on_event=progress.on_event,
             on_interrupt=progress.on_interrupt,
         )
@@ -130,6 +139,9 @@ def resume(
     target: TargetOverride = None,
     trust_store: TrustStoreOption = False,
     drain_timeout: DrainOption = 30.0,
+    durability: DurabilityOption = None,
+    batch_steps: BatchStepsOption = None,
+    batch_ms: BatchMsOption = None,
     store: StoreOption = None,
     json_output: JsonOption = False,
     debug: DebugOption = False,
@@ -165,6 +177,7 @@ def resume(
             trust_store=trust_store,
             allow_changed=allow_changed,
             drain_timeout=drain_timeout,
+            durability=resolve_durability_option(durability, batch_steps, batch_ms),
             on_event=progress.on_event,
             on_interrupt=progress.on_interrupt,
         )
