@@ -32,6 +32,7 @@ from ._payloads import (
     RootPayload,
     StepPayload,
     payload_of,
+    served_count,
     served_keys,
 )
 from ._policies import AttemptRecord
@@ -128,6 +129,8 @@ class LogEntry:
     timestamp: str
     steps: tuple[StepEntry, ...] = ()
     served: tuple[str, ...] = ()
+    #: How many calls were served from the cache (``served`` names them in older records).
+    served_count: int = 0
     requests: tuple[str, ...] = ()
     answers: tuple[tuple[str, Any], ...] = ()
     error: str | None = None
@@ -144,6 +147,7 @@ class LogEntry:
             "timestamp": self.timestamp,
             "steps": [{"key": s.key, "duration": s.duration} for s in self.steps],
             "served": list(self.served),
+            "served_count": self.served_count,
             "requests": list(self.requests),
             "answers": dict(self.answers),
             "error": self.error,
@@ -204,6 +208,7 @@ def _entry(checkpoint: Checkpoint) -> LogEntry:
         timestamp=checkpoint.timestamp,
         steps=steps,
         served=served_keys(checkpoint),
+        served_count=served_count(checkpoint),
         requests=requests,
         answers=answers,
         error=error,
