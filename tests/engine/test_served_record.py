@@ -1,13 +1,15 @@
-"""The record after cached calls counts them: its size does not grow with how many there were."""
+"""A resume of many cached calls: the record after them counts them, and holding them is cheap."""
 
 from __future__ import annotations
 
+import tracemalloc
 from pathlib import Path
 
 from tests.conftest import arun
 from wfctl import FileCheckpointStorage, step, workflow
 from wfctl._checkpoint import Checkpoint
 from wfctl._payloads import served_count, served_keys
+from wfctl._recorded import RecordedCalls, StepRecord
 
 _fail = {"on": True}
 
@@ -62,3 +64,20 @@ def test_records_that_listed_served_keys_still_read() -> None:
         data={"result": 1, "outputs": [], "served": ["a#0", "b#0"]},
     )
     assert served_keys(old) == ("a#0", "b#0") and served_count(old) == 2
+
+
+def test_recorded_calls_cost_little_memory_per_distinct_call() -> None:
+    # internal: RecordedCalls is what a resume holds for every recorded step until it is served
+    records = [
+        StepRecord(f"echo#{i}", "", "echo", f"{i:016x}", i, None, 0.0, None) for i in range(10_000)
+    ]
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        recorded = RecordedCalls(records)
+        per_call = (tracemalloc.get_traced_memory()[0] - before) / len(records)
+    finally:
+        tracemalloc.stop()
+    assert per_call < 300, per_call  # a deque per call cost over 700 bytes
+    assert recorded.take("", "echo", None, f"{5:016x}", "echo#5") is records[5]
+    assert len(recorded) == len(records) - 1

@@ -180,9 +180,12 @@ def parse_journal(
     checkpoints: list[Checkpoint] = []
     problems: list[JournalProblem] = []
     if committed:
-        lines = data[:committed].split(b"\n")
-        lines.pop()  # the empty piece after the final newline
-        for lineno, line in enumerate(lines, 1):
+        # One line at a time: no copy of the journal, no list of all its lines at once.
+        lineno, start = 0, 0
+        while start < committed:
+            end = data.index(b"\n", start)
+            line, start = data[start:end], end + 1
+            lineno += 1
             where = f"{path}:{lineno}"
             try:
                 checkpoint = decode_record(line, where)
