@@ -78,12 +78,12 @@ def run(
     at the next step boundary (exit 130, resumable); a second one aborts it. SIGTERM and SIGHUP
     pause it like the first Ctrl-C. Steps still running after --drain-timeout are cancelled
     (not recorded; they run again on resume). When the run fails (exit 1) it prints the
-    commands that can help: a retry, a retry of fixed code, a new run.
+    commands that can help: a retry, a retry of fixed code, a new run. --durability batch
+    (or none) trades what an OS crash may lose for speed; a crash of the process loses nothing.
 
     \b
     Example:
       wfctl run sample_workflows/human_review.py --input '"durable workflows"'
-      wfctl run sample_workflows/fan_out.py --durability batch --batch-steps 64
     """
     from wfctl._render import RunProgress
     from wfctl._runner import run_workflow
