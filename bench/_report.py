@@ -544,7 +544,8 @@ NOTES = """## How to read this
   parent links back from the engine's latest checkpoint never visits (wfctl: journal `prev`;
   agent-framework: `previous_checkpoint_id` from the latest by timestamp, as `get_latest` picks;
   langgraph: checkpoint parent configs from the thread's latest checkpoint).
-- **Durability differs.** wfctl runs with `FileCheckpointStorage(durable=True)` (fsync per commit).
+- **Durability differs.** wfctl runs with `FileCheckpointStorage(durability="full")` (fsync per
+  commit), except the `wfctl batch` and `wfctl none` rows of the durability table.
   agent-framework's `FileCheckpointStorage` writes a temp file and renames it without fsync.
   langgraph uses its default `durability="async"` (writes are persisted in the background while
   the next task runs) on SQLite in WAL mode with its default `synchronous=FULL`.
