@@ -197,8 +197,40 @@ def targets(rows: Sequence[Row], plan: Any) -> list[dict[str, Any]]:
             1.5,
             f"{_ms(help_time)} vs {_ms(typer_time)} = {_x(_ratio(help_time, typer_time))}",
         ),
+        *_durability_targets(rows, plan),
     ]
     return result
+
+
+def _durability_targets(rows: Sequence[Row], plan: Any) -> list[dict[str, Any]]:
+    """The targets of the durability modes and of big payloads."""
+    out: list[dict[str, Any]] = []
+    n = max(getattr(plan, "durability", ()) or (0,))
+    floor = _median(_find(rows, "durability", n, "floor"))
+    for name, limit in (("wfctl", 1.5), ("wfctl batch", 0.5)):
+        ratio = _ratio(_median(_find(rows, "durability", n, name)), floor)
+        mode = "full" if name == "wfctl" else "batch"
+        out.append(
+            _target(
+                f"durability N={n:,}: {mode} ≤ {limit}x the append+fdatasync floor per step",
+                ratio,
+                limit,
+                f"{name} ÷ floor = {_x(ratio)} (same run, interleaved)",
+            )
+        )
+    n_big = max(getattr(plan, "big_payload", ()) or (0,))
+    big = _find(rows, "big_payload", n_big, "wfctl")
+    cpu = ((big or {}).get("detail") or {}).get("cpu_seconds")
+    per_mb = cpu / n_big if cpu is not None and n_big else None
+    out.append(
+        _target(
+            "big payload: ≤ 1 ms of CPU per MB of step result, end to end",
+            per_mb / 1e-3 if per_mb is not None else None,
+            1.0,
+            f"{_ms(per_mb)} CPU per 1 MB step (wfctl, full durability, N={n_big})",
+        )
+    )
+    return out
 
 
 def _target(name: str, ratio: float | None, limit: float, evidence: str) -> dict[str, Any]:
@@ -416,6 +448,46 @@ def render_markdown(report: dict[str, Any]) -> str:
             ],
         ),
         "",
+        "## Durability modes: sequential steps, full / batch / none",
+        "",
+        _table(
+            ["N", "engine", "total", "per step", "÷ floor"],
+            [
+                [
+                    f"{r['n']:,}",
+                    label(r["engine"]),
+                    _time_cell(r),
+                    per_step(r),
+                    _x(
+                        _ratio(
+                            _median(r if "seconds" in r else None),
+                            _median(_find(rows, "durability", r["n"], "floor")),
+                        )
+                    ),
+                ]
+                for r in select("durability")
+            ],
+        ),
+        "",
+        "## Big payloads: N steps each returning 1 MB",
+        "",
+        _table(
+            ["N", "engine", "total", "per step", "CPU per step", "wfctl ÷ engine"],
+            [
+                [
+                    f"{r['n']:,}",
+                    label(r["engine"]),
+                    _time_cell(r),
+                    per_step(r),
+                    _ms(((r.get("detail") or {}).get("cpu_seconds") or 0) / r["n"])
+                    if (r.get("detail") or {}).get("cpu_seconds") is not None and r["n"]
+                    else "—",
+                    vs_wfctl(r),
+                ]
+                for r in select("big_payload")
+            ],
+        ),
+        "",
         "## `wfctl verify-lineage` and start-up",
         "",
         _table(["command", "wall time (whole process)", "ratio"], _cli_lines(rows)),
@@ -472,7 +544,8 @@ NOTES = """## How to read this
   parent links back from the engine's latest checkpoint never visits (wfctl: journal `prev`;
   agent-framework: `previous_checkpoint_id` from the latest by timestamp, as `get_latest` picks;
   langgraph: checkpoint parent configs from the thread's latest checkpoint).
-- **Durability differs.** wfctl runs with `FileCheckpointStorage(durable=True)` (fsync per commit).
+- **Durability differs.** wfctl runs with `FileCheckpointStorage(durability="full")` (fsync per
+  commit), except the `wfctl batch` and `wfctl none` rows of the durability table.
   agent-framework's `FileCheckpointStorage` writes a temp file and renames it without fsync.
   langgraph uses its default `durability="async"` (writes are persisted in the background while
   the next task runs) on SQLite in WAL mode with its default `synchronous=FULL`.

@@ -29,6 +29,7 @@ from engines._common import Job, NotApplicable  # noqa: E402
 #: Worker scenario -> (engine function, phase).
 SCENARIOS: dict[str, tuple[str, str]] = {
     "sequential": ("sequential", "run"),
+    "big_payload": ("big_payload", "run"),
     "fanout": ("fanout", "run"),
     "restore_setup": ("restore", "setup"),
     "restore": ("restore", "measure"),

@@ -54,10 +54,16 @@ class Plan:
     lineage_runs: int
     lineage_steps: int
     startup_repeat: int
+    #: Sequential steps per run of the durability scenario (full / batch / none side by side).
+    durability: tuple[int, ...] = (1000,)
+    #: Steps per run of the big-payload scenario (each returns 1 MB).
+    big_payload: tuple[int, ...] = (20,)
 
 
 FULL = Plan((100, 1000), (10_000,), (100, 1000), (10, 100, 1000), (1000,), 100, 100, 7)
-QUICK = Plan((5,), (), (5,), (5,), (5,), 3, 5, 2)
+QUICK = Plan((5,), (), (5,), (5,), (5,), 3, 5, 2, durability=(5,), big_payload=(2,))
+#: wfctl's durability modes as the durability scenario's rows name them.
+DURABILITY_ROWS = {"wfctl": "full", "wfctl batch": "batch", "wfctl none": "none"}
 
 
 class Bench:
@@ -177,6 +183,38 @@ class Bench:
             measured = (result.get("detail") or {}).get("step_record_bytes")
             self.step_record_bytes = measured or self.step_record_bytes
         return [("sequential", result)]
+
+    def durability(self, n: int) -> None:
+        """Sequential steps with each durability mode, the floor and the peers, interleaved.
+
+        Rows are named ``wfctl`` (full), ``wfctl batch`` and ``wfctl none``; the floor's
+        records take the size of wfctl's step record, as in the sequential scenario.
+        """
+        names = [name for name in DURABILITY_ROWS if "wfctl" in self.engines]
+        names += [peer for peer in PEERS if peer in self.engines] + ["floor"]
+        runs: dict[str, list[Row]] = {name: [] for name in names}
+        for _ in range(self.repeat):
+            for name in names:
+                engine = "wfctl" if name in DURABILITY_ROWS else name
+                if engine in self.missing:
+                    continue
+                options: dict[str, Any] = {}
+                if name in DURABILITY_ROWS:
+                    options["durability"] = DURABILITY_ROWS[name]
+                elif name == "floor":
+                    options["record_bytes"] = self.step_record_bytes
+                store = self.fresh_store()
+                try:
+                    result = self.worker(engine, "sequential", n, store, **options)
+                finally:
+                    shutil.rmtree(store, ignore_errors=True)
+                runs[name].append(result)
+                if result.get("status") == "not installed":
+                    self.missing[engine] = result.get("note", "")
+        for name in names:
+            row = self.add("durability", n, name, runs[name])
+            if name in DURABILITY_ROWS and row["status"] in ("error", "wrong"):
+                self.failed = True
 
     def verify_lineage(self, runs: int, steps: int) -> None:
         """Time ``wfctl verify-lineage --store DIR --json`` over ``runs`` runs of ``steps`` steps."""
@@ -365,6 +403,11 @@ def main(argv: list[str] | None = None) -> int:
             bench.measure("fanout", n, ALL_ENGINES, bench.one_process("fanout"))
         for n in plan.pause:
             bench.measure("pause", n, ALL_ENGINES, bench.pause_resume_cycle, ("pause", "resume"))
+        for n in plan.durability:
+            bench.durability(n)
+        for n in plan.big_payload:
+            engines = ("wfctl", "langgraph_sqlite", "langgraph_memory", "floor")
+            bench.measure("big_payload", n, engines, bench.one_process("big_payload"))
         bench.verify_lineage(plan.lineage_runs, plan.lineage_steps)
         bench.startup(plan.startup_repeat)
     finally:

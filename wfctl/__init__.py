@@ -64,6 +64,7 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
         RunStatus,
         RunSummary,
     )
+    from ._storage._durability import Durability
     from ._storage._security import StoreSecurityWarning
     from ._streaming import WorkflowStream
     from ._workflow import Workflow, workflow
@@ -78,6 +79,7 @@ _EXPORTS: dict[str, str] = {
     "CheckpointNotFoundError": "._errors",
     "CheckpointStorage": "._storage",
     "DuplicateStepKeyError": "._errors",
+    "Durability": "._storage._durability",
     "FileCheckpointStorage": "._storage",
     "FunctionalWorkflow": "._af_names",
     "FunctionalWorkflowDefinition": "._af_names",
@@ -129,6 +131,7 @@ __all__ = [
     "CheckpointNotFoundError",
     "CheckpointStorage",
     "DuplicateStepKeyError",
+    "Durability",
     "FileCheckpointStorage",
     "FunctionalWorkflow",
     "FunctionalWorkflowDefinition",

@@ -220,6 +220,7 @@ async def continue_run(
         check_answers(run_id, chain, target, responses, require=target.kind == Kind.PAUSE)
         responses = convert_answers(chain, target, responses)
         history = await collect_history(storage, chain, target.seq)
+        del chain  # folded into history: the decoded records need not outlive it (memory)
         origin = (root.origin_run_id, root.origin_checkpoint_id)
         run_chain = CheckpointChain(
             storage,

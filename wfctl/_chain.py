@@ -56,7 +56,9 @@ class CheckpointChain:
         self._lock = asyncio.Lock()
         self._queued: list[tuple[StepRecord, asyncio.Future[None]]] = []
         self._attempts: list[tuple[AttemptRecord, asyncio.Future[None]]] = []
-        self._served: list[str] = []
+        #: Calls served from the cache since the last checkpoint: a count, so no record grows
+        #: with the number of cached steps (a resume of 100,000 would list them all).
+        self._served = 0
         self._committer: asyncio.Task[None] | None = None
         self._saves: set[asyncio.Task[Checkpoint]] = set()
         #: The step records committed through this chain, in commit order.
@@ -70,9 +72,9 @@ class CheckpointChain:
         """The id of the newest committed checkpoint (None before the root)."""
         return self.head.checkpoint_id if self.head else None
 
-    def note_served(self, key: str) -> None:
-        """Remember that ``key`` was served from the cache; the next checkpoint lists it."""
-        self._served.append(key)
+    def note_served(self) -> None:
+        """Count a call served from the cache; the next checkpoint records how many there were."""
+        self._served += 1
 
     async def commit_step(self, record: StepRecord) -> None:
         """Queue a step's result and return once a checkpoint holding it is durable.
@@ -151,7 +153,7 @@ class CheckpointChain:
     async def _save(self, kind: Kind, data: dict[str, Any]) -> Checkpoint:
         async with self._lock:
             if self._served:
-                data["served"], self._served = self._served, []
+                data["served"], self._served = self._served, 0
             head = self.head
             seq = head.seq + 1 if head is not None else 0
             origin_run, origin_ckpt = self._origin or (None, None)

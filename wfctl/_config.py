@@ -6,7 +6,8 @@ current directory or the nearest parent that has one (relative paths are taken f
 file's directory); ``./.wfctl``.
 
 The same files may list stores owned by other users that ``resume`` and ``replay`` may import
-code for (:func:`trusts_store`).
+code for (:func:`trusts_store`), and choose how durable ``run`` and ``resume`` commit
+(``durability``, ``batch_steps``, ``batch_ms``: :func:`resolve_durability`).
 
 A store named for this invocation (the explicit path or ``WFCTL_STORE``) must exist when it is
 read: a typo must not read as "no runs". The configured and default stores may not exist yet
@@ -21,11 +22,21 @@ import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._errors import StoreLocationError, WfctlError
 
-__all__ = ["DEFAULT_STORE", "StoreLocation", "locate_store", "resolve_store", "trusts_store"]
+if TYPE_CHECKING:
+    from ._storage._durability import Durability
+
+__all__ = [
+    "DEFAULT_STORE",
+    "StoreLocation",
+    "locate_store",
+    "resolve_durability",
+    "resolve_store",
+    "trusts_store",
+]
 
 DEFAULT_STORE = ".wfctl"
 
@@ -120,3 +131,46 @@ def resolve_store(explicit: str | os.PathLike[str] | None = None) -> Path:
         WfctlError: a configuration file exists but cannot be read.
     """
     return locate_store(explicit).path
+
+
+_DURABILITY_KEYS = ("durability", "batch_steps", "batch_ms")
+
+
+def resolve_durability(
+    mode: str | None = None,
+    batch_steps: int | None = None,
+    batch_ms: float | None = None,
+    directory: Path | None = None,
+) -> Durability:
+    """Return the durability a command commits with: what it was given, else the config's.
+
+    Each value given (``--durability``, ``--batch-steps``, ``--batch-ms``) wins; the others
+    come from the nearest ``wfctl.toml`` (or ``[tool.wfctl]``) that sets any of
+    ``durability``, ``batch_steps`` or ``batch_ms``; else the defaults (``full``; a batch
+    window of 16 steps or 100 ms).
+
+    Raises:
+        WfctlError: a configuration file cannot be read or sets a bad value, or a value given
+            is out of range.
+    """
+    from ._storage._durability import Durability  # the storage package, only when running
+
+    found: dict[str, Any] = {}
+    where = "the command line"
+    for path, table in _config_tables(directory or Path.cwd()):
+        if any(key in table for key in _DURABILITY_KEYS):
+            found = {key: table[key] for key in _DURABILITY_KEYS if key in table}
+            where = str(path)
+            break
+    given = {"durability": mode, "batch_steps": batch_steps, "batch_ms": batch_ms}
+    found |= {key: value for key, value in given.items() if value is not None}
+    if "durability" in found and not isinstance(found["durability"], str):
+        raise WfctlError(f"{where}: 'durability' must be a string")
+    try:
+        return Durability(
+            found.get("durability", "full"),
+            found.get("batch_steps", 16),
+            found.get("batch_ms", 100.0),
+        )
+    except ValueError as exc:
+        raise WfctlError(f"{where}: {exc}") from None

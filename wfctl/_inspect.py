@@ -32,6 +32,7 @@ from ._payloads import (
     RootPayload,
     StepPayload,
     payload_of,
+    served_count,
     served_keys,
 )
 from ._policies import AttemptRecord
@@ -142,6 +143,8 @@ class LogEntry:
     timestamp: str
     steps: tuple[StepEntry, ...] = ()
     served: tuple[str, ...] = ()
+    #: How many calls were served from the cache (``served`` names them in older records).
+    served_count: int = 0
     requests: tuple[str, ...] = ()
     answers: tuple[tuple[str, Any], ...] = ()
     error: str | None = None
@@ -158,6 +161,7 @@ class LogEntry:
             "created_at": utc_time(self.timestamp),
             "steps": [{"key": s.key, "duration_s": s.duration} for s in self.steps],
             "served_keys": list(self.served),
+            "served_count": self.served_count,
             "request_ids": list(self.requests),
             "answers": dict(self.answers),
             "error": self.error,
@@ -226,6 +230,7 @@ def _entry(checkpoint: Checkpoint) -> LogEntry:
         timestamp=checkpoint.timestamp,
         steps=steps,
         served=served_keys(checkpoint),
+        served_count=served_count(checkpoint),
         requests=requests,
         answers=answers,
         error=error,

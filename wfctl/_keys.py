@@ -51,8 +51,9 @@ class Scope:
         self.path = path
         self.prefix = f"{path}/" if path else ""
         self._tasks = 0
-        self._calls: dict[str, int] = {}
-        self._explicit: set[str] = set()
+        # Made on first use: every executed step opens a scope, and most call nothing inside.
+        self._calls: dict[str, int] | None = None
+        self._explicit: set[str] | None = None
 
     def child_task_scope(self) -> Scope:
         """Return the scope of the next task created from this scope."""
@@ -62,8 +63,11 @@ class Scope:
 
     def call_key(self, name: str) -> str:
         """Return the key of the next counted call of ``name`` in this scope."""
-        n = self._calls.get(name, 0)
-        self._calls[name] = n + 1
+        calls = self._calls
+        if calls is None:
+            calls = self._calls = {}
+        n = calls.get(name, 0)
+        calls[name] = n + 1
         return f"{self.prefix}{name}#{n}"
 
     def explicit_key(self, name: str, explicit: str) -> str:
@@ -73,7 +77,9 @@ class Scope:
             DuplicateStepKeyError: the same explicit key was already used in this scope.
         """
         key = f"{self.prefix}{name}@{explicit}"
-        if key in self._explicit:
+        if self._explicit is None:
+            self._explicit = set()
+        elif key in self._explicit:
             raise DuplicateStepKeyError(key)
         self._explicit.add(key)
         return key

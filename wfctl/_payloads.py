@@ -19,8 +19,9 @@ inspectors and the storages never look inside ``data`` themselves. The shapes on
 - :class:`FailedPayload` (``failed``): ``error`` (``type``, ``message``), ``step`` (the step it
   failed in, when it failed in one).
 
-Any kind may also end with ``served``: the keys served from the cache since the previous
-checkpoint (the chain adds it at commit time; :func:`served_keys` reads it).
+Any kind may also end with ``served``: how many calls were served from the cache since the
+previous checkpoint (the chain adds it at commit time; :func:`served_count` reads it). Records
+written before it was a count list the keys instead (:func:`served_keys` reads them).
 
 Reading is as forgiving as a reader can afford: a field of the wrong type reads as absent,
 except where the engine cannot go on without it (a step checkpoint's ``steps``, a resume's
@@ -51,6 +52,7 @@ __all__ = [
     "payload_of",
     "recorded_requests",
     "recorded_signature",
+    "served_count",
     "served_keys",
 ]
 
@@ -334,9 +336,20 @@ def payload_of(checkpoint: Checkpoint) -> Payload:
 
 
 def served_keys(checkpoint: Checkpoint) -> tuple[str, ...]:
-    """Return the keys served from the cache since the checkpoint before ``checkpoint``."""
+    """Return the keys served from the cache since the checkpoint before ``checkpoint``.
+
+    Only records written before ``served`` became a count list them; others give ``()``.
+    """
     served = checkpoint.data.get("served")
     return tuple(str(key) for key in served) if isinstance(served, list) else ()
+
+
+def served_count(checkpoint: Checkpoint) -> int:
+    """Return how many calls were served from the cache since the checkpoint before it."""
+    served = checkpoint.data.get("served")
+    if isinstance(served, list):
+        return len(served)
+    return served if type(served) is int and served > 0 else 0
 
 
 def recorded_requests(checkpoint: Checkpoint) -> tuple[RecordedRequest, ...]:

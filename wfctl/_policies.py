@@ -266,7 +266,7 @@ async def durable_sleep(run: Run, seconds: float) -> None:
     match = run.recorded.take(scope.path, SLEEP_STEP, None, None, key)
     if isinstance(match, StepRecord) and isinstance(match.result, int | float):
         until = float(match.result)
-        run.chain.note_served(key)
+        run.chain.note_served()
         run.cached.append(key)
         run.emit(
             "step_cached",

@@ -181,12 +181,17 @@ _Bucket = tuple[str, str, str | None, str | None]
 
 
 class RecordedCalls:
-    """The results a restored run may serve, consumed as calls claim them."""
+    """The results a restored run may serve, consumed as calls claim them.
+
+    A bucket (one call: step, scope, explicit key, digest) holds its one record itself, and a
+    deque only when identical calls recorded several: a deque costs ~600 bytes, and a resume of
+    100,000 distinct calls would hold 100,000 of them. A bucket is dropped once consumed.
+    """
 
     __slots__ = ("_buckets", "_unconsumed")
 
     def __init__(self, records: Iterable[StepRecord] = ()) -> None:
-        self._buckets: dict[_Bucket, deque[StepRecord]] = {}
+        self._buckets: dict[_Bucket, StepRecord | deque[StepRecord]] = {}
         self._unconsumed: dict[tuple[str, str], int] = {}
         for record in records:
             self.add(record)
@@ -197,7 +202,13 @@ class RecordedCalls:
     def add(self, record: StepRecord) -> None:
         """Make ``record`` available, after every record already added for the same call."""
         bucket = (record.scope, record.name, record.explicit, record.digest)
-        self._buckets.setdefault(bucket, deque()).append(record)
+        held = self._buckets.get(bucket)
+        if held is None:
+            self._buckets[bucket] = record
+        elif isinstance(held, deque):
+            held.append(record)
+        else:
+            self._buckets[bucket] = deque((held, record))
         step = (record.scope, record.name)
         self._unconsumed[step] = self._unconsumed.get(step, 0) + 1
 
@@ -214,13 +225,20 @@ class RecordedCalls:
             unconsumed records in this scope but none for this call; None if the step has no
             unconsumed records here (the call is new and runs live).
         """
-        bucket = self._buckets.get((scope, name, explicit, digest))
-        if bucket:
-            if bucket[0].key == key or len(bucket) == 1:
-                record = bucket.popleft()
+        where = (scope, name, explicit, digest)
+        bucket = self._buckets.get(where)
+        if bucket is not None:
+            if not isinstance(bucket, deque):
+                record = bucket
+                del self._buckets[where]
             else:
-                record = next((r for r in bucket if r.key == key), bucket[0])
-                bucket.remove(record)
+                if bucket[0].key == key or len(bucket) == 1:
+                    record = bucket.popleft()
+                else:
+                    record = next((r for r in bucket if r.key == key), bucket[0])
+                    bucket.remove(record)
+                if not bucket:
+                    del self._buckets[where]
             self._unconsumed[(scope, name)] -= 1
             return record
         if not self._unconsumed.get((scope, name)):
@@ -239,7 +257,7 @@ class RecordedCalls:
             return []
         return [
             r
-            for (s, n, e, _), records in self._buckets.items()
+            for (s, n, e, _), held in self._buckets.items()
             if s == scope and n == name and e == explicit
-            for r in records
+            for r in (held if isinstance(held, deque) else (held,))
         ]

@@ -348,7 +348,7 @@ class Run:
             outer = _effects.get()
             if outer is not None:
                 outer.merge(record.effects)
-        self.chain.note_served(key)
+        self.chain.note_served()
         self.cached.append(key)
         self.emit(
             "step_cached",

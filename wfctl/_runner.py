@@ -48,6 +48,7 @@ from ._payloads import RootPayload, recorded_requests
 from ._restore import load_target
 from ._storage import FileCheckpointStorage
 from ._storage._capabilities import load_chain
+from ._storage._durability import FULL, Durability
 from ._trust import refuse_code_in_store, vet_store_owner
 
 if TYPE_CHECKING:
@@ -103,6 +104,8 @@ class RunReport:
     hints: tuple[Hint, ...] = ()
     #: The ``step_retrying`` events of this call: each failed attempt that was retried.
     retries: tuple[dict[str, Any], ...] = ()
+    #: How this call's commits were synced (``--durability``).
+    durability: Durability = FULL
 
     @property
     def resume_command(self) -> str:
@@ -157,6 +160,11 @@ class RunReport:
                 "duration_s": round(self.elapsed, 6),
                 "target": self.target,
                 "target_recorded": self.target_recorded,
+                "durability": {
+                    "mode": self.durability.mode,
+                    "batch_steps": self.durability.batch_steps,
+                    "batch_ms": self.durability.batch_ms,
+                },
             },
         )
 
@@ -206,6 +214,7 @@ def _outcome(
             elapsed=drive.elapsed,
             target=loaded,
             target_recorded=target_recorded,
+            durability=storage.durability,
         )
     requests = tuple(
         PendingRequest(r.request_id, _encode_all([r.request_data])[0], r.response_type)
@@ -244,6 +253,7 @@ def _outcome(
         failed_step=failed_step,
         hints=hints,
         retries=tuple({"key": e.key, **e.data} for e in result.events if e.kind == "step_retrying"),
+        durability=storage.durability,
     )
 
 
@@ -289,13 +299,15 @@ def run_workflow(
     input_file: Path | None = None,
     run_id: str | None = None,
     drain_timeout: float = 30.0,
+    durability: Durability | None = None,
     on_event: EventListener | None = None,
     on_interrupt: InterruptListener | None = None,
 ) -> RunReport:
     """Load ``target`` and run it to its end, a pause, or Ctrl-C, in the store ``store``.
 
     The input is ``input_json`` (JSON text) or the content of ``input_file`` (see
-    :func:`read_input`); with neither, the workflow gets no message.
+    :func:`read_input`); with neither, the workflow gets no message. ``durability`` is how
+    its commits are synced (default ``full``).
 
     Raises:
         WfctlError: the input is invalid or unreadable.
@@ -306,7 +318,7 @@ def run_workflow(
     """
     message = read_input(input_json, input_file)
     workflow = load_workflow(target)
-    storage = FileCheckpointStorage(store)
+    storage = FileCheckpointStorage(store, durability=durability or FULL)
     # The engine refuses an existing run id itself, under the run's lock.
     run_id = validate_run_id(run_id) if run_id is not None else new_run_id()
     bound = workflow.build(checkpoint_storage=storage)
@@ -329,6 +341,7 @@ def resume_run(
     trust_store: bool = False,
     allow_changed: bool = False,
     drain_timeout: float = 30.0,
+    durability: Durability | None = None,
     on_event: EventListener | None = None,
     on_interrupt: InterruptListener | None = None,
 ) -> RunReport:
@@ -338,7 +351,8 @@ def resume_run(
     reference) unless ``target`` is given; see :func:`_load_recorded` for when a recorded
     target is refused (``trust_store`` trusts a store another user owns). With
     ``allow_changed`` the run continues although its code changed (the fix of a failed run):
-    recorded steps are served from the record and the rest run the new code.
+    recorded steps are served from the record and the rest run the new code. ``durability``
+    is how its new commits are synced (default ``full``).
 
     Raises:
         RunNotFoundError, InvalidIdError: no such run.
@@ -352,7 +366,7 @@ def resume_run(
         WorkflowChangedError: its code changed since it was written and ``allow_changed`` is
             False.
     """
-    storage = FileCheckpointStorage(store)
+    storage = FileCheckpointStorage(store, durability=durability or FULL)
     chain = asyncio.run(load_chain(storage, validate_run_id(run_id)))
     root, head = chain[0], chain[-1]
     if head.kind == Kind.COMPLETED:

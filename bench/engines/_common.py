@@ -17,10 +17,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 __all__ = [
+    "BIG_CHARS",
     "PAYLOAD_CHARS",
     "Job",
     "Measurement",
     "NotApplicable",
+    "big_result",
     "disk_usage",
     "executed_steps",
     "expected_outputs",
@@ -36,9 +38,12 @@ T = TypeVar("T")
 
 #: Length of every step argument and every step result.
 PAYLOAD_CHARS = 100
+#: Length of a step result in the big-payload scenario (1 MB of ASCII).
+BIG_CHARS = 1_000_000
 _FILLER = "abcdefghijklmnopqrstuvwxyz0123456789" * 3
 _STATE_FILE = "bench-state.json"
 _executed = 0
+_BIG_FILLER = (_FILLER * (BIG_CHARS // len(_FILLER) + 1))[: BIG_CHARS - 14]
 
 
 class NotApplicable(Exception):
@@ -101,6 +106,13 @@ class Measurement:
 def payload(i: int) -> str:
     """Return the distinct 100-character argument of call number ``i``."""
     return f"call-{i:09d}-{_FILLER}"[:PAYLOAD_CHARS]
+
+
+def big_result(i: int) -> str:
+    """Return the distinct 1 MB result of big-payload call number ``i`` (counted as run)."""
+    global _executed
+    _executed += 1
+    return f"big-{i:09d}-" + _BIG_FILLER
 
 
 def run_step(text: str) -> str:

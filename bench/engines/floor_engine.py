@@ -11,7 +11,7 @@ import os
 from . import _common as common
 from ._common import Job, Measurement
 
-__all__ = ["sequential"]
+__all__ = ["big_payload", "sequential"]
 
 #: Used when the harness has no measured wfctl record size to pass (``record_bytes`` option).
 DEFAULT_RECORD_BYTES = 300
@@ -37,6 +37,14 @@ async def sequential(job: Job) -> Measurement:
         bytes=size_on_disk,
         largest_file=largest,
         detail={"record_bytes": size},
+    )
+
+
+async def big_payload(job: Job) -> Measurement:
+    """Append and fdatasync N records of 1 MB (the size of a wfctl big-payload record)."""
+    options = {"record_bytes": common.BIG_CHARS + 200, **job.options}
+    return await sequential(
+        Job(job.engine, job.variant, job.scenario, job.phase, job.n, job.store, options)
     )
 
 

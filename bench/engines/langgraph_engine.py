@@ -30,7 +30,7 @@ from langgraph.types import Command, interrupt
 from . import _common as common
 from ._common import Job, Measurement, NotApplicable
 
-__all__ = ["fanout", "pause_resume", "restore", "sequential"]
+__all__ = ["big_payload", "fanout", "pause_resume", "restore", "sequential"]
 
 _CONFIG: Any = {"configurable": {"thread_id": "bench"}}
 
@@ -45,6 +45,18 @@ async def bench_sequential(n: int) -> str:
     for i in range(n):
         result = await echo(common.payload(i))
     return result
+
+
+@task
+async def blob(i: int) -> str:
+    return common.big_result(i)
+
+
+async def bench_big(n: int) -> int:
+    total = 0
+    for i in range(n):
+        total += len(await blob(i))
+    return total
 
 
 async def bench_fanout(n: int) -> list[str]:
@@ -105,6 +117,13 @@ async def sequential(job: Job) -> Measurement:
     """Run N sequential tasks."""
     result, m = await _run(job, bench_sequential, job.n)
     m.check_output(result, common.expected_outputs(job.n)[-1])
+    return m
+
+
+async def big_payload(job: Job) -> Measurement:
+    """Run N sequential tasks that each return 1 MB."""
+    result, m = await _run(job, bench_big, job.n)
+    m.check_output(result, job.n * common.BIG_CHARS)
     return m
 
 

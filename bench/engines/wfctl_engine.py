@@ -1,4 +1,7 @@
-"""wfctl with ``FileCheckpointStorage(durable=True)``: one append-only journal per run.
+"""wfctl with ``FileCheckpointStorage``: one append-only journal per run.
+
+The durability mode is ``full`` unless the job's ``durability`` option names another
+(``batch``, ``none``: the durability scenario runs all three side by side).
 
 A store holds ``runs/<run_id>/journal.jsonl``, one checksummed JSON line per checkpoint; records
 are counted as journal lines and lineage follows each line's ``prev``. Restore is
@@ -11,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import statistics
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,7 +26,7 @@ from ._common import Job, Measurement
 if TYPE_CHECKING:
     from wfctl import WorkflowRunResult
 
-__all__ = ["fanout", "pause_resume", "populate", "restore", "sequential"]
+__all__ = ["big_payload", "fanout", "pause_resume", "populate", "restore", "sequential"]
 
 
 @step
@@ -36,6 +40,19 @@ async def sequential_wf(n: int) -> str:
     for i in range(n):
         result = await echo(common.payload(i))
     return result
+
+
+@step
+async def blob(i: int) -> str:
+    return common.big_result(i)
+
+
+@workflow(name="bench_big")
+async def big_wf(n: int) -> int:
+    total = 0
+    for i in range(n):
+        total += len(await blob(i))
+    return total
 
 
 @workflow(name="bench_fanout")
@@ -52,7 +69,7 @@ async def review_wf(n: int, ctx: RunContext) -> str:
 
 
 def _storage(job: Job) -> FileCheckpointStorage:
-    return FileCheckpointStorage(job.store, durable=True)
+    return FileCheckpointStorage(job.store, durability=job.options.get("durability", "full"))
 
 
 def _read_journals(store: Path) -> tuple[dict[str, str | None], list[int]]:
@@ -95,6 +112,17 @@ async def sequential(job: Job) -> Measurement:
     )
     m = _measure(job, seconds, result)
     m.check_output(result.get_outputs(), common.expected_outputs(job.n)[-1:])
+    return m
+
+
+async def big_payload(job: Job) -> Measurement:
+    """Run N sequential steps that each return 1 MB; report CPU seconds besides wall time."""
+    cpu = time.process_time()
+    result, seconds = await common.timed(big_wf.build(checkpoint_storage=_storage(job)).run(job.n))
+    cpu = time.process_time() - cpu
+    m = _measure(job, seconds, result)
+    m.detail["cpu_seconds"] = cpu
+    m.check_output(result.get_outputs(), [job.n * common.BIG_CHARS])
     return m
 
 

@@ -61,9 +61,10 @@ def test_log_shows_the_chain_as_a_timeline(store: Path) -> None:
     assert isinstance(entries[1]["steps"][0]["duration_s"], float)
     assert entries[2]["request_ids"] == ["0/request#0", "1/request#0"]
     assert entries[3]["answers"] == {"0/request#0": "yes", "1/request#0": 3}
-    assert entries[4]["served_keys"] == ["prepare#0"]
+    assert entries[4]["served_keys"] == [] and entries[4]["served_count"] == 1  # a count, not keys
     assert set(entries[0]) == {
-        "checkpoint_id", "seq", "kind", "created_at", "steps", "served_keys", "request_ids",
+        "checkpoint_id", "seq", "kind", "created_at", "steps", "served_keys", "served_count",
+        "request_ids",
         "answers", "error", "detail", "attempts",
     }  # fmt: skip
 
@@ -74,7 +75,7 @@ def test_log_shows_the_chain_as_a_timeline(store: Path) -> None:
     assert "✓ prepare#0 (" in out and " ms)" in out
     assert "? request 0/request#0" in out
     assert "→ answer 1/request#0 = 3" in out
-    assert "↺ cached: prepare#0" in out
+    assert "↺ cached: 1 call" in out
 
 
 def test_log_names_the_error_of_a_failed_run(store: Path, tmp_path: Path) -> None:

@@ -9,6 +9,8 @@ MODE:
                 itself (a torn tail, mid-commit)
   run-gate      start run RUN_ID; step K writes STORE/ready, then waits for STORE/gate to exist
   resume        continue run RUN_ID from its head; prints the outputs as JSON
+
+The storage commits with the durability mode named by $CRASH_CHILD_DURABILITY (default full).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from wfctl import Checkpoint, FileCheckpointStorage, step, workflow
+from wfctl import Checkpoint, Durability, FileCheckpointStorage, step, workflow
 from wfctl._storage._journal import encode_record  # internal: to write a torn record on purpose
 
 STORE, RUN_ID, MODE = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
@@ -73,7 +75,8 @@ class TearingStorage(FileCheckpointStorage):
 
 
 async def main() -> Any:
-    storage = TearingStorage(STORE)
+    mode = os.environ.get("CRASH_CHILD_DURABILITY", "full")
+    storage = TearingStorage(STORE, durability=Durability(mode))  # type: ignore[arg-type]
     wf = ledgered.build(checkpoint_storage=storage)
     if MODE == "resume":
         head = await storage.get_latest(run_id=RUN_ID)

@@ -20,12 +20,13 @@ CHILD = Path(__file__).with_name("crash_child.py")
 N, K = 6, 3
 
 
-def _child(store: Path, run_id: str, mode: str) -> subprocess.Popen[str]:
+def _child(store: Path, run_id: str, mode: str, durability: str = "full") -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, str(CHILD), str(store), run_id, mode, str(N), str(K)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env={**os.environ, "CRASH_CHILD_DURABILITY": durability},
     )
 
 
@@ -59,12 +60,20 @@ def _check_recovered(store: Path, run_id: str) -> Counter[str]:
     return Counter((store / "ledger.txt").read_text().split())
 
 
-def test_sigkill_mid_step_resumes_without_rerunning_committed_steps(tmp_path: Path) -> None:
-    proc = _child(tmp_path, "crash-mid-step", "run-block")
+@pytest.mark.parametrize("durability", ["full", "batch", "none"])
+def test_sigkill_mid_step_resumes_without_rerunning_committed_steps(
+    tmp_path: Path, durability: str
+) -> None:
+    # batch (16 steps by default) and none have synced none of the steps before K when the
+    # process dies: each was still written before its await returned, so none is lost.
+    proc = _child(tmp_path, "crash-mid-step", "run-block", durability)
     _wait_for(tmp_path / "ready", proc)
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=30)
     assert proc.returncode == -signal.SIGKILL
+    journal = arun(FileCheckpointStorage(tmp_path).read_run("crash-mid-step"))
+    recorded = [s["key"] for c in journal.checkpoints for s in c.data.get("steps", [])]
+    assert recorded == [f"work#{i}" for i in range(K)]  # every step that returned, no other
     runs = _check_recovered(tmp_path, "crash-mid-step")
     assert runs == {**{f"work:{i}": 1 for i in range(N)}, f"work:{K}": 2}  # in flight: twice
 

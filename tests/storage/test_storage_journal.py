@@ -6,6 +6,8 @@ internal) to build records of a future format version, which no public API can w
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
 import errno
 import json
 import os
@@ -415,6 +417,31 @@ def test_records_round_trip_any_json_data(data: dict[str, Any]) -> None:
     assert line.endswith(b"\n")
     assert line.count(b"\n") == 1
     assert decode_record(line[:-1], "t") == checkpoint
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"text": "lone \ud800 surrogate"},  # not UTF-8: written with \u escapes
+        {"big": 2**70, "negative": -(2**65)},  # beyond 64 bits
+        {"text": "x" * 1_000_000, "n": [1, 2.5, None, True]},  # a big value
+    ],
+)
+def test_records_the_fast_encoder_refuses_are_written_all_the_same(data: dict[str, Any]) -> None:
+    checkpoint = ckpt("r1", 1, data=data)
+    line = encode_record(checkpoint)
+    assert decode_record(line[:-1], "t") == checkpoint
+    assert json.loads(line) == {**json.loads(line), "data": data}  # one valid JSON line
+
+
+def test_record_data_that_is_not_plain_json_is_refused() -> None:
+    @dataclasses.dataclass
+    class Point:
+        x: int
+
+    for value in (Point(1), datetime.date(2020, 1, 2), object()):
+        with pytest.raises(TypeError):
+            encode_record(ckpt("r1", 1, data={"value": value}))
 
 
 @given(position=st.integers(min_value=0), value=st.integers(min_value=0, max_value=255))

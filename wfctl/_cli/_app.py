@@ -37,10 +37,14 @@ else:
 if TYPE_CHECKING:
     from wfctl._config import StoreLocation
     from wfctl._runner import RunReport
+    from wfctl._storage._durability import Durability
 
 __all__ = [
+    "BatchMsOption",
+    "BatchStepsOption",
     "DebugOption",
     "DrainOption",
+    "DurabilityOption",
     "ExportFormat",
     "JsonOption",
     "StoreOption",
@@ -54,6 +58,7 @@ __all__ = [
     "exit_with",
     "finish_run",
     "locate_store_option",
+    "resolve_durability_option",
     "resolve_store_option",
     "workflow_output",
 ]
@@ -244,11 +249,65 @@ def complete_checkpoint_id(ctx: typer.Context, incomplete: str) -> list[str]:
     return checkpoint_ids(ctx.params.get("store"), incomplete)
 
 
+class DurabilityChoice(enum.StrEnum):
+    """The durability modes ``run`` and ``resume`` offer (see ``wfctl._storage._durability``)."""
+
+    full = "full"
+    batch = "batch"
+    none = "none"
+
+
+DurabilityOption = Annotated[
+    DurabilityChoice | None,
+    typer.Option(
+        "--durability",
+        help="When commits reach the disk: full (each step synced before it returns), batch "
+        "(steps synced every --batch-steps commits or --batch-ms, the run's end and pauses at "
+        "once; an OS crash or power loss may lose that window, which resume runs again) or "
+        "none (never synced). Every mode writes each step before it returns, so a crash of "
+        "the process loses nothing. Default: 'durability' in wfctl.toml, else full.",
+        show_default=False,
+    ),
+]
+BatchStepsOption = Annotated[
+    int | None,
+    typer.Option(
+        "--batch-steps",
+        metavar="N",
+        min=1,
+        max=1_000_000,
+        help="With --durability batch: sync at the latest every N step commits (default 16).",
+        show_default=False,
+    ),
+]
+BatchMsOption = Annotated[
+    float | None,
+    typer.Option(
+        "--batch-ms",
+        metavar="MS",
+        min=0.001,
+        max=3_600_000,
+        help="With --durability batch: sync at the latest MS milliseconds after the oldest "
+        "unsynced step commit (default 100).",
+        show_default=False,
+    ),
+]
+
+
 class ExportFormat(enum.StrEnum):
     """Formats ``wfctl export`` writes."""
 
     json = "json"
     toml = "toml"
+
+
+def resolve_durability_option(
+    mode: DurabilityChoice | None, batch_steps: int | None, batch_ms: float | None
+) -> Durability:
+    """Return the durability ``--durability`` and the batch options select (else the config's)."""
+    from wfctl._config import resolve_durability
+
+    return resolve_durability(None if mode is None else mode.value, batch_steps, batch_ms)
 
 
 def resolve_store_option(store: str | None) -> Path:

@@ -8,8 +8,11 @@ from typing import Annotated
 import typer
 
 from ._app import (
+    BatchMsOption,
+    BatchStepsOption,
     DebugOption,
     DrainOption,
+    DurabilityOption,
     JsonOption,
     StoreOption,
     TargetOverride,
@@ -20,6 +23,7 @@ from ._app import (
     emit_json,
     exit_with,
     finish_run,
+    resolve_durability_option,
     resolve_store_option,
     workflow_output,
 )
@@ -60,6 +64,9 @@ def run(
         typer.Option("--run-id", metavar="ID", help="Use this run id instead of a fresh one."),
     ] = None,
     drain_timeout: DrainOption = 30.0,
+    durability: DurabilityOption = None,
+    batch_steps: BatchStepsOption = None,
+    batch_ms: BatchMsOption = None,
     store: StoreOption = None,
     json_output: JsonOption = False,
     debug: DebugOption = False,
@@ -74,7 +81,8 @@ def run(
     at the next step boundary (exit 130, resumable); a second one aborts it. SIGTERM and SIGHUP
     pause it like the first Ctrl-C. Steps still running after --drain-timeout are cancelled
     (not recorded; they run again on resume). When the run fails (exit 1) it prints the
-    commands that can help: a retry, a retry of fixed code, a new run.
+    commands that can help: a retry, a retry of fixed code, a new run. --durability batch
+    (or none) trades what an OS crash may lose for speed; a crash of the process loses nothing.
 
     \b
     Example:
@@ -91,6 +99,7 @@ def run(
             input_file=input_file,
             run_id=run_id,
             drain_timeout=drain_timeout,
+            durability=resolve_durability_option(durability, batch_steps, batch_ms),
             on_event=progress.on_event,
             on_interrupt=progress.on_interrupt,
         )
@@ -138,6 +147,9 @@ def resume(
     target: TargetOverride = None,
     trust_store: TrustStoreOption = False,
     drain_timeout: DrainOption = 30.0,
+    durability: DurabilityOption = None,
+    batch_steps: BatchStepsOption = None,
+    batch_ms: BatchMsOption = None,
     store: StoreOption = None,
     json_output: JsonOption = False,
     debug: DebugOption = False,
@@ -173,6 +185,7 @@ def resume(
             trust_store=trust_store,
             allow_changed=allow_changed,
             drain_timeout=drain_timeout,
+            durability=resolve_durability_option(durability, batch_steps, batch_ms),
             on_event=progress.on_event,
             on_interrupt=progress.on_interrupt,
         )

@@ -172,6 +172,9 @@ def print_log(log: RunLog, *, verbose: bool = False) -> None:
             node.add(Text(f"↻ {attempt.key}: {attempt.describe()}", style="yellow"))
         if entry.served:
             node.add(Text(f"↺ cached: {', '.join(entry.served)}", style="dim"))
+        elif entry.served_count:
+            plural = "s" if entry.served_count != 1 else ""
+            node.add(Text(f"↺ cached: {entry.served_count} call{plural}", style="dim"))
         _log_node(node, "? request ", entry.requests)
         _log_node(node, "→ answer ", (f"{k} = {json_text(readable(v))}" for k, v in entry.answers))
         if entry.error:

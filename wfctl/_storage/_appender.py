@@ -4,7 +4,9 @@ A :class:`JournalAppender` is an ``O_APPEND`` descriptor kept open on a run's jo
 head this process last committed to it. Opening one scans only the journal's end: it truncates a
 torn tail (so no later record follows garbage) and reads the head. After that a commit is one
 ``lstat`` of the journal's path, one ``write`` of a whole record (continued if the kernel stored
-only part of it) and one ``fdatasync``: no reads, no parsing.
+only part of it) and one ``fdatasync``: no reads, no parsing. The storage's durability mode
+(see ._durability) may defer the ``fdatasync``: the appender counts the records written since
+the last one, and :meth:`JournalAppender.sync` makes them durable later.
 
 The ``lstat`` is the check that the head cached in memory is still the journal's head: the path
 must still name the file this appender opened (same device and inode) and that file must be
@@ -59,7 +61,10 @@ class JournalAppender:
     ``end`` is the byte offset where the committed records end (where the next one lands);
     ``identity`` the journal's ``(st_dev, st_ino)``; ``last_crc`` the checksum field of the
     head record as read at open (None if there is none); ``changed`` the refusal every append
-    raises once the journal was found changed under this appender.
+    raises once the journal was found changed under this appender. ``unsynced`` counts the
+    records written since the last ``fdatasync``; ``sync_failed`` is the error of a deferred
+    sync that failed, which the next append raises (those records may not be durable) before
+    the storage drops this appender.
     """
 
     __slots__ = (
@@ -73,6 +78,8 @@ class JournalAppender:
         "last_seq",
         "lock",
         "path",
+        "sync_failed",
+        "unsynced",
     )
 
     def __init__(
@@ -95,6 +102,8 @@ class JournalAppender:
         self.identity = identity
         self.last_crc = last_crc
         self.changed: JournalChangedError | None = None
+        self.sync_failed: OSError | None = None
+        self.unsynced = 0
         self.lock = threading.Lock()
 
     @classmethod
@@ -129,6 +138,9 @@ class JournalAppender:
     def append(self, checkpoint: Checkpoint, line: bytes, durable: bool) -> bool:
         """Commit ``line`` (the encoded ``checkpoint``) if it extends the head by one link.
 
+        ``durable`` syncs it (and every record written before it) before returning; otherwise
+        it is written only, and counted in ``unsynced``.
+
         Returns False, writing nothing, if this appender was closed meanwhile. On an I/O error
         (or an exception such as KeyboardInterrupt) the appender cuts off whatever part of
         ``line`` reached the file (see :meth:`_roll_back`) and closes itself, so the next
@@ -138,11 +150,13 @@ class JournalAppender:
             JournalChangedError: the journal is not where this appender left it (see the
                 module docstring); raised again by every later append.
             CheckpointCorruptError: the checkpoint does not extend the head (see check_append).
-            OSError: the write or the sync failed.
+            OSError: the write or the sync failed, or a deferred sync had failed before.
         """
         with self.lock:
             if self.changed is not None:
                 raise self.changed
+            if self.sync_failed is not None:
+                raise self.sync_failed
             fd = self.fd
             if fd < 0:
                 return False
@@ -162,7 +176,24 @@ class JournalAppender:
             self.last_seq = checkpoint.seq
             self.last_id = checkpoint.checkpoint_id
             self.end += len(line)
+            self.unsynced = 0 if durable else self.unsynced + 1
             return True
+
+    def sync(self) -> None:
+        """Make the records written since the last sync durable (no-op if there are none).
+
+        A failure is kept in ``sync_failed``: records already acknowledged may be lost in an OS
+        crash, so the next append raises it instead of acknowledging more on top of them.
+        """
+        with self.lock:
+            if self.unsynced == 0 or self.fd < 0 or self.sync_failed is not None:
+                return
+            try:
+                self.fs.fdatasync(self.fd)
+            except OSError as exc:
+                self.sync_failed = exc
+                return
+            self.unsynced = 0
 
     def _check_unchanged(self) -> None:
         """Refuse (now and for good) unless the path still names this file, this long."""
@@ -209,8 +240,10 @@ class JournalAppender:
         except OSError:
             pass  # best effort: the error being raised is the one the caller must see
 
-    def close(self) -> None:
-        """Close the descriptor (idempotent)."""
+    def close(self, *, sync: bool = False) -> None:
+        """Close the descriptor (idempotent); with ``sync``, sync unsynced records first."""
+        if sync:
+            self.sync()
         with self.lock:
             fd, self.fd = self.fd, -1
             if fd >= 0:

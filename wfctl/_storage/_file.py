@@ -5,7 +5,8 @@ lock held while the run executes is taken (see ._lock), its end marker (see ._ma
 that lock, and a pause request while there is one.
 
 A commit is one ``write`` of a whole line to an ``O_APPEND`` descriptor kept open per run,
-then ``fdatasync`` (unless ``durable=False``). The storage remembers each run's head after the
+then ``fdatasync`` (deferred or skipped by the ``batch`` and ``none`` durability modes, see
+._durability). The storage remembers each run's head after the
 first append, so the hot path does no reads and no parsing: one ``lstat`` checks that the
 journal is still the file, and as long, as this process left it (see ._appender). The record
 still names its seq and parent, and a record that does not extend the head is refused. A
@@ -15,6 +16,7 @@ in the durable mode); every read of a journal's end or of the whole journal chec
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import stat
@@ -29,6 +31,7 @@ from wfctl._errors import CheckpointCorruptError, JournalChangedError, RunNotFou
 
 from ._appender import READ_FLAGS, JournalAppender, symlink_error
 from ._base import StorageQueries, strict_chain
+from ._durability import Durability, DurabilityMode
 from ._fs import OS_FS, FileSystem, write_private
 from ._journal import (
     check_journal,
@@ -65,12 +68,17 @@ class FileCheckpointStorage(StorageQueries):
 
     Args:
         path: the storage root. Nothing is written until the first save or lock.
-        durable: ``True`` (default) makes every save ``fdatasync`` before it returns.
-            ``False`` is the explicit faster mode: the same format, but a power loss or OS crash
-            can drop the most recent commits (a process crash cannot: the data is in the page
-            cache). Directories are created ``0o700`` and files ``0o600``.
+        durability: when commits reach the disk: ``"full"`` (default: every save is
+            ``fdatasync``-ed before it returns), ``"batch"`` (step records synced every 16
+            commits or 100 ms, every other record at once) or ``"none"`` (never synced), or a
+            :class:`Durability` with another batch window. In every mode each record is
+            written before the save returns, so a process crash loses nothing; an OS crash or
+            power loss may lose the unsynced commits (see :mod:`wfctl._storage._durability`).
+        durable: the older switch: ``False`` is ``durability="none"``.
         fs: the object that makes every OS call (default: the operating system itself); tests
             pass one that injects faults. See :mod:`wfctl._storage._fs`.
+
+    Directories are created ``0o700`` and files ``0o600``.
 
     The first time it finds its root already there, the storage warns
     (:class:`~wfctl._storage._security.StoreSecurityWarning`) if the root is writable by group
@@ -80,18 +88,28 @@ class FileCheckpointStorage(StorageQueries):
     Raises:
         StoreLocationError: ``path`` is empty (which would silently mean the current
             directory) or is the root of the file system (where ``runs`` would be created).
+        ValueError: an unknown durability mode, or ``durable=False`` with another mode.
     """
 
     def __init__(
         self,
         path: str | os.PathLike[str],
         *,
+        durability: DurabilityMode | Durability = "full",
         durable: bool = True,
         fs: FileSystem | None = None,
     ) -> None:
+        chosen = durability if isinstance(durability, Durability) else Durability(durability)
+        if not durable:
+            if chosen.mode not in ("full", "none"):
+                raise ValueError(f"durable=False is durability='none', not {chosen.mode!r}")
+            chosen = Durability("none")
         self._fs: FileSystem = OS_FS if fs is None else fs
         self._layout = StoreLayout(path, self._fs)
-        self._durable = durable
+        self._durability = chosen
+        #: Whether anything is ever synced; whether step records may wait for a later sync.
+        self._durable = chosen.syncs
+        self._batching = chosen.mode == "batch"
         self._appenders: dict[str, JournalAppender] = {}
         self._pause_markers: dict[str, str] = {}
         #: run id -> (st_dev, st_ino) of the journal this storage holds the run's lock on.
@@ -100,7 +118,8 @@ class FileCheckpointStorage(StorageQueries):
         self._finalizer = weakref.finalize(self, _close_all, self._appenders)
 
     def __repr__(self) -> str:
-        return f"FileCheckpointStorage({str(self._layout.root)!r}, durable={self._durable})"
+        root = str(self._layout.root)
+        return f"FileCheckpointStorage({root!r}, durability={self._durability.mode!r})"
 
     @property
     def root(self) -> Path:
@@ -109,23 +128,33 @@ class FileCheckpointStorage(StorageQueries):
 
     @property
     def durable(self) -> bool:
-        """Whether each save is fsynced before it returns."""
+        """Whether saves are ever synced (False only for ``durability="none"``)."""
         return self._durable
 
+    @property
+    def durability(self) -> Durability:
+        """When commits are synced: the mode and, for ``batch``, its window."""
+        return self._durability
+
     def close(self) -> None:
-        """Close the journals kept open for appending; the storage stays usable."""
+        """Close the journals kept open for appending (syncing what ``batch`` deferred).
+
+        The storage stays usable.
+        """
         with self._mutex:
             appenders = list(self._appenders.values())
             self._appenders.clear()
         for appender in appenders:
-            appender.close()
+            appender.close(sync=self._batching)
 
     # -- writing -----------------------------------------------------------------------------
 
     async def save(self, checkpoint: Checkpoint) -> None:
-        """Append ``checkpoint`` to its run's journal (durably, unless ``durable=False``).
+        """Append ``checkpoint`` to its run's journal, synced as the durability mode says.
 
-        Blocking I/O on purpose, without a thread hop: the caller decides about threads.
+        Blocking I/O on purpose, without a thread hop: the caller decides about threads. The
+        record is written before this returns in every mode; ``batch`` may defer its sync
+        (a step record only) to the end of the window, ``none`` skips it.
 
         Raises:
             InvalidIdError: the run id is malformed.
@@ -136,10 +165,19 @@ class FileCheckpointStorage(StorageQueries):
         line = encode_record(checkpoint)  # before any state changes: bad data changes nothing
         while True:
             appender = self._appenders.get(checkpoint.run_id) or self._open_appender(checkpoint)
+            sync = self._durable
+            if self._batching and checkpoint.kind == Kind.STEP:
+                sync = appender.unsynced + 1 >= self._durability.batch_steps
             try:
-                if appender.append(checkpoint, line, self._durable):
+                if appender.append(checkpoint, line, sync):
                     if checkpoint.kind in ENDING_STATUS:  # the call ends: mark the end
                         mark_end(self._layout, checkpoint, line, self._durable)
+                    elif self._batching and appender.unsynced == 1:
+                        # The window's first unsynced record: sync it within batch_ms at most,
+                        # even if no further commit comes to do it.
+                        asyncio.get_running_loop().call_later(
+                            self._durability.batch_ms / 1000, appender.sync
+                        )
                     return
             except OSError:
                 self._drop(checkpoint.run_id, appender)  # it closed itself; forget it
@@ -179,7 +217,7 @@ class FileCheckpointStorage(StorageQueries):
             appender.close()
             return existing
         for old in evicted:
-            old.close()
+            old.close(sync=self._batching)
         return appender
 
     def _drop(self, run_id: str, appender: JournalAppender | None = None) -> JournalAppender | None:
@@ -193,7 +231,7 @@ class FileCheckpointStorage(StorageQueries):
         """Close the run's appender: the next save rereads the head from the file."""
         appender = self._drop(run_id)
         if appender is not None:
-            appender.close()
+            appender.close(sync=self._batching)
 
     # -- location and reading ----------------------------------------------------------------
 

@@ -23,6 +23,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
+import orjson
+
 from wfctl._checkpoint import FORMAT_VERSION, KINDS, Checkpoint, Kind, checkpoint_id_for
 from wfctl._errors import CheckpointCorruptError
 
@@ -66,9 +68,12 @@ _CHAIN_LINK: Final = re.compile(
 )
 _KINDS: Final = frozenset(kind.encode() for kind in KINDS)
 _ROOT: Final = Kind.ROOT.value.encode()
-# Built once: json.dumps with options builds an encoder per call, a third of a commit's CPU.
-# No circular check: the data is codec output, a tree by construction (a cycle would still fail,
-# with RecursionError).
+# orjson writes compact UTF-8 JSON straight to bytes, 10-60x faster than the stdlib (see
+# docs/decisions.md). Dataclasses and datetimes are passed through to the fallback, which
+# refuses them, as it always did: the data is codec output, plain JSON by construction.
+_ORJSON_OPTIONS: Final = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+# The fallback, built once: json.dumps with options builds an encoder per call. No circular
+# check: the data is a tree by construction (a cycle would still fail, with RecursionError).
 _ENCODER: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, check_circular=False)
 _ASCII_ENCODER: Final = json.JSONEncoder(separators=(",", ":"), check_circular=False)
 
@@ -76,17 +81,29 @@ _ASCII_ENCODER: Final = json.JSONEncoder(separators=(",", ":"), check_circular=F
 def encode_record(checkpoint: Checkpoint) -> bytes:
     """Return the journal line (newline included) that commits ``checkpoint``.
 
+    The body is encoded once and never sliced: the checksum is taken over it, and the line is
+    built in one copy (a 1 MB result costs one encode, one crc32 and one copy).
+
     Raises:
         TypeError, ValueError, RecursionError: ``checkpoint.data`` is not plain JSON (the codec
             should have encoded it already).
     """
     raw = checkpoint.to_dict()
     try:
-        body = _ENCODER.encode(raw).encode()
+        body = orjson.dumps(raw, option=_ORJSON_OPTIONS)
+    except TypeError:
+        # What orjson refuses (a lone surrogate, an int beyond 64 bits, a passed-through type)
+        # the standard library writes or refuses as it always did.
+        body = _stdlib_body(raw)
+    return b"".join((memoryview(body)[:-1], b',"crc":"%08x"}\n' % zlib.crc32(body)))
+
+
+def _stdlib_body(raw: dict[str, object]) -> bytes:
+    try:
+        return _ENCODER.encode(raw).encode()
     except UnicodeEncodeError:
         # A lone surrogate cannot be written as UTF-8; \u escapes keep it and stay valid JSON.
-        body = _ASCII_ENCODER.encode(raw).encode()
-    return b'%s,"crc":"%08x"}\n' % (body[:-1], zlib.crc32(body))
+        return _ASCII_ENCODER.encode(raw).encode()
 
 
 def decode_record(line: bytes, where: str) -> Checkpoint:
@@ -180,9 +197,12 @@ def parse_journal(
     checkpoints: list[Checkpoint] = []
     problems: list[JournalProblem] = []
     if committed:
-        lines = data[:committed].split(b"\n")
-        lines.pop()  # the empty piece after the final newline
-        for lineno, line in enumerate(lines, 1):
+        # One line at a time: no copy of the journal, no list of all its lines at once.
+        lineno, start = 0, 0
+        while start < committed:
+            end = data.index(b"\n", start)
+            line, start = data[start:end], end + 1
+            lineno += 1
             where = f"{path}:{lineno}"
             try:
                 checkpoint = decode_record(line, where)
