@@ -177,7 +177,7 @@ def test_the_store_covers_every_shape(documents: dict[str, list[Any]]) -> None:
     assert any(d["requests"] for d in documents["run"])
     log_items = [c for d in documents["log"] for c in d["checkpoints"]]
     assert any(c["attempts"] for c in log_items) and any(c["answers"] for c in log_items)
-    assert any(c["served_keys"] for c in log_items)
+    assert any(c["served_count"] for c in log_items)
     gc = documents["gc"][0]
     assert gc["removed"] and gc["kept"]
     assert any(d["reused_answer_ids"] for d in documents["replay"])
