@@ -41,11 +41,13 @@ def test_show_and_log_verbose_show_what_each_step_received(tmp_path: Path, store
     run_id = run_id_of(wfctl("run", _workflow(tmp_path), "--store", store, "--json"))
     shown = wfctl("show", f"{run_id}.2", "--store", store, "--json")
     assert shown.code == 0, shown.stderr
-    (record,) = shown.json()["data"]["steps"]
+    (record,) = shown.json()["record"]["data"]["steps"]
     assert record["args"] == ["http://then.example"] and record["kwargs"] == {"retries": 2}
     people = wfctl("show", f"{run_id}.2", "--store", store)
     assert '"http://then.example"' in people.stdout
-    secret = wfctl("show", f"{run_id}.1", "--store", store, "--json").json()["data"]["steps"][0]
+    secret = wfctl("show", f"{run_id}.1", "--store", store, "--json").json()["record"]["data"][
+        "steps"
+    ][0]
     assert secret["args_omitted"] == "opt_out" and "hunter2" not in str(secret)
 
     verbose = wfctl("log", run_id, "-v", "--store", store)
@@ -80,4 +82,4 @@ def test_journals_written_before_arguments_were_stored_load_and_verify(tmp_path:
     assert "args: not recorded (written before arguments were stored)" in log.stdout
     assert "result: 10" in log.stdout
     shown = wfctl("show", "completed.1", "--store", store, "--json")
-    assert shown.code == 0 and "args" not in shown.json()["data"]["steps"][0]
+    assert shown.code == 0 and "args" not in shown.json()["record"]["data"]["steps"][0]
