@@ -122,7 +122,8 @@ def step(
     each attempt, in seconds, and a timeout is a retryable ``TimeoutError``.
 
     Raises:
-        WorkflowDefinitionError: (a ``TypeError``) the function is not ``async``.
+        WorkflowDefinitionError: (a ``TypeError``, also a ``ValueError``) the function is not
+            ``async``.
     """
     if fn is not None:
         return Step(fn, name=name, replay_key=replay_key, retries=retries, timeout=timeout)

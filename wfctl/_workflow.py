@@ -149,7 +149,8 @@ class Workflow:
                 workflow that takes none; ``new_run`` without ``checkpoint_id``.
             CheckpointNotFoundError, CheckpointCorruptError, InvalidIdError: bad checkpoint.
             RunLockedError: another process is executing that run.
-            RunStateError: answers that match no pending request, or none for a paused run.
+            RunStateError: (a ``ValueError``) answers that match no pending request, or none
+                for a paused run.
             AnswerTypeError: an answer does not fit its request's ``response_type``; nothing
                 is recorded.
             WorkflowChangedError: the code changed and ``allow_changed`` is False.
@@ -235,8 +236,8 @@ def workflow(
     declares none of its own.
 
     Raises:
-        WorkflowDefinitionError: (a ``TypeError``) the function is not ``async`` or takes more
-            than one parameter besides its ``RunContext``.
+        WorkflowDefinitionError: (a ``TypeError`` and a ``ValueError``) the function is not
+            ``async`` or takes more than one parameter besides its ``RunContext``.
     """
     if fn is not None:
         return Workflow(
