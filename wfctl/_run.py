@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from ._chain import CheckpointChain
 from ._codec import decode, digest, encode
-from ._context import RunContext
+from ._context import context_of
 from ._effects import StepEffects, current_effects
 from ._errors import (
     DuplicateStepKeyError,
@@ -121,7 +121,7 @@ class Run:
         self.recorded = recorded
         self.responses = responses
         self.options = options
-        self.context = RunContext(self)
+        self.context = context_of(self)
         self.state: dict[str, Any] = {}
         self.outputs: list[Any] = []
         self.encoded_outputs: list[Any] = []
@@ -336,8 +336,8 @@ class Run:
         effects_token = _effects.set(effects)
         clock = time.perf_counter()
         try:
-            if step.context_param is not None:
-                kwargs = {**kwargs, step.context_param: self.context}
+            if step.context is not None:
+                args, kwargs = step.context.join(args, kwargs, self.context)
             policy = step.policy
             if policy is None and step_retries is None:
                 value = await step.fn(*args, **kwargs)
