@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ._answers import TEMPLATE_NAME, PendingRequest, parse_responses, write_answers_template
 from ._checkpoint import Kind, validate_run_id
 from ._codec import encode
+from ._ending import failed_result, own_notes
 from ._errors import (
     ReplayInterrupted,
     RunStateError,
@@ -227,9 +228,22 @@ def _outcome(
 
 
 def _describe(error: BaseException) -> str:
-    """Return ``Type: message``, then the error's notes (what else went wrong), on one line."""
-    notes = getattr(error, "__notes__", ())
-    return "; ".join([f"{type(error).__name__}: {error}", *notes])
+    """Return ``Type: message``, then the error's notes (what else went wrong), on one line.
+
+    The library's note on how to retry the run is left out: the report gives the commands.
+    """
+    return "; ".join([f"{type(error).__name__}: {error}", *own_notes(error)])
+
+
+async def _settled(call: Awaitable[WorkflowRunResult]) -> WorkflowRunResult:
+    """Return what a ``run``/``resume`` call gave, a failed run included (those raise)."""
+    try:
+        return await call
+    except BaseException as exc:
+        result = failed_result(exc)
+        if result is None:
+            raise
+        return result
 
 
 def read_input(input_json: str | None, input_file: Path | None) -> Any:
@@ -292,7 +306,9 @@ def run_workflow(
     args = () if message is NO_INPUT else (message,)
 
     def start(listener: EventListener) -> Awaitable[WorkflowRunResult]:
-        return bound.run(*args, run_id=run_id, drain_timeout=drain_timeout, on_event=listener)
+        return _settled(
+            bound.run(*args, run_id=run_id, drain_timeout=drain_timeout, on_event=listener)
+        )
 
     drive = drive_call(start, storage, run_id, on_event, on_interrupt)
     return _outcome(drive, storage, workflow, store)
@@ -348,12 +364,14 @@ def resume_run(
     def start(listener: EventListener) -> Awaitable[WorkflowRunResult]:
         # resume() reads the head again under the run's lock: a resumer racing this one makes
         # it fail (RunLockedError / RunStateError), never quietly start a new run.
-        return bound.resume(
-            run_id,
-            responses=answers,
-            allow_changed=allow_changed,
-            drain_timeout=drain_timeout,
-            on_event=listener,
+        return _settled(
+            bound.resume(
+                run_id,
+                responses=answers,
+                allow_changed=allow_changed,
+                drain_timeout=drain_timeout,
+                on_event=listener,
+            )
         )
 
     try:

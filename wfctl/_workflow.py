@@ -16,6 +16,7 @@ from ._checkpoint import validate_run_id
 from ._config import DEFAULT_STORE
 from ._context import RunContext
 from ._driving import EventListener
+from ._ending import raise_if_failed
 from ._errors import RunArgumentError, RunStateError, WorkflowDefinitionError
 from ._message import NO_MESSAGE, MessageParameter
 from ._policies import Retry
@@ -142,6 +143,13 @@ class Workflow:
 
         A fresh run without a message uses the default of the workflow's parameter.
 
+        Returns a ``completed`` or ``paused`` result. A run that fails raises instead (as
+        agent-framework's ``run`` does), once its ``failed`` checkpoint is durable: the
+        workflow's own exception (or ``ReplayDivergenceError``, ``UnencodableValueError``, an
+        ``OSError`` of the store), carrying ``wfctl_run_id``, ``wfctl_checkpoint_id`` (the
+        failed head, from which ``resume`` retries it) and ``wfctl_result`` (the failed
+        result: its events, outputs so far, executed steps), and a note saying how to retry.
+
         Raises:
             RunArgumentError: (a ``ValueError``) contradictory arguments: a message together
                 with ``checkpoint_id`` or ``responses`` (a restore runs on the message its root
@@ -171,14 +179,14 @@ class Workflow:
             driven = await restore_run(
                 self, checkpoint_id, responses or {}, run_id, options, on_event, new_run
             )
-            return driven.result
+            return raise_if_failed(driven.result)
         if new_run:
             raise RunArgumentError(
                 f"workflow {self.name!r}: new_run=True restores a checkpoint into a new run; "
                 "it needs checkpoint_id"
             )
         value = self._message.message_for(message)
-        return (await start_run(self, value, run_id, options, on_event)).result
+        return raise_if_failed((await start_run(self, value, run_id, options, on_event)).result)
 
     async def resume(
         self,
@@ -193,13 +201,14 @@ class Workflow:
 
         Unlike ``run(checkpoint_id=...)``, this takes the run's lock before it reads the head,
         so it never turns into a restore: if another process holds the run, it fails with
-        ``RunLockedError``; if the run has completed, with ``RunStateError``.
+        ``RunLockedError``; if the run has completed, with ``RunStateError``. A run that fails
+        again raises its error, as :meth:`run` does.
         """
         options = RunOptions(allow_changed, drain_timeout=drain_timeout)
         driven = await continue_run(
             self, validate_run_id(run_id), None, responses or {}, options, on_event
         )
-        return driven.result
+        return raise_if_failed(driven.result)
 
     def body(self, message: Any, context: RunContext) -> Coroutine[Any, Any, Any]:
         """Return the workflow body's coroutine on ``message``, with its ``RunContext``."""

@@ -6,12 +6,18 @@ typed values and ``ValueError`` compatibility of the argument errors.
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
 
-from tests.conftest import arun
+from tests.cli.conftest import wfctl
+from tests.conftest import arun, failure_of
 from wfctl import (
     DuplicateStepKeyError,
+    FileCheckpointStorage,
     InMemoryCheckpointStorage,
+    ReplayDivergenceError,
     RunContext,
     RunStateError,
     WorkflowChangedError,
@@ -125,3 +131,118 @@ def test_a_stand_alone_context_keeps_state_events_outputs_and_given_answers() ->
             await ctx.request_info("again?", str)
 
     arun(main())
+
+
+# --- failures raise --------------------------------------------------------------------------
+
+
+class FlakyError(RuntimeError):
+    """The workflow's own exception."""
+
+
+FLAKY: dict[str, int] = {"left": 0}
+
+
+@step
+async def fetch(n: int) -> int:
+    return n + 1
+
+
+@step
+async def flaky(n: int) -> int:
+    if FLAKY["left"] > 0:
+        FLAKY["left"] -= 1
+        raise FlakyError(f"flaky failed on {n}")
+    return n * 10
+
+
+@workflow(name="failing")
+async def failing(n: int, ctx: RunContext) -> int:
+    await ctx.yield_output("started")
+    return await flaky(await fetch(n))
+
+
+def test_a_failing_run_raises_its_own_exception_once_the_failed_checkpoint_is_stored(
+    storage: Any,
+) -> None:
+    async def main() -> None:
+        FLAKY["left"] = 1
+        wf = failing.build(storage)
+        with pytest.raises(FlakyError, match="flaky failed on 2") as caught:
+            await wf.run(1, run_id="f1")
+        error = caught.value
+        assert (error.wfctl_run_id, error.wfctl_checkpoint_id) == ("f1", "f1.2")  # type: ignore[attr-defined]
+        head = await storage.get_latest(run_id="f1")
+        assert (head.checkpoint_id, head.kind) == ("f1.2", "failed")  # durable before the raise
+        assert "wfctl resume f1" in error.__notes__[-1]  # PEP 678: how to go on
+        failed = error.wfctl_result  # type: ignore[attr-defined]
+        assert (failed.status, failed.error, failed.outputs) == ("failed", error, ("started",))
+        assert failed.executed == ("fetch#0",)
+        # The same chain goes on: fetch is served, flaky runs again and succeeds.
+        retried = await wf.resume("f1")
+        assert (retried.status, retried.get_outputs()) == ("completed", ["started", 20])
+        assert retried.cached == ("fetch#0",) and retried.executed == ("flaky#0",)
+
+    arun(main())
+
+
+def test_a_retry_that_fails_again_raises_again_with_the_new_head() -> None:
+    async def main() -> None:
+        FLAKY["left"] = 2
+        wf = failing.build(InMemoryCheckpointStorage())
+        with pytest.raises(FlakyError):
+            await wf.run(1, run_id="f2")
+        with pytest.raises(FlakyError) as again:
+            await wf.run(checkpoint_id="f2.2")  # the head: the same chain
+        assert again.value.wfctl_checkpoint_id == "f2.4"  # type: ignore[attr-defined]
+        assert (await wf.resume("f2")).get_outputs() == ["started", 20]
+
+    arun(main())
+
+
+def test_a_divergence_still_raises_replay_divergence_error() -> None:
+    drift = {"by": 0}
+
+    @workflow(name="drifting")
+    async def drifting(n: int) -> int:
+        return await fetch(n + drift["by"])
+
+    async def main() -> None:
+        wf = drifting.build(InMemoryCheckpointStorage())
+        done = await wf.run(1, run_id="d1")
+        drift["by"] = 1  # the same code now makes another call: the record must not serve it
+        with pytest.raises(ReplayDivergenceError, match="fetch#0") as caught:
+            await wf.run(checkpoint_id=done.checkpoint_id)
+        failed = failure_of(caught)
+        assert failed.run_id != "d1" and failed.cached == () and failed.executed == ()
+
+    arun(main())
+
+
+FAILING_FILE = """
+from wfctl import step, workflow
+
+
+@step
+async def charge(amount: int) -> int:
+    raise RuntimeError(f"payment service: bad amount {amount}")
+
+
+@workflow
+async def checkout(amount: int) -> int:
+    return await charge(amount)
+"""
+
+
+def test_the_cli_reports_a_failed_run_as_before(tmp_path: Path) -> None:
+    code = tmp_path / "checkout.py"
+    code.write_text(FAILING_FILE)
+    store = tmp_path / "store"
+    done = wfctl("run", code, "--input", "3", "--run-id", "c1", "--store", store, "--json")
+    assert done.code == 1, done.stderr  # a negative finding, as before
+    doc = done.json()
+    assert (doc["status"], doc["failed_step"]) == ("failed", "charge#0")
+    assert doc["error"] == "RuntimeError: payment service: bad amount 3"  # no library note
+    assert "Traceback" not in done.stderr
+    head = arun(FileCheckpointStorage(store).get_latest(run_id="c1"))
+    assert head is not None and head.kind == "failed"
