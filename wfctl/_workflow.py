@@ -63,6 +63,8 @@ class Workflow:
         self._message = MessageParameter(fn, self.name, context_parameter(fn))
         self._signature: str | None = None
         self._last_paused: str | None = None
+        #: The storage of the last pause when a call's ``checkpoint_storage`` wrote it.
+        self._last_paused_storage: CheckpointStorage | None = None
         #: How to load this workflow again (``file.py:name``), recorded in each run's root so
         #: ``wfctl resume``/``replay`` can find the code; set by the CLI's loader.
         self.target: str | None = None
@@ -97,7 +99,12 @@ class Workflow:
         return self._storage
 
     def build(self, checkpoint_storage: CheckpointStorage | None = None) -> Workflow:
-        """Return this workflow bound to ``checkpoint_storage``."""
+        """Return this workflow bound to ``checkpoint_storage`` (None: this one's storage).
+
+        As in agent-framework, the built workflow is a new caller: it does not share this
+        object's last pause (``run(responses=...)``). A run's storage can also be chosen per
+        call: ``run(..., checkpoint_storage=...)``.
+        """
         bound = Workflow(
             self.fn,
             name=self.name,
@@ -122,6 +129,7 @@ class Workflow:
         drain_timeout: float = 30.0,
         on_event: EventListener | None = None,
         new_run: bool = False,
+        checkpoint_storage: CheckpointStorage | None = None,
     ) -> WorkflowRunResult:
         """Start a run, or continue or restore one.
 
@@ -140,6 +148,9 @@ class Workflow:
             drain_timeout: seconds a pause waits for running steps before cancelling them.
             on_event: called with each event as it happens.
             new_run: restore ``checkpoint_id`` into a new run even if it is a run's head.
+            checkpoint_storage: the storage of this call instead of the bound one (to start,
+                restore or continue a run there). ``run(responses=...)`` without it answers
+                the last pause in the storage that pause was written to.
 
         A fresh run without a message uses the default of the workflow's parameter.
 
@@ -171,22 +182,26 @@ class Workflow:
                 f"{'checkpoint_id' if checkpoint_id is not None else 'responses'} (a restored "
                 "run uses the message its root recorded); pass one or the other"
             )
+        storage = checkpoint_storage
         if checkpoint_id is None and responses is not None:
             if self._last_paused is None:
                 raise RunStateError("-", "no paused run to answer: pass checkpoint_id")
             checkpoint_id = self._last_paused
+            storage = storage or self._last_paused_storage
+        target = self._bound_for_call(storage)
         if checkpoint_id is not None:
             driven = await restore_run(
-                self, checkpoint_id, responses or {}, run_id, options, on_event, new_run
+                target, checkpoint_id, responses or {}, run_id, options, on_event, new_run
             )
-            return raise_if_failed(driven.result)
+            return self._ended(target, driven.result)
         if new_run:
             raise RunArgumentError(
                 f"workflow {self.name!r}: new_run=True restores a checkpoint into a new run; "
                 "it needs checkpoint_id"
             )
         value = self._message.message_for(message)
-        return raise_if_failed((await start_run(self, value, run_id, options, on_event)).result)
+        driven = await start_run(target, value, run_id, options, on_event)
+        return self._ended(target, driven.result)
 
     async def resume(
         self,
@@ -196,6 +211,7 @@ class Workflow:
         allow_changed: bool = False,
         drain_timeout: float = 30.0,
         on_event: EventListener | None = None,
+        checkpoint_storage: CheckpointStorage | None = None,
     ) -> WorkflowRunResult:
         """Continue ``run_id`` from its head, in its own chain: answer it, retry it or recover it.
 
@@ -205,10 +221,22 @@ class Workflow:
         again raises its error, as :meth:`run` does.
         """
         options = RunOptions(allow_changed, drain_timeout=drain_timeout)
+        target = self._bound_for_call(checkpoint_storage)
         driven = await continue_run(
-            self, validate_run_id(run_id), None, responses or {}, options, on_event
+            target, validate_run_id(run_id), None, responses or {}, options, on_event
         )
-        return raise_if_failed(driven.result)
+        return self._ended(target, driven.result)
+
+    def _bound_for_call(self, storage: CheckpointStorage | None) -> Workflow:
+        """Return this workflow, or a copy bound to ``storage`` for one call."""
+        return self if storage is None or storage is self._storage else self.build(storage)
+
+    def _ended(self, target: Workflow, result: WorkflowRunResult) -> WorkflowRunResult:
+        """Remember where a call paused, for ``run(responses=...)``; raise a failure."""
+        if result.status == "paused":
+            self._last_paused = target._last_paused
+            self._last_paused_storage = None if target is self else target.storage
+        return raise_if_failed(result)
 
     def body(self, message: Any, context: RunContext) -> Coroutine[Any, Any, Any]:
         """Return the workflow body's coroutine on ``message``, with its ``RunContext``."""

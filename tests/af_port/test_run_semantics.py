@@ -246,3 +246,37 @@ def test_the_cli_reports_a_failed_run_as_before(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
     head = arun(FileCheckpointStorage(store).get_latest(run_id="c1"))
     assert head is not None and head.kind == "failed"
+
+
+# --- run arguments: a storage per call ----------------------------------------------------
+
+
+@workflow(name="asking_twice")
+async def asking_twice(topic: str, ctx: RunContext) -> str:
+    first = await ctx.request_info({"about": topic}, str, request_id="r1")
+    await fetch(len(first))
+    second = await ctx.request_info({"about": first}, str, request_id="r2")
+    return f"{topic}: {first} then {second}"
+
+
+def test_a_storage_given_to_one_call_holds_that_run_and_its_answers() -> None:
+    async def main() -> None:
+        bound, other = InMemoryCheckpointStorage(), InMemoryCheckpointStorage()
+        wf = asking_twice.build(bound)
+        paused = await wf.run("t", run_id="s1", checkpoint_storage=other)
+        assert paused.status == "paused"
+        assert await bound.list_checkpoints(run_id="s1") == []  # nothing in the bound one
+        # Answering the last pause goes to the storage that pause was written to.
+        again = await wf.run(responses={"r1": "a"})
+        assert [r.request_id for r in again.get_request_info_events()] == ["r2"]
+        done = await wf.resume("s1", responses={"r2": "b"}, checkpoint_storage=other)
+        assert done.get_outputs() == ["t: a then b"]
+        kinds = [c.kind for c in await other.list_checkpoints(run_id="s1")]
+        assert kinds == ["root", "pause", "resume", "step", "pause", "resume", "completed"]
+        restored = await wf.run(checkpoint_id="s1.2", checkpoint_storage=other)
+        assert restored.status == "paused" and restored.origin_checkpoint_id == "s1.2"
+        assert await bound.list_checkpoints() == []
+        with pytest.raises(RunStateError, match="no paused run"):
+            await wf.build(other).run(responses={"r2": "b"})  # a built copy is a new caller
+
+    arun(main())
