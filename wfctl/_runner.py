@@ -356,7 +356,8 @@ def resume_run(
             "has completed; nothing to resume (to run it again from a checkpoint: "
             f"wfctl replay --checkpoint {head.checkpoint_id}{store_option(store)})",
         )
-    types = {r.request_id: r.response_type for r in recorded_requests(head)}
+    # Every request the run paused on: an answer given before may be sent again.
+    types = {r.request_id: r.response_type for c in chain for r in recorded_requests(c)}
     answers = parse_responses(responses, responses_file, types)
     workflow = _load_recorded(root, store, target, trust_store)
     bound = workflow.build(checkpoint_storage=storage)

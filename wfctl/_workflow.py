@@ -168,8 +168,9 @@ class Workflow:
                 workflow that takes none; ``new_run`` without ``checkpoint_id``.
             CheckpointNotFoundError, CheckpointCorruptError, InvalidIdError: bad checkpoint.
             RunLockedError: another process is executing that run.
-            RunStateError: (a ``ValueError``) answers that match no pending request, or none
-                for a paused run.
+            RunStateError: (a ``ValueError``) answers that match no pending request or
+                contradict an answer the run recorded (an equal one sent again is accepted),
+                or none for a paused run.
             AnswerTypeError: an answer does not fit its request's ``response_type``; nothing
                 is recorded.
             WorkflowChangedError: the code changed and ``allow_changed`` is False.

@@ -280,3 +280,73 @@ def test_a_storage_given_to_one_call_holds_that_run_and_its_answers() -> None:
             await wf.build(other).run(responses={"r2": "b"})  # a built copy is a new caller
 
     arun(main())
+
+
+# --- answers sent again ------------------------------------------------------------------
+
+
+def test_a_loop_that_resends_every_answer_so_far_is_accepted(storage: Any) -> None:
+    async def main() -> None:
+        wf = asking_twice.build(storage)
+        result = await wf.run("t", run_id="h1")
+        answers: dict[str, Any] = {}
+        while pending := result.get_request_info_events():  # agent-framework's HITL loop
+            for request in pending:
+                answers[request.request_id] = f"answer-{request.request_id}"
+            result = await wf.run(responses=answers)
+        assert result.get_outputs() == ["t: answer-r1 then answer-r2"]
+        resumes = [c for c in await storage.list_checkpoints(run_id="h1") if c.kind == "resume"]
+        assert [sorted(c.data["responses"]) for c in resumes] == [["r1"], ["r2"]]  # once each
+
+    arun(main())
+
+
+def test_a_resent_answer_is_compared_after_conversion_and_a_contradiction_is_refused() -> None:
+    @workflow(name="counting_twice")
+    async def counting_twice(ctx: RunContext) -> int:
+        first = await ctx.request_info("how many?", int, request_id="n1")
+        return first + await ctx.request_info("and now?", int, request_id="n2")
+
+    async def main() -> None:
+        storage = InMemoryCheckpointStorage()
+        wf = counting_twice.build(storage)
+        await wf.run(run_id="c1")
+        await wf.run(responses={"n1": "4"})  # converted to 4
+        before = await storage.list_checkpoints(run_id="c1")
+        with pytest.raises(RunStateError, match=r"'n1' was answered already with 4; .*\(5\)"):
+            await wf.run(responses={"n1": 5, "n2": 1})
+        assert await storage.list_checkpoints(run_id="c1") == before  # nothing written
+        done = await wf.run(responses={"n1": 4.0, "n2": "1"})  # equal once converted
+        assert done.get_outputs() == [5]
+
+    arun(main())
+
+
+ASKING_FILE = """
+from wfctl import RunContext, workflow
+
+
+@workflow
+async def asking(ctx: RunContext) -> str:
+    first = await ctx.request_info("first?", str, request_id="r1")
+    second = await ctx.request_info("second?", str, request_id="r2")
+    return first + "+" + second
+"""
+
+
+def test_the_cli_accepts_a_resent_answer_and_refuses_a_contradicting_one(tmp_path: Path) -> None:
+    code = tmp_path / "asking.py"
+    code.write_text(ASKING_FILE)
+    store = tmp_path / "store"
+    assert wfctl("run", code, "--run-id", "a1", "--store", store).code == 3
+    assert wfctl("resume", "a1", "--store", store, "--response", "r1=42").code == 3
+    journal = store / "runs" / "a1" / "journal.jsonl"
+    before = journal.read_bytes()
+    refused = wfctl("resume", "a1", "--store", store, "--response", "r1=7", "--response", "r2=x")
+    assert refused.code == 2
+    assert """request 'r1' was answered already with "42";""" in refused.error_line()
+    assert journal.read_bytes() == before  # nothing recorded
+    # "42" again is the same answer: r1 takes str, so the CLI keeps it as text, as before.
+    done = wfctl("resume", "a1", "--store", store, "--response", "r1=42", "--response", "r2=x")
+    assert done.code == 0, done.stderr
+    assert done.stdout.strip() == "42+x"
