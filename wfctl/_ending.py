@@ -9,6 +9,7 @@ from ._codec import encode
 from ._errors import UnencodableValueError
 from ._events import RequestInfoEvent
 from ._payloads import CompletedPayload, FailedPayload, PausePayload, RecordedRequest
+from ._response_types import type_name
 from ._result import WorkflowRunResult
 from ._run import BodyOutcome, Run
 
@@ -30,7 +31,7 @@ async def commit_ending(run: Run, outcome: BodyOutcome) -> BodyOutcome:
     try:
         if outcome.status == "paused":
             requests = tuple(
-                RecordedRequest(key, encoded, event.response_type)
+                RecordedRequest(key, encoded, type_name(event.response_type, key))
                 for key, (event, encoded) in run.pending.items()
             )
             await chain.commit(PausePayload(requests, "request" if requests else "interrupt"))

@@ -43,10 +43,15 @@ class WorkflowEvent:
 
 @dataclass(frozen=True, slots=True)
 class RequestInfoEvent(WorkflowEvent):
-    """A request for outside input that the run is waiting on (``kind == "request"``)."""
+    """A request for outside input that the run is waiting on (``kind == "request"``).
+
+    ``response_type`` is the type the request declared (``str``, ``list[int]``, a registered
+    class; None when it declared none), as agent-framework gives it; the pause checkpoint, the
+    answers template and ``--json`` show its name (``wfctl._response_types.type_name``).
+    """
 
     request_data: Any = None
-    response_type: str | None = None
+    response_type: Any = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property

@@ -396,7 +396,7 @@ class Run:
             raise PauseSignal
         encoded = self._encode(request_data, rid)
         event = RequestInfoEvent(
-            "request", self.run_id, rid, None, time.time(), request_data, type_name
+            "request", self.run_id, rid, None, time.time(), request_data, response_type
         )
         self.pending[rid] = (event, encoded)
         self._publish(event)

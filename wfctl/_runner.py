@@ -45,6 +45,7 @@ from ._next_steps import (
     with_allow_changed,
 )
 from ._payloads import RootPayload, recorded_requests
+from ._response_types import type_name
 from ._restore import load_target
 from ._storage import FileCheckpointStorage
 from ._storage._capabilities import load_chain
@@ -188,7 +189,9 @@ def _outcome(
             target_recorded=target_recorded,
         )
     requests = tuple(
-        PendingRequest(r.request_id, _encode_all([r.request_data])[0], r.response_type)
+        PendingRequest(
+            r.request_id, _encode_all([r.request_data])[0], type_name(r.response_type, r.request_id)
+        )
         for r in result.get_request_info_events()
     )
     status: str = result.status

@@ -7,6 +7,7 @@ import inspect
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Generic, ParamSpec, TypeVar, overload
 
+from ._annotated import AnnotatedTypes
 from ._errors import WorkflowDefinitionError
 from ._policies import Retry, StepPolicy
 from ._port import port_var
@@ -109,6 +110,8 @@ class Step(Generic[R]):
         #: The step's retries and timeout; None (no retries, no timeout declared) keeps the
         #: step on the plain path unless the workflow sets ``step_retries``.
         self.policy = None if retries is None and timeout is None else StepPolicy(retries, timeout)
+        #: The classes the annotations name, registered so the step's values round-trip.
+        self.types = AnnotatedTypes(fn)
         context_param = context_parameter(fn)
         #: Where the step's ``RunContext`` parameter is, if it declares one.
         self.context = ContextSlot(fn, context_param) if context_param is not None else None
@@ -132,6 +135,8 @@ class Step(Generic[R]):
         self, args: tuple[Any, ...], kwargs: dict[str, Any], explicit: str | None
     ) -> Coroutine[Any, Any, R]:
         run = _port.get()
+        if run is not None and not self.types.done:
+            self.types.register()  # an annotation that did not resolve at decoration
         slot = self.context
         if slot is None:
             return (

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, overload
 
 from ._admission import continue_run, restore_run, start_run
+from ._annotated import AnnotatedTypes
 from ._checkpoint import validate_run_id
 from ._config import DEFAULT_STORE
 from ._context import RunContext
@@ -61,6 +62,8 @@ class Workflow:
         #: The retries of every step that declares none of its own (``@step(retries=...)``).
         self.step_retries = step_retries
         self._message = MessageParameter(fn, self.name, context_parameter(fn))
+        #: The classes the annotations name, registered so the message and result round-trip.
+        self._types = AnnotatedTypes(fn)
         self._signature: str | None = None
         self._last_paused: str | None = None
         #: The storage of the last pause when a call's ``checkpoint_storage`` wrote it.
@@ -176,6 +179,7 @@ class Workflow:
             WorkflowChangedError: the code changed and ``allow_changed`` is False.
             UnencodableValueError: the message cannot be stored.
         """
+        self._types.register()  # an annotation that did not resolve at decoration
         options = RunOptions(allow_changed, execute, shuffle_seed, drain_timeout)
         if message is not NO_MESSAGE and (checkpoint_id is not None or responses is not None):
             raise RunArgumentError(
@@ -221,6 +225,7 @@ class Workflow:
         ``RunLockedError``; if the run has completed, with ``RunStateError``. A run that fails
         again raises its error, as :meth:`run` does.
         """
+        self._types.register()
         options = RunOptions(allow_changed, drain_timeout=drain_timeout)
         target = self._bound_for_call(checkpoint_storage)
         driven = await continue_run(

@@ -6,10 +6,12 @@ typed values and ``ValueError`` compatibility of the argument errors.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from tests.cli.conftest import wfctl
 from tests.conftest import arun, failure_of
@@ -350,3 +352,96 @@ def test_the_cli_accepts_a_resent_answer_and_refuses_a_contradicting_one(tmp_pat
     done = wfctl("resume", "a1", "--store", store, "--response", "r1=42", "--response", "r2=x")
     assert done.code == 0, done.stderr
     assert done.stdout.strip() == "42+x"
+
+
+# --- values: the request's type, and the classes annotations name --------------------------
+
+
+def test_a_request_event_carries_its_declared_type_and_the_cli_shows_its_name(
+    tmp_path: Path,
+) -> None:
+    async def main() -> None:
+        paused = await counting_again.build(InMemoryCheckpointStorage()).run()
+        [request] = paused.get_request_info_events()
+        assert request.response_type == list[int]  # the type object, not the text "list[int]"
+
+    arun(main())
+    code = tmp_path / "asking.py"
+    code.write_text(ASKING_FILE)
+    shown = wfctl("run", code, "--store", tmp_path / "store", "--json")
+    assert shown.code == 3
+    assert [r["response_type"] for r in shown.json()["requests"]] == ["str"]
+
+
+@workflow(name="counting_again")
+async def counting_again(ctx: RunContext) -> list[int]:
+    answer: list[int] = await ctx.request_info("which?", list[int])
+    return answer
+
+
+@step
+async def make_invoice(order: Order) -> Invoice | None:  # both are defined further down
+    total = sum(line.qty for line in order.lines)
+    return Invoice(total=total, note=f"{len(order.lines)} lines") if total else None
+
+
+@workflow(name="invoicing")
+async def invoicing(order: Order) -> list[Invoice | None]:
+    return [await make_invoice(order)]
+
+
+@dataclass
+class Line:
+    sku: str
+    qty: int
+
+
+@dataclass
+class Order:
+    lines: list[Line]  # registered through Order's fields
+
+
+class Invoice(BaseModel):
+    total: int
+    note: str
+
+
+def test_values_of_annotated_dataclasses_and_models_round_trip_without_register_type(
+    tmp_path: Path,
+) -> None:
+    async def main() -> None:
+        storage = FileCheckpointStorage(tmp_path / "store")
+        wf = invoicing.build(storage)
+        order = Order([Line("pen", 2), Line("ink", 1)])
+        first = await wf.run(order, run_id="i1")
+        expected = [Invoice(total=3, note="2 lines")]
+        assert first.get_outputs() == [expected]
+        # A restore decodes the recorded message and the served step result as their classes.
+        again = await wf.run(checkpoint_id="i1.1", run_id="i2")
+        assert again.cached == ("make_invoice#0",) and again.get_outputs() == [expected]
+        root = await storage.load("i2.0")
+        assert root.data["input"]["$t"] == "dataclass"
+
+    arun(main())
+
+
+def test_an_annotation_that_never_resolves_does_not_break_decoration_or_the_run() -> None:
+    namespace: dict[str, Any] = {"step": step}
+    exec(  # a module of its own, whose annotation names a class nobody defines
+        "from __future__ import annotations\n"
+        "@step\n"
+        "async def vague(x: Missing) -> Missing:\n"
+        "    return x + 1\n",
+        namespace,
+    )
+    vague = namespace["vague"]
+
+    @workflow(name="vague_run")
+    async def vague_run(n: int) -> int:
+        return await vague(n)  # type: ignore[no-any-return]
+
+    async def main() -> None:
+        done = await vague_run.build(InMemoryCheckpointStorage()).run(1)
+        assert done.get_outputs() == [2]
+
+    arun(main())

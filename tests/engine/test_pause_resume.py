@@ -48,7 +48,7 @@ def test_pause_answer_and_continue_the_same_chain(storage: Any) -> None:
         [request] = paused.get_request_info_events()
         assert request.request_id == "request#0"
         assert request.request_data == {"text": "draft about cats"}
-        assert request.response_type == "str"
+        assert request.response_type is str
         with pytest.raises(RunStateError, match=r"pending: request#0"):
             await wf.run(checkpoint_id=paused.checkpoint_id, responses={"nope": 1})
         with pytest.raises(RunStateError, match="waiting for answers"):
