@@ -103,3 +103,16 @@ class ObservedStorage:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
+
+
+def failure_of(caught: pytest.ExceptionInfo[Any]) -> Any:
+    """Return the failed result a ``run()``/``resume()`` call raised its error with.
+
+    A failed run raises the workflow's own exception, carrying the run id, the failed head and
+    the result; this checks that they agree and returns the result (``status == "failed"``).
+    """
+    error = caught.value
+    failed = error.wfctl_result
+    assert failed.status == "failed" and failed.error is error
+    assert (error.wfctl_run_id, error.wfctl_checkpoint_id) == (failed.run_id, failed.checkpoint_id)
+    return failed

@@ -31,6 +31,7 @@ from ._restore import (
     check_answers,
     collect_history,
     convert_answers,
+    drop_resent_answers,
     encode_answers,
     load_target,
 )
@@ -178,6 +179,7 @@ async def restore_new_run(
         options = dataclasses.replace(options, complete_history=True)
     if history is None:
         history = await collect_history(storage, chain, target.seq)
+    responses = drop_resent_answers(root.run_id, chain, target, responses, history.responses)
     check_answers(root.run_id, chain, target, responses, require=False)
     responses = convert_answers(chain, target, responses)
     new_id = validate_run_id(run_id) if run_id is not None else new_run_id()
@@ -217,9 +219,10 @@ async def continue_run(
             )
         recorded = check_code(workflow, chain, target.seq, options)
         message = decode(RootPayload.of(root).input, where=f"{root.checkpoint_id} input")
+        history = await collect_history(storage, chain, target.seq)
+        responses = drop_resent_answers(run_id, chain, target, responses, history.responses)
         check_answers(run_id, chain, target, responses, require=target.kind == Kind.PAUSE)
         responses = convert_answers(chain, target, responses)
-        history = await collect_history(storage, chain, target.seq)
         del chain  # folded into history: the decoded records need not outlive it (memory)
         origin = (root.origin_run_id, root.origin_checkpoint_id)
         run_chain = CheckpointChain(

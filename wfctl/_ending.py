@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
+from typing import Any
+
 from ._codec import encode
 from ._errors import UnencodableValueError
 from ._events import RequestInfoEvent, WorkflowErrorDetails, WorkflowRunState
 from ._payloads import CompletedPayload, FailedPayload, PausePayload, RecordedRequest
+from ._response_types import type_name
 from ._result import WorkflowRunResult
 from ._run import BodyOutcome, Run
 
-__all__ = ["build_result", "commit_ending"]
+__all__ = ["build_result", "commit_ending", "failed_result", "own_notes", "raise_if_failed"]
 
 
 async def commit_ending(run: Run, outcome: BodyOutcome) -> BodyOutcome:
@@ -27,7 +31,7 @@ async def commit_ending(run: Run, outcome: BodyOutcome) -> BodyOutcome:
     try:
         if outcome.status == "paused":
             requests = tuple(
-                RecordedRequest(key, encoded, event.response_type)
+                RecordedRequest(key, encoded, type_name(event.response_type, key))
                 for key, (event, encoded) in run.pending.items()
             )
             await chain.commit(PausePayload(requests, "request" if requests else "interrupt"))
@@ -92,3 +96,49 @@ def build_result(run: Run, outcome: BodyOutcome) -> WorkflowRunResult:
         cached=tuple(run.cached),
         changed=tuple(run.changed),
     )
+
+
+def _resume_note(run_id: str, checkpoint_id: str) -> str:
+    return (
+        f"wfctl: run {run_id!r} failed; its head is {checkpoint_id}: retry it with "
+        f"`await workflow.resume({run_id!r})` or `wfctl resume {run_id}`"
+    )
+
+
+def raise_if_failed(result: WorkflowRunResult) -> WorkflowRunResult:
+    """Return ``result``, unless the run failed: then raise the run's own error.
+
+    The error is the workflow's exception (or wfctl's, e.g. ``ReplayDivergenceError``), raised
+    after its ``failed`` checkpoint is durable, carrying ``wfctl_run_id``,
+    ``wfctl_checkpoint_id`` (the run's head: its ``failed`` checkpoint) and ``wfctl_result``
+    (the failed :class:`WorkflowRunResult`), and a note saying how to retry it.
+    """
+    error = result.error
+    if result.status != "failed" or error is None:
+        return result
+    earlier = getattr(error, "wfctl_result", None)  # the same object raised by an earlier run
+    notes = getattr(error, "__notes__", None)
+    if isinstance(earlier, WorkflowRunResult) and notes is not None:
+        with contextlib.suppress(ValueError):
+            notes.remove(_resume_note(earlier.run_id, earlier.checkpoint_id))
+    with contextlib.suppress(AttributeError, TypeError):  # an exception that refuses attributes
+        error.wfctl_run_id = result.run_id  # type: ignore[attr-defined]
+        error.wfctl_checkpoint_id = result.checkpoint_id  # type: ignore[attr-defined]
+        error.wfctl_result = result  # type: ignore[attr-defined]
+        error.add_note(_resume_note(result.run_id, result.checkpoint_id))
+    raise error
+
+
+def failed_result(error: BaseException) -> WorkflowRunResult | None:
+    """Return the failed run ``error`` was raised for by :func:`raise_if_failed`, else None."""
+    result: Any = getattr(error, "wfctl_result", None)
+    return result if isinstance(result, WorkflowRunResult) and result.error is error else None
+
+
+def own_notes(error: BaseException) -> list[str]:
+    """Return ``error``'s notes without the retry note :func:`raise_if_failed` added."""
+    notes: list[str] = list(getattr(error, "__notes__", ()))
+    result = failed_result(error)
+    if result is not None:
+        notes = [n for n in notes if n != _resume_note(result.run_id, result.checkpoint_id)]
+    return notes

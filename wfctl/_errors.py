@@ -182,11 +182,12 @@ class ReplayDivergenceError(WfctlError):
         super().__init__(text)
 
 
-class WorkflowChangedError(WfctlError):
+class WorkflowChangedError(WfctlError, ValueError):
     """Raised when restoring a checkpoint written by different workflow code.
 
     The code signature (over the workflow and its steps) recorded in the run's root differs from
     the current one. Pass ``allow_changed=True`` (CLI: ``--allow-changed``) to replay anyway.
+    A ``ValueError``, as agent-framework raises when a checkpoint's signature does not match.
     """
 
     def __init__(
@@ -220,10 +221,12 @@ class RunLockedError(WfctlError):
         super().__init__(f"run {run_id!r} is locked by {holder}")
 
 
-class RunStateError(WfctlError):
+class RunStateError(WfctlError, ValueError):
     """Raised when a run cannot do what was asked in its current state.
 
-    For example answering a request that is not pending, or resuming a completed run.
+    For example answering a request that is not pending, contradicting an answer the run
+    recorded, or resuming a completed run. A ``ValueError``, as agent-framework raises when
+    responses answer no pending request.
     """
 
     def __init__(self, run_id: str, message: str) -> None:
@@ -231,16 +234,24 @@ class RunStateError(WfctlError):
         super().__init__(f"run {run_id!r}: {message}")
 
 
-class DuplicateStepKeyError(WfctlError):
-    """Raised when an explicit step key (``keyed``/``replay_key``) repeats within one scope."""
+class DuplicateStepKeyError(WfctlError, ValueError):
+    """Raised when an explicit step key (``keyed``/``replay_key``) repeats within one scope.
+
+    A ``ValueError``, as agent-framework raises for a repeated ``replay_key``.
+    """
 
     def __init__(self, key: str) -> None:
         self.key = key
         super().__init__(f"duplicate explicit step key {key!r} in one run")
 
 
-class WorkflowDefinitionError(WfctlError, TypeError):
-    """Raised at decoration when a workflow or step is declared in a way wfctl cannot run."""
+class WorkflowDefinitionError(WfctlError, TypeError, ValueError):
+    """Raised at decoration when a workflow or step is declared in a way wfctl cannot run.
+
+    Both a ``TypeError`` (as agent-framework raises for a step that is not ``async``) and a
+    ``ValueError`` (as it raises for a workflow with more than one message parameter), so
+    ported ``except`` clauses of either kind keep working.
+    """
 
 
 class ReplayInterrupted(WfctlError):

@@ -212,16 +212,21 @@ class WorkflowEvent:
             kind="request",
             key=request_id,
             request_data=request_data,
-            response_type=response_type,  # type: ignore[arg-type]  # recorded by name in a run
+            response_type=response_type,
         )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RequestInfoEvent(WorkflowEvent):
-    """A request for outside input that the run is waiting on (``type == "request_info"``)."""
+    """A request for outside input that the run is waiting on (``kind == "request"``).
+
+    ``response_type`` is the type the request declared (``str``, ``list[int]``, a registered
+    class; None when it declared none), as agent-framework gives it; the pause checkpoint, the
+    answers template and ``--json`` show its name (``wfctl._response_types.type_name``).
+    """
 
     request_data: Any = None
-    response_type: str | None = None
+    response_type: Any = None
 
     @property
     def request_id(self) -> str:

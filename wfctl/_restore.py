@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._checkpoint import Checkpoint, Kind, split_checkpoint_id
-from ._codec import encode
+from ._codec import canonical_json, encode
 from ._errors import (
     CheckpointCorruptError,
     CheckpointNotFoundError,
@@ -33,6 +33,7 @@ __all__ = [
     "check_answers",
     "collect_history",
     "convert_answers",
+    "drop_resent_answers",
     "encode_answers",
     "fold_history",
     "load_target",
@@ -213,3 +214,40 @@ def convert_answers(
         for request in recorded_requests(checkpoint):
             types[request.request_id] = request.response_type
     return {key: convert_answer(value, types.get(key), key) for key, value in responses.items()}
+
+
+def drop_resent_answers(
+    run_id: str,
+    chain: Sequence[Checkpoint],
+    target: Checkpoint,
+    responses: dict[str, Any],
+    recorded: dict[str, Any],
+) -> dict[str, Any]:
+    """Return ``responses`` without the answers the run recorded already and got again.
+
+    agent-framework's loops send every answer so far on each turn: an answer equal (once
+    converted to its request's type) to the one ``recorded`` (encoded, by request id) is
+    accepted and not recorded twice; a different one is refused, before anything is written.
+
+    Raises:
+        RunStateError: an answer contradicts the one recorded for its request.
+        AnswerTypeError: a resent answer does not fit its request's type.
+    """
+    resent = {key: value for key, value in responses.items() if key in recorded}
+    for key, value in convert_answers(chain, target, resent).items():
+        try:
+            given = canonical_json(encode(value))
+        except (UnencodableValueError, ValueError):
+            given = repr(value)
+        was = canonical_json(recorded[key])
+        if given != was:
+            raise RunStateError(
+                run_id,
+                f"request {key!r} was answered already with {_shorten(was)}; a different "
+                f"answer ({_shorten(given)}) cannot replace it (send the same one, or none)",
+            )
+    return {key: value for key, value in responses.items() if key not in recorded}
+
+
+def _shorten(text: str) -> str:
+    return text if len(text) <= 60 else text[:57] + "..."

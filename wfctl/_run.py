@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from ._chain import CheckpointChain
 from ._codec import decode, digest, encode
-from ._context import RunContext
+from ._context import context_of
 from ._effects import StepEffects, current_effects
 from ._errors import (
     DuplicateStepKeyError,
@@ -137,7 +137,7 @@ class Run:
         self.recorded = recorded
         self.responses = responses
         self.options = options
-        self.context = RunContext(self)
+        self.context = context_of(self)
         self.state: dict[str, Any] = {}
         self.outputs: list[Any] = []
         self.encoded_outputs: list[Any] = []
@@ -390,8 +390,8 @@ class Run:
             call_args, call_kwargs, args_omitted = None, None, ARGS_OPTED_OUT
         clock = time.perf_counter()
         try:
-            if step.context_param is not None:
-                kwargs = {**kwargs, step.context_param: self.context}
+            if step.context is not None:
+                args, kwargs = step.context.join(args, kwargs, self.context)
             policy = step.policy
             if policy is None and step_retries is None:
                 value = await step.fn(*args, **kwargs)
@@ -481,7 +481,7 @@ class Run:
             key=rid,
             timestamp=time.time(),
             request_data=request_data,
-            response_type=type_name,
+            response_type=response_type,
         )
         self.pending[rid] = (event, encoded)
         self._publish(event)

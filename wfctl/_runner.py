@@ -25,6 +25,7 @@ from ._answers import TEMPLATE_NAME, PendingRequest, parse_responses, write_answ
 from ._checkpoint import Kind, validate_run_id
 from ._codec import encode
 from ._documents import document, utc_time
+from ._ending import failed_result, own_notes
 from ._errors import (
     ReplayInterrupted,
     RunStateError,
@@ -45,6 +46,7 @@ from ._next_steps import (
     with_allow_changed,
 )
 from ._payloads import RootPayload, recorded_requests
+from ._response_types import type_name
 from ._restore import load_target
 from ._storage import FileCheckpointStorage
 from ._storage._capabilities import load_chain
@@ -217,7 +219,9 @@ def _outcome(
             durability=storage.durability,
         )
     requests = tuple(
-        PendingRequest(r.request_id, _encode_all([r.request_data])[0], r.response_type)
+        PendingRequest(
+            r.request_id, _encode_all([r.request_data])[0], type_name(r.response_type, r.request_id)
+        )
         for r in result.get_request_info_events()
     )
     status: str = result.status
@@ -258,9 +262,22 @@ def _outcome(
 
 
 def _describe(error: BaseException) -> str:
-    """Return ``Type: message``, then the error's notes (what else went wrong), on one line."""
-    notes = getattr(error, "__notes__", ())
-    return "; ".join([f"{type(error).__name__}: {error}", *notes])
+    """Return ``Type: message``, then the error's notes (what else went wrong), on one line.
+
+    The library's note on how to retry the run is left out: the report gives the commands.
+    """
+    return "; ".join([f"{type(error).__name__}: {error}", *own_notes(error)])
+
+
+async def _settled(call: Awaitable[WorkflowRunResult]) -> WorkflowRunResult:
+    """Return what a ``run``/``resume`` call gave, a failed run included (those raise)."""
+    try:
+        return await call
+    except BaseException as exc:
+        result = failed_result(exc)
+        if result is None:
+            raise
+        return result
 
 
 def read_input(input_json: str | None, input_file: Path | None) -> Any:
@@ -325,7 +342,9 @@ def run_workflow(
     args = () if message is NO_INPUT else (message,)
 
     def start(listener: EventListener) -> Awaitable[WorkflowRunResult]:
-        return bound.run(*args, run_id=run_id, drain_timeout=drain_timeout, on_event=listener)
+        return _settled(
+            bound.run(*args, run_id=run_id, drain_timeout=drain_timeout, on_event=listener)
+        )
 
     drive = drive_call(start, storage, run_id, on_event, on_interrupt)
     return _outcome(drive, storage, workflow, store)
@@ -375,7 +394,8 @@ def resume_run(
             "has completed; nothing to resume (to run it again from a checkpoint: "
             f"wfctl replay --checkpoint {head.checkpoint_id}{store_option(store)})",
         )
-    types = {r.request_id: r.response_type for r in recorded_requests(head)}
+    # Every request the run paused on: an answer given before may be sent again.
+    types = {r.request_id: r.response_type for c in chain for r in recorded_requests(c)}
     answers = parse_responses(responses, responses_file, types)
     workflow = _load_recorded(root, store, target, trust_store)
     bound = workflow.build(checkpoint_storage=storage)
@@ -383,12 +403,14 @@ def resume_run(
     def start(listener: EventListener) -> Awaitable[WorkflowRunResult]:
         # resume() reads the head again under the run's lock: a resumer racing this one makes
         # it fail (RunLockedError / RunStateError), never quietly start a new run.
-        return bound.resume(
-            run_id,
-            responses=answers,
-            allow_changed=allow_changed,
-            drain_timeout=drain_timeout,
-            on_event=listener,
+        return _settled(
+            bound.resume(
+                run_id,
+                responses=answers,
+                allow_changed=allow_changed,
+                drain_timeout=drain_timeout,
+                on_event=listener,
+            )
         )
 
     try:

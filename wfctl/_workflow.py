@@ -13,10 +13,12 @@ from dataclasses import replace
 from typing import Any, Literal, overload
 
 from ._admission import continue_run, restore_run, start_run
+from ._annotated import AnnotatedTypes
 from ._checkpoint import validate_run_id
 from ._config import DEFAULT_STORE
 from ._context import RunContext
 from ._driving import EventListener
+from ._ending import raise_if_failed
 from ._errors import RunArgumentError, RunStateError, WorkflowDefinitionError
 from ._events import WorkflowEvent
 from ._message import NO_MESSAGE, MessageParameter
@@ -63,8 +65,12 @@ class Workflow:
         #: The retries of every step that declares none of its own (``@step(retries=...)``).
         self.step_retries = step_retries
         self._message = MessageParameter(fn, self.name, context_parameter(fn))
+        #: The classes the annotations name, registered so the message and result round-trip.
+        self._types = AnnotatedTypes(fn)
         self._signature: str | None = None
         self._last_paused: str | None = None
+        #: The storage of the last pause when a call's ``checkpoint_storage`` wrote it.
+        self._last_paused_storage: CheckpointStorage | None = None
         #: How to load this workflow again (``file.py:name``), recorded in each run's root so
         #: ``wfctl resume``/``replay`` can find the code; set by the CLI's loader.
         self.target: str | None = None
@@ -99,7 +105,12 @@ class Workflow:
         return self._storage
 
     def build(self, checkpoint_storage: CheckpointStorage | None = None) -> Workflow:
-        """Return this workflow bound to ``checkpoint_storage``."""
+        """Return this workflow bound to ``checkpoint_storage`` (None: this one's storage).
+
+        As in agent-framework, the built workflow is a new caller: it does not share this
+        object's last pause (``run(responses=...)``). A run's storage can also be chosen per
+        call: ``run(..., checkpoint_storage=...)``.
+        """
         bound = Workflow(
             self.fn,
             name=self.name,
@@ -160,8 +171,18 @@ class Workflow:
             drain_timeout: seconds a pause waits for running steps before cancelling them.
             on_event: called with each event as it happens.
             new_run: restore ``checkpoint_id`` into a new run even if it is a run's head.
+            checkpoint_storage: the storage of this call instead of the bound one (to start,
+                restore or continue a run there). ``run(responses=...)`` without it answers
+                the last pause in the storage that pause was written to.
 
         A fresh run without a message uses the default of the workflow's parameter.
+
+        Returns a ``completed`` or ``paused`` result. A run that fails raises instead (as
+        agent-framework's ``run`` does), once its ``failed`` checkpoint is durable: the
+        workflow's own exception (or ``ReplayDivergenceError``, ``UnencodableValueError``, an
+        ``OSError`` of the store), carrying ``wfctl_run_id``, ``wfctl_checkpoint_id`` (the
+        failed head, from which ``resume`` retries it) and ``wfctl_result`` (the failed
+        result: its events, outputs so far, executed steps), and a note saying how to retry.
 
         Raises:
             RunArgumentError: (a ``ValueError``) contradictory arguments: a message together
@@ -170,7 +191,9 @@ class Workflow:
                 workflow that takes none; ``new_run`` without ``checkpoint_id``.
             CheckpointNotFoundError, CheckpointCorruptError, InvalidIdError: bad checkpoint.
             RunLockedError: another process is executing that run.
-            RunStateError: answers that match no pending request, or none for a paused run.
+            RunStateError: (a ``ValueError``) answers that match no pending request or
+                contradict an answer the run recorded (an equal one sent again is accepted),
+                or none for a paused run.
             AnswerTypeError: an answer does not fit its request's ``response_type``; nothing
                 is recorded.
             WorkflowChangedError: the code changed and ``allow_changed`` is False.
@@ -211,9 +234,11 @@ class Workflow:
         drain_timeout: float = 30.0,
         on_event: EventListener | None = None,
         new_run: bool = False,
+        checkpoint_storage: CheckpointStorage | None = None,
         streaming: bool = False,
     ) -> WorkflowRunResult:
         """What ``await run(...)`` does (its arguments and errors are documented there)."""
+        self._types.register()  # an annotation that did not resolve at decoration
         options = RunOptions(
             allow_changed, execute, shuffle_seed, drain_timeout, streaming=streaming
         )
@@ -223,22 +248,26 @@ class Workflow:
                 f"{'checkpoint_id' if checkpoint_id is not None else 'responses'} (a restored "
                 "run uses the message its root recorded); pass one or the other"
             )
+        storage = checkpoint_storage
         if checkpoint_id is None and responses is not None:
             if self._last_paused is None:
                 raise RunStateError("-", "no paused run to answer: pass checkpoint_id")
             checkpoint_id = self._last_paused
+            storage = storage or self._last_paused_storage
+        target = self._bound_for_call(storage)
         if checkpoint_id is not None:
             driven = await restore_run(
-                self, checkpoint_id, responses or {}, run_id, options, on_event, new_run
+                target, checkpoint_id, responses or {}, run_id, options, on_event, new_run
             )
-            return driven.result
+            return self._ended(target, driven.result)
         if new_run:
             raise RunArgumentError(
                 f"workflow {self.name!r}: new_run=True restores a checkpoint into a new run; "
                 "it needs checkpoint_id"
             )
         value = self._message.message_for(message)
-        return (await start_run(self, value, run_id, options, on_event)).result
+        driven = await start_run(target, value, run_id, options, on_event)
+        return self._ended(target, driven.result)
 
     async def resume(
         self,
@@ -248,18 +277,33 @@ class Workflow:
         allow_changed: bool = False,
         drain_timeout: float = 30.0,
         on_event: EventListener | None = None,
+        checkpoint_storage: CheckpointStorage | None = None,
     ) -> WorkflowRunResult:
         """Continue ``run_id`` from its head, in its own chain: answer it, retry it or recover it.
 
         Unlike ``run(checkpoint_id=...)``, this takes the run's lock before it reads the head,
         so it never turns into a restore: if another process holds the run, it fails with
-        ``RunLockedError``; if the run has completed, with ``RunStateError``.
+        ``RunLockedError``; if the run has completed, with ``RunStateError``. A run that fails
+        again raises its error, as :meth:`run` does.
         """
+        self._types.register()
         options = RunOptions(allow_changed, drain_timeout=drain_timeout)
+        target = self._bound_for_call(checkpoint_storage)
         driven = await continue_run(
-            self, validate_run_id(run_id), None, responses or {}, options, on_event
+            target, validate_run_id(run_id), None, responses or {}, options, on_event
         )
-        return driven.result
+        return self._ended(target, driven.result)
+
+    def _bound_for_call(self, storage: CheckpointStorage | None) -> Workflow:
+        """Return this workflow, or a copy bound to ``storage`` for one call."""
+        return self if storage is None or storage is self._storage else self.build(storage)
+
+    def _ended(self, target: Workflow, result: WorkflowRunResult) -> WorkflowRunResult:
+        """Remember where a call paused, for ``run(responses=...)``; raise a failure."""
+        if result.status == "paused":
+            self._last_paused = target._last_paused
+            self._last_paused_storage = None if target is self else target.storage
+        return raise_if_failed(result)
 
     def body(self, message: Any, context: RunContext) -> Coroutine[Any, Any, Any]:
         """Return the workflow body's coroutine on ``message``, with its ``RunContext``."""
@@ -296,8 +340,8 @@ def workflow(
     declares none of its own.
 
     Raises:
-        WorkflowDefinitionError: (a ``TypeError``) the function is not ``async`` or takes more
-            than one parameter besides its ``RunContext``.
+        WorkflowDefinitionError: (a ``TypeError`` and a ``ValueError``) the function is not
+            ``async`` or takes more than one parameter besides its ``RunContext``.
     """
     if fn is not None:
         return Workflow(

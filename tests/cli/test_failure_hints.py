@@ -7,7 +7,10 @@ import shlex
 import string
 from pathlib import Path
 
+import pytest
+
 from tests.cli.conftest import WORKFLOWS, Invocation, invoke, run_id_of, wfctl
+from tests.conftest import failure_of
 
 STEP_BUG = """
 from wfctl import step, workflow
@@ -115,8 +118,9 @@ def test_library_equivalent_continues_a_failed_run_with_allow_changed(tmp_path: 
     code = _write(tmp_path / "fixable.py", STEP_BUG, second_body='raise RuntimeError("bug")')
     storage = FileCheckpointStorage(tmp_path / "store")
     first = load_workflow(str(code)).build(checkpoint_storage=storage)
-    failed = asyncio.run(first.run("y"))
-    assert failed.status == "failed"
+    with pytest.raises(RuntimeError, match="bug") as caught:
+        asyncio.run(first.run("y"))
+    failed = failure_of(caught)
     _write(code, STEP_BUG, second_body="return x * 2")
     fixed = load_workflow(str(code)).build(checkpoint_storage=storage)
     try:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import arun
+from tests.conftest import arun, failure_of
 from wfctl import (
     DuplicateStepKeyError,
     InMemoryCheckpointStorage,
@@ -246,11 +246,12 @@ def test_changed_arguments_are_a_loud_divergence() -> None:
         wf = wf_.build(checkpoint_storage=storage)
         first = await wf.run(None)
         suffix[0] = "b"
-        replay = await wf.run(checkpoint_id=first.checkpoint_id)
-        assert replay.status == "failed"
-        assert isinstance(replay.error, ReplayDivergenceError)
-        assert replay.error.key == "echo#0"
-        assert replay.error.recorded and replay.error.digest not in replay.error.recorded
+        with pytest.raises(ReplayDivergenceError) as caught:
+            await wf.run(checkpoint_id=first.checkpoint_id)
+        replay = failure_of(caught)
+        assert caught.value.key == "echo#0"
+        assert caught.value.recorded and caught.value.digest not in caught.value.recorded
+        assert replay.cached == () and replay.executed == ()  # nothing served, nothing ran
         allowed = await wf.run(checkpoint_id=first.checkpoint_id, allow_changed=True)
         assert allowed.status == "completed"
         assert allowed.get_outputs() == ["xb"] and list(allowed.changed) == ["echo#0"]
@@ -278,8 +279,9 @@ def test_user_code_cannot_swallow_a_divergence() -> None:
         wf = swallow.build(checkpoint_storage=storage)
         first = await wf.run(None)
         arg[0] = 2
-        replay = await wf.run(checkpoint_id=first.checkpoint_id)
-        assert replay.status == "failed" and isinstance(replay.error, ReplayDivergenceError)
+        with pytest.raises(ReplayDivergenceError) as caught:
+            await wf.run(checkpoint_id=first.checkpoint_id)
+        assert failure_of(caught).get_outputs() == []  # not "swallowed"
 
     arun(main())
 
@@ -321,8 +323,9 @@ def test_explicit_keys_and_replay_key() -> None:
             await other.keyed("k")(1)
             await other.keyed("k")(2)
 
-        failed = await dup.build(checkpoint_storage=storage).run(None)
-        assert failed.status == "failed" and isinstance(failed.error, DuplicateStepKeyError)
+        with pytest.raises(DuplicateStepKeyError) as caught:
+            await dup.build(checkpoint_storage=storage).run(None)
+        assert failure_of(caught).executed == ("named@k",)
 
     arun(main())
 
@@ -346,8 +349,9 @@ def test_no_execute_reports_any_call_that_would_run() -> None:
         ok = await wf.run(checkpoint_id=first.checkpoint_id, execute=False)
         assert ok.status == "completed" and len(ok.cached) == 3 and not ok.executed
         middle = (await storage.list_checkpoints(run_id=first.run_id))[2]
-        partial = await wf.run(checkpoint_id=middle.checkpoint_id, execute=False)
-        assert partial.status == "failed" and isinstance(partial.error, ReplayDivergenceError)
+        with pytest.raises(ReplayDivergenceError) as caught:
+            await wf.run(checkpoint_id=middle.checkpoint_id, execute=False)
+        assert not failure_of(caught).executed
 
     arun(main())
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import arun, assert_one_chain
+from tests.conftest import arun, assert_one_chain, failure_of
 from wfctl import (
     InMemoryCheckpointStorage,
     RunContext,
@@ -48,7 +48,7 @@ def test_pause_answer_and_continue_the_same_chain(storage: Any) -> None:
         [request] = paused.get_request_info_events()
         assert request.request_id == "request#0"
         assert request.request_data == {"text": "draft about cats"}
-        assert request.response_type == "str"
+        assert request.response_type is str
         with pytest.raises(RunStateError, match=r"pending: request#0"):
             await wf.run(checkpoint_id=paused.checkpoint_id, responses={"nope": 1})
         with pytest.raises(RunStateError, match="waiting for answers"):
@@ -222,8 +222,9 @@ def test_retry_a_failed_run_continues_its_chain(storage: Any) -> None:
             return await stable() + await flaky()
 
         wf = retry.build(checkpoint_storage=storage)
-        failed = await wf.run()
-        assert failed.status == "failed" and isinstance(failed.error, RuntimeError)
+        with pytest.raises(RuntimeError, match="boom") as caught:
+            await wf.run()
+        failed = failure_of(caught)
         flaky_fails[0] = False
         done = await wf.run(checkpoint_id=failed.checkpoint_id)
         assert done.status == "completed" and done.run_id == failed.run_id
@@ -332,10 +333,10 @@ def test_unencodable_result_fails_at_the_step_naming_key_and_type() -> None:
         async def wf_() -> object:
             return await bad()
 
-        result = await wf_.build(checkpoint_storage=storage).run()
-        assert result.status == "failed"
-        assert isinstance(result.error, UnencodableValueError)
-        assert result.error.key == "bad#0" and result.error.type_name == "object"
+        with pytest.raises(UnencodableValueError) as caught:
+            await wf_.build(checkpoint_storage=storage).run()
+        result = failure_of(caught)
+        assert caught.value.key == "bad#0" and caught.value.type_name == "object"
         chain = await storage.list_checkpoints(run_id=result.run_id)
         assert [c.kind for c in chain] == ["root", "failed"]
 

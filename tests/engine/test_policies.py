@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ObservedStorage, arun, assert_one_chain
+from tests.conftest import ObservedStorage, arun, assert_one_chain, failure_of
 from tests.engine.test_crash import _wait_for
 from wfctl import (
     FileCheckpointStorage,
@@ -131,11 +131,10 @@ def test_giving_up_raises_the_steps_own_exception_with_the_attempts() -> None:
     async def wf() -> str:
         return await call(1)
 
-    with using(FakeClock()):
-        result = arun(wf.run())
-    assert result.status == "failed"
-    assert isinstance(result.error, Flaky) and str(result.error) == "failure 3"
-    assert [a.attempt for a in attempts_of(result.error)] == [1, 2]
+    with using(FakeClock()), pytest.raises(Flaky) as caught:
+        arun(wf.run())
+    assert str(failure_of(caught).error) == "failure 3"
+    assert [a.attempt for a in attempts_of(caught.value)] == [1, 2]
     assert len(call.calls) == 3
 
 
@@ -150,8 +149,9 @@ def test_non_retryable_errors_fail_at_once() -> None:
 
     with using(FakeClock()) as clock:
         for which, s in ((0, call), (1, other)):
-            result = arun(wf.run(which))
-            assert isinstance(result.error, Fatal) and attempts_of(result.error) == ()
+            with pytest.raises(Fatal) as caught:
+                arun(wf.run(which))
+            assert attempts_of(failure_of(caught).error) == ()
             assert len(s.calls) == 1
     assert clock.slept == []
 
@@ -189,7 +189,8 @@ def test_workflow_default_retries_and_a_step_override() -> None:
 
     with using(FakeClock()):
         assert arun(wf.run(0)).result == "ok:1"
-        assert isinstance(arun(wf.run(1)).error, Flaky)
+        with pytest.raises(Flaky):
+            arun(wf.run(1))
 
 
 def test_jitter_is_seeded_by_key_and_attempt() -> None:

@@ -8,7 +8,7 @@ from typing import Any
 import pydantic
 import pytest
 
-from tests.conftest import arun
+from tests.conftest import arun, failure_of
 from wfctl import (
     AnswerTypeError,
     RunContext,
@@ -196,10 +196,11 @@ def test_a_response_type_no_answer_could_be_checked_fails_at_the_request(
     async def main() -> None:
         from wfctl import InMemoryCheckpointStorage
 
-        failed = await asking(response_type).build(InMemoryCheckpointStorage()).run()
-        assert failed.status == "failed"
-        assert isinstance(failed.error, WorkflowDefinitionError)
-        assert "response_type" in str(failed.error) and "not supported" in str(failed.error)
+        with pytest.raises(
+            WorkflowDefinitionError, match=r"response_type .* not supported"
+        ) as caught:
+            await asking(response_type).build(InMemoryCheckpointStorage()).run()
+        assert failure_of(caught).requests == ()
 
     arun(main())
 
@@ -215,11 +216,8 @@ def test_the_type_the_running_code_declares_is_checked_again() -> None:
         paused = await first.run()
         await first.resume(paused.run_id, responses={"request#0": "ten"})  # completes
         changed = asking(int).build(checkpoint_storage=storage)
-        again = await changed.run(
-            checkpoint_id=f"{paused.run_id}.2", allow_changed=True, new_run=True
-        )
-        assert again.status == "failed"
-        assert isinstance(again.error, AnswerTypeError)
-        assert "must be int, got 'ten'" in str(again.error)
+        with pytest.raises(AnswerTypeError, match="must be int, got 'ten'") as caught:
+            await changed.run(checkpoint_id=f"{paused.run_id}.2", allow_changed=True, new_run=True)
+        assert failure_of(caught).run_id != paused.run_id  # a new run, failed at the request
 
     arun(main())

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.conftest import WORKFLOWS, base_env, invoke, wfctl_executable
+from tests.conftest import failure_of
 from tests.harness import harness_workload as W
 from tests.harness.faulty_fs import Fault, FaultyFS
 from tests.storage.helpers import build_run, ckpt
@@ -61,14 +62,15 @@ def test_a_run_on_a_full_disk_fails_naming_it_even_if_the_failure_cannot_be_stor
     # Writes 0-2 are the root and the first two stages; the disk fills during the third.
     full = [Fault("write", "short", 3), Fault("write", "enospc", 4, "persist")]
     storage = FileCheckpointStorage(tmp_path / "store", fs=FaultyFS(0, full))
-    result = asyncio.run(
-        W.pipeline.build(checkpoint_storage=storage).run(W.spec_for(1, pause=False), run_id="r")
-    )
-    assert result.status == "failed"
-    assert isinstance(result.error, OSError) and result.error.errno == errno.ENOSPC
-    assert "No space left on device" in str(result.error)
-    notes = getattr(result.error, "__notes__", [])
-    assert len(notes) == 1 and "the failed checkpoint could not be stored either" in notes[0]
+    with pytest.raises(OSError, match="No space left on device") as caught:
+        asyncio.run(
+            W.pipeline.build(checkpoint_storage=storage).run(W.spec_for(1, pause=False), run_id="r")
+        )
+    result = failure_of(caught)
+    assert caught.value.errno == errno.ENOSPC
+    notes = caught.value.__notes__
+    assert "the failed checkpoint could not be stored either" in notes[0]
+    assert len(notes) == 2 and "its head is r.2" in notes[1]  # the retry note names the head
     assert result.checkpoint_id == "r.2"  # the head stayed at the last durable checkpoint
     assert _seqs(tmp_path / "store", "r") == [0, 1, 2]
     storage.close()

@@ -35,6 +35,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import failure_of
 from tests.harness import harness_workload as W
 from tests.harness.checks import StoreState, assert_lineage_ok, completed_output, read_state
 from tests.harness.faulty_fs import Fault, FaultyFS, random_faults
@@ -123,12 +124,9 @@ def run_fault_scenario(base: Path, seed: int, stats: Counter[str]) -> None:
                 )
         except (WfctlError, OSError) as exc:
             error = exc
+            result = getattr(exc, "wfctl_result", None)  # a failed run raises, with its result
         except BaseException as exc:  # anything else is not a clear report of the failure
             fail(f"attempt {attempt} raised {exc!r}")
-        if result is not None and result.status == "failed":
-            error = result.error
-            if not isinstance(error, (WfctlError, OSError)):
-                fail(f"attempt {attempt} failed with an unclear error {error!r}")
         if error is not None and not (
             isinstance(error, OSError) and error.errno in (errno.EIO, errno.ENOSPC, errno.EACCES)
         ):
@@ -262,11 +260,11 @@ def test_a_failed_commit_leaves_nothing_behind(tmp_path: Path, fault: Fault) -> 
 def test_a_run_whose_commit_sync_fails_fails_with_that_error(tmp_path: Path) -> None:
     fs = FaultyFS(0, [Fault("fdatasync", "eio", 4)])  # the commit of stage s3
     storage = FileCheckpointStorage(tmp_path / "store", fs=fs)
-    result = asyncio.run(
-        W.pipeline.build(checkpoint_storage=storage).run(W.spec_for(1, pause=False), run_id="r")
-    )
-    assert result.status == "failed"
-    assert isinstance(result.error, OSError) and result.error.errno == errno.EIO
+    with pytest.raises(OSError, match="injected") as caught:
+        asyncio.run(
+            W.pipeline.build(checkpoint_storage=storage).run(W.spec_for(1, pause=False), run_id="r")
+        )
+    assert caught.value.errno == errno.EIO and failure_of(caught).checkpoint_id == "r.4"
     head = asyncio.run(FileCheckpointStorage(tmp_path / "store").get_latest(run_id="r"))
     assert head is not None and head.kind == "failed"  # the failure itself was recorded
     assert "injected" in head.data["error"]["message"]

@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from tests.cli.conftest import wfctl_executable
+from tests.conftest import failure_of
 from wfctl import FileCheckpointStorage, RunContext, step, workflow
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="a POSIX pseudo-terminal")
@@ -53,8 +54,9 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for run_id in ("waiting", "broken"):
         paused = asyncio.run(bound.run("input" + EVIL, run_id=run_id))
         assert paused.status == "paused"
-    failed = asyncio.run(bound.resume("broken", responses={"ask" + EVIL: "answer" + EVIL}))
-    assert failed.status == "failed"
+    with pytest.raises(RuntimeError, match="after answer") as caught:
+        asyncio.run(bound.resume("broken", responses={"ask" + EVIL: "answer" + EVIL}))
+    assert failure_of(caught).run_id == "broken"
     storage.close()
     return root
 

@@ -21,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import failure_of
 from tests.harness import harness_workload as W
 from wfctl import (
     FileCheckpointStorage,
@@ -92,12 +93,9 @@ def test_an_unencodable_result_fails_its_step_and_leaves_no_record(
         parts = await asyncio.gather(fine(1), broken(2), fine(3))  # one group commit
         return parts
 
-    result = asyncio.run(
-        flow.build(checkpoint_storage=FileCheckpointStorage(store)).run(run_id="r")
-    )
-    assert result.status == "failed"
-    error = result.error
-    assert isinstance(error, UnencodableValueError)
+    with pytest.raises(UnencodableValueError) as caught:
+        asyncio.run(flow.build(checkpoint_storage=FileCheckpointStorage(store)).run(run_id="r"))
+    error = failure_of(caught).error
     assert error.key == "broken#0" and type_name in error.type_name
     if path is not None:
         assert error.path == path
@@ -134,10 +132,10 @@ def test_unencodable_state_output_and_request_data_are_named(tmp_path: Path) -> 
 
     wf = flow.build(checkpoint_storage=FileCheckpointStorage(store))
     for kind, (key, type_name) in cases.items():
-        result = asyncio.run(wf.run(kind, run_id=f"r-{kind}"))
-        assert result.status == "failed", kind
-        assert isinstance(result.error, UnencodableValueError), result.error
-        assert key in str(result.error) and type_name in str(result.error), str(result.error)
+        with pytest.raises(UnencodableValueError) as caught:
+            asyncio.run(wf.run(kind, run_id=f"r-{kind}"))
+        error = failure_of(caught).error
+        assert key in str(error) and type_name in str(error), str(error)
         keys = step_keys(store, f"r-{kind}")
         assert keys == ["effect#0"], keys  # the failing call's record was never written
 

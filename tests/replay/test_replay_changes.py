@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import arun
+from tests.conftest import arun, failure_of
 from wfctl import (
     CheckpointStorage,
     InMemoryCheckpointStorage,
@@ -215,8 +215,9 @@ def test_replaying_a_failed_run_after_the_fix() -> None:
         async def v2(x: int) -> float:
             return await divide_fixed(await load(x))
 
-        failed = await v1.build(checkpoint_storage=storage).run(0)
-        assert failed.status == "failed"
+        with pytest.raises(ZeroDivisionError) as caught:
+            await v1.build(checkpoint_storage=storage).run(0)
+        failed = failure_of(caught)
         report = await replay(
             v2.build(checkpoint_storage=storage), failed.checkpoint_id, allow_changed=True
         )
@@ -255,7 +256,9 @@ def test_code_changed_follows_a_retry_that_recorded_the_new_code() -> None:
     async def main() -> None:
         storage = InMemoryCheckpointStorage()
         v1, v2 = (w.build(checkpoint_storage=storage) for w in _fragile())
-        failed = await v1.run(0)
+        with pytest.raises(ZeroDivisionError) as caught:
+            await v1.run(0)
+        failed = failure_of(caught)
         fixed = await v2.run(checkpoint_id=failed.checkpoint_id, allow_changed=True)
         assert fixed.status == "completed" and fixed.run_id == failed.run_id
         before = await replay(v2, failed.checkpoint_id, allow_changed=True)
@@ -270,7 +273,9 @@ def test_a_checkpoint_written_by_the_current_code_replays_without_allow_changed(
     async def main() -> None:
         storage = InMemoryCheckpointStorage()
         v1, v2 = (w.build(checkpoint_storage=storage) for w in _fragile())
-        failed = await v1.run(0)
+        with pytest.raises(ZeroDivisionError) as caught:
+            await v1.run(0)
+        failed = failure_of(caught)
         fixed = await v2.run(checkpoint_id=failed.checkpoint_id, allow_changed=True)
         assert (await replay(v2, fixed.checkpoint_id)).identical
 

@@ -88,7 +88,7 @@ def test_human_review_pauses_then_publishes_or_rejects(storage: Any) -> None:
         paused = await wf.run({"topic": "cats"})
         assert paused.status == "paused"
         [request] = paused.get_request_info_events()
-        assert request.request_id == "request#0" and request.response_type == "str"
+        assert request.request_id == "request#0" and request.response_type is str
         assert request.request_data["draft"].startswith("Cats. Why cats matter")
         published = await wf.run(checkpoint_id=paused.checkpoint_id, responses={"request#0": "yes"})
         assert published.status == "completed" and published.run_id == paused.run_id
