@@ -240,9 +240,6 @@ def test_hitl_pauses_and_resumes_without_rerunning_the_draft() -> None:
     asyncio.run(main())
 
 
-@pytest.mark.xfail(
-    strict=True, reason="needs WorkflowRunState, the request in event.data, response_type a type"
-)
 def test_hitl_paused_state_and_request_event_as_upstream() -> None:
     from wfctl import WorkflowRunState
 
@@ -330,7 +327,6 @@ async def answer_every_round(
     return result, rounds
 
 
-@pytest.mark.xfail(strict=True, reason="needs resent answers equal to the recorded ones accepted")
 def test_hitl_loop_resending_all_answers_so_far() -> None:
     async def main() -> None:
         wf = approval_chain.build(checkpoint_storage=InMemoryCheckpointStorage())
@@ -428,7 +424,6 @@ async def reads_outside_state(key: str) -> str:
     return await lookup(source_of_truth.get(key, key))
 
 
-@pytest.mark.xfail(strict=True, reason="needs run() raising the workflow's exception")
 def test_a_restore_that_would_swap_a_result_raises_replay_divergence() -> None:
     """Deliberate difference: upstream would run the call live on a different argument; wfctl
     refuses a replay whose recorded calls no longer match."""

@@ -243,7 +243,7 @@ def test_the_cli_reports_a_failed_run_as_before(tmp_path: Path) -> None:
     done = wfctl("run", code, "--input", "3", "--run-id", "c1", "--store", store, "--json")
     assert done.code == 1, done.stderr  # a negative finding, as before
     doc = done.json()
-    assert (doc["status"], doc["failed_step"]) == ("failed", "charge#0")
+    assert (doc["status"], doc["failed_step_key"]) == ("failed", "charge#0")
     assert doc["error"] == "RuntimeError: payment service: bad amount 3"  # no library note
     assert "Traceback" not in done.stderr
     head = arun(FileCheckpointStorage(store).get_latest(run_id="c1"))
