@@ -35,6 +35,7 @@ from ._payloads import (
     served_keys,
 )
 from ._policies import AttemptRecord
+from ._query import RunQuery
 from ._restore import load_target
 from ._storage import FileCheckpointStorage, RunSummary, open_store
 from ._storage._capabilities import load_chain, request_pause
@@ -70,28 +71,42 @@ def summary_json(summary: RunSummary) -> dict[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class RunsReport:
-    """The runs of a store (oldest first), after filtering."""
+    """The runs of a store a query selected, in its order, and how many there were."""
 
     store: Path
     runs: tuple[RunSummary, ...]
+    #: How many runs matched the query's filters (``runs`` holds at most ``limit`` of them).
+    matching_count: int
+    #: How many runs the store holds.
+    total_count: int
+    query: RunQuery
 
     def to_json(self) -> dict[str, Any]:
-        """Return ``{"store", "runs": [summary, ...]}``."""
-        return {"store": str(self.store), "runs": [summary_json(r) for r in self.runs]}
+        """Return the ``--json`` document: the runs shown, and the three counts."""
+        return {
+            "schema": "wfctl/runs@1",
+            "store": str(self.store),
+            "run_count": len(self.runs),
+            "matching_run_count": self.matching_count,
+            "total_run_count": self.total_count,
+            "runs": [summary_json(r) for r in self.runs],
+        }
 
 
 def list_runs(
     store: Path,
+    query: RunQuery | None = None,
     *,
     workflow_name: str | None = None,
     status: str | None = None,
     must_exist: bool = True,
 ) -> RunsReport:
-    """List the store's runs, optionally only one workflow's or one status's.
+    """List the store's runs that ``query`` selects (every run, oldest first, by default).
 
     Every run's records are verified (checksums and chain links, see
     :func:`~wfctl._storage._journal.check_journal`). A run that fails is listed with status
     ``corrupt`` and its problem, one that cannot be read as ``unreadable``; neither is raised.
+    ``workflow_name`` and ``status`` (exact) are kept for callers that predate the query.
 
     Raises:
         StoreLocationError: the store is missing (with ``must_exist``) or is not one.
@@ -100,7 +115,9 @@ def list_runs(
     runs = asyncio.run(storage.list_runs(workflow_name=workflow_name))
     if status is not None:
         runs = [r for r in runs if r.status == status]
-    return RunsReport(store, tuple(runs))
+    query = query or RunQuery()
+    shown, matching = query.apply(runs)
+    return RunsReport(store, tuple(shown), matching, len(runs), query)
 
 
 def _find_summary(storage: FileCheckpointStorage, run_id: str) -> RunSummary:

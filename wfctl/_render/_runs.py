@@ -86,8 +86,11 @@ def print_run_outcome(outcome: RunReport) -> None:
 def print_runs(report: RunsReport) -> None:
     """Show the store's runs as a table."""
     out = stdout()
-    if not report.runs:
+    if not report.total_count:
         out.print(f"no runs in {report.store}")
+        return
+    if not report.runs:
+        out.print(_count_line(report))
         return
     table = Table(title=f"runs in {report.store}", title_justify="left")
     table.add_column("run", no_wrap=True, min_width=10)
@@ -115,6 +118,21 @@ def print_runs(report: RunsReport) -> None:
             "; ".join(notes),
         )
     out.print(table)
+    out.print(_count_line(report))
+
+
+def _count_line(report: RunsReport) -> str:
+    """Say how many runs are shown, of how many matching, of how many in the store."""
+    shown, matching, total = len(report.runs), report.matching_count, report.total_count
+    if shown == matching == total:
+        return f"{total} run{'' if total == 1 else 's'}"
+    if shown == matching:
+        return f"{shown} of {total} runs match"
+    if matching == total:
+        return f"{shown} of {total} runs (--limit {report.query.limit})"
+    return (
+        f"{shown} of {matching} matching runs ({total} in the store; --limit {report.query.limit})"
+    )
 
 
 def _log_node(tree: Tree, label: str, items: Iterable[str]) -> None:
@@ -202,6 +220,8 @@ def print_gc(report: GcReport) -> None:
         out.print(table)
     else:
         out.print(f"nothing to remove ({verb} 0 runs)")
+    if report.matching_count != report.total_count:
+        out.print(f"considered {report.matching_count} of {report.total_count} runs (filters)")
     if report.kept:
         reasons: dict[str, int] = {}
         for item in report.kept:
