@@ -93,7 +93,9 @@ def _select(
     """Return (removable run id -> reason, kept run id -> reason), both among the runs ``query``
     matches. ``keep`` ranks every finished run, matching or not, and a run that stays protects
     its origin whether it matches or not: a filter only narrows what may go."""
-    finished = ("completed", "failed") if include_failed else ("completed",)
+    finished = (
+        ("completed", "cancelled", "failed") if include_failed else ("completed", "cancelled")
+    )
     kept: dict[str, str] = {}
     chosen: dict[str, str] = {}
     newest: dict[str, int] = {}

@@ -25,6 +25,7 @@ import tomli_w
 from ._checkpoint import Checkpoint, validate_run_id
 from ._errors import RunNotFoundError, RunStateError, WfctlError
 from ._payloads import (
+    CancelledPayload,
     CompletedPayload,
     FailedPayload,
     PausePayload,
@@ -208,6 +209,8 @@ def _entry(checkpoint: Checkpoint) -> LogEntry:
             detail = f"reason: {reason}"
         case FailedPayload(error_type=error_type, message=message):
             error = f"{error_type}: {message}"
+        case CancelledPayload(status=before, reason=why):
+            detail = f"cancelled while {before}" + (f": {why}" if why is not None else "")
         case CompletedPayload(result=result):
             detail = f"result: {_text(result)}"
         case RootPayload(workflow=workflow, input=encoded_input):
