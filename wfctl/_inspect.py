@@ -52,6 +52,7 @@ __all__ = [
     "StepEntry",
     "export_run",
     "list_runs",
+    "log_entry",
     "pause_run",
     "run_log",
     "show_checkpoint",
@@ -191,7 +192,8 @@ def _text(value: Any, limit: int = 100) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _entry(checkpoint: Checkpoint) -> LogEntry:
+def log_entry(checkpoint: Checkpoint) -> LogEntry:
+    """Return the timeline entry of one checkpoint (what ``log`` shows of it)."""
     steps: tuple[StepEntry, ...] = ()
     requests: tuple[str, ...] = ()
     answers: tuple[tuple[str, Any], ...] = ()
@@ -242,7 +244,7 @@ def run_log(store: Path, run_id: str, *, must_exist: bool = True) -> RunLog:
     """
     storage = open_store(store, must_exist=must_exist)
     chain = asyncio.run(load_chain(storage, validate_run_id(run_id)))
-    return RunLog(_find_summary(storage, run_id), tuple(_entry(c) for c in chain))
+    return RunLog(_find_summary(storage, run_id), tuple(log_entry(c) for c in chain))
 
 
 def show_checkpoint(store: Path, checkpoint_id: str, *, must_exist: bool = True) -> Checkpoint:

@@ -133,6 +133,16 @@ def runs(
 @app.command()
 def log(
     run_id: Annotated[str, typer.Argument(metavar="RUN_ID", help="The run to show.")],
+    follow: Annotated[
+        bool,
+        typer.Option(
+            "--follow",
+            "-f",
+            help="Keep printing checkpoints as they are committed until the run ends, then "
+            "exit with its status's code (Ctrl-C stops following: 130). With --json, one JSON "
+            "document per line.",
+        ),
+    ] = False,
     store: StoreOption = None,
     json_output: JsonOption = False,
     debug: DebugOption = False,
@@ -140,15 +150,24 @@ def log(
     """Show a run's chain as a timeline.
 
     One entry per checkpoint (seq, kind, time) with the steps it committed and how long they
-    took, the keys served from the cache, requests, answers and errors.
+    took, the keys served from the cache, requests, answers and errors. With --follow, each
+    checkpoint is printed once it is committed until the run ends (a completed, failed,
+    paused or cancelled record, or its process gone); the exit code is then the run's: 0
+    completed, 1 failed or cancelled, 3 paused for answers, 130 interrupted (paused with
+    nothing to answer, or killed). The journal is looked at (one stat) every 50 ms after a
+    commit, backing off to once a second while the run is idle.
 
     \b
     Example:
-      wfctl log 20261129-121400-3f9a2c
+      wfctl log 20261129-121400-3f9a2c --follow
     """
+    location = locate_store_option(store)
+    if follow:
+        from ._follow import follow_log
+
+        follow_log(location, run_id, json_output)
     from wfctl._inspect import run_log
 
-    location = locate_store_option(store)
     result = run_log(location.path, run_id, must_exist=location.named)
     if json_output:
         emit_json(result.to_json())

@@ -1,16 +1,19 @@
-"""Rendering ``cancel`` and ``rm`` for people, and what ``rm --force`` broke (on stderr)."""
+"""Rendering ``cancel``, ``rm`` and ``log --follow`` for people; what ``rm --force`` broke."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from ._common import Text, status_text, stderr, stdout
+from ._runs import entry_tree
 
 if TYPE_CHECKING:
     from wfctl._cancel import CancelReport
+    from wfctl._follow import FollowEnd
+    from wfctl._inspect import LogEntry
     from wfctl._remove import RemoveReport
 
-__all__ = ["print_cancel", "print_dangling", "print_removed"]
+__all__ = ["print_cancel", "print_dangling", "print_followed", "print_removed"]
 
 
 def print_cancel(report: CancelReport) -> None:
@@ -48,3 +51,19 @@ def print_dangling(report: RemoveReport) -> None:
             ),
             soft_wrap=True,
         )
+
+
+def print_followed(item: LogEntry | FollowEnd) -> None:
+    """Print one checkpoint of a followed run as it arrives, or how the run ended."""
+    from wfctl._follow import FollowEnd
+
+    out = stdout()
+    if isinstance(item, FollowEnd):
+        out.print(
+            Text.assemble(
+                f"run {item.run_id} ", status_text(item.status), f" at {item.head_checkpoint_id}"
+            )
+        )
+    else:
+        out.print(entry_tree(item))
+    out.file.flush()  # a pipe (| grep, | tee) sees each checkpoint when it is committed

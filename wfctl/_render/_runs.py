@@ -13,11 +13,12 @@ from ._common import Text, json_text, render_value, status_text, stderr, stdout
 if TYPE_CHECKING:
     from wfctl._checkpoint import Checkpoint
     from wfctl._gc import GcReport
-    from wfctl._inspect import ExportResult, RunLog, RunsReport
+    from wfctl._inspect import ExportResult, LogEntry, RunLog, RunsReport
     from wfctl._runner import RunReport
     from wfctl._storage import RunSummary
 
 __all__ = [
+    "entry_tree",
     "print_checkpoint",
     "print_export",
     "print_gc",
@@ -150,27 +151,33 @@ def print_log(log: RunLog) -> None:
         title.append(f" · restored from {summary.origin_checkpoint_id}")
     tree = Tree(title)
     for entry in log.entries:
-        node = tree.add(
-            Text.assemble(
-                (f"{entry.seq:>3} ", "bold"),
-                (f"{entry.kind:<9}", "cyan"),
-                f" {entry.timestamp[11:26]}  {entry.checkpoint_id}",
-            )
-        )
-        for step in entry.steps:
-            took = f" ({step.duration * 1000:.1f} ms)" if step.duration is not None else ""
-            node.add(Text(f"✓ {step.key}{took}", style="green"))
-        for attempt in entry.attempts:
-            node.add(Text(f"↻ {attempt.key}: {attempt.describe()}", style="yellow"))
-        if entry.served:
-            node.add(Text(f"↺ cached: {', '.join(entry.served)}", style="dim"))
-        _log_node(node, "? request ", entry.requests)
-        _log_node(node, "→ answer ", (f"{k} = {json_text(v)}" for k, v in entry.answers))
-        if entry.error:
-            node.add(Text(f"✗ {entry.error}", style="red"))
-        if entry.detail:
-            node.add(Text(entry.detail, style="dim"))
+        tree.children.append(entry_tree(entry))
     stdout().print(tree)
+
+
+def entry_tree(entry: LogEntry) -> Tree:
+    """Return one checkpoint of a timeline as a tree: its header, then what it recorded."""
+    node = Tree(
+        Text.assemble(
+            (f"{entry.seq:>3} ", "bold"),
+            (f"{entry.kind:<9}", "cyan"),
+            f" {entry.timestamp[11:26]}  {entry.checkpoint_id}",
+        )
+    )
+    for step in entry.steps:
+        took = f" ({step.duration * 1000:.1f} ms)" if step.duration is not None else ""
+        node.add(Text(f"✓ {step.key}{took}", style="green"))
+    for attempt in entry.attempts:
+        node.add(Text(f"↻ {attempt.key}: {attempt.describe()}", style="yellow"))
+    if entry.served:
+        node.add(Text(f"↺ cached: {', '.join(entry.served)}", style="dim"))
+    _log_node(node, "? request ", entry.requests)
+    _log_node(node, "→ answer ", (f"{k} = {json_text(v)}" for k, v in entry.answers))
+    if entry.error:
+        node.add(Text(f"✗ {entry.error}", style="red"))
+    if entry.detail:
+        node.add(Text(entry.detail, style="dim"))
+    return node
 
 
 def print_checkpoint(checkpoint: Checkpoint) -> None:
