@@ -172,3 +172,16 @@ def test_rm_deletes_whole_runs_and_refuses_to_orphan_a_restored_run(store: Path)
     assert together.code == 0, together.stderr
     assert f"removed run {base} (greet, completed)" in together.stdout
     assert set(_runs(store)) == {restored}
+
+
+def test_rm_removes_a_corrupt_run_that_nothing_else_can_clean(store: Path) -> None:
+    run_id = run_id_of(invoke("run", GREET, "--store", store, "--json"))
+    with (store / "runs" / run_id / "journal.jsonl").open("a", encoding="utf-8") as journal:
+        journal.write("not a record\n")
+    assert _runs(store)[run_id]["status"] == "corrupt"
+    kept = invoke("gc", "--older-than", "0", "--store", store, "--json").json()
+    assert kept["removed"] == []  # gc never removes a corrupt run; rm is how to
+    removed = wfctl("rm", run_id, "--store", store, "--json")
+    assert removed.code == 0, removed.stderr
+    assert removed.json()["runs"] == [{"run_id": run_id, "workflow": "greet", "status": "corrupt"}]
+    assert _runs(store) == {}
