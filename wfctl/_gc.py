@@ -1,7 +1,7 @@
 """``wfctl gc``: remove whole finished runs that nothing needs any more.
 
-Only whole runs are removed, never part of a chain, and only finished ones: ``completed`` runs,
-and ``failed`` ones when asked. A paused, running, interrupted, corrupt or unreadable run is
+Only whole runs are removed, never part of a chain, and only finished ones: ``completed`` and
+``cancelled`` runs, and ``failed`` ones when asked. A paused, running, interrupted, corrupt or unreadable run is
 never removed, and neither is a run that is the origin of a run that stays (a restored run reads
 its cache from its origin's chain, transitively). Every run is verified before it is judged
 finished: the listing checks every record's checksum and chain link (``list_runs``), so a run

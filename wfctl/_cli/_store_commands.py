@@ -318,8 +318,8 @@ def gc(
 ) -> None:
     """Remove finished runs that nothing needs any more.
 
-    Removes whole runs, never part of a chain: completed runs (and failed ones with
-    --include-failed), never a paused, running, interrupted, corrupt or unreadable run, and
+    Removes whole runs, never part of a chain: completed and cancelled runs (and failed ones
+    with --include-failed), never a paused, running, interrupted, corrupt or unreadable run, and
     never the origin of a run that stays. Every record of every run is checked (checksums and
     chain links) before a run counts as finished. The filters (--workflow, --status, --since,
     --until, as for 'wfctl runs') narrow which runs gc considers, with or without --dry-run:
