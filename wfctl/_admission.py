@@ -42,7 +42,15 @@ from ._storage._protocol import CheckpointStorage, RunLock
 if TYPE_CHECKING:
     from ._workflow import Workflow
 
-__all__ = ["admitting", "continue_run", "restore_new_run", "restore_run", "start_run"]
+__all__ = [
+    "admitting",
+    "continue_run",
+    "continuing_chain",
+    "refuse_cancelled",
+    "restore_new_run",
+    "restore_run",
+    "start_run",
+]
 
 
 @contextlib.contextmanager
@@ -60,6 +68,38 @@ def admitting(storage: CheckpointStorage, run_id: str) -> Iterator[RunLock]:
     except BaseException:
         lock.release()
         raise
+
+
+def refuse_cancelled(run_id: str, head: Checkpoint, again: str) -> None:
+    """Refuse to go on with a run whose head is a ``cancelled`` record (it ended for good).
+
+    Args:
+        again: how to run it again from where it stopped (a command or a call), for the message.
+
+    Raises:
+        RunStateError: ``head`` is a cancelled record.
+    """
+    if head.kind == Kind.CANCELLED:
+        raise RunStateError(
+            run_id,
+            f"was cancelled ({head.checkpoint_id}) and cannot be resumed; to run it again "
+            f"from where it stopped: {again}",
+        )
+
+
+def continuing_chain(
+    storage: CheckpointStorage, chain: list[Checkpoint], workflow_name: str
+) -> CheckpointChain:
+    """Return a chain that commits after ``chain``'s head, in its run, keeping its origin."""
+    root = chain[0]
+    origin = (root.origin_run_id, root.origin_checkpoint_id)
+    return CheckpointChain(
+        storage,
+        root.run_id,
+        workflow_name,
+        head=chain[-1],
+        origin=origin if origin[0] and origin[1] else None,  # type: ignore[arg-type]
+    )
 
 
 def root_payload(
@@ -217,21 +257,15 @@ async def continue_run(
             raise RunStateError(
                 run_id, f"has completed; restore {target.checkpoint_id} to run it again"
             )
+        refuse_cancelled(run_id, target, f"restore {target.previous_checkpoint_id}")
         recorded = check_code(workflow, chain, target.seq, options)
         message = decode(RootPayload.of(root).input, where=f"{root.checkpoint_id} input")
         history = await collect_history(storage, chain, target.seq)
         responses = drop_resent_answers(run_id, chain, target, responses, history.responses)
         check_answers(run_id, chain, target, responses, require=target.kind == Kind.PAUSE)
         responses = convert_answers(chain, target, responses)
+        run_chain = continuing_chain(storage, chain, workflow.name)
         del chain  # folded into history: the decoded records need not outlive it (memory)
-        origin = (root.origin_run_id, root.origin_checkpoint_id)
-        run_chain = CheckpointChain(
-            storage,
-            run_id,
-            workflow.name,
-            head=target,
-            origin=origin if origin[0] and origin[1] else None,  # type: ignore[arg-type]
-        )
         reason = "answer" if responses else "continue" if target.kind == Kind.PAUSE else "retry"
         changed = workflow.signature if recorded != workflow.signature else None
         await run_chain.commit(encode_answers(responses, reason, signature=changed))

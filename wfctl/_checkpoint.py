@@ -55,6 +55,8 @@ class Kind(StrEnum):
     COMPLETED = "completed"
     #: The run raised; only a ``resume`` (a retry) may follow.
     FAILED = "failed"
+    #: The run was ended for good by ``wfctl cancel`` (``cancel_run``); nothing may follow.
+    CANCELLED = "cancelled"
 
 
 KINDS: Final[frozenset[str]] = frozenset(Kind)
@@ -72,6 +74,7 @@ class RunStatus(StrEnum):
     PAUSED = "paused"
     RUNNING = "running"
     INTERRUPTED = "interrupted"
+    CANCELLED = "cancelled"
     CORRUPT = "corrupt"
     UNREADABLE = "unreadable"
 
@@ -81,6 +84,7 @@ ENDING_STATUS: Final[Mapping[str, RunStatus]] = MappingProxyType(
         Kind.COMPLETED: RunStatus.COMPLETED,
         Kind.FAILED: RunStatus.FAILED,
         Kind.PAUSE: RunStatus.PAUSED,
+        Kind.CANCELLED: RunStatus.CANCELLED,
     }
 )
 

@@ -90,6 +90,7 @@ ERROR_EXIT_CODES: Final[dict[type[BaseException], int]] = {
 STATUS_EXIT_CODES: Final[dict[str, int]] = {
     "completed": EXIT_OK,
     "failed": EXIT_FINDING,
+    "cancelled": EXIT_FINDING,  # ended for good without completing (``log --follow``)
     "paused": EXIT_PAUSED,
     "interrupted": EXIT_INTERRUPTED,
     "aborted": EXIT_INTERRUPTED,

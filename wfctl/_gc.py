@@ -1,7 +1,7 @@
 """``wfctl gc``: remove whole finished runs that nothing needs any more.
 
-Only whole runs are removed, never part of a chain, and only finished ones: ``completed`` runs,
-and ``failed`` ones when asked. A paused, running, interrupted, corrupt or unreadable run is
+Only whole runs are removed, never part of a chain, and only finished ones: ``completed`` and
+``cancelled`` runs, and ``failed`` ones when asked. A paused, running, interrupted, corrupt or unreadable run is
 never removed, and neither is a run that is the origin of a run that stays (a restored run reads
 its cache from its origin's chain, transitively). Every run is verified before it is judged
 finished: the listing checks every record's checksum and chain link (``list_runs``), so a run
@@ -14,7 +14,6 @@ newest of each workflow. With neither given, ``older_than`` is 7 days.
 from __future__ import annotations
 
 import asyncio
-import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Any, Final
 
 from ._documents import document, utc_time
 from ._errors import RunLockedError, WfctlError
+from ._query import RunQuery, parse_age, summary_time
 from ._storage import RunSummary, open_store
 
 __all__ = ["DEFAULT_AGE", "GcItem", "GcReport", "collect_garbage", "parse_age"]
@@ -33,28 +33,6 @@ _KEPT_BECAUSE: Final = {
     "corrupt": "corrupt (failed verification; see wfctl verify-lineage)",
     "unreadable": "unreadable (its journal cannot be read)",
 }
-_UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-_PART: Final = re.compile(r"(\d+(?:\.\d+)?)([smhdw])")
-
-
-def parse_age(text: str) -> timedelta:
-    """Parse an age such as ``7d``, ``12h``, ``1w2d``, ``90m``, ``30s`` or ``0``.
-
-    Raises:
-        WfctlError: the text is not such an age.
-    """
-    compact = text.strip().lower().replace(" ", "")
-    if compact == "0":
-        return timedelta(0)
-    position, seconds = 0, 0.0
-    for match in _PART.finditer(compact):
-        if match.start() != position:
-            break
-        seconds += float(match.group(1)) * _UNITS[match.group(2)]
-        position = match.end()
-    if not compact or position != len(compact):
-        raise WfctlError(f"invalid age {text!r}: use a number and a unit s/m/h/d/w, e.g. 7d or 12h")
-    return timedelta(seconds=seconds)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +65,10 @@ class GcReport:
     keep: int | None
     removed: tuple[GcItem, ...]
     kept: tuple[GcItem, ...]
+    #: How many runs the filters selected (``kept`` and ``removed`` are among them).
+    matching_count: int = 0
+    #: How many runs the store held.
+    total_count: int = 0
 
     def to_json(self) -> dict[str, Any]:
         """Return the ``wfctl/gc@1`` document (see docs/json.md)."""
@@ -98,18 +80,12 @@ class GcReport:
                 "keep": self.keep,
                 "removed_count": len(self.removed),
                 "kept_count": len(self.kept),
+                "matching_run_count": self.matching_count,
+                "total_run_count": self.total_count,
                 "removed": [i.to_json() for i in self.removed],
                 "kept": [i.to_json() for i in self.kept],
             },
         )
-
-
-def _updated(summary: RunSummary) -> datetime | None:
-    try:
-        moment = datetime.fromisoformat(summary.updated)
-    except ValueError:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _select(
@@ -118,19 +94,28 @@ def _select(
     keep: int | None,
     include_failed: bool,
     now: datetime,
+    query: RunQuery,
 ) -> tuple[dict[str, str], dict[str, str]]:
-    """Return (removable run id -> reason, kept run id -> reason)."""
-    finished = ("completed", "failed") if include_failed else ("completed",)
+    """Return (removable run id -> reason, kept run id -> reason), both among the runs ``query``
+    matches. ``keep`` ranks every finished run, matching or not, and a run that stays protects
+    its origin whether it matches or not: a filter only narrows what may go."""
+    finished = (
+        ("completed", "cancelled", "failed") if include_failed else ("completed", "cancelled")
+    )
     kept: dict[str, str] = {}
     chosen: dict[str, str] = {}
     newest: dict[str, int] = {}
     for summary in sorted(runs, key=lambda r: (r.updated, r.run_id), reverse=True):
-        rid, moment = summary.run_id, _updated(summary)
+        rid, moment = summary.run_id, summary_time(summary.updated)
+        matches = query.matches(summary)
         if summary.status not in finished:
-            kept[rid] = _KEPT_BECAUSE.get(summary.status, summary.status)
+            if matches:
+                kept[rid] = _KEPT_BECAUSE.get(summary.status, summary.status)
             continue
         rank = newest.get(summary.workflow_name, 0)
         newest[summary.workflow_name] = rank + 1
+        if not matches:
+            continue
         if keep is not None and rank < keep:
             kept[rid] = f"among the {keep} newest of workflow {summary.workflow_name}"
         elif moment is None:
@@ -161,6 +146,7 @@ def collect_garbage(
     dry_run: bool = False,
     now: datetime | None = None,
     must_exist: bool = True,
+    query: RunQuery | None = None,
 ) -> GcReport:
     """Remove (or with ``dry_run`` list) whole finished runs nothing needs any more.
 
@@ -171,6 +157,8 @@ def collect_garbage(
         include_failed: failed runs count as finished too.
         now: the current time (for tests).
         must_exist: refuse a store that does not exist (else it has nothing to remove).
+        query: consider only the runs it matches (its sort and limit are not used); runs
+            outside it are neither removed nor reported.
 
     Raises:
         WfctlError: ``older_than`` or ``keep`` is invalid.
@@ -183,7 +171,8 @@ def collect_garbage(
     age = parse_age(older_than) if older_than is not None else None
     storage = open_store(store, must_exist=must_exist)
     runs = asyncio.run(storage.list_runs())
-    chosen, kept = _select(runs, age, keep, include_failed, now or datetime.now(UTC))
+    query = query or RunQuery()
+    chosen, kept = _select(runs, age, keep, include_failed, now or datetime.now(UTC), query)
     removed: list[GcItem] = []
     for summary in runs:
         rid = summary.run_id
@@ -202,6 +191,8 @@ def collect_garbage(
         keep=keep,
         removed=tuple(removed),
         kept=tuple(_item(r, kept[r.run_id]) for r in runs if r.run_id in kept),
+        matching_count=sum(1 for r in runs if query.matches(r)),
+        total_count=len(runs),
     )
 
 

@@ -25,6 +25,7 @@ from ._checkpoint import Checkpoint, validate_run_id
 from ._documents import document, epoch_time, summary_json, utc_time
 from ._errors import RunNotFoundError, RunStateError, WfctlError
 from ._payloads import (
+    CancelledPayload,
     CompletedPayload,
     FailedPayload,
     PausePayload,
@@ -36,6 +37,7 @@ from ._payloads import (
     served_keys,
 )
 from ._policies import AttemptRecord
+from ._query import RunQuery
 from ._readable import readable_text
 from ._restore import load_target
 from ._storage import FileCheckpointStorage, RunSummary, open_store
@@ -54,6 +56,7 @@ __all__ = [
     "checkpoint_json",
     "export_run",
     "list_runs",
+    "log_entry",
     "pause_run",
     "run_log",
     "show_checkpoint",
@@ -66,10 +69,15 @@ EXPORT_FORMATS = ("json", "toml")
 
 @dataclass(frozen=True, slots=True)
 class RunsReport:
-    """The runs of a store (oldest first), after filtering."""
+    """The runs of a store a query selected, in its order, and how many there were."""
 
     store: Path
     runs: tuple[RunSummary, ...]
+    #: How many runs matched the query's filters (``runs`` holds at most ``limit`` of them).
+    matching_count: int
+    #: How many runs the store holds.
+    total_count: int
+    query: RunQuery
 
     def to_json(self) -> dict[str, Any]:
         """Return the ``wfctl/runs@1`` document (see docs/json.md)."""
@@ -78,6 +86,8 @@ class RunsReport:
             {
                 "store": str(self.store),
                 "run_count": len(self.runs),
+                "matching_run_count": self.matching_count,
+                "total_run_count": self.total_count,
                 "runs": [summary_json(r) for r in self.runs],
             },
         )
@@ -85,16 +95,18 @@ class RunsReport:
 
 def list_runs(
     store: Path,
+    query: RunQuery | None = None,
     *,
     workflow_name: str | None = None,
     status: str | None = None,
     must_exist: bool = True,
 ) -> RunsReport:
-    """List the store's runs, optionally only one workflow's or one status's.
+    """List the store's runs that ``query`` selects (every run, oldest first, by default).
 
     Every run's records are verified (checksums and chain links, see
     :func:`~wfctl._storage._journal.check_journal`). A run that fails is listed with status
     ``corrupt`` and its problem, one that cannot be read as ``unreadable``; neither is raised.
+    ``workflow_name`` and ``status`` (exact) are kept for callers that predate the query.
 
     Raises:
         StoreLocationError: the store is missing (with ``must_exist``) or is not one.
@@ -103,7 +115,9 @@ def list_runs(
     runs = asyncio.run(storage.list_runs(workflow_name=workflow_name))
     if status is not None:
         runs = [r for r in runs if r.status == status]
-    return RunsReport(store, tuple(runs))
+    query = query or RunQuery()
+    shown, matching = query.apply(runs)
+    return RunsReport(store, tuple(shown), matching, len(runs), query)
 
 
 def _find_summary(storage: FileCheckpointStorage, run_id: str) -> RunSummary:
@@ -199,7 +213,8 @@ class RunLog:
         )
 
 
-def _entry(checkpoint: Checkpoint) -> LogEntry:
+def log_entry(checkpoint: Checkpoint) -> LogEntry:
+    """Return the timeline entry of one checkpoint (what ``log`` shows of it)."""
     steps: tuple[StepEntry, ...] = ()
     requests: tuple[str, ...] = ()
     answers: tuple[tuple[str, Any], ...] = ()
@@ -217,6 +232,8 @@ def _entry(checkpoint: Checkpoint) -> LogEntry:
             detail = f"reason: {reason}"
         case FailedPayload(error_type=error_type, message=message):
             error = f"{error_type}: {message}"
+        case CancelledPayload(status=before, reason=why):
+            detail = f"cancelled while {before}" + (f": {why}" if why is not None else "")
         case CompletedPayload(result=result):
             detail = f"result: {readable_text(result, 100)}"
         case RootPayload(workflow=workflow, input=encoded_input):
@@ -249,7 +266,7 @@ def run_log(store: Path, run_id: str, *, must_exist: bool = True) -> RunLog:
     """
     storage = open_store(store, must_exist=must_exist)
     chain = asyncio.run(load_chain(storage, validate_run_id(run_id)))
-    return RunLog(_find_summary(storage, run_id), tuple(_entry(c) for c in chain))
+    return RunLog(_find_summary(storage, run_id), tuple(log_entry(c) for c in chain))
 
 
 def show_checkpoint(store: Path, checkpoint_id: str, *, must_exist: bool = True) -> Checkpoint:

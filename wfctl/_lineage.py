@@ -294,9 +294,13 @@ class _RunCheck:
                 )
                 signature = changed
             before, previous = (self.records[i - 1].kind, self.label(i - 1)) if i else (None, "")
-            if before == Kind.COMPLETED:
-                self.fail(i, f"a {c.kind} record after {previous}, which completed the run")
-            elif before in (Kind.FAILED, Kind.PAUSE) and c.kind != Kind.RESUME:
+            if before in (Kind.COMPLETED, Kind.CANCELLED):
+                ended = "completed" if before == Kind.COMPLETED else "cancelled"
+                self.fail(i, f"a {c.kind} record after {previous}, which {ended} the run")
+            elif before in (Kind.FAILED, Kind.PAUSE) and c.kind not in (
+                Kind.RESUME,
+                Kind.CANCELLED,
+            ):
                 self.fail(i, f"a {c.kind} record after the {before} record {previous}")
 
     async def head_pointer(self, storage: Any) -> None:

@@ -18,6 +18,8 @@ inspectors and the storages never look inside ``data`` themselves. The shapes on
 - :class:`CompletedPayload` (``completed``): ``result``, ``outputs``.
 - :class:`FailedPayload` (``failed``): ``error`` (``type``, ``message``), ``step`` (the step it
   failed in, when it failed in one).
+- :class:`CancelledPayload` (``cancelled``): ``status`` (what the run was when it was
+  cancelled: ``paused``, ``failed`` or ``interrupted``), ``reason`` (only when one was given).
 
 Any kind may also end with ``served``: how many calls were served from the cache since the
 previous checkpoint (the chain adds it at commit time; :func:`served_count` reads it). Records
@@ -41,6 +43,7 @@ from ._policies import AttemptRecord
 from ._recorded import StepRecord
 
 __all__ = [
+    "CancelledPayload",
     "CompletedPayload",
     "FailedPayload",
     "PausePayload",
@@ -310,8 +313,38 @@ class FailedPayload(_KindPayload):
         return cls(str(error_type), str(message), _text_or_none(raw.get("step")))
 
 
+@dataclass(frozen=True, slots=True)
+class CancelledPayload(_KindPayload):
+    """A run ended for good by ``wfctl cancel``: what it was before, and why (if said)."""
+
+    KIND: ClassVar[Kind] = Kind.CANCELLED
+
+    #: The run's status when it was cancelled (``paused``, ``failed``, ``interrupted``).
+    status: str
+    #: The reason the canceller gave (``--reason``), if any.
+    reason: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the ``data`` of the cancelled record."""
+        data: dict[str, Any] = {"status": self.status}
+        if self.reason is not None:
+            data["reason"] = self.reason
+        return data
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any], where: str) -> Self:
+        """Read a cancelled record's ``data`` (never raises: a missing field reads as unknown)."""
+        return cls(str(raw.get("status", "unknown")), _text_or_none(raw.get("reason")))
+
+
 Payload: TypeAlias = (
-    RootPayload | StepPayload | ResumePayload | PausePayload | CompletedPayload | FailedPayload
+    RootPayload
+    | StepPayload
+    | ResumePayload
+    | PausePayload
+    | CompletedPayload
+    | FailedPayload
+    | CancelledPayload
 )
 _PAYLOADS: dict[str, type[Payload]] = {
     cls.KIND: cls
@@ -322,6 +355,7 @@ _PAYLOADS: dict[str, type[Payload]] = {
         PausePayload,
         CompletedPayload,
         FailedPayload,
+        CancelledPayload,
     )
 }
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ._admission import refuse_cancelled
 from ._answers import TEMPLATE_NAME, PendingRequest, parse_responses, write_answers_template
 from ._checkpoint import Kind, validate_run_id
 from ._codec import encode
@@ -394,6 +395,11 @@ def resume_run(
             "has completed; nothing to resume (to run it again from a checkpoint: "
             f"wfctl replay --checkpoint {head.checkpoint_id}{store_option(store)})",
         )
+    refuse_cancelled(
+        run_id,
+        head,
+        f"wfctl replay --checkpoint {head.previous_checkpoint_id}{store_option(store)}",
+    )
     # Every request the run paused on: an answer given before may be sent again.
     types = {r.request_id: r.response_type for c in chain for r in recorded_requests(c)}
     answers = parse_responses(responses, responses_file, types)

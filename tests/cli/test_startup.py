@@ -31,6 +31,7 @@ HEAVY = (
 )
 COMMANDS = (
     "run", "resume", "replay", "verify-lineage", "runs", "log", "show", "export", "pause", "gc",
+    "cancel", "rm",
 )  # fmt: skip
 
 

@@ -80,12 +80,13 @@ def test_a_store_that_is_a_file_is_refused(args: list[str], tmp_path: Path) -> N
 def test_the_default_store_may_not_exist_yet(workdir: Path) -> None:
     runs = wfctl("runs", cwd=workdir)
     assert runs.code == 0 and runs.stdout.startswith(f"no runs in {workdir / '.wfctl'}")
-    assert wfctl("runs", "--json", cwd=workdir).json() == {
-        "schema": "wfctl/runs@1",
-        "store": str(workdir / ".wfctl"),
-        "run_count": 0,
-        "runs": [],
-    }
+    listed = wfctl("runs", "--json", cwd=workdir).json()
+    assert listed["schema"] == "wfctl/runs@1" and listed["run_count"] == 0
+    assert (listed["store"], listed["runs"], listed["total_run_count"]) == (
+        str(workdir / ".wfctl"),
+        [],
+        0,
+    )
     verify = wfctl("verify-lineage", cwd=workdir)
     assert verify.code == 0 and "no runs to verify" in verify.stdout
     gc = wfctl("gc", "--json", cwd=workdir)

@@ -188,6 +188,10 @@ def test_a_clean_hand_made_chain_is_ok() -> None:
         ),
         (["root", "failed", "step"], "r.2 (fake:r:3): a step record after the failed record r.1"),
         (["root", "pause", "completed"], "a completed record after the pause record r.1"),
+        (
+            ["root", "pause", "cancelled", "resume"],
+            "a resume record after r.2 (fake:r:3), which cancelled the run",
+        ),
         (["root", "step", "root"], "r.2 (fake:r:3): a root record at seq 2"),
         (["step", "step"], "r.0 (fake:r:1): seq 0 is a step record, not the root"),
     ],
@@ -199,6 +203,12 @@ def test_kinds_must_make_sense(kinds: list[str], fragment: str) -> None:
 
 def test_failed_may_be_retried() -> None:
     assert verdict_of(chain("r", ["root", "failed", "resume", "step", "completed"])).ok
+
+
+@pytest.mark.parametrize("before", ["pause", "failed", "step", "resume", "root"])
+def test_a_paused_failed_or_interrupted_run_may_end_cancelled(before: str) -> None:
+    kinds = ["root", "step", "pause", "resume", before] if before != "root" else ["root"]
+    assert verdict_of(chain("r", [*kinds, "cancelled"])).ok
 
 
 def test_gap_and_out_of_order_records() -> None:

@@ -12,10 +12,14 @@ The engine, the storages and rich are imported inside the commands that need the
 - :mod:`._app`: the app, its error translation and the options commands share;
 - :mod:`._run_commands`: ``run``, ``resume``, ``replay``;
 - :mod:`._store_commands`: ``verify-lineage``, ``runs``, ``log``, ``show``, ``export``, ``pause``, ``gc``;
+- :mod:`._lifecycle_commands`: ``cancel``, ``rm``;
+- :mod:`._filters`: the run filters ``runs`` and ``gc`` share;
 - :mod:`._version_command`: ``version``.
 """
 
-from . import _run_commands, _store_commands, _version_command  # noqa: F401  # registers the commands, in help order
+# Registers the commands, in help order (isort would sort these into another order).
+from . import _run_commands, _store_commands  # noqa: F401  # isort: skip
+from . import _lifecycle_commands, _version_command  # noqa: F401  # isort: skip
 from ._app import WfctlGroup, app
 
 __all__ = ["WfctlGroup", "app", "main"]

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from wfctl._checkpoint import RunStatus
+from wfctl._query import SortField
 
 from ._app import (
     DebugOption,
@@ -24,6 +24,7 @@ from ._app import (
     exit_with,
     locate_store_option,
 )
+from ._filters import SinceOption, StatusFilter, UntilOption, WorkflowGlob, run_query
 
 if TYPE_CHECKING:
     from wfctl._inspect import ExportResult
@@ -90,12 +91,19 @@ def verify_lineage(
 
 @app.command()
 def runs(
-    workflow: Annotated[
-        str | None,
-        typer.Option("--workflow", "-w", metavar="NAME", help="Only runs of this workflow."),
-    ] = None,
-    status: Annotated[
-        RunStatus | None, typer.Option("--status", "-s", help="Only runs in this state.")
+    workflow: WorkflowGlob = None,
+    status: StatusFilter = None,
+    since: SinceOption = None,
+    until: UntilOption = None,
+    sort: Annotated[
+        SortField, typer.Option("--sort", help="Order by this field (ties by run id).")
+    ] = SortField.CREATED,
+    reverse: Annotated[
+        bool, typer.Option("--reverse", "-r", help="Reverse the order (newest first).")
+    ] = False,
+    limit: Annotated[
+        int | None,
+        typer.Option("--limit", "-n", metavar="N", min=0, help="Show at most N runs."),
     ] = None,
     store: StoreOption = None,
     json_output: JsonOption = False,
@@ -103,23 +111,23 @@ def runs(
 ) -> None:
     """List the runs in the store.
 
-    Oldest first, with each run's status, head checkpoint and pending requests. Every record's
-    checksum and chain link is checked: a run with an edited record anywhere is listed as
-    corrupt, and one whose journal cannot be read as unreadable.
+    Oldest first (see --sort and --reverse), with each run's status, head checkpoint and
+    pending requests, then a count line (shown of matching, and the store's total). Filters
+    combine: a run is listed when it matches every one given. --limit keeps the first N of
+    the order shown. Every record's checksum and chain link is checked: a run with an edited
+    record anywhere is listed as corrupt, and one whose journal cannot be read as unreadable
+    (such a run is listed under any --workflow pattern and time filter when its own workflow
+    or creation time cannot be read).
 
     \b
     Example:
-      wfctl runs --status paused
+      wfctl runs --status paused --status failed --since 2d --reverse --limit 10
     """
     from wfctl._inspect import list_runs
 
+    query = run_query(status, workflow, since, until, sort=sort, reverse=reverse, limit=limit)
     location = locate_store_option(store)
-    report = list_runs(
-        location.path,
-        workflow_name=workflow,
-        status=status.value if status else None,
-        must_exist=location.named,
-    )
+    report = list_runs(location.path, query, must_exist=location.named)
     if json_output:
         emit_json(report.to_json())
     else:
@@ -140,6 +148,16 @@ def log(
             "--verbose", "-v", help="Show what each step received (its arguments) and returned."
         ),
     ] = False,
+    follow: Annotated[
+        bool,
+        typer.Option(
+            "--follow",
+            "-f",
+            help="Keep printing checkpoints as they are committed until the run ends, then "
+            "exit with its status's code (Ctrl-C stops following: 130). With --json, one JSON "
+            "document per line.",
+        ),
+    ] = False,
     store: StoreOption = None,
     json_output: JsonOption = False,
     debug: DebugOption = False,
@@ -148,15 +166,24 @@ def log(
 
     One entry per checkpoint (seq, kind, time) with the steps it committed and how long they
     took, the keys served from the cache, requests, answers and errors. With -v, each step's
-    arguments and result too (a step declared record_args=False shows none).
+    arguments and result too (a step declared record_args=False shows none). With --follow, each
+    checkpoint is printed once it is committed until the run ends (a completed, failed,
+    paused or cancelled record, or its process gone); the exit code is then the run's: 0
+    completed, 1 failed or cancelled, 3 paused for answers, 130 interrupted (paused with
+    nothing to answer, or killed). The journal is looked at (one stat) every 50 ms after a
+    commit, backing off to once a second while the run is idle.
 
     \b
     Example:
-      wfctl log 20261129-121400-3f9a2c
+      wfctl log 20261129-121400-3f9a2c --follow
     """
+    location = locate_store_option(store)
+    if follow:
+        from ._follow import follow_log
+
+        follow_log(location, run_id, json_output)
     from wfctl._inspect import run_log
 
-    location = locate_store_option(store)
     result = run_log(location.path, run_id, must_exist=location.named)
     if json_output:
         emit_json(result.to_json())
@@ -316,23 +343,31 @@ def gc(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Only report what would be removed.")
     ] = False,
+    workflow: WorkflowGlob = None,
+    status: StatusFilter = None,
+    since: SinceOption = None,
+    until: UntilOption = None,
     store: StoreOption = None,
     json_output: JsonOption = False,
     debug: DebugOption = False,
 ) -> None:
     """Remove finished runs that nothing needs any more.
 
-    Removes whole runs, never part of a chain: completed runs (and failed ones with
-    --include-failed), never a paused, running, interrupted, corrupt or unreadable run, and
+    Removes whole runs, never part of a chain: completed and cancelled runs (and failed ones
+    with --include-failed), never a paused, running, interrupted, corrupt or unreadable run, and
     never the origin of a run that stays. Every record of every run is checked (checksums and
-    chain links) before a run counts as finished.
+    chain links) before a run counts as finished. The filters (--workflow, --status, --since,
+    --until, as for 'wfctl runs') narrow which runs gc considers, with or without --dry-run:
+    the rules above still apply to those, --keep still counts every finished run of a
+    workflow, and a run outside the filters still protects its origin.
 
     \b
     Example:
-      wfctl gc --older-than 30d --keep 5 --dry-run
+      wfctl gc --older-than 30d --keep 5 --workflow 'nightly-*' --dry-run
     """
     from wfctl._gc import collect_garbage
 
+    query = run_query(status, workflow, since, until)
     location = locate_store_option(store)
     report = collect_garbage(
         location.path,
@@ -341,6 +376,7 @@ def gc(
         include_failed=include_failed,
         dry_run=dry_run,
         must_exist=location.named,
+        query=query,
     )
     if json_output:
         emit_json(report.to_json())

@@ -6,6 +6,7 @@ stdout; progress, notes and diagnostics go to stderr. Colour follows rich's rule
 a terminal, or when ``NO_COLOR`` is set); width follows ``COLUMNS``.
 """
 
+from ._lifecycle import print_cancel, print_dangling, print_followed, print_removed
 from ._progress import RunProgress
 from ._reports import print_lineage, print_replay
 from ._runs import (
@@ -20,12 +21,16 @@ from ._runs import (
 
 __all__ = [
     "RunProgress",
+    "print_cancel",
     "print_checkpoint",
+    "print_dangling",
     "print_export",
+    "print_followed",
     "print_gc",
     "print_lineage",
     "print_log",
     "print_pause",
+    "print_removed",
     "print_replay",
     "print_run_outcome",
     "print_runs",

@@ -39,6 +39,7 @@ STATUS_STYLE = {
     "paused": "yellow",
     "interrupted": "yellow",
     "aborted": "red",
+    "cancelled": "magenta",
     "running": "cyan",
     "corrupt": "bold red",
     "unreadable": "bold red",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from rich.tree import Tree
@@ -16,11 +17,12 @@ from ._time import local_time, now, relative_time, zone_name
 if TYPE_CHECKING:
     from wfctl._checkpoint import Checkpoint
     from wfctl._gc import GcReport
-    from wfctl._inspect import ExportResult, RunLog, RunsReport
+    from wfctl._inspect import ExportResult, LogEntry, RunLog, RunsReport
     from wfctl._runner import RunReport
     from wfctl._storage import RunSummary
 
 __all__ = [
+    "entry_tree",
     "print_checkpoint",
     "print_export",
     "print_gc",
@@ -92,8 +94,11 @@ def print_run_outcome(outcome: RunReport) -> None:
 def print_runs(report: RunsReport) -> None:
     """Show the store's runs as a table (the least useful columns go on a narrow terminal)."""
     out = stdout()
-    if not report.runs:
+    if not report.total_count:
         out.print(f"no runs in {report.store}")
+        return
+    if not report.runs:
+        out.print(_count_line(report))
         return
     current = now()
     rows: list[list[Cell]] = []
@@ -128,6 +133,21 @@ def print_runs(report: RunsReport) -> None:
         Column("notes", rank=1, wrap_min=12),
     )
     out.print(fitted_table(columns, rows, out.width, title=f"runs in {report.store}"))
+    out.print(_count_line(report))
+
+
+def _count_line(report: RunsReport) -> str:
+    """Say how many runs are shown, of how many matching, of how many in the store."""
+    shown, matching, total = len(report.runs), report.matching_count, report.total_count
+    if shown == matching == total:
+        return f"{total} run{'' if total == 1 else 's'}"
+    if shown == matching:
+        return f"{shown} of {total} runs match"
+    if matching == total:
+        return f"{shown} of {total} runs (--limit {report.query.limit})"
+    return (
+        f"{shown} of {matching} matching runs ({total} in the store; --limit {report.query.limit})"
+    )
 
 
 def _log_node(tree: Tree, label: str, items: Iterable[str]) -> None:
@@ -155,33 +175,44 @@ def print_log(log: RunLog, *, verbose: bool = False) -> None:
         )
     tree = Tree(title)
     for entry in log.entries:
-        node = tree.add(
-            Text.assemble(
-                (f"{entry.seq:>3} ", "bold"),
-                (f"{entry.kind:<9}", "cyan"),
-                f" {local_time(entry.timestamp, current, millis=True)}  {entry.checkpoint_id}",
-            )
-        )
-        for step in entry.steps:
-            took = f" ({step.duration * 1000:.1f} ms)" if step.duration is not None else ""
-            step_node = node.add(Text(f"✓ {step.key}{took}", style="green"))
-            if verbose:
-                step_node.add(Text(f"args: {step.describe_args()}", style="dim"))
-                step_node.add(Text(f"result: {step.describe_result()}", style="dim"))
-        for attempt in entry.attempts:
-            node.add(Text(f"↻ {attempt.key}: {attempt.describe()}", style="yellow"))
-        if entry.served:
-            node.add(Text(f"↺ cached: {', '.join(entry.served)}", style="dim"))
-        elif entry.served_count:
-            plural = "s" if entry.served_count != 1 else ""
-            node.add(Text(f"↺ cached: {entry.served_count} call{plural}", style="dim"))
-        _log_node(node, "? request ", entry.requests)
-        _log_node(node, "→ answer ", (f"{k} = {json_text(readable(v))}" for k, v in entry.answers))
-        if entry.error:
-            node.add(Text(f"✗ {entry.error}", style="red"))
-        if entry.detail:
-            node.add(Text(entry.detail, style="dim"))
+        tree.children.append(entry_tree(entry, current, verbose=verbose))
     stdout().print(tree)
+
+
+def entry_tree(entry: LogEntry, current: datetime | None = None, *, verbose: bool = False) -> Tree:
+    """Return one checkpoint of a timeline as a tree: its header, then what it recorded.
+
+    ``current`` is the moment local times are shown against (now by default); ``verbose``
+    adds each step's arguments and result.
+    """
+    current = current or now()
+    node = Tree(
+        Text.assemble(
+            (f"{entry.seq:>3} ", "bold"),
+            (f"{entry.kind:<9}", "cyan"),
+            f" {local_time(entry.timestamp, current, millis=True)}  {entry.checkpoint_id}",
+        )
+    )
+    for step in entry.steps:
+        took = f" ({step.duration * 1000:.1f} ms)" if step.duration is not None else ""
+        step_node = node.add(Text(f"✓ {step.key}{took}", style="green"))
+        if verbose:
+            step_node.add(Text(f"args: {step.describe_args()}", style="dim"))
+            step_node.add(Text(f"result: {step.describe_result()}", style="dim"))
+    for attempt in entry.attempts:
+        node.add(Text(f"↻ {attempt.key}: {attempt.describe()}", style="yellow"))
+    if entry.served:
+        node.add(Text(f"↺ cached: {', '.join(entry.served)}", style="dim"))
+    elif entry.served_count:
+        plural = "s" if entry.served_count != 1 else ""
+        node.add(Text(f"↺ cached: {entry.served_count} call{plural}", style="dim"))
+    _log_node(node, "? request ", entry.requests)
+    _log_node(node, "→ answer ", (f"{k} = {json_text(readable(v))}" for k, v in entry.answers))
+    if entry.error:
+        node.add(Text(f"✗ {entry.error}", style="red"))
+    if entry.detail:
+        node.add(Text(entry.detail, style="dim"))
+    return node
 
 
 def print_checkpoint(checkpoint: Checkpoint) -> None:
@@ -246,6 +277,8 @@ def print_gc(report: GcReport) -> None:
         out.print(fitted_table(columns, rows, out.width, title=title))
     else:
         out.print(f"nothing to remove ({verb} 0 runs)")
+    if report.matching_count != report.total_count:
+        out.print(f"considered {report.matching_count} of {report.total_count} runs (filters)")
     if report.kept:
         reasons: dict[str, int] = {}
         for item in report.kept:

@@ -32,6 +32,7 @@ from wfctl._errors import CheckpointCorruptError, JournalChangedError, RunNotFou
 from ._appender import READ_FLAGS, JournalAppender, symlink_error
 from ._base import StorageQueries, strict_chain
 from ._durability import Durability, DurabilityMode
+from ._follow import JournalFollower
 from ._fs import OS_FS, FileSystem, write_private
 from ._journal import (
     check_journal,
@@ -457,6 +458,14 @@ class FileCheckpointStorage(StorageQueries):
             RunLockedError: the run is being executed.
         """
         return remove_run(self._layout, validate_run_id(run_id), self.lock_run, self._durable)
+
+    def follow(self, run_id: str) -> JournalFollower:
+        """Return a follower of the run's journal, reading nothing yet (``wfctl log --follow``).
+
+        Raises:
+            InvalidIdError: ``run_id`` is malformed.
+        """
+        return JournalFollower(self._fs, self._layout.journal(validate_run_id(run_id)), run_id)
 
 
 def open_store(path: str | os.PathLike[str], *, must_exist: bool = True) -> FileCheckpointStorage:

@@ -1,0 +1,109 @@
+"""``wfctl cancel``: end a paused, failed or interrupted run for good with a ``cancelled`` record.
+
+The record is committed like any other, under the run's lock, as the next link of its chain, so
+the chain stays one verifiable lineage; it is an ending record (the storage writes the end
+marker after it), nothing may follow it, ``resume`` refuses the run and ``gc`` may collect it.
+A running run (its lock is held) cannot be cancelled: pause it first (``wfctl pause``). A
+completed run has nothing left to cancel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ._admission import continuing_chain
+from ._answers import TEMPLATE_NAME
+from ._checkpoint import ENDING_STATUS, Checkpoint, Kind, RunStatus, validate_run_id
+from ._errors import RunNotFoundError, RunStateError
+from ._payloads import CancelledPayload
+from ._storage import FileCheckpointStorage, open_store
+from ._storage._capabilities import clear_pause, load_chain, lock_run
+
+__all__ = ["CancelReport", "cancel_run"]
+
+
+@dataclass(frozen=True, slots=True)
+class CancelReport:
+    """A run that was cancelled: the record that ended it, and what it was before."""
+
+    run_id: str
+    workflow_name: str
+    #: The run's status before: ``paused``, ``failed`` or ``interrupted``.
+    previous_status: str
+    #: The ``cancelled`` record, now the run's head.
+    checkpoint_id: str
+    cancelled_at: str
+    reason: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the ``--json`` document of ``wfctl cancel``."""
+        return {
+            "schema": "wfctl/cancel@1",
+            "run_id": self.run_id,
+            "workflow": self.workflow_name,
+            "status": RunStatus.CANCELLED.value,
+            "previous_status": self.previous_status,
+            "checkpoint_id": self.checkpoint_id,
+            "cancelled_at": self.cancelled_at.replace("+00:00", "Z"),
+            "reason": self.reason,
+        }
+
+
+def cancel_run(
+    store: Path, run_id: str, *, reason: str | None = None, must_exist: bool = True
+) -> CancelReport:
+    """End ``run_id`` for good: commit a ``cancelled`` record as the head of its chain.
+
+    Args:
+        reason: stored in the record (``--reason``).
+
+    Raises:
+        StoreLocationError: the store is missing (with ``must_exist``) or is not one.
+        InvalidIdError, RunNotFoundError: no such run.
+        RunLockedError: the run is running (another process holds its lock).
+        RunStateError: the run completed, or was cancelled already.
+        CheckpointCorruptError: a record fails verification or the chain is broken.
+    """
+    storage = open_store(store, must_exist=must_exist)
+    validate_run_id(run_id)
+    # Taking the lock of a run that does not exist would create its journal: look first.
+    if asyncio.run(storage.get_latest(run_id=run_id)) is None:
+        raise RunNotFoundError(run_id)
+    lock = lock_run(storage, run_id)
+    try:
+        return asyncio.run(_commit_cancel(storage, run_id, reason))
+    finally:
+        lock.release()
+
+
+async def _commit_cancel(
+    storage: FileCheckpointStorage, run_id: str, reason: str | None
+) -> CancelReport:
+    chain = await load_chain(storage, run_id)
+    root, head = chain[0], chain[-1]
+    previous = _status_of(run_id, head)
+    writer = continuing_chain(storage, chain, root.workflow_name)
+    cancelled = await writer.commit(CancelledPayload(previous, reason))
+    clear_pause(storage, run_id)
+    (storage.root / "runs" / run_id / TEMPLATE_NAME).unlink(missing_ok=True)  # nothing to answer
+    return CancelReport(
+        run_id,
+        root.workflow_name,
+        previous,
+        cancelled.checkpoint_id,
+        cancelled.timestamp,
+        reason,
+    )
+
+
+def _status_of(run_id: str, head: Checkpoint) -> str:
+    """Return the status of a run whose head is ``head`` and whose lock this process holds."""
+    if head.kind == Kind.COMPLETED:
+        raise RunStateError(run_id, f"has completed ({head.checkpoint_id}); nothing to cancel")
+    if head.kind == Kind.CANCELLED:
+        raise RunStateError(run_id, f"was cancelled already ({head.checkpoint_id})")
+    status = ENDING_STATUS.get(head.kind, RunStatus.INTERRUPTED)
+    return status.value

@@ -1,0 +1,48 @@
+"""``wfctl log --follow``: print a run's checkpoints as they are committed, then exit with its code."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING, NoReturn
+
+import typer
+
+from wfctl._visible import visible
+
+if TYPE_CHECKING:
+    from wfctl._config import StoreLocation
+
+__all__ = ["follow_log"]
+
+
+def follow_log(location: StoreLocation, run_id: str, json_output: bool) -> NoReturn:
+    """Follow ``run_id`` until it ends; exit with its status's code (130 on Ctrl-C).
+
+    With ``json_output`` each checkpoint is one line of JSON (JSON Lines), and the last line
+    says how the run ended.
+    """
+    from wfctl._exit import EXIT_INTERRUPTED, exit_code_for_status
+    from wfctl._follow import FollowEnd, follow_run
+
+    if not json_output:
+        from wfctl._render import print_followed
+    status = "interrupted"
+    try:
+        for item in follow_run(location.path, run_id, must_exist=location.named):
+            if json_output:
+                document = item.to_json()
+                if not isinstance(item, FollowEnd):
+                    document = {"schema": "wfctl/log-entry@1", "run_id": run_id, **document}
+                sys.stdout.write(json.dumps(document, ensure_ascii=False) + "\n")
+                sys.stdout.flush()
+            else:
+                print_followed(item)
+            if isinstance(item, FollowEnd):
+                status = item.status
+    except KeyboardInterrupt:
+        # typer turns a KeyboardInterrupt into a silent exit 130: say what stopped, and what not.
+        line = f"wfctl: interrupted: stopped following run {run_id}; the run itself was not touched"
+        print(visible(line), file=sys.stderr)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    raise typer.Exit(exit_code_for_status(status))

@@ -1,0 +1,112 @@
+"""``wfctl log --follow``: a run's checkpoints as they are committed, until the run ends.
+
+:func:`follow_run` yields a :class:`~wfctl._inspect.LogEntry` for every checkpoint the run has,
+then for each one it commits, and last a :class:`FollowEnd` saying how the run ended. It
+watches the journal with one ``stat`` per look, and reads only when the journal moved; looks
+start 50 ms apart and back off (doubling, to 1 s) while nothing happens, and come back to
+50 ms after every commit. The run has ended when its head is an ending record (``completed``,
+``failed``, ``pause``, ``cancelled``), or when nobody holds its lock and the head is not one
+(it was killed: ``interrupted``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from ._checkpoint import ENDING_STATUS, Checkpoint, Kind, validate_run_id
+from ._inspect import LogEntry, log_entry
+from ._payloads import recorded_requests
+from ._storage import open_store
+from ._storage._capabilities import load_chain
+from ._storage._follow import JournalFollower
+
+__all__ = ["FIRST_INTERVAL", "LONGEST_INTERVAL", "FollowEnd", "follow_run"]
+
+#: Seconds between looks right after a commit, and the longest wait while the run is idle.
+FIRST_INTERVAL: Final = 0.05
+LONGEST_INTERVAL: Final = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class FollowEnd:
+    """How a followed run ended: its status, and its head checkpoint."""
+
+    run_id: str
+    #: ``completed``, ``failed``, ``cancelled``, ``paused`` (waiting for answers) or
+    #: ``interrupted`` (paused with nothing to answer, or killed).
+    status: str
+    head_checkpoint_id: str
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the last line of ``log --follow --json``."""
+        return {
+            "schema": "wfctl/log-end@1",
+            "run_id": self.run_id,
+            "status": self.status,
+            "head_checkpoint_id": self.head_checkpoint_id,
+        }
+
+
+def follow_run(
+    store: Path,
+    run_id: str,
+    *,
+    must_exist: bool = True,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Iterator[LogEntry | FollowEnd]:
+    """Yield the run's checkpoints as timeline entries as they are committed, then its end.
+
+    Args:
+        sleep: how to wait between looks (tests pass a recorder).
+
+    Raises:
+        StoreLocationError: the store is missing (with ``must_exist``) or is not one.
+        InvalidIdError, RunNotFoundError: no such run.
+        CheckpointCorruptError: a record fails verification, the chain is broken, or the
+            journal was replaced or cut while followed.
+        WfctlError: the run was removed while followed.
+    """
+    storage = open_store(store, must_exist=must_exist)
+    asyncio.run(load_chain(storage, validate_run_id(run_id)))  # exists, and verifies whole
+    follower = storage.follow(run_id)
+    wait = FIRST_INTERVAL
+    while True:
+        committed = follower.read_new() if follower.changed() else []
+        yield from map(log_entry, committed)
+        head = follower.head
+        assert head is not None  # the root was verified above
+        if head.kind in ENDING_STATUS:
+            yield _end(head)
+            return
+        if committed:
+            wait = FIRST_INTERVAL
+        elif not follower.running():
+            yield from _last_look(follower)
+            return
+        else:
+            wait = min(wait * 2, LONGEST_INTERVAL)
+        sleep(wait)
+
+
+def _last_look(follower: JournalFollower) -> Iterator[LogEntry | FollowEnd]:
+    """The run holds no lock: read what it committed before letting go, then say how it ended."""
+    yield from map(log_entry, follower.read_new())
+    head = follower.head
+    assert head is not None
+    yield (
+        _end(head)
+        if head.kind in ENDING_STATUS
+        else FollowEnd(head.run_id, "interrupted", head.checkpoint_id)
+    )
+
+
+def _end(head: Checkpoint) -> FollowEnd:
+    status = ENDING_STATUS[head.kind].value
+    if head.kind == Kind.PAUSE and not recorded_requests(head):
+        status = "interrupted"  # paused with nothing to answer (Ctrl-C, wfctl pause), as `run`
+    return FollowEnd(head.run_id, status, head.checkpoint_id)

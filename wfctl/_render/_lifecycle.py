@@ -1,0 +1,69 @@
+"""Rendering ``cancel``, ``rm`` and ``log --follow`` for people; what ``rm --force`` broke."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ._common import Text, status_text, stderr, stdout
+from ._runs import entry_tree
+
+if TYPE_CHECKING:
+    from wfctl._cancel import CancelReport
+    from wfctl._follow import FollowEnd
+    from wfctl._inspect import LogEntry
+    from wfctl._remove import RemoveReport
+
+__all__ = ["print_cancel", "print_dangling", "print_followed", "print_removed"]
+
+
+def print_cancel(report: CancelReport) -> None:
+    """Confirm that a run was cancelled, and by which record."""
+    line = Text.assemble(
+        f"run {report.run_id} ({report.workflow_name}) ",
+        status_text("cancelled"),
+        f" at {report.checkpoint_id} (it was {report.previous_status})",
+    )
+    if report.reason is not None:
+        line.append(f": {report.reason}")
+    stdout().print(line)
+
+
+def print_removed(report: RemoveReport) -> None:
+    """List the runs ``rm`` removed."""
+    out = stdout()
+    for run in report.removed:
+        out.print(
+            Text.assemble(
+                f"removed run {run.run_id} ({run.workflow_name}, ", status_text(run.status), ")"
+            )
+        )
+
+
+def print_dangling(report: RemoveReport) -> None:
+    """Name, on stderr, each run whose origin ``rm --force`` removed."""
+    err = stderr()
+    for item in report.dangling:
+        err.print(
+            Text(
+                f"wfctl: warning: run {item.run_id} was restored from {item.origin_checkpoint_id}, "
+                f"which is gone now: its origin dangles (verify-lineage reports it)",
+                style="yellow",
+            ),
+            soft_wrap=True,
+        )
+
+
+def print_followed(item: LogEntry | FollowEnd) -> None:
+    """Print one checkpoint of a followed run as it arrives, or how the run ended."""
+    from wfctl._follow import FollowEnd
+
+    out = stdout()
+    if isinstance(item, FollowEnd):
+        out.print(
+            Text.assemble(
+                f"run {item.run_id} ", status_text(item.status), f" at {item.head_checkpoint_id}"
+            )
+        )
+    else:
+        out.print(entry_tree(item))
+    out.file.flush()  # a pipe (| grep, | tee) sees each checkpoint when it is committed

@@ -1,0 +1,122 @@
+"""Following a run's journal as it grows: the records committed since the last look.
+
+A :class:`JournalFollower` remembers how far it read (a byte offset) and the last record it
+returned. :meth:`~JournalFollower.changed` costs one ``stat`` of the journal's path and reads
+nothing; :meth:`~JournalFollower.read_new` reads only the bytes past the offset and returns the
+complete records there, each verified (checksum, format) and checked to extend the chain by one
+link (its run, seq and parent). A partial last line is a record still being written, or a torn
+tail: it is left for the next read. A journal that was replaced, cut or removed while followed
+is an error, never a silent restart.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Final
+
+from wfctl._checkpoint import Checkpoint
+from wfctl._errors import CheckpointCorruptError, WfctlError
+
+from ._appender import READ_FLAGS
+from ._fs import FileSystem
+from ._journal import decode_record
+from ._lock import probe_locked
+
+__all__ = ["JournalFollower"]
+
+_CHUNK: Final = 1 << 20
+
+
+class JournalFollower:
+    """Reads the records a run's journal gains, one link at a time."""
+
+    def __init__(self, fs: FileSystem, path: str, run_id: str) -> None:
+        self._fs = fs
+        self.path = path
+        self.run_id = run_id
+        self._offset = 0
+        self._line = 0
+        self._identity: tuple[int, int] | None = None
+        self._seen: tuple[int, int, int] | None = None
+        #: The newest record returned so far (None before the first).
+        self.head: Checkpoint | None = None
+
+    def changed(self) -> bool:
+        """Whether the journal's size or modification time moved since the last read (one stat).
+
+        Raises:
+            WfctlError: the journal is gone (the run was removed while followed).
+        """
+        return self._stat() != self._seen
+
+    def running(self) -> bool:
+        """Whether a process holds the run's lock (a shared probe, dropped at once)."""
+        return probe_locked(self.path)
+
+    def read_new(self) -> list[Checkpoint]:
+        """Return the complete records committed past the last read, in order.
+
+        Raises:
+            WfctlError: the journal is gone.
+            CheckpointCorruptError: a record fails verification or does not extend the chain,
+                or the journal was replaced or cut since the last read.
+        """
+        self._seen = self._stat()
+        try:
+            fd = self._fs.open(self.path, READ_FLAGS)
+        except FileNotFoundError:
+            raise self._gone() from None
+        try:
+            info = self._fs.fstat(fd)
+            identity = (info.st_dev, info.st_ino)
+            if self._identity is not None and identity != self._identity:
+                raise CheckpointCorruptError(self.path, "the journal was replaced while followed")
+            self._identity = identity
+            if info.st_size < self._offset:
+                raise CheckpointCorruptError(self.path, "the journal was cut while followed")
+            data = b""
+            while len(data) < info.st_size - self._offset:
+                chunk = self._fs.pread(fd, _CHUNK, self._offset + len(data))
+                if not chunk:
+                    break
+                data += chunk
+        finally:
+            self._fs.close(fd)
+        return self._records(data)
+
+    def _records(self, data: bytes) -> list[Checkpoint]:
+        found: list[Checkpoint] = []
+        start = 0
+        while (end := data.find(b"\n", start)) >= 0:
+            self._line += 1
+            where = f"{self.path}:{self._line}"
+            record = decode_record(data[start:end], where)
+            self._check_link(record, where)
+            found.append(record)
+            self.head = record
+            start = end + 1
+        self._offset += start
+        return found
+
+    def _check_link(self, record: Checkpoint, where: str) -> None:
+        seq = self.head.seq + 1 if self.head is not None else 0
+        parent = self.head.checkpoint_id if self.head is not None else None
+        if record.run_id != self.run_id:
+            raise CheckpointCorruptError(where, f"record belongs to run {record.run_id!r}")
+        if record.seq != seq or record.previous_checkpoint_id != parent:
+            raise CheckpointCorruptError(
+                where,
+                f"{record.checkpoint_id} (parent {record.previous_checkpoint_id}) does not "
+                f"extend the chain at seq {seq}",
+            )
+
+    def _stat(self) -> tuple[int, int, int]:
+        try:
+            info = self._fs.stat(self.path)
+        except FileNotFoundError:
+            raise self._gone() from None
+        return info.st_ino, info.st_size, info.st_mtime_ns
+
+    def _gone(self) -> WfctlError:
+        run_dir = os.path.dirname(self.path)
+        return WfctlError(f"run {self.run_id!r} was removed while followed ({run_dir} is gone)")
