@@ -53,7 +53,7 @@ def test_cancel_ends_a_paused_run_for_good(store: Path) -> None:
     assert doc["cancelled_at"].endswith("Z")
     assert not template.exists()  # nothing is left to answer
 
-    record = wfctl("show", f"{run_id}.3", "--store", store, "--json").json()
+    record = wfctl("show", f"{run_id}.3", "--store", store, "--json").json()["record"]
     assert record["kind"] == "cancelled" and record["prev"] == f"{run_id}.2"
     assert record["data"] == {"status": "paused", "reason": "superseded"}
     assert _runs(store)[run_id]["status"] == "cancelled"
