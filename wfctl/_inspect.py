@@ -36,7 +36,7 @@ from ._payloads import (
 )
 from ._policies import AttemptRecord
 from ._restore import load_target
-from ._storage import FileCheckpointStorage, RunSummary, open_store
+from ._storage import RunSummary, open_store
 from ._storage._capabilities import load_chain, request_pause
 
 if TYPE_CHECKING:
@@ -101,13 +101,6 @@ def list_runs(
     if status is not None:
         runs = [r for r in runs if r.status == status]
     return RunsReport(store, tuple(runs))
-
-
-def _find_summary(storage: FileCheckpointStorage, run_id: str) -> RunSummary:
-    for summary in asyncio.run(storage.list_runs()):
-        if summary.run_id == run_id:
-            return summary
-    raise RunNotFoundError(run_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,7 +215,7 @@ def run_log(store: Path, run_id: str, *, must_exist: bool = True) -> RunLog:
     """
     storage = open_store(store, must_exist=must_exist)
     chain = asyncio.run(load_chain(storage, validate_run_id(run_id)))
-    return RunLog(_find_summary(storage, run_id), tuple(_entry(c) for c in chain))
+    return RunLog(storage.summary_of_chain(chain), tuple(_entry(c) for c in chain))
 
 
 def show_checkpoint(store: Path, checkpoint_id: str, *, must_exist: bool = True) -> Checkpoint:
@@ -291,7 +284,7 @@ def export_run(
     storage = open_store(store, must_exist=must_exist)
     chain = asyncio.run(load_chain(storage, validate_run_id(run_id)))
     document = {
-        "run": summary_json(_find_summary(storage, run_id)),
+        "run": summary_json(storage.summary_of_chain(chain)),
         "checkpoints": [c.to_dict() for c in chain],
     }
     if fmt == "json":
@@ -317,7 +310,7 @@ def pause_run(store: Path, run_id: str, *, must_exist: bool = True) -> RunSummar
         RunStateError: the run is not running (paused, completed, failed, interrupted).
     """
     storage = open_store(store, must_exist=must_exist)
-    summary = _find_summary(storage, validate_run_id(run_id))
+    summary = asyncio.run(storage.run_summary(run_id))
     if summary.status != "running":
         raise RunStateError(run_id, f"is {summary.status}, not running; nothing to pause")
     request_pause(storage, run_id)
