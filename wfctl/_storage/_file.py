@@ -20,12 +20,17 @@ import os
 import stat
 import threading
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Final
 
 from wfctl._checkpoint import ENDING_STATUS, Checkpoint, Kind, split_checkpoint_id, validate_run_id
-from wfctl._errors import CheckpointCorruptError, JournalChangedError, RunNotFoundError
+from wfctl._errors import (
+    CheckpointCorruptError,
+    JournalChangedError,
+    RunLockedError,
+    RunNotFoundError,
+)
 
 from ._appender import READ_FLAGS, JournalAppender, symlink_error
 from ._base import StorageQueries, strict_chain
@@ -46,7 +51,7 @@ from ._layout import StoreLayout
 from ._lock import FileRunLock, probe_locked
 from ._marker import check_end, end_marker_problem, mark_end, read_end_marker
 from ._protocol import JournalProblem, RunJournal
-from ._removal import cut_run, remove_run
+from ._removal import cut_run, remove_run, remove_runs
 
 __all__ = ["FileCheckpointStorage", "open_store"]
 
@@ -419,6 +424,19 @@ class FileCheckpointStorage(StorageQueries):
             RunLockedError: the run is being executed.
         """
         return remove_run(self._layout, validate_run_id(run_id), self.lock_run, self._durable)
+
+    def delete_runs(self, run_ids: Sequence[str]) -> tuple[list[str], list[RunLockedError]]:
+        """Remove several runs, syncing the store's directory twice in all (not twice per run).
+
+        Returns the ids of the runs removed (runs that did not exist are left out) and the error
+        of each run that is being executed (kept). See :func:`._removal.remove_runs`.
+
+        Raises:
+            InvalidIdError: a run id is malformed (nothing is removed).
+        """
+        for run_id in run_ids:
+            validate_run_id(run_id)
+        return remove_runs(self._layout, run_ids, self.lock_run, self._durable)
 
 
 def open_store(path: str | os.PathLike[str], *, must_exist: bool = True) -> FileCheckpointStorage:
