@@ -12,7 +12,8 @@ round in rotating order so that both checkouts see the same disk and CPU moments
 - single-run commands (``log``, ``export``, ``pause`` of a finished run, ``show``) on one run of
   each store: their time should not depend on the store's size;
 - ``runs`` (table, at 200 columns, and ``--json``) per run listed, on the largest store;
-- with ``--gc``: ``gc --keep 10`` on a copy of the largest store, per removed run;
+- with ``--gc``: ``gc --keep 10`` on a copy of the largest store, per removed run, and the file
+  system's own cost of removing a run directory (rename, then delete its files) beside it;
 - with ``--log-steps N``: ``log`` and ``log --json`` of one run of N steps (wall seconds and peak
   RSS of the process, from ``wait4``).
 
@@ -64,6 +65,27 @@ def _timed(tree: Path, args: list[str]) -> tuple[float, float]:
     return seconds, usage.ru_maxrss / 1024
 
 
+def _removal_floor(store: Path, workdir: Path) -> float:
+    """Milliseconds per run to rename each run directory of a copy of ``store`` and delete it.
+
+    What the file system itself charges for removing a run (no locks, checks or listing): on a
+    file system mounted with online ``discard``, deleting files costs milliseconds.
+    """
+    copy = workdir / "floor-copy"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(store, copy, symlinks=True)
+    runs = copy / "runs"
+    names = os.listdir(runs)
+    start = time.perf_counter()
+    for name in names:
+        os.replace(runs / name, runs / f".x{name}")
+    for name in names:
+        shutil.rmtree(runs / f".x{name}")
+    seconds = time.perf_counter() - start
+    shutil.rmtree(copy)
+    return seconds * 1000 / len(names)
+
+
 def main() -> None:
     """Fill the stores, run the rounds, print the medians."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -106,6 +128,9 @@ def main() -> None:
             for tree in order:
                 times.setdefault((str(tree), name), []).append(_timed(tree, job))
         if args.gc:
+            times.setdefault(("floor", "rename + rmtree (ms per run)"), []).append(
+                (_removal_floor(largest, args.workdir), 0.0)
+            )
             for tree in order:
                 copy = args.workdir / "gc-copy"
                 shutil.rmtree(copy, ignore_errors=True)
@@ -117,7 +142,7 @@ def main() -> None:
                 )
                 shutil.rmtree(copy, ignore_errors=True)
     listed = max(sizes)
-    for tree in trees:
+    for tree in [*trees, "floor"]:
         print(f"{tree}: median of {args.rounds} rounds (wall s, peak RSS MB)")
         for (t, name), values in times.items():
             if t != str(tree):

@@ -20,8 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import tomli_w
-
 from ._checkpoint import Checkpoint, validate_run_id
 from ._errors import RunNotFoundError, RunStateError, WfctlError
 from ._payloads import (
@@ -35,7 +33,6 @@ from ._payloads import (
     served_keys,
 )
 from ._policies import AttemptRecord
-from ._restore import load_target
 from ._storage import RunSummary, open_store
 from ._storage._capabilities import load_chain, request_pause
 
@@ -226,6 +223,8 @@ def show_checkpoint(store: Path, checkpoint_id: str, *, must_exist: bool = True)
         InvalidIdError, CheckpointNotFoundError: no such checkpoint.
         CheckpointCorruptError: its run's chain cannot be trusted.
     """
+    from ._restore import load_target
+
     storage = open_store(store, must_exist=must_exist)
     _, checkpoint = asyncio.run(load_target(storage, checkpoint_id))
     return checkpoint
@@ -242,6 +241,8 @@ def _toml_safe(value: Any) -> Any:
 
 def to_toml(document: dict[str, Any]) -> str:
     """Return ``document`` as TOML (TOML has no null: see :func:`_toml_safe`)."""
+    import tomli_w
+
     return tomli_w.dumps(_toml_safe(document))
 
 
