@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -144,10 +144,14 @@ class LogEntry:
 
 @dataclass(frozen=True, slots=True)
 class RunLog:
-    """A run's chain as a timeline, from its root to its head."""
+    """A run's chain as a timeline, from its root to its head.
+
+    ``entries`` are read from the journal as they are iterated (memory stays flat however long
+    the run is), so they can be iterated once; :meth:`to_json` iterates them.
+    """
 
     summary: RunSummary
-    entries: tuple[LogEntry, ...]
+    entries: Iterable[LogEntry]
 
     def to_json(self) -> dict[str, Any]:
         """Return ``{"run": summary, "checkpoints": [entry, ...]}``."""
@@ -155,6 +159,19 @@ class RunLog:
             "run": summary_json(self.summary),
             "checkpoints": [e.to_json() for e in self.entries],
         }
+
+    def json_text(self) -> Iterator[str]:
+        """Yield :meth:`to_json`'s document as indented JSON text, one entry at a time."""
+        head = json.dumps(
+            {"run": summary_json(self.summary), "checkpoints": [None]}, indent=2, ensure_ascii=False
+        )
+        before, _, after = head.rpartition("null")  # the list's one item: the last value
+        separator = ""
+        for entry in self.entries:
+            yield separator or before
+            yield json.dumps(entry.to_json(), indent=2, ensure_ascii=False).replace("\n", "\n    ")
+            separator = ",\n    "
+        yield after + "\n"
 
 
 def _text(value: Any, limit: int = 100) -> str:
@@ -203,7 +220,10 @@ def _entry(checkpoint: Checkpoint) -> LogEntry:
 
 
 def run_log(store: Path, run_id: str, *, must_exist: bool = True) -> RunLog:
-    """Return the run's chain as a timeline.
+    """Return the run's chain as a timeline, its entries read as they are iterated.
+
+    The whole run is verified first (every checksum and link), so a corrupt run raises here,
+    before any entry is shown.
 
     Raises:
         StoreLocationError: the store is missing (with ``must_exist``) or is not one.
@@ -211,8 +231,8 @@ def run_log(store: Path, run_id: str, *, must_exist: bool = True) -> RunLog:
         CheckpointCorruptError: a record fails verification or the chain is broken.
     """
     storage = open_store(store, must_exist=must_exist)
-    chain = asyncio.run(load_chain(storage, validate_run_id(run_id)))
-    return RunLog(storage.summary_of_chain(chain), tuple(_entry(c) for c in chain))
+    summary, records = storage.stream_chain(run_id)
+    return RunLog(summary, map(_entry, records))
 
 
 def show_checkpoint(store: Path, checkpoint_id: str, *, must_exist: bool = True) -> Checkpoint:

@@ -9,11 +9,13 @@ says "the store was scanned"), then run each command in-process and check its re
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.cli.conftest import WORKFLOWS, invoke, run_id_of
+from wfctl._inspect import run_log
 from wfctl._storage._layout import StoreLayout
 
 GREET = WORKFLOWS / "greet.py"
@@ -54,3 +56,31 @@ def test_pause_reads_only_its_run(store: Path, three_runs: list[str]) -> None:
     assert not (store / "runs" / three_runs[0] / "pause").exists()
     missing = invoke("pause", "no-such-run", "--store", store)
     assert missing.code == 2 and "no-such-run" in missing.error_line()
+
+
+REVIEW = WORKFLOWS / "review.py"
+
+
+def test_log_streams_its_entries_after_verifying_the_whole_run(store: Path) -> None:
+    run_id = run_id_of(invoke("run", REVIEW, "--store", store, "--json"))
+    invoke("resume", run_id, "-r", "0/request#0=yes", "-r", "1/request#0=3", "--store", store)
+    log = run_log(store, run_id)
+    assert isinstance(log.entries, Iterator)  # read as rendered, never held whole
+    entries = [entry.to_json() for entry in log.entries]
+    assert [e["kind"] for e in entries] == ["root", "step", "pause", "resume", "completed"]
+    # the streamed --json document is the one to_json() describes, byte for byte
+    streamed = "".join(run_log(store, run_id).json_text())
+    assert (
+        streamed
+        == json.dumps(run_log(store, run_id).to_json(), indent=2, ensure_ascii=False) + "\n"
+    )
+    assert invoke("log", run_id, "--store", store, "--json").stdout == streamed
+    # a record edited in the middle: refused before anything is shown
+    journal = store / "runs" / run_id / "journal.jsonl"
+    lines = journal.read_bytes().split(b"\n")
+    lines[2] = lines[2].replace(b'"pause"', b'"paus3"')
+    journal.write_bytes(b"\n".join(lines))
+    for args in ((), ("--json",)):
+        done = invoke("log", run_id, "--store", store, *args)
+        assert done.code == 2 and done.stdout == ""
+        assert "journal.jsonl:3" in done.error_line()

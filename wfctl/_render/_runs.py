@@ -6,7 +6,6 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from rich.table import Table
-from rich.tree import Tree
 
 from ._common import Text, json_text, render_value, status_text, stderr, stdout
 
@@ -117,42 +116,64 @@ def print_runs(report: RunsReport) -> None:
     out.print(table)
 
 
-def _log_node(tree: Tree, label: str, items: Iterable[str]) -> None:
+#: Log entries rendered per ``print`` call: the first page shows at once, and rich's fixed cost
+#: per call is shared by many entries (one call per entry costs ~5x more for a long run).
+_LOG_PAGE = 200
+
+
+def _log_node(node: list[Text], label: str, items: Iterable[str]) -> None:
     for item in items:
-        tree.add(Text(f"{label}{item}"))
+        node.append(Text(f"{label}{item}"))
 
 
 def print_log(log: RunLog) -> None:
-    """Show a run's chain as a timeline tree, one node per checkpoint."""
+    """Show a run's chain as a timeline, one checkpoint and its details per group of lines.
+
+    Entries are rendered as they are read, a page at a time, never as one tree of the whole run:
+    the first lines show at once and memory stays flat however long the run is.
+    """
     summary = log.summary
+    out = stdout()
     title = Text.assemble(
         f"run {summary.run_id} · {summary.workflow_name} · ", status_text(summary.status)
     )
     if summary.origin_checkpoint_id:
         title.append(f" · restored from {summary.origin_checkpoint_id}")
-    tree = Tree(title)
-    for entry in log.entries:
-        node = tree.add(
+    out.print(title)
+    page = Text()
+    for count, entry in enumerate(log.entries, 1):
+        page.append_text(
             Text.assemble(
                 (f"{entry.seq:>3} ", "bold"),
                 (f"{entry.kind:<9}", "cyan"),
-                f" {entry.timestamp[11:26]}  {entry.checkpoint_id}",
+                f" {entry.timestamp[11:26]}  {entry.checkpoint_id}\n",
             )
         )
+        node: list[Text] = []
         for step in entry.steps:
             took = f" ({step.duration * 1000:.1f} ms)" if step.duration is not None else ""
-            node.add(Text(f"✓ {step.key}{took}", style="green"))
+            node.append(Text(f"✓ {step.key}{took}", style="green"))
         for attempt in entry.attempts:
-            node.add(Text(f"↻ {attempt.key}: {attempt.describe()}", style="yellow"))
+            node.append(Text(f"↻ {attempt.key}: {attempt.describe()}", style="yellow"))
         if entry.served:
-            node.add(Text(f"↺ cached: {', '.join(entry.served)}", style="dim"))
+            node.append(Text(f"↺ cached: {', '.join(entry.served)}", style="dim"))
         _log_node(node, "? request ", entry.requests)
         _log_node(node, "→ answer ", (f"{k} = {json_text(v)}" for k, v in entry.answers))
         if entry.error:
-            node.add(Text(f"✗ {entry.error}", style="red"))
+            node.append(Text(f"✗ {entry.error}", style="red"))
         if entry.detail:
-            node.add(Text(entry.detail, style="dim"))
-    stdout().print(tree)
+            node.append(Text(entry.detail, style="dim"))
+        for index, line in enumerate(node):
+            page.append("    └── " if index == len(node) - 1 else "    ├── ", "dim")
+            page.append_text(line)
+            page.append("\n")
+        if count % _LOG_PAGE == 0:
+            page.rstrip()
+            out.print(page, soft_wrap=True)
+            page = Text()
+    if page:
+        page.rstrip()
+        out.print(page, soft_wrap=True)
 
 
 def print_checkpoint(checkpoint: Checkpoint) -> None:

@@ -50,7 +50,7 @@ from ._journal import (
 from ._layout import StoreLayout
 from ._lock import FileRunLock, probe_locked
 from ._marker import check_end, end_marker_problem, mark_end, read_end_marker
-from ._protocol import JournalProblem, RunJournal
+from ._protocol import JournalProblem, RunJournal, RunSummary
 from ._removal import cut_run, remove_run, remove_runs
 
 __all__ = ["FileCheckpointStorage", "open_store"]
@@ -304,6 +304,40 @@ class FileCheckpointStorage(StorageQueries):
         head = root if ends[1] is ends[0] else decode_record(ends[1], f"{path} (last record)")
         check_end(self._layout, run_id, head.seq, record_crc(ends[1]))
         return root, head
+
+    def stream_chain(self, run_id: str) -> tuple[RunSummary, Iterator[Checkpoint]]:
+        """Verify a run whole, then return its summary and its records, decoded one by one.
+
+        Every checksum and link is checked first (as ``wfctl runs`` does, without decoding), so
+        a corrupt run is refused before anything is shown; then the records are read again and
+        decoded as they are iterated, so memory stays flat however long the run is. Records
+        appended after the check are not yielded.
+
+        Raises:
+            InvalidIdError: ``run_id`` is malformed.
+            RunNotFoundError: the run has no committed checkpoint.
+            CheckpointCorruptError: a record fails verification or the chain is broken (while
+                iterating: a record whose fields cannot be read, or a journal replaced since).
+        """
+        ends = self._verified_ends(validate_run_id(run_id))
+        if ends is None:
+            raise RunNotFoundError(run_id)
+        root, head = ends
+        return self._summarize(root, head), self._records(run_id, head.seq)
+
+    def _records(self, run_id: str, last_seq: int) -> Iterator[Checkpoint]:
+        path = self._layout.journal(run_id)
+        with self._reading(run_id) as fd:
+            if fd is None:
+                raise RunNotFoundError(run_id)
+            for seq, line in enumerate(read_lines(self._fs, fd)):
+                if seq > last_seq:
+                    return
+                where = f"{path}:{seq + 1}"
+                checkpoint = decode_record(line, where)
+                if checkpoint.seq != seq or checkpoint.run_id != run_id:
+                    raise CheckpointCorruptError(where, "the journal changed while it was read")
+                yield checkpoint
 
     def _head(self, run_id: str) -> Checkpoint | None:
         path = self._layout.journal(run_id)
