@@ -58,10 +58,13 @@ def _timed(tree: Path, args: list[str]) -> tuple[float, float]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         env=env,
+        cwd=tree,  # "python -c" puts the working directory first on the path: make it the tree
     )
     _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
+    code = os.waitstatus_to_exitcode(status)
+    if code not in (0, 2):  # 2: pause of a finished run is refused, after the lookup timed
+        raise SystemExit(f"wfctl {' '.join(args)} from {tree} exited {code}")
     return seconds, usage.ru_maxrss / 1024
 
 

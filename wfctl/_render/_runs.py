@@ -142,6 +142,8 @@ def print_log(log: RunLog) -> None:
     out.print(title)
     page = Text()
     for count, entry in enumerate(log.entries, 1):
+        last = entry.seq == summary.head_seq  # the tree's guides, drawn as rich's Tree does
+        page.append("└── " if last else "├── ")
         page.append_text(
             Text.assemble(
                 (f"{entry.seq:>3} ", "bold"),
@@ -164,7 +166,8 @@ def print_log(log: RunLog) -> None:
         if entry.detail:
             node.append(Text(entry.detail, style="dim"))
         for index, line in enumerate(node):
-            page.append("    └── " if index == len(node) - 1 else "    ├── ", "dim")
+            page.append("    " if last else "│   ")
+            page.append("└── " if index == len(node) - 1 else "├── ")
             page.append_text(line)
             page.append("\n")
         if count % _LOG_PAGE == 0:
