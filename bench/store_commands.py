@@ -62,9 +62,9 @@ def _timed(tree: Path, args: list[str]) -> tuple[float, float]:
     )
     _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - start
-    code = os.waitstatus_to_exitcode(status)
-    if code not in (0, 2):  # 2: pause of a finished run is refused, after the lookup timed
-        raise SystemExit(f"wfctl {' '.join(args)} from {tree} exited {code}")
+    exit_code = os.waitstatus_to_exitcode(status)
+    if exit_code not in (0, 2):  # 2: pause of a finished run is refused, after the lookup timed
+        raise SystemExit(f"wfctl {' '.join(args)} from {tree} exited {exit_code}")
     return seconds, usage.ru_maxrss / 1024
 
 

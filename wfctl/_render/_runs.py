@@ -140,6 +140,7 @@ def print_log(log: RunLog) -> None:
     if summary.origin_checkpoint_id:
         title.append(f" · restored from {summary.origin_checkpoint_id}")
     out.print(title)
+    room = max(out.width - 8, 8)  # a detail's width after its guides; longer ones wrap under it
     page = Text()
     for count, entry in enumerate(log.entries, 1):
         last = entry.seq == summary.head_seq  # the tree's guides, drawn as rich's Tree does
@@ -165,11 +166,16 @@ def print_log(log: RunLog) -> None:
             node.append(Text(f"✗ {entry.error}", style="red"))
         if entry.detail:
             node.append(Text(entry.detail, style="dim"))
+        outer = "    " if last else "│   "
         for index, line in enumerate(node):
-            page.append("    " if last else "│   ")
-            page.append("└── " if index == len(node) - 1 else "├── ")
-            page.append_text(line)
-            page.append("\n")
+            final = index == len(node) - 1
+            parts = [line] if line.cell_len <= room else line.wrap(out, room)
+            for part, text in enumerate(parts):
+                page.append(outer + ("└── " if final else "├── ") if part == 0 else outer)
+                if part:
+                    page.append("    " if final else "│   ")
+                page.append_text(text)
+                page.append("\n")
         if count % _LOG_PAGE == 0:
             page.rstrip()
             out.print(page, soft_wrap=True)
