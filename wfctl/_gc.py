@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ._documents import document, utc_time
-from ._errors import RunLockedError, WfctlError
+from ._errors import WfctlError
 from ._query import RunQuery, parse_age, summary_time
 from ._storage import RunSummary, open_store
 
@@ -173,18 +173,13 @@ def collect_garbage(
     runs = asyncio.run(storage.list_runs())
     query = query or RunQuery()
     chosen, kept = _select(runs, age, keep, include_failed, now or datetime.now(UTC), query)
-    removed: list[GcItem] = []
-    for summary in runs:
-        rid = summary.run_id
-        if rid not in chosen:
-            continue
-        if not dry_run:
-            try:
-                asyncio.run(storage.delete_run(rid))
-            except RunLockedError:
-                kept[rid] = "locked by a running process"
-                continue
-        removed.append(_item(summary, chosen[rid]))
+    doomed = [r for r in runs if r.run_id in chosen]
+    if not dry_run:
+        _, locked = storage.delete_runs([r.run_id for r in doomed])
+        for error in locked:
+            del chosen[error.run_id]
+            kept[error.run_id] = "locked by a running process"
+    removed = [_item(r, chosen[r.run_id]) for r in doomed if r.run_id in chosen]
     return GcReport(
         dry_run=dry_run,
         older_than=older_than,

@@ -14,12 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import tomli_w
 
 from ._checkpoint import Checkpoint, validate_run_id
 from ._documents import document, epoch_time, summary_json, utc_time
@@ -39,8 +37,7 @@ from ._payloads import (
 from ._policies import AttemptRecord
 from ._query import RunQuery
 from ._readable import readable_text
-from ._restore import load_target
-from ._storage import FileCheckpointStorage, RunSummary, open_store
+from ._storage import RunSummary, open_store
 from ._storage._capabilities import load_chain, request_pause
 
 if TYPE_CHECKING:
@@ -120,13 +117,6 @@ def list_runs(
     return RunsReport(store, tuple(shown), matching, len(runs), query)
 
 
-def _find_summary(storage: FileCheckpointStorage, run_id: str) -> RunSummary:
-    for summary in asyncio.run(storage.list_runs()):
-        if summary.run_id == run_id:
-            return summary
-    raise RunNotFoundError(run_id)
-
-
 @dataclass(frozen=True, slots=True)
 class StepEntry:
     """A step result a checkpoint committed: its key and how long the call took (seconds).
@@ -196,10 +186,19 @@ def _attempt_json(attempt: AttemptRecord) -> dict[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class RunLog:
-    """A run's chain as a timeline, from its root to its head."""
+    """A run's chain as a timeline, from its root to its head.
+
+    ``entries`` are read from the journal as they are iterated (memory stays flat however long
+    the run is), so they can be iterated once; :meth:`to_json` iterates them.
+    """
 
     summary: RunSummary
-    entries: tuple[LogEntry, ...]
+    entries: Iterable[LogEntry]
+
+    @property
+    def checkpoint_count(self) -> int:
+        """How many checkpoints the chain holds (its seqs are contiguous from 0: verified)."""
+        return self.summary.head_seq + 1
 
     def to_json(self) -> dict[str, Any]:
         """Return the ``wfctl/log@1`` document (see docs/json.md)."""
@@ -207,10 +206,32 @@ class RunLog:
             "log",
             {
                 "run": summary_json(self.summary),
-                "checkpoint_count": len(self.entries),
+                "checkpoint_count": self.checkpoint_count,
                 "checkpoints": [e.to_json() for e in self.entries],
             },
         )
+
+    def json_text(self) -> Iterator[str]:
+        """Yield :meth:`to_json`'s document as indented JSON text, one entry at a time."""
+        head = json.dumps(
+            document(
+                "log",
+                {
+                    "run": summary_json(self.summary),
+                    "checkpoint_count": self.checkpoint_count,
+                    "checkpoints": [None],
+                },
+            ),
+            indent=2,
+            ensure_ascii=False,
+        )
+        before, _, after = head.rpartition("null")  # the list's one item: the last value
+        separator = ""
+        for entry in self.entries:
+            yield separator or before
+            yield json.dumps(entry.to_json(), indent=2, ensure_ascii=False).replace("\n", "\n    ")
+            separator = ",\n    "
+        yield after + "\n"
 
 
 def log_entry(checkpoint: Checkpoint) -> LogEntry:
@@ -257,7 +278,10 @@ def log_entry(checkpoint: Checkpoint) -> LogEntry:
 
 
 def run_log(store: Path, run_id: str, *, must_exist: bool = True) -> RunLog:
-    """Return the run's chain as a timeline.
+    """Return the run's chain as a timeline, its entries read as they are iterated.
+
+    The whole run is verified first (every checksum and link), so a corrupt run raises here,
+    before any entry is shown.
 
     Raises:
         StoreLocationError: the store is missing (with ``must_exist``) or is not one.
@@ -265,8 +289,8 @@ def run_log(store: Path, run_id: str, *, must_exist: bool = True) -> RunLog:
         CheckpointCorruptError: a record fails verification or the chain is broken.
     """
     storage = open_store(store, must_exist=must_exist)
-    chain = asyncio.run(load_chain(storage, validate_run_id(run_id)))
-    return RunLog(_find_summary(storage, run_id), tuple(log_entry(c) for c in chain))
+    summary, records = storage.stream_chain(run_id)
+    return RunLog(summary, map(log_entry, records))
 
 
 def show_checkpoint(store: Path, checkpoint_id: str, *, must_exist: bool = True) -> Checkpoint:
@@ -277,6 +301,8 @@ def show_checkpoint(store: Path, checkpoint_id: str, *, must_exist: bool = True)
         InvalidIdError, CheckpointNotFoundError: no such checkpoint.
         CheckpointCorruptError: its run's chain cannot be trusted.
     """
+    from ._restore import load_target
+
     storage = open_store(store, must_exist=must_exist)
     _, checkpoint = asyncio.run(load_target(storage, checkpoint_id))
     return checkpoint
@@ -305,6 +331,8 @@ def _toml_safe(value: Any) -> Any:
 
 def to_toml(document: dict[str, Any]) -> str:
     """Return ``document`` as TOML (TOML has no null: see :func:`_toml_safe`)."""
+    import tomli_w
+
     return tomli_w.dumps(_toml_safe(document))
 
 
@@ -353,7 +381,7 @@ def export_run(
     exported = document(
         "export",
         {
-            "run": summary_json(_find_summary(storage, run_id)),
+            "run": summary_json(storage.summary_of_chain(chain)),
             "checkpoint_count": len(chain),
             "checkpoints": [c.to_dict() for c in chain],
         },
@@ -381,7 +409,7 @@ def pause_run(store: Path, run_id: str, *, must_exist: bool = True) -> RunSummar
         RunStateError: the run is not running (paused, completed, failed, interrupted).
     """
     storage = open_store(store, must_exist=must_exist)
-    summary = _find_summary(storage, validate_run_id(run_id))
+    summary = asyncio.run(storage.run_summary(run_id))
     if summary.status != "running":
         raise RunStateError(run_id, f"is {summary.status}, not running; nothing to pause")
     request_pause(storage, run_id)

@@ -6,14 +6,16 @@ fast (nothing heavy imported, typer's rich help disabled) and what help must say
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 import wfctl
-from tests.cli.conftest import base_env, invoke
+from tests.cli.conftest import WORKFLOWS, base_env, invoke
 from tests.cli.conftest import wfctl as run_wfctl
 from wfctl._cli import app
 
@@ -55,6 +57,32 @@ def test_help_loads_nothing_heavy() -> None:
         "app(['run', '--help'], prog_name='wfctl', standalone_mode=False)"
     )
     assert not [m for m in HEAVY if m in loaded]
+
+
+def test_runs_and_run_load_neither_pydantic_nor_unneeded_modules(tmp_path: Path) -> None:
+    # typer >= 0.27 converts option values with pydantic, ~0.1 s to import: wfctl's values
+    # that need no conversion must not pay it (pydantic is installed here: the test extra).
+    assert importlib.util.find_spec("pydantic") is not None
+    store = tmp_path / "store"
+    store.mkdir()
+    listed = _modules_after(
+        "from wfctl._cli import app\n"
+        f"app(['runs', '--store', {str(store)!r}], prog_name='wfctl', standalone_mode=False)"
+    )
+    assert not [m for m in listed if m.startswith("pydantic")]
+    # what listing runs does not need: restore, the live progress, replay reports, TOML
+    for module in ("wfctl._restore", "wfctl._render._progress", "wfctl._render._reports"):
+        assert module not in listed
+    assert "tomli_w" not in listed and "wfctl._render._runs" in listed
+    ran = _modules_after(
+        "from wfctl._cli import app\n"
+        f"app(['run', {str(WORKFLOWS / 'greet.py')!r}, '--store', {str(store)!r}],"
+        " prog_name='wfctl', standalone_mode=False)"
+    )
+    assert "wfctl._runner" in ran and not [m for m in ran if m.startswith("pydantic")]
+    # a value that needs converting still goes through typer's own converter, and its errors
+    refused = invoke("gc", "--keep", "-1", "--store", store)
+    assert refused.code == 2 and "--keep" in refused.stderr
 
 
 def test_the_package_is_lazy_but_complete() -> None:

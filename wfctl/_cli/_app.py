@@ -89,6 +89,9 @@ class WfctlGroup(TyperGroup):
         """Run the command line; exit (or, with ``standalone_mode=False``, return) its code."""
         global _debug
         _debug = False
+        from ._coercion import defer_coercion
+
+        defer_coercion(self.params)  # its own options (completion), before they are parsed
         try:
             result = super().main(
                 args, prog_name or "wfctl", complete_var, standalone_mode=False, **extra
@@ -103,6 +106,23 @@ class WfctlGroup(TyperGroup):
         if standalone_mode:
             sys.exit(code)
         return code
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        """Return the command, its parameters converted without pydantic where trivial."""
+        from ._coercion import defer_coercion
+
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:  # its help option is made once, from the names ctx gives
+            defer_coercion([*command.params, command.get_help_option(ctx)])
+        return command
+
+    def get_help_option(self, ctx: Any) -> Any:
+        """Return the help option, converted without pydantic (see :meth:`get_command`)."""
+        from ._coercion import defer_coercion
+
+        option = super().get_help_option(ctx)
+        defer_coercion([option])
+        return option
 
 
 def _report_usage(exc: ClickException) -> int:

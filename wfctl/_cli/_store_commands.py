@@ -186,7 +186,7 @@ def log(
 
     result = run_log(location.path, run_id, must_exist=location.named)
     if json_output:
-        emit_json(result.to_json())
+        sys.stdout.writelines(result.json_text())  # entry by entry: a long run streams
     else:
         from wfctl._render import print_log
 

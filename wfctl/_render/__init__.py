@@ -4,20 +4,29 @@ The only package that imports rich (a ruff banned-API rule keeps it so), and it 
 only by commands that print for people, so ``wfctl --help`` never loads it. Results go to
 stdout; progress, notes and diagnostics go to stderr. Colour follows rich's rules (off when not
 a terminal, or when ``NO_COLOR`` is set); width follows ``COLUMNS``.
+
+Each name is imported from its module on first use (start-up time: ``wfctl runs`` needs the
+tables, not the live progress display or the syntax highlighting of replay reports).
 """
 
-from ._lifecycle import print_cancel, print_dangling, print_followed, print_removed
-from ._progress import RunProgress
-from ._reports import print_lineage, print_replay
-from ._runs import (
-    print_checkpoint,
-    print_export,
-    print_gc,
-    print_log,
-    print_pause,
-    print_run_outcome,
-    print_runs,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._lifecycle import print_cancel, print_dangling, print_followed, print_removed
+    from ._progress import RunProgress
+    from ._reports import print_lineage, print_replay
+    from ._runs import (
+        print_checkpoint,
+        print_export,
+        print_gc,
+        print_log,
+        print_pause,
+        print_run_outcome,
+        print_runs,
+    )
 
 __all__ = [
     "RunProgress",
@@ -35,3 +44,21 @@ __all__ = [
     "print_run_outcome",
     "print_runs",
 ]
+
+_HOME = {
+    "RunProgress": "_progress",
+    "print_lineage": "_reports",
+    "print_replay": "_reports",
+    "print_cancel": "_lifecycle",
+    "print_dangling": "_lifecycle",
+    "print_followed": "_lifecycle",
+    "print_removed": "_lifecycle",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_HOME.get(name, '_runs')}"), name)
+    globals()[name] = value
+    return value

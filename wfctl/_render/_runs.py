@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -15,6 +14,9 @@ from ._fit import Cell, Column, fitted_table
 from ._time import local_time, now, relative_time, zone_name
 
 if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.text import Text as RichText
+
     from wfctl._checkpoint import Checkpoint
     from wfctl._gc import GcReport
     from wfctl._inspect import ExportResult, LogEntry, RunLog, RunsReport
@@ -150,33 +152,106 @@ def _count_line(report: RunsReport) -> str:
     )
 
 
-def _log_node(tree: Tree, label: str, items: Iterable[str]) -> None:
-    for item in items:
-        tree.add(Text(f"{label}{item}"))
+#: Log entries rendered per ``print`` call: the first page shows at once, and rich's fixed cost
+#: per call is shared by many entries (one call per entry costs ~5x more for a long run).
+_LOG_PAGE = 200
+
+#: One line under a checkpoint, with the lines under it (a step's arguments and result).
+_Detail = tuple[Text, list[Text]]
+
+
+def _entry_header(entry: LogEntry, current: datetime) -> RichText:
+    return Text.assemble(
+        (f"{entry.seq:>3} ", "bold"),
+        (f"{entry.kind:<9}", "cyan"),
+        f" {local_time(entry.timestamp, current, millis=True)}  {entry.checkpoint_id}",
+    )
+
+
+def _entry_details(entry: LogEntry, *, verbose: bool) -> list[_Detail]:
+    """Return what a checkpoint recorded, one line each (``verbose``: and each step's data)."""
+    details: list[_Detail] = []
+    for step in entry.steps:
+        took = f" ({step.duration * 1000:.1f} ms)" if step.duration is not None else ""
+        under = (
+            [
+                Text(f"args: {step.describe_args()}", style="dim"),
+                Text(f"result: {step.describe_result()}", style="dim"),
+            ]
+            if verbose
+            else []
+        )
+        details.append((Text(f"✓ {step.key}{took}", style="green"), under))
+    lines = [Text(f"↻ {a.key}: {a.describe()}", style="yellow") for a in entry.attempts]
+    if entry.served:
+        lines.append(Text(f"↺ cached: {', '.join(entry.served)}", style="dim"))
+    elif entry.served_count:
+        plural = "s" if entry.served_count != 1 else ""
+        lines.append(Text(f"↺ cached: {entry.served_count} call{plural}", style="dim"))
+    lines.extend(Text(f"? request {r}") for r in entry.requests)
+    lines.extend(Text(f"→ answer {k} = {json_text(readable(v))}") for k, v in entry.answers)
+    if entry.error:
+        lines.append(Text(f"✗ {entry.error}", style="red"))
+    if entry.detail:
+        lines.append(Text(entry.detail, style="dim"))
+    return details + [(line, []) for line in lines]
 
 
 def print_log(log: RunLog, *, verbose: bool = False) -> None:
-    """Show a run's chain as a timeline tree, one node per checkpoint.
+    """Show a run's chain as a timeline, one checkpoint and its details per group of lines.
 
-    ``verbose`` adds what each executed step received and returned.
+    Entries are rendered as they are read, a page at a time, never as one tree of the whole run:
+    the first lines show at once and memory stays flat however long the run is. ``verbose``
+    adds what each executed step received and returned.
     """
     summary = log.summary
+    out = stdout()
+    current = now()
     title = Text.assemble(
         f"run {summary.run_id} · {summary.workflow_name} · ", status_text(summary.status)
     )
     if summary.origin_checkpoint_id:
         title.append(f" · restored from {summary.origin_checkpoint_id}")
-    current = now()
-    if log.entries:
-        started = log.entries[0].timestamp
+    if summary.created:
         title.append(
-            f" · started {local_time(started, current)} {zone_name(current)}"
-            f" ({relative_time(started, current)})"
+            f" · started {local_time(summary.created, current)} {zone_name(current)}"
+            f" ({relative_time(summary.created, current)})"
         )
-    tree = Tree(title)
-    for entry in log.entries:
-        tree.children.append(entry_tree(entry, current, verbose=verbose))
-    stdout().print(tree)
+    out.print(title)
+    page = Text()
+    for count, entry in enumerate(log.entries, 1):
+        last = entry.seq == summary.head_seq  # the tree's guides, drawn as rich's Tree does
+        page.append("└── " if last else "├── ")
+        page.append_text(_entry_header(entry, current))
+        page.append("\n")
+        _append_lines(page, out, "    " if last else "│   ", _entry_details(entry, verbose=verbose))
+        if count % _LOG_PAGE == 0:
+            page.rstrip()
+            out.print(page, soft_wrap=True)
+            page = Text()
+    if page:
+        page.rstrip()
+        out.print(page, soft_wrap=True)
+
+
+def _append_lines(page: Text, out: Console, outer: str, details: list[_Detail]) -> None:
+    """Append a checkpoint's detail lines under ``outer`` guides, wrapping long ones."""
+    for index, (line, under) in enumerate(details):
+        final = index == len(details) - 1
+        _append_wrapped(page, out, outer, "└── " if final else "├── ", line)
+        inner = outer + ("    " if final else "│   ")
+        for sub, child in enumerate(under):
+            _append_wrapped(page, out, inner, "└── " if sub == len(under) - 1 else "├── ", child)
+
+
+def _append_wrapped(page: Text, out: Console, outer: str, branch: str, line: Text) -> None:
+    room = max(out.width - len(outer) - 4, 8)  # the line's width after its guides
+    parts = [line] if line.cell_len <= room else line.wrap(out, room)
+    continued = "    " if branch.startswith("└") else "│   "
+    for part, text in enumerate(parts):
+        page.append(outer + (branch if part == 0 else continued))
+        page.append_text(text)
+        page.append("\n")
 
 
 def entry_tree(entry: LogEntry, current: datetime | None = None, *, verbose: bool = False) -> Tree:
@@ -186,32 +261,11 @@ def entry_tree(entry: LogEntry, current: datetime | None = None, *, verbose: boo
     adds each step's arguments and result.
     """
     current = current or now()
-    node = Tree(
-        Text.assemble(
-            (f"{entry.seq:>3} ", "bold"),
-            (f"{entry.kind:<9}", "cyan"),
-            f" {local_time(entry.timestamp, current, millis=True)}  {entry.checkpoint_id}",
-        )
-    )
-    for step in entry.steps:
-        took = f" ({step.duration * 1000:.1f} ms)" if step.duration is not None else ""
-        step_node = node.add(Text(f"✓ {step.key}{took}", style="green"))
-        if verbose:
-            step_node.add(Text(f"args: {step.describe_args()}", style="dim"))
-            step_node.add(Text(f"result: {step.describe_result()}", style="dim"))
-    for attempt in entry.attempts:
-        node.add(Text(f"↻ {attempt.key}: {attempt.describe()}", style="yellow"))
-    if entry.served:
-        node.add(Text(f"↺ cached: {', '.join(entry.served)}", style="dim"))
-    elif entry.served_count:
-        plural = "s" if entry.served_count != 1 else ""
-        node.add(Text(f"↺ cached: {entry.served_count} call{plural}", style="dim"))
-    _log_node(node, "? request ", entry.requests)
-    _log_node(node, "→ answer ", (f"{k} = {json_text(readable(v))}" for k, v in entry.answers))
-    if entry.error:
-        node.add(Text(f"✗ {entry.error}", style="red"))
-    if entry.detail:
-        node.add(Text(entry.detail, style="dim"))
+    node = Tree(_entry_header(entry, current))
+    for line, under in _entry_details(entry, verbose=verbose):
+        branch = node.add(line)
+        for child in under:
+            branch.add(child)
     return node
 
 

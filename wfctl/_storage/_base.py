@@ -232,26 +232,51 @@ class StorageQueries(abc.ABC):
         """
         summaries: list[RunSummary] = []
         for rid in self._run_ids():
-            try:
-                ends = self._verified_ends(rid)
-            except CheckpointCorruptError as exc:
-                wf = self._root_workflow(rid)
-                if workflow_name is None or wf in (None, workflow_name):
-                    summaries.append(_broken_summary(rid, wf, JournalProblem.from_error(exc)))
-                continue
-            except OSError as exc:  # listed under any workflow filter: its own is unknown
-                summaries.append(
-                    _broken_summary(rid, None, read_problem(exc), RunStatus.UNREADABLE)
-                )
-                continue
-            if ends is None:
-                continue  # created but never committed a root: not a run yet
-            root, head = ends
-            if workflow_name is not None and root.workflow_name != workflow_name:
-                continue
-            summaries.append(self._summarize(root, head))
+            summary = self._summary_of(rid, workflow_name)
+            if summary is not None:
+                summaries.append(summary)
         summaries.sort(key=lambda s: (s.created, s.run_id))
         return summaries
+
+    async def run_summary(self, run_id: str) -> RunSummary:
+        """Return one run's summary, verified whole as :meth:`list_runs` does, reading only it.
+
+        What single-run commands use: the cost does not depend on how many runs the store holds.
+
+        Raises:
+            InvalidIdError: ``run_id`` is malformed.
+            RunNotFoundError: the run has no committed checkpoint.
+        """
+        summary = self._summary_of(validate_run_id(run_id), None)
+        if summary is None:
+            raise RunNotFoundError(run_id)
+        return summary
+
+    def summary_of_chain(self, chain: list[Checkpoint]) -> RunSummary:
+        """Return the summary of a run whose strict chain (see :func:`strict_chain`) was read."""
+        return self._summarize(chain[0], chain[-1])
+
+    def _summary_of(self, run_id: str, workflow_name: str | None) -> RunSummary | None:
+        """Summarise one run (None: not a run yet, or another workflow's); never raise for it.
+
+        A run whose records do not all verify is ``corrupt``, one that cannot be read
+        ``unreadable``, each with its problem.
+        """
+        try:
+            ends = self._verified_ends(run_id)
+        except CheckpointCorruptError as exc:
+            wf = self._root_workflow(run_id)
+            if workflow_name is None or wf in (None, workflow_name):
+                return _broken_summary(run_id, wf, JournalProblem.from_error(exc))
+            return None
+        except OSError as exc:  # listed under any workflow filter: its own is unknown
+            return _broken_summary(run_id, None, read_problem(exc), RunStatus.UNREADABLE)
+        if ends is None:
+            return None  # created but never committed a root: not a run yet
+        root, head = ends
+        if workflow_name is not None and root.workflow_name != workflow_name:
+            return None
+        return self._summarize(root, head)
 
     def _summarize(self, root: Checkpoint, head: Checkpoint) -> RunSummary:
         status = ENDING_STATUS.get(head.kind) or (

@@ -22,12 +22,17 @@ import os
 import stat
 import threading
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Final
 
 from wfctl._checkpoint import ENDING_STATUS, Checkpoint, Kind, split_checkpoint_id, validate_run_id
-from wfctl._errors import CheckpointCorruptError, JournalChangedError, RunNotFoundError
+from wfctl._errors import (
+    CheckpointCorruptError,
+    JournalChangedError,
+    RunLockedError,
+    RunNotFoundError,
+)
 
 from ._appender import READ_FLAGS, JournalAppender, symlink_error
 from ._base import StorageQueries, strict_chain
@@ -49,8 +54,8 @@ from ._journal import (
 from ._layout import StoreLayout
 from ._lock import FileRunLock, probe_locked
 from ._marker import check_end, end_marker_problem, mark_end, read_end_marker
-from ._protocol import JournalProblem, RunJournal
-from ._removal import cut_run, remove_run
+from ._protocol import JournalProblem, RunJournal, RunSummary
+from ._removal import cut_run, remove_run, remove_runs
 
 __all__ = ["FileCheckpointStorage", "open_store"]
 
@@ -339,6 +344,40 @@ class FileCheckpointStorage(StorageQueries):
         check_end(self._layout, run_id, head.seq, record_crc(ends[1]))
         return root, head
 
+    def stream_chain(self, run_id: str) -> tuple[RunSummary, Iterator[Checkpoint]]:
+        """Verify a run whole, then return its summary and its records, decoded one by one.
+
+        Every checksum and link is checked first (as ``wfctl runs`` does, without decoding), so
+        a corrupt run is refused before anything is shown; then the records are read again and
+        decoded as they are iterated, so memory stays flat however long the run is. Records
+        appended after the check are not yielded.
+
+        Raises:
+            InvalidIdError: ``run_id`` is malformed.
+            RunNotFoundError: the run has no committed checkpoint.
+            CheckpointCorruptError: a record fails verification or the chain is broken (while
+                iterating: a record whose fields cannot be read, or a journal replaced since).
+        """
+        ends = self._verified_ends(validate_run_id(run_id))
+        if ends is None:
+            raise RunNotFoundError(run_id)
+        root, head = ends
+        return self._summarize(root, head), self._records(run_id, head.seq)
+
+    def _records(self, run_id: str, last_seq: int) -> Iterator[Checkpoint]:
+        path = self._layout.journal(run_id)
+        with self._reading(run_id) as fd:
+            if fd is None:
+                raise RunNotFoundError(run_id)
+            for seq, line in enumerate(read_lines(self._fs, fd)):
+                if seq > last_seq:
+                    return
+                where = f"{path}:{seq + 1}"
+                checkpoint = decode_record(line, where)
+                if checkpoint.seq != seq or checkpoint.run_id != run_id:
+                    raise CheckpointCorruptError(where, "the journal changed while it was read")
+                yield checkpoint
+
     def _head(self, run_id: str) -> Checkpoint | None:
         path = self._layout.journal(run_id)
         with self._reading(run_id) as fd:
@@ -466,6 +505,19 @@ class FileCheckpointStorage(StorageQueries):
             InvalidIdError: ``run_id`` is malformed.
         """
         return JournalFollower(self._fs, self._layout.journal(validate_run_id(run_id)), run_id)
+
+    def delete_runs(self, run_ids: Sequence[str]) -> tuple[list[str], list[RunLockedError]]:
+        """Remove several runs, syncing the store's directory twice in all (not twice per run).
+
+        Returns the ids of the runs removed (runs that did not exist are left out) and the error
+        of each run that is being executed (kept). See :func:`._removal.remove_runs`.
+
+        Raises:
+            InvalidIdError: a run id is malformed (nothing is removed).
+        """
+        for run_id in run_ids:
+            validate_run_id(run_id)
+        return remove_runs(self._layout, run_ids, self.lock_run, self._durable)
 
 
 def open_store(path: str | os.PathLike[str], *, must_exist: bool = True) -> FileCheckpointStorage:

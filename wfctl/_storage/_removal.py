@@ -9,10 +9,10 @@ import contextlib
 import os
 import secrets
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Final
 
-from wfctl._errors import CheckpointCorruptError
+from wfctl._errors import CheckpointCorruptError, RunLockedError
 
 from ._appender import WRITE_FLAGS
 from ._journal import decode_record, read_all
@@ -20,7 +20,7 @@ from ._layout import StoreLayout
 from ._lock import FileRunLock
 from ._marker import drop_end_marker
 
-__all__ = ["cut_run", "remove_run"]
+__all__ = ["cut_run", "remove_run", "remove_runs"]
 
 #: Prefix of a run directory being removed: no run id starts with a dot, so no listing reads it.
 _REMOVING: Final = ".removing-"
@@ -35,38 +35,69 @@ def remove_run(layout: StoreLayout, run_id: str, lock_run: LockRun, durable: boo
     Raises:
         RunLockedError: the run is being executed.
     """
-    run_dir = layout.run_dir(run_id)
+    removed, locked = remove_runs(layout, [run_id], lock_run, durable)
+    if locked:
+        raise locked[0]
+    return bool(removed)
+
+
+def remove_runs(
+    layout: StoreLayout, run_ids: Iterable[str], lock_run: LockRun, durable: bool
+) -> tuple[list[str], list[RunLockedError]]:
+    """Remove several runs' directories with two directory syncs in all, not two per run.
+
+    Each run is taken out of the store by one rename (under its lock), then, once every rename
+    is durable (one sync of ``runs``), the renamed directories are deleted and ``runs`` synced
+    once more. A process killed part way leaves each run whole, or a removal directory that no
+    listing reads (its name is no run id) and the next removal finishes: never a run directory
+    that lost its journal but kept the rest.
+
+    Returns:
+        The ids of the runs removed (those that did not exist are left out), and the
+        :class:`RunLockedError` of each run that is being executed (kept, the others removed).
+    """
     fs = layout.fs
+    removed: list[str] = []
+    locked: list[RunLockedError] = []
     if not layout.check_runs_dir():
-        return False
+        return removed, locked
     _finish_removals(layout)
+    doomed: list[str] = []
     try:
-        is_link = stat.S_ISLNK(fs.lstat(run_dir).st_mode)
-    except (FileNotFoundError, NotADirectoryError):
-        return False
-    if is_link:
-        fs.unlink(run_dir)  # the link itself, never what it points to
-    else:
-        try:
-            lock: FileRunLock | None = lock_run(run_id)
-        except CheckpointCorruptError:
-            lock = None  # a journal that is a link or no file: no writer can hold it
-        # One rename takes the whole run out of the store; only then are its files deleted.
-        # A process killed part way leaves the run whole, or a removal directory that no
-        # listing reads (its name is no run id) and the next removal finishes: never a run
-        # directory that lost its journal but kept the rest.
-        doomed = os.path.join(layout.runs, f"{_REMOVING}{run_id}.{secrets.token_hex(4)}")
-        try:
-            fs.replace(run_dir, doomed)
-        finally:
-            if lock is not None:
-                lock.release()
-        if durable:
+        for run_id in run_ids:
+            run_dir = layout.run_dir(run_id)
+            try:
+                is_link = stat.S_ISLNK(fs.lstat(run_dir).st_mode)
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            if is_link:
+                fs.unlink(run_dir)  # the link itself, never what it points to
+                removed.append(run_id)
+                continue
+            try:
+                lock: FileRunLock | None = lock_run(run_id)
+            except RunLockedError as exc:
+                locked.append(exc)
+                continue
+            except CheckpointCorruptError:
+                lock = None  # a journal that is a link or no file: no writer can hold it
+            target = os.path.join(layout.runs, f"{_REMOVING}{run_id}.{secrets.token_hex(4)}")
+            try:
+                fs.replace(run_dir, target)
+            finally:
+                if lock is not None:
+                    lock.release()
+            doomed.append(target)
+            removed.append(run_id)
+    finally:
+        # Also after a failure part way: the runs already renamed are out of the store.
+        if durable and (doomed or removed):
+            fs.fsync_dir(layout.runs)  # every rename durable before any file is deleted
+        for target in doomed:
+            fs.rmtree(target)
+        if durable and doomed:
             fs.fsync_dir(layout.runs)
-        fs.rmtree(doomed)
-    if durable:
-        fs.fsync_dir(layout.runs)
-    return True
+    return removed, locked
 
 
 def _finish_removals(layout: StoreLayout) -> None:

@@ -1,0 +1,163 @@
+"""What the store commands cost as the store grows: whole ``wfctl`` processes, timed.
+
+Usage::
+
+    python bench/store_commands.py WORKDIR [--sizes 1,1000,10000] [--rounds 5]
+        [--tree .] [--tree /tmp/before] [--log-steps 100000] [--gc]
+
+Fills ``WORKDIR/runs-<size>`` (once; reused later) with completed runs of 10 steps each, then
+times, for each checkout named by ``--tree`` (each run with ``PYTHONPATH=<tree>``), round by
+round in rotating order so that both checkouts see the same disk and CPU moments:
+
+- single-run commands (``log``, ``export``, ``pause`` of a finished run, ``show``) on one run of
+  each store: their time should not depend on the store's size;
+- ``runs`` (table, at 200 columns, and ``--json``) per run listed, on the largest store;
+- with ``--gc``: ``gc --keep 10`` on a copy of the largest store, per removed run, and the file
+  system's own cost of removing a run directory (rename, then delete its files) beside it;
+- with ``--log-steps N``: ``log`` and ``log --json`` of one run of N steps (wall seconds and peak
+  RSS of the process, from ``wait4``).
+
+Wall times are medians over the rounds; they include interpreter start-up (also printed as
+``--help``), which is the same for every size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+
+
+def _fill(store: Path, runs: int, steps: int) -> None:
+    sys.path.insert(0, str(BENCH))
+    from list_runs_cost import fill
+
+    if not (store / "runs").is_dir():
+        asyncio.run(fill(store, runs, steps))
+
+
+def _first_run(store: Path) -> str:
+    return min(os.listdir(store / "runs"))
+
+
+def _timed(tree: Path, args: list[str]) -> tuple[float, float]:
+    """Run ``wfctl ARGS`` from ``tree``; return (wall seconds, peak RSS in MB)."""
+    env = {**os.environ, "PYTHONPATH": str(tree.resolve()), "COLUMNS": "200"}
+    code = "import sys; from wfctl._cli import main; sys.argv[0] = 'wfctl'; main()"
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=tree,  # "python -c" puts the working directory first on the path: make it the tree
+    )
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - start
+    exit_code = os.waitstatus_to_exitcode(status)
+    if exit_code not in (0, 2):  # 2: pause of a finished run is refused, after the lookup timed
+        raise SystemExit(f"wfctl {' '.join(args)} from {tree} exited {exit_code}")
+    return seconds, usage.ru_maxrss / 1024
+
+
+def _removal_floor(store: Path, workdir: Path) -> float:
+    """Milliseconds per run to rename each run directory of a copy of ``store`` and delete it.
+
+    What the file system itself charges for removing a run (no locks, checks or listing): on a
+    file system mounted with online ``discard``, deleting files costs milliseconds.
+    """
+    copy = workdir / "floor-copy"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(store, copy, symlinks=True)
+    runs = copy / "runs"
+    names = os.listdir(runs)
+    start = time.perf_counter()
+    for name in names:
+        os.replace(runs / name, runs / f".x{name}")
+    for name in names:
+        shutil.rmtree(runs / f".x{name}")
+    seconds = time.perf_counter() - start
+    shutil.rmtree(copy)
+    return seconds * 1000 / len(names)
+
+
+def main() -> None:
+    """Fill the stores, run the rounds, print the medians."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("workdir", type=Path)
+    parser.add_argument("--sizes", default="1,1000,10000")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--tree", type=Path, action="append", help="checkout(s) to time")
+    parser.add_argument("--gc", action="store_true", help="time gc --keep 10 on the largest")
+    parser.add_argument("--log-steps", type=int, default=0, help="time log of a run this long")
+    args = parser.parse_args()
+    trees = args.tree or [BENCH.parent]
+    sizes = [int(s) for s in args.sizes.split(",")]
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    stores = {n: args.workdir / f"runs-{n}" for n in sizes}
+    for n, store in stores.items():
+        _fill(store, n, 10)
+    largest = stores[max(sizes)]
+    jobs: dict[str, list[str]] = {"--help": ["--help"]}
+    for n, store in stores.items():
+        run = _first_run(store)
+        at = ["--store", str(store)]
+        jobs[f"log @{n}"] = ["log", run, *at]
+        jobs[f"export @{n}"] = ["export", run, *at]
+        jobs[f"pause @{n}"] = ["pause", run, *at]  # refused (completed): the lookup is the cost
+        jobs[f"show @{n}"] = ["show", f"{run}.3", *at]
+    jobs[f"runs @{max(sizes)}"] = ["runs", "--store", str(largest)]
+    jobs[f"runs --json @{max(sizes)}"] = ["runs", "--json", "--store", str(largest)]
+    if args.log_steps:
+        long_store = args.workdir / f"steps-{args.log_steps}"
+        _fill(long_store, 1, args.log_steps)
+        run = _first_run(long_store)
+        jobs[f"log {args.log_steps} steps"] = ["log", run, "--store", str(long_store)]
+        jobs[f"log --json {args.log_steps} steps"] = [
+            "log", run, "--json", "--store", str(long_store)
+        ]  # fmt: skip
+    times: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    for r in range(args.rounds):
+        order = trees[r % len(trees) :] + trees[: r % len(trees)]
+        for name, job in jobs.items():
+            for tree in order:
+                times.setdefault((str(tree), name), []).append(_timed(tree, job))
+        if args.gc:
+            times.setdefault(("floor", "rename + rmtree (ms per run)"), []).append(
+                (_removal_floor(largest, args.workdir), 0.0)
+            )
+            for tree in order:
+                copy = args.workdir / "gc-copy"
+                shutil.rmtree(copy, ignore_errors=True)
+                shutil.copytree(largest, copy, symlinks=True)
+                removed = len(os.listdir(copy / "runs")) - 10
+                seconds, rss = _timed(tree, ["gc", "--keep", "10", "--store", str(copy)])
+                times.setdefault((str(tree), "gc --keep 10 (ms per removed run)"), []).append(
+                    (seconds * 1000 / removed, rss)
+                )
+                shutil.rmtree(copy, ignore_errors=True)
+    listed = max(sizes)
+    for tree in [*trees, "floor"]:
+        print(f"{tree}: median of {args.rounds} rounds (wall s, peak RSS MB)")
+        for (t, name), values in times.items():
+            if t != str(tree):
+                continue
+            wall = statistics.median(v[0] for v in values)
+            rss = max(v[1] for v in values)
+            extra = ""
+            if name.startswith("runs"):
+                base = statistics.median(v[0] for v in times[(t, "--help")])
+                extra = f"  ({(wall - base) * 1000 / listed:.3f} ms per run beyond --help)"
+            print(f"  {name:<34} {wall:8.3f}  {rss:7.1f}{extra}")
+
+
+if __name__ == "__main__":
+    main()

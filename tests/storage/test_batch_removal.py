@@ -1,0 +1,98 @@
+"""Removing many runs at once: two syncs of the store's directory in all, not two per run.
+
+Crash safety of the batch (killed at every I/O call) is in tests/harness/test_gc_kills.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from wfctl import FileCheckpointStorage, step, workflow
+from wfctl._errors import InvalidIdError
+from wfctl._gc import collect_garbage
+from wfctl._storage._fs import OsFileSystem
+
+RUNS = [f"done-{i}" for i in range(6)]
+
+
+@step
+async def add_one(n: int) -> int:
+    return n + 1
+
+
+@workflow
+async def counted(n: int) -> int:
+    return await add_one(n)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    """A store of six completed runs."""
+    path = tmp_path / "store"
+
+    async def fill() -> None:
+        bound = counted.build(checkpoint_storage=FileCheckpointStorage(path))
+        for i, run_id in enumerate(RUNS):
+            assert (await bound.run(i, run_id=run_id)).status == "completed"
+
+    asyncio.run(fill())
+    return path
+
+
+@pytest.fixture
+def synced(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every directory the real file system syncs, in order (the seam's own method, wrapped)."""
+    calls: list[str] = []
+    real = OsFileSystem.fsync_dir
+
+    def fsync_dir(self: OsFileSystem, path: str) -> None:
+        calls.append(path)
+        real(self, path)
+
+    monkeypatch.setattr(OsFileSystem, "fsync_dir", fsync_dir)
+    return calls
+
+
+def test_gc_syncs_the_runs_directory_twice_whatever_it_removes(
+    store: Path, synced: list[str]
+) -> None:
+    later = datetime.now(UTC) + timedelta(days=30)
+    report = collect_garbage(store, older_than="1d", now=later)
+    assert sorted(item.run_id for item in report.removed) == RUNS
+    assert synced == [str(store / "runs")] * 2
+    assert sorted(p.name for p in (store / "runs").iterdir()) == []
+
+
+def test_delete_runs_reports_removed_and_missing_runs(store: Path, synced: list[str]) -> None:
+    storage = FileCheckpointStorage(store)
+    removed, locked = storage.delete_runs([RUNS[0], "never-was", RUNS[1]])
+    assert (removed, locked) == ([RUNS[0], RUNS[1]], [])
+    assert len(synced) == 2
+    assert sorted(s.run_id for s in asyncio.run(storage.list_runs())) == RUNS[2:]
+
+
+def test_delete_runs_keeps_a_locked_run_and_removes_the_rest(store: Path) -> None:
+    storage = FileCheckpointStorage(store)
+    holder = FileCheckpointStorage(store).lock_run(RUNS[2])
+    try:
+        removed, locked = storage.delete_runs(RUNS[1:4])
+    finally:
+        holder.release()
+    assert removed == [RUNS[1], RUNS[3]]
+    assert [error.run_id for error in locked] == [RUNS[2]]
+    assert sorted(s.run_id for s in asyncio.run(storage.list_runs())) == [
+        RUNS[0],
+        *RUNS[2:3],
+        *RUNS[4:],
+    ]
+
+
+def test_delete_runs_refuses_a_bad_id_before_removing_anything(store: Path) -> None:
+    storage = FileCheckpointStorage(store)
+    with pytest.raises(InvalidIdError):
+        storage.delete_runs([RUNS[0], "../escape"])
+    assert len(asyncio.run(storage.list_runs())) == len(RUNS)

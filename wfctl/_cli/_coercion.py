@@ -1,0 +1,79 @@
+"""Option values typer would hand to pydantic, converted without importing it where trivial.
+
+typer >= 0.27 converts every parameter's value (a default included, unless it is a boolean
+flag) with a pydantic ``TypeAdapter`` built on first use, and building the first one imports
+pydantic: about 0.1 s, more than the rest of ``wfctl runs`` on an empty store. Most of wfctl's
+values need no conversion at all: a ``str`` option given as text, a list of texts, or a default
+that already has the declared type (``--drain-timeout``'s ``5.0``, ``--format``'s
+``ExportFormat.json``). :func:`defer_coercion` gives each parameter of a command a converter
+(and its help option) that passes those through as they are and hands anything else (``--keep 3``, ``--status
+paused``, a path) to typer's own converter, built then, so every error message stays typer's.
+
+This reaches into typer internals (``typer._coercion.RuntimeParam`` and the parameter's
+``_runtime_param`` slot). Where they are missing (an older typer, on Click, which never used
+pydantic; or a newer one that changed them) nothing is installed and typer does what it does.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, get_args, get_origin
+
+__all__ = ["defer_coercion"]
+
+try:
+    from typer._coercion import RuntimeParam, TypeDescriptor, build_runtime_param
+except ImportError:  # pragma: no cover - typer < 0.27 converts with Click, without pydantic
+    _TYPER_COERCION = False
+else:
+    _TYPER_COERCION = True
+
+
+def _passes_through(annotation: Any, value: Any) -> bool:
+    """Whether ``value`` is already what typer's converter would return for ``annotation``."""
+    if annotation is bool:
+        return type(value) is bool
+    if annotation is str:
+        return type(value) is str
+    if get_origin(annotation) is list and get_args(annotation) == (str,):
+        return isinstance(value, list | tuple) and all(type(v) is str for v in value)
+    # A default of the declared type (a number or an enum member); text from the command line
+    # is a str, never one of these, so it is always converted (and checked) by typer.
+    if annotation in (int, float) or (
+        isinstance(annotation, type) and issubclass(annotation, enum.Enum)
+    ):
+        return type(value) is annotation
+    return False
+
+
+if _TYPER_COERCION:
+
+    @dataclass(frozen=True)
+    class _Deferred(RuntimeParam):
+        """Pass trivial values through; build typer's converter for the others, once."""
+
+        descriptor: TypeDescriptor
+
+        def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
+            if _passes_through(self.annotation, value):
+                return list(value) if isinstance(value, tuple) else value
+            real = build_runtime_param(self.descriptor)
+            param._runtime_param = real  # later values of this parameter go straight to it
+            return real._coerce_value(value, param=param, ctx=ctx)
+
+
+def defer_coercion(params: Iterable[Any]) -> None:
+    """Give each typer parameter in ``params`` the deferring converter (see the module doc)."""
+    if not _TYPER_COERCION:  # pragma: no cover - older typer
+        return
+    for param in params:
+        descriptor = getattr(param, "type_descriptor", None)
+        if getattr(param, "_runtime_param", False) is not None or descriptor is None:
+            continue  # not typer's kind of parameter, or its converter is built already
+        param._runtime_param = _Deferred(
+            parameter_info=descriptor.parameter_info,
+            annotation=descriptor.annotation,
+            descriptor=descriptor,
+        )
