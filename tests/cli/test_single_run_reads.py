@@ -46,7 +46,7 @@ def test_log_export_and_show_read_only_their_run(store: Path, three_runs: list[s
         f"{run_id}.{seq}" for seq in range(3)
     ]
     shown = invoke("show", f"{run_id}.1", "--store", store, "--json")
-    assert shown.code == 0 and shown.json()["id"] == f"{run_id}.1"
+    assert shown.code == 0 and shown.json()["record"]["id"] == f"{run_id}.1"
 
 
 def test_pause_reads_only_its_run(store: Path, three_runs: list[str]) -> None:
