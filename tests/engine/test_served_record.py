@@ -5,7 +5,9 @@ from __future__ import annotations
 import tracemalloc
 from pathlib import Path
 
-from tests.conftest import arun
+import pytest
+
+from tests.conftest import arun, failure_of
 from wfctl import FileCheckpointStorage, step, workflow
 from wfctl._checkpoint import Checkpoint
 from wfctl._payloads import served_count, served_keys
@@ -33,8 +35,9 @@ def _ending_line(store: Path, n: int) -> bytes:
     storage = FileCheckpointStorage(store, durability="none")
     wf = counted.build(checkpoint_storage=storage)
     _fail["on"] = True
-    failed = arun(wf.run(n))
-    assert failed.status == "failed"
+    with pytest.raises(RuntimeError) as caught:
+        arun(wf.run(n))
+    failed = failure_of(caught)
     _fail["on"] = False
     done = arun(wf.resume(failed.run_id))
     assert done.status == "completed" and len(done.cached) == n

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.conftest import arun
+import pytest
+
+from tests.conftest import arun, failure_of
 from wfctl import InMemoryCheckpointStorage, ReplayDivergenceError, step, workflow
 from wfctl._recorded import StepRecord
 
@@ -111,10 +113,10 @@ def _divergence(*, record_args: bool, then: str, now: str) -> ReplayDivergenceEr
     built = wf.build(checkpoint_storage=InMemoryCheckpointStorage())
     first = arun(built.run(None))
     seen["value"] = now
-    replayed = arun(built.run(checkpoint_id=first.checkpoint_id, execute=False))
-    assert replayed.status == "failed"
-    assert isinstance(replayed.error, ReplayDivergenceError)
-    return replayed.error
+    with pytest.raises(ReplayDivergenceError) as caught:
+        arun(built.run(checkpoint_id=first.checkpoint_id, execute=False))
+    failure_of(caught)
+    return caught.value
 
 
 def test_a_divergence_says_what_the_call_received_then_and_now() -> None:
