@@ -5,6 +5,8 @@ from __future__ import annotations
 import tracemalloc
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import arun
 from wfctl import FileCheckpointStorage, step, workflow
 from wfctl._checkpoint import Checkpoint
@@ -33,7 +35,9 @@ def _ending_line(store: Path, n: int) -> bytes:
     storage = FileCheckpointStorage(store, durability="none")
     wf = counted.build(checkpoint_storage=storage)
     _fail["on"] = True
-    failed = arun(wf.run(n))
+    with pytest.raises(RuntimeError) as raised:  # a failed run raises its own error
+        arun(wf.run(n))
+    failed = raised.value.wfctl_result  # type: ignore[attr-defined]
     assert failed.status == "failed"
     _fail["on"] = False
     done = arun(wf.resume(failed.run_id))
