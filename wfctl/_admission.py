@@ -33,10 +33,11 @@ from ._restore import (
     convert_answers,
     drop_resent_answers,
     encode_answers,
+    load_folded,
     load_target,
 )
 from ._run import RunOptions
-from ._storage._capabilities import clear_pause, load_chain, lock_run
+from ._storage._capabilities import clear_pause, lock_run
 from ._storage._protocol import CheckpointStorage, RunLock
 
 if TYPE_CHECKING:
@@ -246,7 +247,8 @@ async def continue_run(
     """Continue a run's own chain from its head, reading the head under the run's lock."""
     storage = workflow.storage
     with admitting(storage, run_id) as lock:
-        chain = await load_chain(storage, run_id)
+        # Folded as it is read: only the chain's run-level checkpoints and its head stay.
+        chain, history = await load_folded(storage, run_id)
         root, target = chain[0], chain[-1]
         if expected_head is not None and target.checkpoint_id != expected_head:
             raise RunStateError(
@@ -260,12 +262,10 @@ async def continue_run(
         refuse_cancelled(run_id, target, f"restore {target.previous_checkpoint_id}")
         recorded = check_code(workflow, chain, target.seq, options)
         message = decode(RootPayload.of(root).input, where=f"{root.checkpoint_id} input")
-        history = await collect_history(storage, chain, target.seq)
         responses = drop_resent_answers(run_id, chain, target, responses, history.responses)
         check_answers(run_id, chain, target, responses, require=target.kind == Kind.PAUSE)
         responses = convert_answers(chain, target, responses)
         run_chain = continuing_chain(storage, chain, workflow.name)
-        del chain  # folded into history: the decoded records need not outlive it (memory)
         reason = "answer" if responses else "continue" if target.kind == Kind.PAUSE else "retry"
         changed = workflow.signature if recorded != workflow.signature else None
         await run_chain.commit(encode_answers(responses, reason, signature=changed))

@@ -61,7 +61,9 @@ class CheckpointChain:
         self._served = 0
         self._committer: asyncio.Task[None] | None = None
         self._saves: set[asyncio.Task[Checkpoint]] = set()
-        #: The step records committed through this chain, in commit order.
+        #: The step records committed through this chain, in commit order, when kept
+        #: (``keep_committed``: replay compares them; a plain run lets them go).
+        self.keep_committed = False
         self.committed: list[StepRecord] = []
         #: Set when the storage found the run's journal changed under this writer: nothing
         #: more can be committed, so the run executes no further step (and fails with it).
@@ -143,7 +145,8 @@ class CheckpointChain:
                         if not future.done():
                             future.set_exception(exc)
                 else:
-                    self.committed.extend([record for record, _ in batch])
+                    if self.keep_committed:
+                        self.committed.extend([record for record, _ in batch])
                     for future in futures:
                         if not future.done():
                             future.set_result(None)

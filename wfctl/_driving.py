@@ -39,6 +39,8 @@ class Driven:
 
     The records are the ones that are durable in the run's chain, held from the commits
     themselves: a caller that compares them (``wfctl replay``) need not read the chain back.
+    They are kept only when the options ask (``keep_records``); else ``records`` is empty,
+    so a long run holds no record of each step it committed.
     """
 
     result: WorkflowRunResult
@@ -58,7 +60,9 @@ async def drive(
     """Run ``workflow``'s body on ``message`` in the admitted ``chain``; release ``lock``.
 
     Args:
-        history: the records and answers the run may serve (empty for a fresh run).
+        history: the records and answers the run may serve (empty for a fresh run). Its
+            records are taken over (the history is left without them), so each can be let
+            go once served.
         responses: answers given with this call, already converted to their types.
     """
     storage = workflow.storage
@@ -69,7 +73,7 @@ async def drive(
     run = Run(
         run_id=chain.run_id,
         chain=chain,
-        recorded=RecordedCalls(history.records),
+        recorded=RecordedCalls(history.take_records()),
         responses=answers,
         options=options,
         on_event=on_event,
@@ -82,6 +86,7 @@ async def drive(
         run.emit("checkpoint", None, checkpoint.checkpoint_id)
 
     chain.on_commit = announce
+    chain.keep_committed = options.keep_records
     run.emit("run_started", None, {"checkpoint": chain.head_id})
     run.emit("status", state=WorkflowRunState.IN_PROGRESS)
     try:

@@ -89,6 +89,7 @@ def build_result(run: Run, outcome: BodyOutcome) -> WorkflowRunResult:
         outputs=tuple(run.outputs),
         result=outcome.value if outcome.status == "completed" else None,
         events=tuple(run.events),
+        events_dropped=run.events_dropped,
         requests=tuple(requests),
         error=outcome.error,
         origin_checkpoint_id=chain.head.origin_checkpoint_id if chain.head else None,

@@ -23,6 +23,7 @@ Decisions (see also :mod:`wfctl._diff` for how rows are paired):
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -214,6 +215,8 @@ async def replay_from(
     and both histories (the whole source run, and what the replay may serve) are folded from
     them. The replay's own records come back from the run that committed them.
     """
+    # The diff reads every call's events and every record the replay commits.
+    options = dataclasses.replace(options, event_history=None, keep_records=True)
     origins = await read_origins(workflow.storage, source_chain)
     source_history = fold_history(origins, source_chain, len(source_chain) - 1)
     known = fold_history(origins, source_chain, target.seq)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._checkpoint import Checkpoint, Kind, split_checkpoint_id
+from ._checkpoint import Checkpoint, Kind, split_checkpoint_id, validate_run_id
 from ._codec import canonical_json, encode
 from ._errors import (
     CheckpointCorruptError,
@@ -36,6 +36,7 @@ __all__ = [
     "drop_resent_answers",
     "encode_answers",
     "fold_history",
+    "load_folded",
     "load_target",
     "read_origins",
 ]
@@ -52,6 +53,15 @@ class History:
     #: Failed attempts of step calls, by call key; a retry (``resume`` for ``retry``) starts
     #: every call's attempts afresh.
     attempts: dict[str, list[AttemptRecord]] = field(default_factory=dict)
+
+    def take_records(self) -> list[StepRecord]:
+        """Return the records and leave the history without them.
+
+        Their new owner lets each go once it is served, so a long resume does not hold
+        them all to its end.
+        """
+        records, self.records = self.records, []
+        return records
 
 
 async def load_target(
@@ -140,6 +150,51 @@ async def collect_history(
         CheckpointNotFoundError: an origin checkpoint no longer exists.
     """
     return fold_history(await read_origins(storage, chain), chain, upto)
+
+
+async def load_folded(storage: CheckpointStorage, run_id: str) -> tuple[list[Checkpoint], History]:
+    """Read a run's whole chain and what it recorded, folding its step records as they are read.
+
+    A storage that streams (``stream_chain``, verified whole before the first record) never
+    holds the decoded chain at once: a resume of 100,000 steps keeps their records, not their
+    checkpoints. Others are read whole and folded, as :func:`collect_history` does.
+
+    Returns:
+        The chain without its ``step`` checkpoints but its head (root, resumes, pauses,
+        endings: what the checks on answers and code read), and its history, origins first.
+
+    Raises:
+        RunNotFoundError: the run does not exist.
+        CheckpointCorruptError: a record is corrupt, the chain is broken, or an origin chain is
+            cyclic.
+        CheckpointNotFoundError: an origin checkpoint no longer exists.
+    """
+    stream = getattr(storage, "stream_chain", None)
+    if stream is None:
+        chain = await load_chain(storage, run_id)
+        return chain, await collect_history(storage, chain, len(chain) - 1)
+    _, records = stream(validate_run_id(run_id))
+    history = History()
+    kept: list[Checkpoint] = []
+    last: Checkpoint | None = None
+    try:
+        for checkpoint in records:
+            if last is None:  # the root: what the runs it was restored from recorded comes first
+                for prefix, upto in await read_origins(storage, (checkpoint,)):
+                    _fold(prefix, upto, history)
+            _fold((checkpoint,), 0, history)
+            if checkpoint.kind != Kind.STEP:
+                kept.append(checkpoint)
+            last = checkpoint
+    finally:
+        close = getattr(records, "close", None)
+        if close is not None:
+            close()
+    if last is None:
+        raise RunNotFoundError(run_id)
+    if kept[-1] is not last:
+        kept.append(last)  # a step record is the head of an interrupted run
+    return kept, history
 
 
 def encode_answers(

@@ -23,7 +23,13 @@ class WorkflowRunResult:
     As in agent-framework, the result is also the sequence of its events: ``for event in
     result`` and ``len(result)`` see every event but ``started`` and the ``status`` events
     (those too with ``include_status_events``); ``status_timeline()`` gives the status
-    events and ``get_final_state()`` the last one's state. ``events`` holds them all.
+    events and ``get_final_state()`` the last one's state.
+
+    Unlike agent-framework's, a result keeps only the most recent events of a long run
+    (``run(..., event_history=N)``, 10,000 by default; None keeps all), and says how many
+    earlier ones it let go in ``events_dropped`` (0: ``events`` holds them all). An
+    ``on_event`` listener and ``run(stream=True)`` see every event. ``outputs``,
+    ``executed``, ``cached`` and ``changed`` are always complete.
     """
 
     status: ResultStatus
@@ -39,6 +45,7 @@ class WorkflowRunResult:
     cached: Sequence[str] = field(default_factory=tuple)
     changed: Sequence[str] = field(default_factory=tuple)
     include_status_events: bool = False
+    events_dropped: int = 0
 
     def get_outputs(self) -> list[Any]:
         """Return the yielded outputs, then the return value unless it is None."""
@@ -67,7 +74,11 @@ class WorkflowRunResult:
         """
         timeline = self.status_timeline()
         state = timeline[-1].state if timeline else None
-        return state if state is not None else _STATES[self.status]
+        if state is not None:
+            return state
+        if self.status == "paused" and not self.requests:  # the history kept no status event
+            return WorkflowRunState.CANCELLED
+        return _STATES[self.status]
 
     def _listed(self) -> list[WorkflowEvent]:
         return [

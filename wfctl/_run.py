@@ -18,6 +18,7 @@ import asyncio
 import contextvars
 import random
 import time
+from collections import deque
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -74,7 +75,7 @@ from ._response_types import type_name as response_type_name
 if TYPE_CHECKING:
     from ._step import Step
 
-__all__ = ["BodyOutcome", "Run", "RunOptions"]
+__all__ = ["DEFAULT_EVENT_HISTORY", "BodyOutcome", "Run", "RunOptions"]
 
 
 _effects = current_effects()
@@ -83,6 +84,8 @@ _port = port_var()
 PAUSE_POLL = 0.1
 _scope = scope_var()
 _NO_POLICY = StepPolicy()
+#: Events a result keeps by default: the most recent ones (``run(..., event_history=N)``).
+DEFAULT_EVENT_HISTORY = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +99,8 @@ class RunOptions:
     ``drain_timeout``: seconds a pause waits for running steps before cancelling them.
     ``complete_history``: the recorded calls are a whole finished run, so a call that misses
     while its step has other records is a divergence at once (see :meth:`Run.call_step`).
+    ``event_history``: how many of the most recent events the result keeps (None: all).
+    ``keep_records``: keep the step records the run commits, for the caller (replay's diff).
     """
 
     allow_changed: bool = False
@@ -105,6 +110,8 @@ class RunOptions:
     complete_history: bool = False
     #: The caller reads the run's events as they happen (``run(stream=True)``).
     streaming: bool = False
+    event_history: int | None = DEFAULT_EVENT_HISTORY
+    keep_records: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +148,10 @@ class Run:
         self.state: dict[str, Any] = {}
         self.outputs: list[Any] = []
         self.encoded_outputs: list[Any] = []
-        self.events: list[WorkflowEvent] = []
+        #: The most recent events (all of them with ``event_history=None``); how many older
+        #: ones were let go. The live listener sees every event either way.
+        self.events: deque[WorkflowEvent] = deque(maxlen=options.event_history)
+        self.events_dropped = 0
         self.pending: dict[str, tuple[RequestInfoEvent, Any]] = {}
         self.executed: list[str] = []
         self.cached: list[str] = []
@@ -191,7 +201,10 @@ class Run:
         self._publish(replace(event, kind="custom", run_id=self.run_id, timestamp=time.time()))
 
     def _publish(self, event: WorkflowEvent) -> None:
-        self.events.append(event)
+        events = self.events
+        if len(events) == events.maxlen:
+            self.events_dropped += 1
+        events.append(event)
         if self._on_event is not None:
             self._on_event(event)
 

@@ -24,7 +24,7 @@ from ._events import WorkflowEvent
 from ._message import NO_MESSAGE, MessageParameter
 from ._policies import Retry
 from ._result import WorkflowRunResult
-from ._run import RunOptions
+from ._run import DEFAULT_EVENT_HISTORY, RunOptions
 from ._signature import code_signature
 from ._step import Step, context_parameter
 from ._storage import FileCheckpointStorage
@@ -170,6 +170,9 @@ class Workflow:
             shuffle_seed: perturb the order in which cached results come back.
             drain_timeout: seconds a pause waits for running steps before cancelling them.
             on_event: called with each event as it happens.
+            event_history: how many of the most recent events the result keeps (default
+                10,000; None keeps all); ``result.events_dropped`` counts the others.
+                ``on_event`` and the stream see every event either way.
             new_run: restore ``checkpoint_id`` into a new run even if it is a run's head.
             checkpoint_storage: the storage of this call instead of the bound one (to start,
                 restore or continue a run there). ``run(responses=...)`` without it answers
@@ -236,11 +239,17 @@ class Workflow:
         new_run: bool = False,
         checkpoint_storage: CheckpointStorage | None = None,
         streaming: bool = False,
+        event_history: int | None = DEFAULT_EVENT_HISTORY,
     ) -> WorkflowRunResult:
         """What ``await run(...)`` does (its arguments and errors are documented there)."""
         self._types.register()  # an annotation that did not resolve at decoration
         options = RunOptions(
-            allow_changed, execute, shuffle_seed, drain_timeout, streaming=streaming
+            allow_changed,
+            execute,
+            shuffle_seed,
+            drain_timeout,
+            streaming=streaming,
+            event_history=_history_size(event_history),
         )
         if message is not NO_MESSAGE and (checkpoint_id is not None or responses is not None):
             raise RunArgumentError(
@@ -278,16 +287,19 @@ class Workflow:
         drain_timeout: float = 30.0,
         on_event: EventListener | None = None,
         checkpoint_storage: CheckpointStorage | None = None,
+        event_history: int | None = DEFAULT_EVENT_HISTORY,
     ) -> WorkflowRunResult:
         """Continue ``run_id`` from its head, in its own chain: answer it, retry it or recover it.
 
         Unlike ``run(checkpoint_id=...)``, this takes the run's lock before it reads the head,
         so it never turns into a restore: if another process holds the run, it fails with
         ``RunLockedError``; if the run has completed, with ``RunStateError``. A run that fails
-        again raises its error, as :meth:`run` does.
+        again raises its error, as :meth:`run` does. ``event_history`` is :meth:`run`'s.
         """
         self._types.register()
-        options = RunOptions(allow_changed, drain_timeout=drain_timeout)
+        options = RunOptions(
+            allow_changed, drain_timeout=drain_timeout, event_history=_history_size(event_history)
+        )
         target = self._bound_for_call(checkpoint_storage)
         driven = await continue_run(
             target, validate_run_id(run_id), None, responses or {}, options, on_event
@@ -309,6 +321,19 @@ class Workflow:
         """Return the workflow body's coroutine on ``message``, with its ``RunContext``."""
         coro: Coroutine[Any, Any, Any] = self._message.call(self.fn, message, context)
         return coro
+
+
+def _history_size(event_history: int | None) -> int | None:
+    """Return ``event_history`` checked: None (keep every event) or a count of at least 0.
+
+    Raises:
+        RunArgumentError: it is negative or not an integer.
+    """
+    if event_history is None or (type(event_history) is int and event_history >= 0):
+        return event_history
+    raise RunArgumentError(
+        f"event_history must be None (keep every event) or a count >= 0, not {event_history!r}"
+    )
 
 
 @overload
