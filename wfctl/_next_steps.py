@@ -148,11 +148,13 @@ def failure_hints(
 
 
 def failed_run_hints(
-    result: WorkflowRunResult, storage: CheckpointStorage, workflow: Workflow, store: Path
-) -> tuple[str | None, tuple[Hint, ...]]:
-    """Return the step a failed run failed in (None: the body) and the commands that can help."""
-    failed = next((e for e in reversed(result.events) if e.kind == "run_failed"), None)
-    step = failed.data.get("step") if failed is not None and failed.data else None
+    result: WorkflowRunResult,
+    step: str | None,
+    storage: CheckpointStorage,
+    workflow: Workflow,
+    store: Path,
+) -> tuple[Hint, ...]:
+    """Return the commands that can help a run that failed in ``step`` (None: the body)."""
     root = asyncio.run(storage.load(f"{result.run_id}.0"))
     hints = failure_hints(
         result.run_id,
@@ -162,4 +164,4 @@ def failed_run_hints(
         RootPayload.of(root).input,
         workflow.takes_message,
     )
-    return step, hints
+    return hints

@@ -56,6 +56,7 @@ from ._trust import refuse_code_in_store, vet_store_owner
 
 if TYPE_CHECKING:
     from ._checkpoint import Checkpoint
+    from ._events import WorkflowEvent
     from ._replay import ReplayReport
     from ._result import WorkflowRunResult
     from ._workflow import Workflow
@@ -195,8 +196,34 @@ def _encode_all(values: Sequence[Any]) -> tuple[Any, ...]:
     return tuple(out)
 
 
+class RunFacts:
+    """What a run's report needs from its events, gathered as they happen.
+
+    The CLI keeps no event history on the result (``event_history=0``: a long run's events
+    would pile up in memory), so the retries and the failed step are collected from the live
+    events instead, every one of them, however long the run.
+    """
+
+    def __init__(self) -> None:
+        self.retries: list[dict[str, Any]] = []
+        self.failed_step: str | None = None
+
+    def listening(self, listener: EventListener) -> EventListener:
+        """Return ``listener`` with this collector in front of it."""
+
+        def both(event: WorkflowEvent) -> None:
+            if event.kind == "step_retrying":
+                self.retries.append({"key": event.key, **event.data})
+            elif event.kind == "run_failed" and isinstance(event.data, dict):
+                self.failed_step = event.data.get("step")
+            listener(event)
+
+        return both
+
+
 def _outcome(
     drive: Drive[WorkflowRunResult],
+    facts: RunFacts,
     storage: FileCheckpointStorage,
     workflow: Workflow,
     store: Path,
@@ -237,7 +264,8 @@ def _outcome(
     failed_step: str | None = None
     hints: tuple[Hint, ...] = ()
     if status == "failed":
-        failed_step, hints = failed_run_hints(result, storage, workflow, store)
+        failed_step = facts.failed_step
+        hints = failed_run_hints(result, failed_step, storage, workflow, store)
     return RunReport(
         status=status,
         run_id=run_id,
@@ -257,7 +285,7 @@ def _outcome(
         target_recorded=target_recorded,
         failed_step=failed_step,
         hints=hints,
-        retries=tuple({"key": e.key, **e.data} for e in result.events if e.kind == "step_retrying"),
+        retries=tuple(facts.retries),
         durability=storage.durability,
     )
 
@@ -342,13 +370,21 @@ def run_workflow(
     bound = workflow.build(checkpoint_storage=storage)
     args = () if message is NO_INPUT else (message,)
 
+    facts = RunFacts()
+
     def start(listener: EventListener) -> Awaitable[WorkflowRunResult]:
         return _settled(
-            bound.run(*args, run_id=run_id, drain_timeout=drain_timeout, on_event=listener)
+            bound.run(
+                *args,
+                run_id=run_id,
+                drain_timeout=drain_timeout,
+                on_event=facts.listening(listener),
+                event_history=0,
+            )
         )
 
     drive = drive_call(start, storage, run_id, on_event, on_interrupt)
-    return _outcome(drive, storage, workflow, store)
+    return _outcome(drive, facts, storage, workflow, store)
 
 
 def resume_run(
@@ -406,6 +442,8 @@ def resume_run(
     workflow = _load_recorded(root, store, target, trust_store)
     bound = workflow.build(checkpoint_storage=storage)
 
+    facts = RunFacts()
+
     def start(listener: EventListener) -> Awaitable[WorkflowRunResult]:
         # resume() reads the head again under the run's lock: a resumer racing this one makes
         # it fail (RunLockedError / RunStateError), never quietly start a new run.
@@ -415,7 +453,8 @@ def resume_run(
                 responses=answers,
                 allow_changed=allow_changed,
                 drain_timeout=drain_timeout,
-                on_event=listener,
+                on_event=facts.listening(listener),
+                event_history=0,
             )
         )
 
@@ -427,7 +466,7 @@ def resume_run(
         given.append(("--trust-store", "" if trust_store else None))
         again = resume_command(run_id, store)
         raise exc.with_command(with_allow_changed(again, given)) from None
-    return _outcome(drive, storage, workflow, store, target_recorded=target is None)
+    return _outcome(drive, facts, storage, workflow, store, target_recorded=target is None)
 
 
 def _load_recorded(
