@@ -17,6 +17,7 @@ from typing import Any
 from ._admission import continuing_chain
 from ._answers import TEMPLATE_NAME
 from ._checkpoint import ENDING_STATUS, Checkpoint, Kind, RunStatus, validate_run_id
+from ._documents import document, utc_time
 from ._errors import RunNotFoundError, RunStateError
 from ._payloads import CancelledPayload
 from ._storage import FileCheckpointStorage, open_store
@@ -39,17 +40,19 @@ class CancelReport:
     reason: str | None
 
     def to_json(self) -> dict[str, Any]:
-        """Return the ``--json`` document of ``wfctl cancel``."""
-        return {
-            "schema": "wfctl/cancel@1",
-            "run_id": self.run_id,
-            "workflow": self.workflow_name,
-            "status": RunStatus.CANCELLED.value,
-            "previous_status": self.previous_status,
-            "checkpoint_id": self.checkpoint_id,
-            "cancelled_at": self.cancelled_at.replace("+00:00", "Z"),
-            "reason": self.reason,
-        }
+        """Return the ``wfctl/cancel@1`` document (see docs/json.md)."""
+        return document(
+            "cancel",
+            {
+                "run_id": self.run_id,
+                "workflow": self.workflow_name,
+                "status": RunStatus.CANCELLED.value,
+                "previous_status": self.previous_status,
+                "head_checkpoint_id": self.checkpoint_id,
+                "cancelled_at": utc_time(self.cancelled_at),
+                "reason": self.reason,
+            },
+        )
 
 
 def cancel_run(

@@ -19,13 +19,14 @@ from pathlib import Path
 from typing import Any, Final
 
 from ._checkpoint import ENDING_STATUS, Checkpoint, Kind, validate_run_id
+from ._documents import document
 from ._inspect import LogEntry, log_entry
 from ._payloads import recorded_requests
 from ._storage import open_store
 from ._storage._capabilities import load_chain
 from ._storage._follow import JournalFollower
 
-__all__ = ["FIRST_INTERVAL", "LONGEST_INTERVAL", "FollowEnd", "follow_run"]
+__all__ = ["FIRST_INTERVAL", "LONGEST_INTERVAL", "FollowEnd", "follow_run", "followed_json"]
 
 #: Seconds between looks right after a commit, and the longest wait while the run is idle.
 FIRST_INTERVAL: Final = 0.05
@@ -43,13 +44,26 @@ class FollowEnd:
     head_checkpoint_id: str
 
     def to_json(self) -> dict[str, Any]:
-        """Return the last line of ``log --follow --json``."""
-        return {
-            "schema": "wfctl/log-end@1",
-            "run_id": self.run_id,
-            "status": self.status,
-            "head_checkpoint_id": self.head_checkpoint_id,
-        }
+        """Return the ``wfctl/log-end@1`` document: the last line of ``log --follow --json``."""
+        return document(
+            "log-end",
+            {
+                "run_id": self.run_id,
+                "status": self.status,
+                "head_checkpoint_id": self.head_checkpoint_id,
+            },
+        )
+
+
+def followed_json(run_id: str, item: LogEntry | FollowEnd) -> dict[str, Any]:
+    """Return one line of ``log --follow --json`` (see docs/json.md).
+
+    A checkpoint is a ``wfctl/log-entry@1`` document: the run, then the fields of an item of
+    ``wfctl log --json``'s ``checkpoints``. The end is :meth:`FollowEnd.to_json`.
+    """
+    if isinstance(item, FollowEnd):
+        return item.to_json()
+    return document("log-entry", {"run_id": run_id, **item.to_json()})
 
 
 def follow_run(

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ._checkpoint import RunStatus, validate_run_id
+from ._documents import document, summary_json
 from ._errors import RunNotFoundError, RunStateError, WfctlError
 from ._storage import RunSummary, open_store
 
@@ -39,11 +40,11 @@ class DanglingOrigin:
     origin_checkpoint_id: str
 
     def to_json(self) -> dict[str, Any]:
-        """Return the run and its origin as a JSON object."""
+        """Return the run and its origin as an item of ``rm``'s ``dangling_origins``."""
         return {
             "run_id": self.run_id,
             "origin_run_id": self.origin_run_id,
-            "origin_checkpoint_id": self.origin_checkpoint_id,
+            "origin_checkpoint_id": self.origin_checkpoint_id or None,
         }
 
 
@@ -55,16 +56,15 @@ class RemoveReport:
     dangling: tuple[DanglingOrigin, ...]
 
     def to_json(self) -> dict[str, Any]:
-        """Return the ``--json`` document of ``wfctl rm``."""
-        return {
-            "schema": "wfctl/rm@1",
-            "run_count": len(self.removed),
-            "runs": [
-                {"run_id": r.run_id, "workflow": r.workflow_name, "status": r.status}
-                for r in self.removed
-            ],
-            "dangling_origins": [d.to_json() for d in self.dangling],
-        }
+        """Return the ``wfctl/rm@1`` document (see docs/json.md)."""
+        return document(
+            "rm",
+            {
+                "run_count": len(self.removed),
+                "runs": [summary_json(r) for r in self.removed],
+                "dangling_origins": [d.to_json() for d in self.dangling],
+            },
+        )
 
 
 def remove_runs(

@@ -49,7 +49,7 @@ def test_cancel_ends_a_paused_run_for_good(store: Path) -> None:
         "cancelled",
         "paused",
     )
-    assert doc["checkpoint_id"] == f"{run_id}.3" and doc["reason"] == "superseded"
+    assert doc["head_checkpoint_id"] == f"{run_id}.3" and doc["reason"] == "superseded"
     assert doc["cancelled_at"].endswith("Z")
     assert not template.exists()  # nothing is left to answer
 
@@ -143,14 +143,16 @@ def test_rm_deletes_whole_runs_and_refuses_to_orphan_a_restored_run(store: Path)
     assert unknown.code == 2 and "run 'nobody' not found" in unknown.error_line()
     assert other in _runs(store)
 
+    listed = _runs(store)[other]
     removed = wfctl("rm", other, "--store", store, "--json")
     assert removed.code == 0, removed.stderr
     assert removed.json() == {
         "schema": "wfctl/rm@1",
         "run_count": 1,
-        "runs": [{"run_id": other, "workflow": "greet", "status": "completed"}],
+        "runs": [listed],  # the run object of `runs`, as it was
         "dangling_origins": [],
     }
+    assert (listed["workflow"], listed["status"]) == ("greet", "completed")
     assert removed.stderr == ""
     assert not (store / "runs" / other).exists()
 
@@ -178,10 +180,11 @@ def test_rm_removes_a_corrupt_run_that_nothing_else_can_clean(store: Path) -> No
     run_id = run_id_of(invoke("run", GREET, "--store", store, "--json"))
     with (store / "runs" / run_id / "journal.jsonl").open("a", encoding="utf-8") as journal:
         journal.write("not a record\n")
-    assert _runs(store)[run_id]["status"] == "corrupt"
+    listed = _runs(store)[run_id]
+    assert listed["status"] == "corrupt"
     kept = invoke("gc", "--older-than", "0", "--store", store, "--json").json()
     assert kept["removed"] == []  # gc never removes a corrupt run; rm is how to
     removed = wfctl("rm", run_id, "--store", store, "--json")
     assert removed.code == 0, removed.stderr
-    assert removed.json()["runs"] == [{"run_id": run_id, "workflow": "greet", "status": "corrupt"}]
+    assert removed.json()["runs"] == [listed]
     assert _runs(store) == {}

@@ -2,8 +2,9 @@
 
 The JSON Schemas in ``docs/schemas/`` are what ``docs/json.md`` describes; each forbids keys it
 does not name, so a field added without documenting it fails here. One store is built for the
-module (completed, paused, answered, failed, retried, interrupted, replayed and restored runs)
-and every command with ``--json`` is run against it.
+module (completed, paused, answered, failed, retried, interrupted, replayed and restored runs,
+then cancelled and removed ones) and every command with ``--json`` is run against it, ``log
+--follow --json`` (JSON Lines) included.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from tests.cli.conftest import REPO, SAMPLES, WORKFLOWS, base_env, wfctl, wfctl_
 from wfctl._cli import app
 
 SCHEMAS = REPO / "docs" / "schemas"
-#: The document type each command prints with --json (export's with --output is export-result).
+#: The document type each command prints with --json.
 DOCUMENT_OF = {
     "run": "run",
     "resume": "run",
@@ -37,7 +38,11 @@ DOCUMENT_OF = {
     "pause": "pause",
     "gc": "gc",
     "version": "version",
+    "cancel": "cancel",
+    "rm": "rm",
 }
+#: The documents of other modes: export with --output, and log --follow's JSON Lines.
+MODE_DOCUMENTS = {"export-result", "log-entry", "log-end"}
 
 
 def _registry() -> Registry:
@@ -65,6 +70,13 @@ def _json(*args: str | Path, code: int = 0) -> Any:
     done = wfctl(*args, "--json")
     assert done.code == code, done.stderr
     return done.json()
+
+
+def _lines(*args: str | Path, code: int = 0) -> list[Any]:
+    """Run a command printing JSON Lines; return each line parsed."""
+    done = wfctl(*args, "--json")
+    assert done.code == code, done.stderr
+    return [json.loads(line) for line in done.stdout.splitlines()]
 
 
 def _start_backing_off(store: Path) -> subprocess.Popen[str]:
@@ -112,9 +124,9 @@ def documents(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Any]]:
     ))  # fmt: skip
     broken_dir = store.parent / "flaky"
     broken_dir.mkdir()
-    keep("run", _json("run", WORKFLOWS / "flaky.py", "--input", json.dumps(str(broken_dir)),
-                      "--store", store, code=1))  # fmt: skip
-    keep("run", _json("run", SAMPLES / "flaky_service.py", "--store", store))
+    failed = keep("run", _json("run", WORKFLOWS / "flaky.py", "--input",
+                               json.dumps(str(broken_dir)), "--store", store, code=1))  # fmt: skip
+    service = keep("run", _json("run", SAMPLES / "flaky_service.py", "--store", store))
     process = _start_backing_off(store)
     try:
         _wait_until_backing_off(store, process)
@@ -140,6 +152,17 @@ def documents(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Any]]:
     keep("verify-lineage", _json("verify-lineage", "--store", store))
     keep("gc", _json("gc", "--older-than", "0", "--dry-run", "--store", store))
     keep("version", _json("version"))
+    keep("cancel", _json("cancel", failed["run_id"], "--reason", "superseded", "--store", store))
+    keep("cancel", _json("cancel", "backing-off", "--store", store))
+    keep("runs", _json("runs", "--store", store))  # lists cancelled runs
+    for run_id, code in ((paused["run_id"], 0), (failed["run_id"], 1)):
+        *entries, end = _lines("log", run_id, "--follow", "--store", store, code=code)
+        for entry in entries:
+            keep("log-entry", entry)
+        keep("log-end", end)
+    keep("rm", _json("rm", service["run_id"], "--store", store))
+    keep("rm", _json("rm", typed_id, "--force", "--store", store))  # its replay's origin dangles
+    keep("verify-lineage", _json("verify-lineage", "--store", store, code=1))
     return found
 
 
@@ -158,12 +181,12 @@ def _json_commands() -> set[str]:
 
 def test_every_command_with_json_has_a_document_type_and_a_schema() -> None:
     assert _json_commands() <= set(DOCUMENT_OF)
-    for kind in {*DOCUMENT_OF.values(), "export-result"}:
+    for kind in {*DOCUMENT_OF.values(), *MODE_DOCUMENTS}:
         assert (SCHEMAS / f"{kind}.schema.json").is_file(), kind
 
 
 def test_every_document_matches_its_schema(documents: dict[str, list[Any]]) -> None:
-    assert set(documents) == {*DOCUMENT_OF.values(), "export-result"}
+    assert set(documents) == {*DOCUMENT_OF.values(), *MODE_DOCUMENTS}
     for kind, found in documents.items():
         for document in found:
             _check(document, kind)
@@ -181,6 +204,22 @@ def test_the_store_covers_every_shape(documents: dict[str, list[Any]]) -> None:
     gc = documents["gc"][0]
     assert gc["removed"] and gc["kept"]
     assert any(d["reused_answer_ids"] for d in documents["replay"])
+    assert {d["reason"] is None for d in documents["cancel"]} == {True, False}
+    assert "cancelled" in {r["status"] for r in documents["runs"][-1]["runs"]}
+    assert {d["status"] for d in documents["log-end"]} == {"completed", "cancelled"}
+    assert [bool(d["dangling_origins"]) for d in documents["rm"]] == [False, True]
+
+
+def test_follow_lines_are_the_log_entries(documents: dict[str, list[Any]]) -> None:
+    """``log --follow --json`` prints, per checkpoint, what ``log --json`` lists for it."""
+    log = documents["log"][1]  # the paused run, answered: followed once it had completed
+    run_id = log["run"]["run_id"]
+    followed = [e for e in documents["log-entry"] if e["run_id"] == run_id]
+    assert [{k: v for k, v in e.items() if k not in ("schema", "run_id")} for e in followed] == (
+        log["checkpoints"]
+    )
+    [end] = [e for e in documents["log-end"] if e["run_id"] == run_id]
+    assert end["head_checkpoint_id"] == log["run"]["head_checkpoint_id"]
 
 
 def test_names_follow_the_vocabulary() -> None:
@@ -224,6 +263,7 @@ def test_values_are_the_codec_encoding_and_never_repr(documents: dict[str, list[
 def test_times_are_utc_with_z(documents: dict[str, list[Any]]) -> None:
     run = documents["runs"][0]["runs"][0]
     assert run["created_at"].endswith("Z") and run["updated_at"].endswith("Z")
+    assert all(d["cancelled_at"].endswith("Z") for d in documents["cancel"])
     assert all(c["created_at"].endswith("Z") for c in documents["log"][0]["checkpoints"])
 
 
@@ -249,6 +289,11 @@ def greeted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
         ["pause", "{run}"],
         ["verify-lineage", "nope"],
         ["gc", "--older-than", "soon"],
+        ["cancel", "nope"],
+        ["cancel", "{run}"],
+        ["rm", "nope"],
+        ["rm", "{run}", "nope"],
+        ["log", "nope", "--follow"],
         ["runs", "--bogus"],
         ["version", "--bogus"],
     ],

@@ -23,7 +23,7 @@ def follow_log(location: StoreLocation, run_id: str, json_output: bool) -> NoRet
     says how the run ended.
     """
     from wfctl._exit import EXIT_INTERRUPTED, exit_code_for_status
-    from wfctl._follow import FollowEnd, follow_run
+    from wfctl._follow import FollowEnd, follow_run, followed_json
 
     if not json_output:
         from wfctl._render import print_followed
@@ -31,10 +31,8 @@ def follow_log(location: StoreLocation, run_id: str, json_output: bool) -> NoRet
     try:
         for item in follow_run(location.path, run_id, must_exist=location.named):
             if json_output:
-                document = item.to_json()
-                if not isinstance(item, FollowEnd):
-                    document = {"schema": "wfctl/log-entry@1", "run_id": run_id, **document}
-                sys.stdout.write(json.dumps(document, ensure_ascii=False) + "\n")
+                line = json.dumps(followed_json(run_id, item), ensure_ascii=False)
+                sys.stdout.write(line + "\n")
                 sys.stdout.flush()
             else:
                 print_followed(item)
