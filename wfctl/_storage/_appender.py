@@ -181,7 +181,7 @@ class JournalAppender:
                 raise
             self.last_seq = checkpoint.seq
             self.last_id = checkpoint.checkpoint_id
-            self.end += sum(len(part) for part in line)
+            self.end += sum(map(len, line))
             self.unsynced = 0 if durable else self.unsynced + 1
             return True
 

@@ -225,23 +225,23 @@ def writev_all(fs: FileSystem, fd: int, parts: Sequence[bytes | memoryview], pat
     Raises:
         OSError: the write failed; ``filename`` is ``path``.
     """
-    pending = [part for part in parts if len(part)]
-    while pending:
+    pending = list(parts)
+    size = sum(map(len, pending))
+    while size:
         try:
             written = fs.writev(fd, pending) if len(pending) > 1 else fs.write(fd, pending[0])
         except OSError as exc:
             if exc.filename is None:  # os.write names no file: say which one
                 raise OSError(exc.errno, exc.strerror, path) from exc
             raise
+        if written == size:
+            return  # the common case: all of it at once
         if written <= 0:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), path)
-        while written:  # drop what landed; cut the part the write stopped in (no copy)
-            first = pending[0]
-            if written < len(first):
-                pending[0] = memoryview(first)[written:]
-                break
-            written -= len(first)
-            del pending[0]
+        size -= written
+        while written >= len(pending[0]):  # drop the parts that landed
+            written -= len(pending.pop(0))
+        pending[0] = memoryview(pending[0])[written:]  # cut the one it stopped in (no copy)
 
 
 def write_private(fs: FileSystem, path: str, payload: object, *, durable: bool = False) -> None:
