@@ -99,6 +99,15 @@ class WorkflowRunResult:
     def __getitem__(self, index: int) -> WorkflowEvent:
         return self._listed()[index]
 
+    def __repr__(self) -> str:
+        # Counts, not contents: the events hold every step's value, and asyncio.run() builds
+        # this repr (through its SIGINT handler's task) after every run it runs.
+        return (
+            f"WorkflowRunResult(status={self.status!r}, run_id={self.run_id!r}, "
+            f"checkpoint_id={self.checkpoint_id!r}, events={len(self.events)}, "
+            f"outputs={len(self.outputs)}, requests={len(self.requests)}, error={self.error!r})"
+        )
+
 
 #: The state of a result built without status events (by hand, in tests).
 _STATES: dict[ResultStatus, WorkflowRunState] = {

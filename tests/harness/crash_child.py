@@ -37,6 +37,7 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +61,10 @@ class KillFS(OsFileSystem):
         self.writes = 0
         self.die_after_sync = False
 
-    def write(self, fd: int, data: bytes) -> int:
+    def writev(self, fd: int, buffers: Sequence[bytes | memoryview]) -> int:
+        return self.write(fd, b"".join(buffers))  # one write, as the kernel sees it
+
+    def write(self, fd: int, data: bytes | memoryview) -> int:
         index, self.writes = self.writes, self.writes + 1
         if index == self.at:
             if self.kind == "before-write":

@@ -3,7 +3,7 @@
 It implements the storage's I/O seam (:class:`wfctl._storage._fs.FileSystem`) on top of the real
 file system, and makes chosen calls fail the way disks and kernels do: ``EIO``, ``ENOSPC``,
 short writes (a prefix written and its length returned), writes that fail after a prefix or
-after all of the data landed, failed ``fdatasync``, renames that silently never happen, a
+after all of the data landed (a ``writev`` is a write: it counts and fails as one), failed ``fdatasync``, renames that silently never happen, a
 pause file that seems to exist. Real ``fsync`` calls are skipped (a fault scenario is about
 errors, not power loss), so a scenario runs at non-durable speed.
 """
@@ -14,6 +14,7 @@ import errno
 import os
 import random
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -139,10 +140,20 @@ class FaultyFS(OsFileSystem):
         self._plain("open")
         return super().open(path, flags, mode)
 
-    def write(self, fd: int, data: bytes) -> int:
+    def write(self, fd: int, data: bytes | memoryview) -> int:
         effect = self._strike("write")
         if effect is None:
             return super().write(fd, data)
+        return self._fault_write(effect, fd, bytes(data))
+
+    def writev(self, fd: int, buffers: Sequence[bytes | memoryview]) -> int:
+        effect = self._strike("write")
+        if effect is None:
+            return super().writev(fd, buffers)
+        return self._fault_write(effect, fd, b"".join(buffers))
+
+    def _fault_write(self, effect: str, fd: int, data: bytes) -> int:
+        """Write ``data`` (what one write or writev was given) as ``effect`` says."""
         if effect in ("eio", "enospc"):
             raise self._error(effect, "write")
         if effect == "full-raise":

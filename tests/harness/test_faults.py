@@ -30,6 +30,7 @@ import errno
 import os
 import random
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -275,8 +276,8 @@ def test_a_rollback_never_cuts_bytes_it_did_not_write(tmp_path: Path) -> None:
     """If anything but this append's own bytes follow the committed end, they stay."""
 
     class Intruder(FaultyFS):
-        def write(self, fd: int, data: bytes) -> int:
-            written = super().write(fd, data)
+        def writev(self, fd: int, buffers: Sequence[bytes | memoryview]) -> int:
+            written = super().writev(fd, buffers)
             if self.armed and self.calls["write"] == 3:
                 with open(tmp_path / "store" / "runs" / "r1" / "journal.jsonl", "ab") as f:
                     f.write(b"someone else's line\n")

@@ -317,7 +317,7 @@ def test_journal_bytes_grow_linearly_with_steps(file_storage: Any) -> None:
     assert per_record < 400  # one result, one envelope: no copy of earlier results
 
 
-def test_the_hot_path_is_one_lstat_one_write_and_one_fdatasync(
+def test_the_hot_path_is_one_lstat_one_writev_and_one_fdatasync(
     file_storage: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Counts system calls: the storage's default seam looks each ``os`` function up per call.
@@ -334,7 +334,7 @@ def test_the_hot_path_is_one_lstat_one_write_and_one_fdatasync(
 
         return wrapper
 
-    for name in ("write", "read", "pread", "open", "fstat", "stat", "lstat", "scandir"):
+    for name in ("write", "writev", "read", "pread", "open", "fstat", "stat", "lstat", "scandir"):
         monkeypatch.setattr(os, name, counting(name, getattr(os, name)))
     monkeypatch.setattr(os, "fdatasync", counting("fdatasync", os.fdatasync))
 
@@ -343,7 +343,7 @@ def test_the_hot_path_is_one_lstat_one_write_and_one_fdatasync(
             await file_storage.save(ckpt("r1", seq))
 
     arun(scenario())
-    assert calls == {"lstat": 100, "write": 100, "fdatasync": 100}
+    assert calls == {"lstat": 100, "writev": 100, "fdatasync": 100}
 
 
 @pytest.mark.parametrize("failure", [OSError(errno.ENOSPC, "disk full"), KeyboardInterrupt()])
@@ -351,16 +351,17 @@ def test_a_failed_write_is_recovered_by_the_next_save(
     file_storage: Any, monkeypatch: pytest.MonkeyPatch, failure: BaseException
 ) -> None:
     arun(build_run(file_storage, "r1", 2))
-    real_write = os.write
+    real_writev = os.writev
 
-    def half_then_fail(fd: int, data: bytes) -> int:
-        real_write(fd, data[: len(data) // 2])
+    def half_then_fail(fd: int, buffers: list[bytes]) -> int:
+        data = b"".join(buffers)
+        os.write(fd, data[: len(data) // 2])
         raise failure
 
-    monkeypatch.setattr(os, "write", half_then_fail)
+    monkeypatch.setattr(os, "writev", half_then_fail)
     with pytest.raises(type(failure)):
         arun(file_storage.save(ckpt("r1", 2)))
-    monkeypatch.setattr(os, "write", real_write)
+    monkeypatch.setattr(os, "writev", real_writev)
     journal = arun(file_storage.read_run("r1"))
     assert journal.torn_tail == 0  # the failed append cut its half record off at once
     assert len(journal.checkpoints) == 2

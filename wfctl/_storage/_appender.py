@@ -3,8 +3,9 @@
 A :class:`JournalAppender` is an ``O_APPEND`` descriptor kept open on a run's journal plus the
 head this process last committed to it. Opening one scans only the journal's end: it truncates a
 torn tail (so no later record follows garbage) and reads the head. After that a commit is one
-``lstat`` of the journal's path, one ``write`` of a whole record (continued if the kernel stored
-only part of it) and one ``fdatasync``: no reads, no parsing. The storage's durability mode
+``lstat`` of the journal's path, one ``writev`` of a whole record's buffers (continued if the
+kernel stored only part of it) and one ``fdatasync``: no reads, no parsing, no copy of the
+record into one buffer. The storage's durability mode
 (see ._durability) may defer the ``fdatasync``: the appender counts the records written since
 the last one, and :meth:`JournalAppender.sync` makes them durable later.
 
@@ -28,13 +29,14 @@ import errno
 import os
 import stat
 import threading
+from collections.abc import Sequence
 from typing import Final
 
 from wfctl._checkpoint import Checkpoint
 from wfctl._errors import CheckpointCorruptError, JournalChangedError
 
 from ._base import check_append
-from ._fs import FileSystem, write_all
+from ._fs import FileSystem, writev_all
 from ._journal import decode_record, read_tail, record_crc
 
 __all__ = [
@@ -135,8 +137,12 @@ class JournalAppender:
             raise
         return cls(fs, fd, path, last_seq, last_id, end, (st.st_dev, st.st_ino), last_crc)
 
-    def append(self, checkpoint: Checkpoint, line: bytes, durable: bool) -> bool:
+    def append(
+        self, checkpoint: Checkpoint, line: Sequence[bytes | memoryview], durable: bool
+    ) -> bool:
         """Commit ``line`` (the encoded ``checkpoint``) if it extends the head by one link.
+
+        ``line`` is the record as buffers written in order, as if joined (one ``writev``).
 
         ``durable`` syncs it (and every record written before it) before returning; otherwise
         it is written only, and counted in ``unsynced``.
@@ -163,7 +169,7 @@ class JournalAppender:
             check_append(checkpoint, self.last_seq, self.last_id, self.path)
             self._check_unchanged()
             try:
-                write_all(self.fs, fd, line, self.path)
+                writev_all(self.fs, fd, line, self.path)
                 if durable:
                     self.fs.fdatasync(fd)
             except BaseException:
@@ -175,7 +181,7 @@ class JournalAppender:
                 raise
             self.last_seq = checkpoint.seq
             self.last_id = checkpoint.checkpoint_id
-            self.end += len(line)
+            self.end += sum(map(len, line))
             self.unsynced = 0 if durable else self.unsynced + 1
             return True
 
@@ -217,7 +223,7 @@ class JournalAppender:
         )
         raise self.changed
 
-    def _roll_back(self, fd: int, line: bytes, durable: bool) -> None:
+    def _roll_back(self, fd: int, line: Sequence[bytes | memoryview], durable: bool) -> None:
         """Cut off the part of ``line`` that reached the file after a failed append.
 
         A write can report an error after its bytes landed, and a failed ``fdatasync`` leaves
@@ -230,9 +236,7 @@ class JournalAppender:
         fs = self.fs
         try:
             landed = fs.fstat(fd).st_size - self.end
-            if landed <= 0 or landed > len(line):
-                return
-            if fs.pread(fd, landed, self.end) != line[:landed]:
+            if landed <= 0 or not _starts(line, fs.pread(fd, landed, self.end)):
                 return
             fs.ftruncate(fd, self.end)
             if durable:
@@ -248,6 +252,17 @@ class JournalAppender:
             fd, self.fd = self.fd, -1
             if fd >= 0:
                 self.fs.close(fd)
+
+
+def _starts(line: Sequence[bytes | memoryview], data: bytes) -> bool:
+    """Whether ``data`` is a prefix of the buffers of ``line`` joined (compared in place)."""
+    done = 0
+    for part in line:
+        piece = memoryview(part)[: len(data) - done]
+        if piece != data[done : done + len(piece)]:
+            return False
+        done += len(piece)
+    return done == len(data)
 
 
 def _recover(

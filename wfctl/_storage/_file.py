@@ -43,7 +43,7 @@ from ._journal import (
     check_journal,
     check_last_is_newest,
     decode_record,
-    encode_record,
+    encode_record_parts,
     parse_journal,
     read_all,
     read_head,
@@ -168,7 +168,7 @@ class FileCheckpointStorage(StorageQueries):
                 link (wrong seq, wrong parent, a second root), the run's last record is corrupt,
                 or the journal is not a regular file.
         """
-        line = encode_record(checkpoint)  # before any state changes: bad data changes nothing
+        line = encode_record_parts(checkpoint)  # first: bad data changes nothing
         while True:
             appender = self._appenders.get(checkpoint.run_id) or self._open_appender(checkpoint)
             sync = self._durable
@@ -177,7 +177,8 @@ class FileCheckpointStorage(StorageQueries):
             try:
                 if appender.append(checkpoint, line, sync):
                     if checkpoint.kind in ENDING_STATUS:  # the call ends: mark the end
-                        mark_end(self._layout, checkpoint, line, self._durable)
+                        # The trailer ends as the line does: with the crc the marker names.
+                        mark_end(self._layout, checkpoint, line[1], self._durable)
                     elif self._batching and appender.unsynced == 1:
                         # The window's first unsynced record: sync it within batch_ms at most,
                         # even if no further commit comes to do it.

@@ -19,6 +19,7 @@ import os
 import secrets
 import shutil
 import threading
+from collections.abc import Sequence
 from typing import Final, Protocol
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "write_all",
     "write_private",
     "write_private_bytes",
+    "writev_all",
 ]
 
 _PRIVATE_FLAGS: Final = (
@@ -53,8 +55,15 @@ class FileSystem(Protocol):
         """Close a descriptor (:func:`os.close`)."""
         ...
 
-    def write(self, fd: int, data: bytes) -> int:
+    def write(self, fd: int, data: bytes | memoryview) -> int:
         """Write ``data``; return how many bytes were written, maybe fewer (:func:`os.write`)."""
+        ...
+
+    def writev(self, fd: int, buffers: Sequence[bytes | memoryview]) -> int:
+        """Write ``buffers`` in order as one write; return how many bytes, maybe fewer.
+
+        :func:`os.writev`: the bytes land as if joined and written at once, without joining.
+        """
         ...
 
     def fdatasync(self, fd: int) -> None:
@@ -126,8 +135,13 @@ class OsFileSystem:
     def close(self, fd: int) -> None:
         os.close(fd)
 
-    def write(self, fd: int, data: bytes) -> int:
+    def write(self, fd: int, data: bytes | memoryview) -> int:
         return os.write(fd, data)
+
+    def writev(self, fd: int, buffers: Sequence[bytes | memoryview]) -> int:
+        if hasattr(os, "writev"):
+            return os.writev(fd, buffers)
+        return os.write(fd, b"".join(buffers))  # pragma: no cover - Windows has no writev
 
     def fdatasync(self, fd: int) -> None:
         # fdatasync skips the metadata a journal does not need; macOS and Windows lack it.
@@ -189,27 +203,45 @@ OS_FS: Final[FileSystem] = OsFileSystem()
 
 
 def write_all(fs: FileSystem, fd: int, data: bytes, path: str) -> None:
-    """Write all of ``data`` to ``fd``, continuing after short writes.
-
-    A short write to a regular file means the disk (or a quota) filled up part way, or a
-    signal interrupted the call: writing the rest either completes the data or gets the real
-    error from the kernel (``ENOSPC``, "No space left on device"). A write that stores nothing
-    at all is reported as ``ENOSPC`` too, so a disk that keeps accepting nothing cannot loop.
+    """Write all of ``data`` to ``fd``, continuing after short writes (see :func:`writev_all`).
 
     Raises:
         OSError: the write failed; ``filename`` is ``path``.
     """
-    done = 0
-    while done < len(data):
+    writev_all(fs, fd, (data,), path)
+
+
+def writev_all(fs: FileSystem, fd: int, parts: Sequence[bytes | memoryview], path: str) -> None:
+    """Write ``parts``, in order, to ``fd`` as if joined, continuing after short writes.
+
+    Several parts go out in one ``writev``, so a big payload reaches the kernel without being
+    copied into one buffer first; one part in one ``write``. A short write to a regular file
+    means the disk (or a quota) filled up part way, or a signal interrupted the call: writing
+    the rest (the parts not yet written, the first of them cut where the write stopped)
+    either completes the data or gets the real error from the kernel (``ENOSPC``, "No space
+    left on device"). A write that stores nothing at all is reported as ``ENOSPC`` too, so a
+    disk that keeps accepting nothing cannot loop.
+
+    Raises:
+        OSError: the write failed; ``filename`` is ``path``.
+    """
+    pending = list(parts)
+    size = sum(map(len, pending))
+    while size:
         try:
-            written = fs.write(fd, data[done:] if done else data)
+            written = fs.writev(fd, pending) if len(pending) > 1 else fs.write(fd, pending[0])
         except OSError as exc:
             if exc.filename is None:  # os.write names no file: say which one
                 raise OSError(exc.errno, exc.strerror, path) from exc
             raise
+        if written == size:
+            return  # the common case: all of it at once
         if written <= 0:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), path)
-        done += written
+        size -= written
+        while written >= len(pending[0]):  # drop the parts that landed
+            written -= len(pending.pop(0))
+        pending[0] = memoryview(pending[0])[written:]  # cut the one it stopped in (no copy)
 
 
 def write_private(fs: FileSystem, path: str, payload: object, *, durable: bool = False) -> None:

@@ -1,0 +1,48 @@
+"""A 1 MB step result or argument is stored once, and nothing rebuilds it as text by the way."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from wfctl import FileCheckpointStorage, step, workflow
+
+MB = 1_000_000
+
+
+@step
+async def blob(i: int) -> str:
+    return f"{i:04d}" + "x" * MB
+
+
+@step
+async def measure(text: str) -> int:
+    return len(text)
+
+
+@workflow(name="big_payloads")
+async def big_flow(n: int) -> int:
+    total = 0
+    for i in range(n):
+        total += await measure(await blob(i))
+    return total
+
+
+def test_a_result_with_big_values_has_a_short_repr(tmp_path: Path) -> None:
+    """asyncio.run() builds the repr of what it returns (its SIGINT handler's task shows it)."""
+    storage = FileCheckpointStorage(tmp_path / "store")
+    result = asyncio.run(big_flow.build(checkpoint_storage=storage).run(3))
+    assert result.status == "completed" and result.result == 3 * (MB + 4)
+    shown = repr(result)
+    assert len(shown) < 300, shown[:300]
+    assert f"run_id={result.run_id!r}" in shown and "status='completed'" in shown
+
+
+def test_each_big_value_is_stored_once_per_record_that_holds_it(tmp_path: Path) -> None:
+    """Each 1 MB is in the journal twice: as blob's result and as measure's argument."""
+    storage = FileCheckpointStorage(tmp_path / "store")
+    result = asyncio.run(big_flow.build(checkpoint_storage=storage).run(2))
+    storage.close()
+    journal = tmp_path / "store" / "runs" / result.run_id / "journal.jsonl"
+    size = journal.stat().st_size
+    assert 4 * MB < size < 4 * MB + 8_000
