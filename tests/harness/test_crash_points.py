@@ -178,6 +178,10 @@ def run_scenario(server: Server, base: Path, seed: int) -> Counter[str]:
         if head is not None and head.kind == "completed":
             break
         kill = plan_kill(rng) if scenario.kills < max_kills else None
+        if state.journal is not None and state.journal.torn_tail and not scenario.kinds["truncate"]:
+            # A torn tail is what recovery cuts: aim one kill at that cut in every scenario that
+            # has one, so the "truncate" point is struck whatever the timing left torn.
+            kill = {"kind": "truncate", "at": 0, "frac": 0.5}
         cmd = {
             "store": str(store),
             "run_id": run_id,
