@@ -48,7 +48,7 @@ class Column:
 def _width(cell: Cell) -> int:
     if not isinstance(cell, str | Text):
         return 0
-    plain = cell.plain if isinstance(cell, Text) else visible(cell)  # as it will be shown
+    plain = cell.plain if isinstance(cell, Text) else cell
     if "\n" not in plain:
         return cell_len(plain)
     return max((cell_len(line) for line in plain.splitlines()), default=0)
@@ -69,7 +69,9 @@ def fitted_table(
         width: The terminal's width.
         title: Shown above the table, left-aligned.
     """
-    sizes = [[_width(cell) for cell in row] for row in rows]  # measured once, used twice
+    # Strings as they will be shown (controls escaped), then measured: each once.
+    rows = [[visible(cell) if isinstance(cell, str) else cell for cell in row] for row in rows]
+    sizes = [[_width(cell) for cell in row] for row in rows]
     needs = []
     for index, column in enumerate(columns):
         header = cell_len(column.header)
@@ -211,8 +213,16 @@ class _PlainTable:
             yield from self._row(console, headers, widths, edges, header_sizes)
             yield Segment("─" * total)
             yield newline
-        for row, sizes in zip(self.rows, self.sizes, strict=True):
-            yield from self._row(console, row, widths, edges, sizes)
+        rows = (
+            self._row(console, row, widths, edges, sizes)
+            for row, sizes in zip(self.rows, self.sizes, strict=True)
+        )
+        if console.color_system is None:  # styles show nothing: a row is one segment
+            # (not the whole table: rich splits a segment's lines in quadratic time)
+            yield from (Segment("".join(segment.text for segment in row)) for row in rows)
+        else:
+            for row in rows:
+                yield from row
         if self.boxed:
             yield Segment(chrome.get_bottom(padded))
             yield newline
@@ -259,7 +269,7 @@ def _cell_lines(
     ``size`` is the cell's measured width (see :func:`_width`).
     """
     if isinstance(cell, str):
-        plain, style, spans = visible(cell), None, False
+        plain, style, spans = cell, None, False  # made visible by fitted_table
     else:
         plain, style, spans = cell.plain, cell.style, bool(cell.spans)
     # rich drops a right-justified line's trailing spaces: such a cell takes the general path
