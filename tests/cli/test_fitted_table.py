@@ -84,3 +84,11 @@ def test_store_text_is_shown_escaped_in_the_fast_table() -> None:
     assert isinstance(table, _PlainTable)
     shown = _printed(table, 80, color=False)
     assert "\x1b" not in shown and "\\x1b[2Jb" in shown
+
+
+def test_a_run_id_wider_than_the_terminal_is_never_cut_silently() -> None:
+    long_id = "r" * 70
+    table = fitted_table([Column("run"), Column("status")], [[long_id, "completed"]], 60)
+    shown = _printed(table, 60, color=False)
+    assert long_id in shown or "…" in shown  # whole, or visibly shortened as rich does
+    assert all(len(line) <= 60 for line in shown.splitlines())

@@ -184,12 +184,14 @@ class _PlainTable:
         return widths
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        if options.ascii_only:  # a terminal without box characters: rich substitutes them
-            yield _rich_table(self.columns, self.needs, self.rows, self.boxed, self.title)
-            return
         widths = self._widths()
         chrome = box.HEAVY_HEAD if self.boxed else box.SIMPLE_HEAD
         total = sum(widths) + (3 * len(widths) + 1 if self.boxed else 2 * (len(widths) - 1))
+        if options.ascii_only or total > self.width:
+            # A terminal without box characters (rich substitutes them), or columns that never
+            # wrap wider than the terminal (rich shortens them, visibly, rather than cropping)
+            yield _rich_table(self.columns, self.needs, self.rows, self.boxed, self.title)
+            return
         newline = Segment.line()
         if self.title is not None:
             title = Text(self.title, style=console.get_style("table.title"))
