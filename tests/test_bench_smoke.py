@@ -43,3 +43,11 @@ def test_quick_benchmark_reports_every_wfctl_row(tmp_path: Path) -> None:
     )
     assert {t["verdict"] for t in report["targets"]} <= {"met", "missed", "n/a"}
     assert "## Targets" in markdown.read_text(encoding="utf-8")
+
+
+def test_startup_benchmark_times_every_command() -> None:
+    command = [sys.executable, str(ROOT / "bench" / "startup.py"), "--rounds", "1"]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    for name in ("--help", "runs (empty store)", "run (one step)"):
+        assert f"  {name} " in done.stdout, done.stdout

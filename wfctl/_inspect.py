@@ -12,7 +12,6 @@ reported by name (``CheckpointCorruptError``) rather than shown in part.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -109,7 +108,7 @@ def list_runs(
         StoreLocationError: the store is missing (with ``must_exist``) or is not one.
     """
     storage = open_store(store, must_exist=must_exist)
-    runs = asyncio.run(storage.list_runs(workflow_name=workflow_name))
+    runs = storage.run_summaries(workflow_name=workflow_name)  # no event loop: start-up time
     if status is not None:
         runs = [r for r in runs if r.status == status]
     query = query or RunQuery()
@@ -301,6 +300,8 @@ def show_checkpoint(store: Path, checkpoint_id: str, *, must_exist: bool = True)
         InvalidIdError, CheckpointNotFoundError: no such checkpoint.
         CheckpointCorruptError: its run's chain cannot be trusted.
     """
+    import asyncio  # here, not at import: ``wfctl runs`` needs no event loop
+
     from ._restore import load_target
 
     storage = open_store(store, must_exist=must_exist)
@@ -376,6 +377,8 @@ def export_run(
     """
     if fmt not in EXPORT_FORMATS:
         raise WfctlError(f"unknown export format {fmt!r} (choose json or toml)")
+    import asyncio  # here, not at import: see show_checkpoint
+
     storage = open_store(store, must_exist=must_exist)
     chain = asyncio.run(load_chain(storage, validate_run_id(run_id)))
     exported = document(
@@ -408,6 +411,8 @@ def pause_run(store: Path, run_id: str, *, must_exist: bool = True) -> RunSummar
         InvalidIdError, RunNotFoundError: no such run.
         RunStateError: the run is not running (paused, completed, failed, interrupted).
     """
+    import asyncio  # here, not at import: see show_checkpoint
+
     storage = open_store(store, must_exist=must_exist)
     summary = asyncio.run(storage.run_summary(run_id))
     if summary.status != "running":
@@ -434,6 +439,8 @@ def verify_runs(
         RunNotFoundError: a named run does not exist.
         WfctlError: ``agent_framework_dir`` is not a directory, or run ids were given with it.
     """
+    import asyncio  # here, not at import: see show_checkpoint
+
     if agent_framework_dir is not None:
         from ._af_lineage import verify_agent_framework_dir
 

@@ -22,14 +22,16 @@ a context that belongs to a run.
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import weakref
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._errors import DuplicateStepKeyError
 from ._port import port_var
+
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = [
     "ROOT_SCOPE",
@@ -151,6 +153,8 @@ def _factory(
     if previous is not None:
         task = previous(loop, coro, context=context, **kwargs)
     else:
+        import asyncio  # loaded by then: not at import (``wfctl runs`` never needs it)
+
         task = asyncio.Task(coro, loop=loop, context=context, **kwargs)
     if owner is not None:
         owner.adopt_task(task)  # type: ignore[arg-type]  # factories may return Task subclasses

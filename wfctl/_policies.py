@@ -16,7 +16,6 @@ through :data:`clock_var` so that no test really waits.
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import random
 import time
@@ -71,6 +70,8 @@ class SystemClock:
 
     async def sleep(self, seconds: float) -> None:
         """``asyncio.sleep``."""
+        import asyncio  # loaded by then: not at import (``wfctl runs`` never needs it)
+
         await asyncio.sleep(seconds)
 
 
@@ -218,6 +219,8 @@ async def call_with_policy(
         try:
             if policy.timeout is None:
                 return await call()
+            import asyncio  # see SystemClock.sleep
+
             async with asyncio.timeout(policy.timeout):
                 return await call()
         except Exception as exc:

@@ -7,12 +7,13 @@ A step call (``Step.__call__``), ``get_run_context()`` and the task factory of
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    import asyncio
+
     from ._context import RunContext
     from ._step import Step
 

@@ -74,6 +74,9 @@ def test_runs_and_run_load_neither_pydantic_nor_unneeded_modules(tmp_path: Path)
     for module in ("wfctl._restore", "wfctl._render._progress", "wfctl._render._reports"):
         assert module not in listed
     assert "tomli_w" not in listed and "wfctl._render._runs" in listed
+    assert "rich.table" not in listed  # the runs table is laid out without rich's Table
+    assert "asyncio" not in listed  # listing is synchronous: no event loop to import
+    assert "filelock" not in listed  # POSIX locks are fcntl's: filelock is for Windows
     ran = _modules_after(
         "from wfctl._cli import app\n"
         f"app(['run', {str(WORKFLOWS / 'greet.py')!r}, '--store', {str(store)!r}],"

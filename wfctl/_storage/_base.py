@@ -230,6 +230,14 @@ class StorageQueries(abc.ABC):
         Raises:
             StoreLocationError: the store itself cannot be read as a store.
         """
+        return self.run_summaries(workflow_name=workflow_name)
+
+    def run_summaries(self, *, workflow_name: str | None = None) -> list[RunSummary]:
+        """:meth:`list_runs`, without an event loop (``wfctl runs`` does not load asyncio).
+
+        Raises:
+            StoreLocationError: the store itself cannot be read as a store.
+        """
         summaries: list[RunSummary] = []
         for rid in self._run_ids():
             summary = self._summary_of(rid, workflow_name)

@@ -16,7 +16,6 @@ in the durable mode); every read of a journal's end or of the whole journal chec
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import stat
@@ -182,6 +181,8 @@ class FileCheckpointStorage(StorageQueries):
                     elif self._batching and appender.unsynced == 1:
                         # The window's first unsynced record: sync it within batch_ms at most,
                         # even if no further commit comes to do it.
+                        import asyncio  # loaded by then: not at import (start-up time)
+
                         asyncio.get_running_loop().call_later(
                             self._durability.batch_ms / 1000, appender.sync
                         )

@@ -27,13 +27,14 @@ import time
 from collections.abc import Callable, Hashable
 from datetime import UTC, datetime
 from types import TracebackType
-from typing import Final
-
-from filelock import FileLock, Timeout
+from typing import TYPE_CHECKING, Final
 
 from wfctl._errors import CheckpointCorruptError, RunLockedError, WfctlError
 
 from ._fs import OS_FS, write_private
+
+if TYPE_CHECKING:
+    from filelock import FileLock
 
 try:
     import fcntl
@@ -55,6 +56,8 @@ _SYMLINK_ERRNOS: Final = frozenset({errno.ELOOP, errno.EMLINK})
 
 
 def _file_lock(path: str, timeout: float) -> FileLock:  # pragma: no cover - Windows
+    from filelock import FileLock  # only where fcntl is missing: not at import (start-up time)
+
     # thread_local=False: the engine may release from another thread than it acquired on.
     # fallback_to_soft=False: a marker-file lock would outlive a SIGKILLed holder.
     return FileLock(
@@ -172,6 +175,8 @@ class FileRunLock:
         else:  # pragma: no cover - Windows
             lock_path = os.path.join(os.path.dirname(journal_path), "lock")
             hold = _file_lock(lock_path, LOCK_GRACE)
+            from filelock import Timeout
+
             try:
                 hold.acquire()
             except Timeout:
@@ -248,6 +253,8 @@ def _probe_file_lock(lock_path: str) -> bool:  # pragma: no cover - Windows
     if not os.path.exists(lock_path):
         return False
     lock = _file_lock(lock_path, 0)
+    from filelock import Timeout
+
     try:
         lock.acquire()
     except Timeout:

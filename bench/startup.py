@@ -1,0 +1,79 @@
+"""What real commands cost at start-up, against ``wfctl --help``: CPU time of whole processes.
+
+Usage::
+
+    python bench/startup.py [--rounds 15] [--tree .] [--tree /tmp/before]
+
+For each checkout named by ``--tree`` (run with ``PYTHONPATH=<tree>``), round by round and
+interleaved (every checkout and command once per round, so all see the same machine load),
+times the CPU (user + system, from ``wait4``) of:
+
+- ``wfctl --help``;
+- ``wfctl runs`` on an empty store;
+- a one-step ``wfctl run`` (``tests/cli/workflows/greet.py``) on a fresh store.
+
+Prints the median CPU milliseconds of each and its ratio to ``--help`` of the same checkout.
+CPU time, not wall time: other processes on a shared machine change it much less.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+_CODE = "import sys; from wfctl._cli import main; sys.argv[0] = 'wfctl'; main()"
+
+
+def _cpu(tree: Path, args: list[str]) -> float:
+    """Run ``wfctl ARGS`` from ``tree``; return its CPU seconds (user + system)."""
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _CODE, *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=tree,  # "python -c" puts the working directory first on the path: make it the tree
+    )
+    _, status, usage = os.wait4(proc.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"wfctl {' '.join(args)} from {tree} failed")
+    return usage.ru_utime + usage.ru_stime
+
+
+def main() -> None:
+    """Time the commands and print the medians and ratios."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--tree", type=Path, action="append", help="checkout(s) to time")
+    options = parser.parse_args()
+    trees = [t.resolve() for t in options.tree or [REPO]]
+    with tempfile.TemporaryDirectory() as work:
+        empty, store = Path(work, "empty"), Path(work, "store")
+        empty.mkdir()
+        greet = str(REPO / "tests" / "cli" / "workflows" / "greet.py")
+        commands = {
+            "--help": ["--help"],
+            "runs (empty store)": ["runs", "--store", str(empty)],
+            "run (one step)": ["run", greet, "--store", str(store)],
+        }
+        times: dict[tuple[Path, str], list[float]] = {(t, c): [] for t in trees for c in commands}
+        for _ in range(options.rounds):
+            for tree in trees:
+                for name, args in commands.items():
+                    times[tree, name].append(_cpu(tree, args))
+    for tree in trees:
+        help_cpu = statistics.median(times[tree, "--help"])
+        print(f"{tree}: median CPU of {options.rounds} rounds")
+        for name in commands:
+            cpu = statistics.median(times[tree, name])
+            print(f"  {name:20s} {cpu * 1000:7.1f} ms  {cpu / help_cpu:5.2f}x --help")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+"""The fitted table of text cells is laid out without rich's Table, and looks as that one did."""
+
+from __future__ import annotations
+
+import io
+import random
+
+import pytest
+from rich.console import Console  # noqa: TID251  # the test prints tables as the CLI does
+
+from wfctl._render._common import Text, status_text
+from wfctl._render._fit import Column, _PlainTable, _rich_table, fitted_table
+
+
+def _printed(renderable: object, width: int, *, color: bool) -> str:
+    buffer = io.StringIO()
+    console = Console(
+        file=buffer, width=width, color_system="truecolor" if color else None, force_terminal=color
+    )
+    console.print(renderable)
+    return buffer.getvalue()
+
+
+def _tables(seed: int) -> list[tuple[_PlainTable, int]]:
+    pick = random.Random(seed)
+    found = []
+    for _ in range(60):
+        columns = [
+            Column(
+                f"h{i}" * pick.randint(1, 3),
+                rank=pick.randint(1, 4) if i else 0,
+                wrap_min=pick.choice([None, None, 6, 12]),
+                justify=pick.choice(["left", "right"]),
+            )
+            for i in range(pick.randint(2, 7))
+        ]
+        rows = [
+            [
+                pick.choice(
+                    [
+                        status_text("completed"),
+                        Text("word " * pick.randint(0, 6)),
+                        "x" * pick.randint(0, 12),
+                        "a\nbb",
+                    ]
+                )
+                for _ in columns
+            ]
+            for _ in range(pick.randint(0, 4))
+        ]
+        for width in (60, 80, 120):
+            table = fitted_table(columns, rows, width, title=pick.choice([None, "runs in /x"]))
+            assert isinstance(table, _PlainTable)
+            found.append((table, width))
+    return found
+
+
+@pytest.mark.parametrize("color", [False, True])
+def test_text_tables_look_as_rich_draws_them(color: bool) -> None:
+    compared = 0
+    for table, width in _tables(7):
+        rich_table = _rich_table(table.columns, table.needs, table.rows, table.boxed, table.title)
+        ours, theirs = _printed(table, width, color=color), _printed(rich_table, width, color=color)
+        if max(len(line) for line in _printed(rich_table, 1000, color=False).splitlines()) > width:
+            continue  # squeezed to fit: wrapped columns are narrowed in another order than rich's
+        compared += 1
+        if color:  # rich also bolds a header's padding: compare that the colours are kept
+            assert ("\x1b[32mcompleted" in ours) == ("\x1b[32mcompleted" in theirs)
+            continue
+        assert ours == theirs
+    assert compared > 20
+
+
+def test_a_table_of_other_renderables_is_still_rich() -> None:
+    from rich.table import Table  # noqa: TID251
+    from rich.tree import Tree  # noqa: TID251
+
+    table = fitted_table([Column("a"), Column("b", wrap_min=6)], [["x", Tree("y")]], 80)
+    assert isinstance(table, Table)
+
+
+def test_store_text_is_shown_escaped_in_the_fast_table() -> None:
+    table = fitted_table([Column("run"), Column("notes", wrap_min=12)], [["r1", "a\x1b[2Jb"]], 80)
+    assert isinstance(table, _PlainTable)
+    shown = _printed(table, 80, color=False)
+    assert "\x1b" not in shown and "\\x1b[2Jb" in shown
+
+
+def test_a_run_id_wider_than_the_terminal_is_never_cut_silently() -> None:
+    long_id = "r" * 70
+    table = fitted_table([Column("run"), Column("status")], [[long_id, "completed"]], 60)
+    shown = _printed(table, 60, color=False)
+    assert long_id in shown or "…" in shown  # whole, or visibly shortened as rich does
+    assert all(len(line) <= 60 for line in shown.splitlines())
