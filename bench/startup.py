@@ -19,29 +19,19 @@ CPU time, not wall time: other processes on a shared machine change it much less
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
+from store_commands import spawn_wfctl  # bench/ is on the path: these are scripts
+
 REPO = Path(__file__).resolve().parent.parent
-_CODE = "import sys; from wfctl._cli import main; sys.argv[0] = 'wfctl'; main()"
 
 
 def _cpu(tree: Path, args: list[str]) -> float:
     """Run ``wfctl ARGS`` from ``tree``; return its CPU seconds (user + system)."""
-    env = {**os.environ, "PYTHONPATH": str(tree)}
-    proc = subprocess.Popen(
-        [sys.executable, "-c", _CODE, *args],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=env,
-        cwd=tree,  # "python -c" puts the working directory first on the path: make it the tree
-    )
-    _, status, usage = os.wait4(proc.pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
+    _, exit_code, usage = spawn_wfctl(tree, args)
+    if exit_code != 0:
         raise SystemExit(f"wfctl {' '.join(args)} from {tree} failed")
     return usage.ru_utime + usage.ru_stime
 

@@ -32,6 +32,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 BENCH = Path(__file__).resolve().parent
 
@@ -48,8 +49,12 @@ def _first_run(store: Path) -> str:
     return min(os.listdir(store / "runs"))
 
 
-def _timed(tree: Path, args: list[str]) -> tuple[float, float]:
-    """Run ``wfctl ARGS`` from ``tree``; return (wall seconds, peak RSS in MB)."""
+def spawn_wfctl(tree: Path, args: list[str]) -> tuple[float, int, Any]:
+    """Run ``wfctl ARGS`` from the checkout ``tree``; return (wall seconds, exit code, rusage).
+
+    The process runs that tree's code (``PYTHONPATH``, and ``cwd`` because ``python -c`` puts
+    the working directory first on the path), with its output thrown away.
+    """
     env = {**os.environ, "PYTHONPATH": str(tree.resolve()), "COLUMNS": "200"}
     code = "import sys; from wfctl._cli import main; sys.argv[0] = 'wfctl'; main()"
     start = time.perf_counter()
@@ -58,11 +63,15 @@ def _timed(tree: Path, args: list[str]) -> tuple[float, float]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         env=env,
-        cwd=tree,  # "python -c" puts the working directory first on the path: make it the tree
+        cwd=tree,
     )
     _, status, usage = os.wait4(proc.pid, 0)
-    seconds = time.perf_counter() - start
-    exit_code = os.waitstatus_to_exitcode(status)
+    return time.perf_counter() - start, os.waitstatus_to_exitcode(status), usage
+
+
+def _timed(tree: Path, args: list[str]) -> tuple[float, float]:
+    """Run ``wfctl ARGS`` from ``tree``; return (wall seconds, peak RSS in MB)."""
+    seconds, exit_code, usage = spawn_wfctl(tree, args)
     if exit_code not in (0, 2):  # 2: pause of a finished run is refused, after the lookup timed
         raise SystemExit(f"wfctl {' '.join(args)} from {tree} exited {exit_code}")
     return seconds, usage.ru_maxrss / 1024
