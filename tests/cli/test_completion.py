@@ -36,7 +36,7 @@ def test_run_ids_complete_from_the_store(tmp_path: Path) -> None:
     store = _store(tmp_path)
     assert _complete("wfctl log ", store=store) == HEALTHY_RUNS
     assert _complete("wfctl log re", store=store) == ["restored", "retried"]
-    for command in ("resume", "export", "pause", "verify-lineage"):
+    for command in ("resume", "export", "pause", "verify-lineage", "cancel", "rm"):
         assert _complete(f"wfctl {command} pa", store=store) == ["parallel", "paused"]
     # The store named on the line wins over the environment.
     other = tmp_path / "other"

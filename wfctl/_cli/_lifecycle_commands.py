@@ -6,14 +6,27 @@ from typing import Annotated
 
 import typer
 
-from ._app import DebugOption, JsonOption, StoreOption, app, emit_json, locate_store_option
+from ._app import (
+    DebugOption,
+    JsonOption,
+    StoreOption,
+    app,
+    complete_run_id,
+    emit_json,
+    locate_store_option,
+)
 
 __all__ = ["cancel", "rm"]
 
 
 @app.command()
 def cancel(
-    run_id: Annotated[str, typer.Argument(metavar="RUN_ID", help="The run to end for good.")],
+    run_id: Annotated[
+        str,
+        typer.Argument(
+            metavar="RUN_ID", help="The run to end for good.", autocompletion=complete_run_id
+        ),
+    ],
     reason: Annotated[
         str | None,
         typer.Option("--reason", metavar="TEXT", help="Why; stored in the cancelled record."),
@@ -47,7 +60,12 @@ def cancel(
 
 @app.command()
 def rm(
-    run_ids: Annotated[list[str], typer.Argument(metavar="RUN_ID...", help="The runs to delete.")],
+    run_ids: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="RUN_ID...", help="The runs to delete.", autocompletion=complete_run_id
+        ),
+    ],
     force: Annotated[
         bool,
         typer.Option(
