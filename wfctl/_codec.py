@@ -36,10 +36,13 @@ import orjson
 from ._errors import CheckpointCorruptError, UnencodableValueError
 
 __all__ = [
+    "EncodedCall",
     "canonical_json",
     "decode",
     "digest",
     "encode",
+    "encode_call",
+    "encoded_digest",
     "register_type",
     "registered_class",
     "registered_name",
@@ -183,32 +186,54 @@ def canonical_json(value: Any) -> str:
     )
 
 
+#: A call's arguments as encoded data: (positional, keyword), or None when they cannot be.
+EncodedCall = tuple[list[Any], dict[str, Any]] | None
+
+
+def encode_call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> EncodedCall:
+    """Encode a call's arguments once, for its digest and for its record.
+
+    Returns ``(positional, keyword)`` as :func:`encode` gives them, or None if some argument
+    has no encoding (the call is then matched by position alone).
+    """
+    if not kwargs and all(type(a) is str for a in args):
+        return list(args), {}  # the common call: strings are their own encoding
+    try:
+        return encode(list(args)), encode(kwargs)
+    except (UnencodableValueError, RecursionError):
+        return None
+
+
 def digest(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
     """Return a digest of a call's arguments that is stable across processes.
 
     str-keyed dicts are order-insensitive and sets are canonically ordered; other dicts keep
     their insertion order (which the calling code fixes, so it is stable too).
 
-    Args:
-        args: Positional arguments.
-        kwargs: Keyword arguments.
-
     Returns:
         16 hex characters (blake2b, 8 bytes), or None if the arguments cannot be encoded.
     """
+    return encoded_digest(encode_call(args, kwargs))
+
+
+def encoded_digest(call: EncodedCall) -> str | None:
+    """Return the digest of arguments :func:`encode_call` encoded (None stays None)."""
+    if call is None:
+        return None
+    positional, keyword = call
     data: bytes | None = None
-    if not kwargs and all(type(a) is str for a in args):
+    if not keyword and all(type(a) is str for a in positional):
         # The common call (string arguments only): orjson writes a list of str byte for byte
         # as canonical_json does (same escapes, UTF-8), 40x faster on a big argument. It
         # refuses a lone surrogate, which the general path below encodes.
         try:
-            data = orjson.dumps([list(args), {}])
+            data = orjson.dumps([positional, {}])
         except TypeError:
             data = None
     if data is None:
         try:
-            text = canonical_json(encode([list(args), kwargs]))
-        except (UnencodableValueError, RecursionError, ValueError):
+            text = canonical_json([positional, keyword])
+        except ValueError:
             return None
         # surrogatepass: a str with a lone surrogate is a legal value and must still hash.
         data = text.encode("utf-8", "surrogatepass")

@@ -16,8 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ._codec import encode
-from ._errors import UnencodableValueError
+from ._codec import EncodedCall
 
 __all__ = ["ARGS_OPTED_OUT", "ARGS_UNENCODABLE", "Divergence", "RecordedCalls", "StepRecord"]
 
@@ -145,20 +144,18 @@ def args_text(args: list[Any], kwargs: dict[str, Any] | None, limit: int = 200) 
     return text if len(text) <= limit else text[: limit - 4] + "...)"
 
 
-def encode_args(
-    args: tuple[Any, ...], kwargs: dict[str, Any]
+def record_args_of(
+    call: EncodedCall,
 ) -> tuple[list[Any] | None, dict[str, Any] | None, str | None]:
-    """Return a call's arguments encoded for its record: ``(args, kwargs or None, omitted)``.
+    """Return the record's view of arguments :func:`~wfctl._codec.encode_call` encoded.
 
     Arguments without an encoding are not an error (the call is matched by position alone):
     they are left out and marked :data:`ARGS_UNENCODABLE`.
     """
-    if not kwargs and all(type(a) is str for a in args):
-        return list(args), None, None  # the common call: strings are stored as themselves
-    try:
-        return encode(list(args)), (encode(kwargs) if kwargs else None), None
-    except (UnencodableValueError, RecursionError):
+    if call is None:
         return None, None, ARGS_UNENCODABLE
+    positional, keyword = call
+    return positional, keyword or None, None
 
 
 def _split_key(key: str) -> tuple[str, str]:

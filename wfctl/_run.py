@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from ._chain import CheckpointChain
-from ._codec import decode, digest, encode
+from ._codec import EncodedCall, decode, encode, encode_call, encoded_digest
 from ._context import context_of
 from ._effects import StepEffects, current_effects
 from ._errors import (
@@ -67,7 +67,7 @@ from ._recorded import (
     RecordedCalls,
     StepRecord,
     args_text,
-    encode_args,
+    record_args_of,
 )
 from ._response_types import convert_answer
 from ._response_types import type_name as response_type_name
@@ -270,7 +270,8 @@ class Run:
         if gate.interrupted or (self._pause_probe is not None and self._pause_probe()):
             gate.interrupted = True
             await gate.suspend(_effects.get() is not None)
-        call_digest = digest(args, kwargs)
+        encoded_args = encode_call(args, kwargs)  # once: for the digest and the record
+        call_digest = encoded_digest(encoded_args)
         match = self.recorded.take(scope_path, name, explicit, call_digest, key)
         if isinstance(match, StepRecord):
             return await self._serve(key, match)
@@ -284,7 +285,7 @@ class Run:
                         key,
                         call_digest,
                         match.recorded_digests,
-                        call_args=_shown_args(step, args, kwargs),
+                        call_args=_shown_args(step, encoded_args),
                         recorded_args=match.recorded_args,
                     ),
                     name,
@@ -295,7 +296,7 @@ class Run:
                 # A prefix of history: this may be a call that had not happened yet when the
                 # checkpoint was written (a sibling, a completion-ordered loop). It runs live;
                 # settle() decides at the end whether a recorded call was left unclaimed.
-                shown = _shown_args(step, args, kwargs)
+                shown = _shown_args(step, encoded_args)
                 self._unsettled.append((key, call_digest, scope_path, name, explicit, shown))
         elif match is None and not self.options.execute:
             self._diverge(
@@ -304,12 +305,12 @@ class Run:
                     call_digest,
                     [],
                     "no recorded result and execution is off",
-                    call_args=_shown_args(step, args, kwargs),
+                    call_args=_shown_args(step, encoded_args),
                 ),
                 name,
             )
         return await self._execute(
-            step, key, scope_path, explicit, call_digest, args, kwargs, changed
+            step, key, scope_path, explicit, call_digest, encoded_args, args, kwargs, changed
         )
 
     def settle(self) -> ReplayDivergenceError | None:
@@ -382,6 +383,7 @@ class Run:
         scope_path: str,
         explicit: str | None,
         call_digest: str | None,
+        encoded_args: EncodedCall,
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
         changed: bool,
@@ -395,10 +397,10 @@ class Run:
         effects = StepEffects()
         scope_token = _scope.set(Scope(key))
         effects_token = _effects.set(effects)
-        # Encoded before the call, so the record says what the step received even if it
-        # mutates its arguments.
+        # Encoded before the call (with its digest), so the record says what the step received
+        # even if it mutates its arguments.
         if step.record_args:
-            call_args, call_kwargs, args_omitted = encode_args(args, kwargs)
+            call_args, call_kwargs, args_omitted = record_args_of(encoded_args)
         else:
             call_args, call_kwargs, args_omitted = None, None, ARGS_OPTED_OUT
         clock = time.perf_counter()
@@ -581,12 +583,11 @@ def _invocation(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]
     return {"args": args, "kwargs": kwargs} if args or kwargs else None
 
 
-def _shown_args(step: Step[Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+def _shown_args(step: Step[Any], encoded: EncodedCall) -> str:
     """Return what a call received, for a divergence message (never a step's secret)."""
     if not step.record_args:
         return "arguments not shown (record_args=False)"
-    encoded, encoded_kwargs, _ = encode_args(args, kwargs)
-    return "unencodable arguments" if encoded is None else args_text(encoded, encoded_kwargs)
+    return "unencodable arguments" if encoded is None else args_text(*encoded)
 
 
 # A task that only runs one keyed step call opens no scope of its own (see ``wfctl._keys``).
