@@ -1,7 +1,8 @@
 """``wfctl rm``: delete whole runs, refusing what would break another run unless forced.
 
-Each run goes through the same removal as ``gc`` (``delete_run``: under the run's lock, one
-rename out of the store, then the deletion), so a kill part way leaves a run whole or gone.
+The runs go through the same batch removal as ``gc`` (``delete_runs``: each under its lock, one
+rename out of the store, then the deletions, with two directory syncs in all), so a kill part
+way leaves each run whole or gone.
 Refused, and nothing removed, when any named run:
 
 - does not exist (``RunNotFoundError``);
@@ -106,14 +107,16 @@ def remove_runs(
             "removing it would leave that origin dangling (remove those runs too, or use "
             "--force)",
         )
-    removed: list[RunSummary] = []
-    for rid in doomed:
-        try:
-            asyncio.run(storage.delete_run(rid))
-        except (WfctlError, OSError) as exc:
-            if not removed:
-                raise
-            done = ", ".join(r.run_id for r in removed)
-            raise WfctlError(f"{exc} (removed before it: {done})") from exc
-        removed.append(by_id[rid])
+    try:
+        removed_ids, locked = storage.delete_runs(doomed)
+    except OSError as exc:  # part way: say which of the named runs are gone already
+        left = {r.run_id for r in asyncio.run(storage.list_runs())}
+        done = ", ".join(rid for rid in doomed if rid not in left) or "none"
+        raise WfctlError(f"{exc} (removed before it: {done})") from exc
+    removed = [by_id[rid] for rid in removed_ids]
+    if locked:  # started since the check above: the others are gone, this one stays
+        if not removed:
+            raise locked[0]
+        done = ", ".join(r.run_id for r in removed)
+        raise WfctlError(f"{locked[0]} (removed before it: {done})") from locked[0]
     return RemoveReport(tuple(removed), dangling)
