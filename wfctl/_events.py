@@ -252,6 +252,7 @@ def event_of(
     **fields: Any,
 ) -> WorkflowEvent:
     """Return an engine event of wfctl's ``kind``, typed with agent-framework's name for it."""
+    fields.setdefault("origin", WorkflowEventSource.FRAMEWORK)
     return WorkflowEvent(
         EVENT_TYPES.get(kind, kind),
         data,
@@ -259,5 +260,5 @@ def event_of(
         run_id=run_id,
         key=key,
         timestamp=time.time(),
-        **{"origin": WorkflowEventSource.FRAMEWORK, **fields},
+        **fields,
     )
