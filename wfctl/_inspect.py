@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 __all__ = [
     "EXPORT_FORMATS",
     "LogEntry",
+    "PauseReport",
     "RunLog",
     "RunsReport",
     "StepEntry",
@@ -401,10 +402,30 @@ def export_run(
     return ExportResult(run_id, fmt, text, len(chain), output)
 
 
-def pause_run(store: Path, run_id: str, *, must_exist: bool = True) -> RunSummary:
+@dataclass(frozen=True, slots=True)
+class PauseReport:
+    """A running run asked to pause: its summary when asked, and the command that resumes it."""
+
+    summary: RunSummary
+    resume_command: str
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the ``wfctl/pause@1`` document (see docs/json.md)."""
+        return document(
+            "pause",
+            {
+                "run_id": self.summary.run_id,
+                "pause_requested": True,
+                "resume_command": self.resume_command,
+                "run": summary_json(self.summary),
+            },
+        )
+
+
+def pause_run(store: Path, run_id: str, *, must_exist: bool = True) -> PauseReport:
     """Ask a running run (in another process) to pause at its next step boundary.
 
-    Returns the run's summary as it was when asked.
+    Returns the run's summary as it was when asked, and the command that resumes it.
 
     Raises:
         StoreLocationError: the store is missing (with ``must_exist``) or is not one.
@@ -418,7 +439,9 @@ def pause_run(store: Path, run_id: str, *, must_exist: bool = True) -> RunSummar
     if summary.status != "running":
         raise RunStateError(run_id, f"is {summary.status}, not running; nothing to pause")
     request_pause(storage, run_id)
-    return summary
+    from ._next_steps import resume_command
+
+    return PauseReport(summary, resume_command(summary.run_id, store))
 
 
 def verify_runs(

@@ -295,29 +295,16 @@ def pause(
     Example:
       wfctl pause 20261129-121400-3f9a2c
     """
-    from wfctl._documents import document, summary_json
     from wfctl._inspect import pause_run
-    from wfctl._next_steps import resume_command
 
     location = locate_store_option(store)
-    summary = pause_run(location.path, run_id, must_exist=location.named)
-    resume = resume_command(summary.run_id, location.path)
+    report = pause_run(location.path, run_id, must_exist=location.named)
     if json_output:
-        emit_json(
-            document(
-                "pause",
-                {
-                    "run_id": summary.run_id,
-                    "pause_requested": True,
-                    "resume_command": resume,
-                    "run": summary_json(summary),
-                },
-            )
-        )
+        emit_json(report.to_json())
     else:
         from wfctl._render import print_pause
 
-        print_pause(summary, resume)
+        print_pause(report)
 
 
 @app.command()

@@ -19,9 +19,8 @@ if TYPE_CHECKING:
 
     from wfctl._checkpoint import Checkpoint
     from wfctl._gc import GcReport
-    from wfctl._inspect import ExportResult, LogEntry, RunLog, RunsReport
+    from wfctl._inspect import ExportResult, LogEntry, PauseReport, RunLog, RunsReport
     from wfctl._runner import RunReport
-    from wfctl._storage import RunSummary
 
 __all__ = [
     "entry_tree",
@@ -295,11 +294,12 @@ def print_export(result: ExportResult) -> None:
     )
 
 
-def print_pause(summary: RunSummary, resume_command: str) -> None:
+def print_pause(report: PauseReport) -> None:
     """Confirm that a running run was asked to pause."""
     stdout().print(
-        f"asked run {summary.run_id} to pause at its next step boundary; it writes a pause "
-        f"checkpoint once its running steps finish. Resume it with: {resume_command}",
+        f"asked run {report.summary.run_id} to pause at its next step boundary; it writes a "
+        f"pause checkpoint once its running steps finish. Resume it with: "
+        f"{report.resume_command}",
         soft_wrap=True,
     )
 
