@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from ._chain import CheckpointChain
@@ -37,8 +37,8 @@ from ._restore import (
     load_target,
 )
 from ._run import RunOptions
-from ._storage._capabilities import clear_pause, lock_run
-from ._storage._protocol import CheckpointStorage, RunLock
+from ._storage._capabilities import clear_pause, lease_run
+from ._storage._protocol import CheckpointStorage, RunLease
 
 if TYPE_CHECKING:
     from ._workflow import Workflow
@@ -54,20 +54,20 @@ __all__ = [
 ]
 
 
-@contextlib.contextmanager
-def admitting(storage: CheckpointStorage, run_id: str) -> Iterator[RunLock]:
-    """Take ``run_id``'s lock for the admission in the ``with`` block; release it if that fails.
+@contextlib.asynccontextmanager
+async def admitting(storage: CheckpointStorage, run_id: str) -> AsyncIterator[RunLease]:
+    """Take ``run_id``'s lease for the admission in the block; release it if that fails.
 
-    On success the lock stays held: the run is driven under it and :func:`drive` releases it.
+    On success the lease stays held: the run is driven under it and :func:`drive` releases it.
 
     Raises:
-        RunLockedError: another process is executing the run.
+        RunLockedError: another process is driving the run.
     """
-    lock = lock_run(storage, run_id)
+    lease = await lease_run(storage, run_id)
     try:
-        yield lock
+        yield lease
     except BaseException:
-        lock.release()
+        await lease.release()
         raise
 
 
@@ -150,12 +150,12 @@ async def start_run(
         raise exc.for_key("<input>") from None
     run_id = validate_run_id(run_id) if run_id is not None else new_run_id()
     storage = workflow.storage
-    with admitting(storage, run_id) as lock:
+    async with admitting(storage, run_id) as lease:
         if await storage.get_latest(run_id=run_id) is not None:
             raise RunStateError(run_id, "exists already; pick another run id, or resume it")
         chain = CheckpointChain(storage, run_id, workflow.name)
         await chain.commit(root_payload(workflow, encoded))
-    return await drive(workflow, chain, lock, value, History(), {}, options, on_event)
+    return await drive(workflow, chain, lease, value, History(), {}, options, on_event)
 
 
 async def restore_run(
@@ -224,7 +224,7 @@ async def restore_new_run(
     check_answers(root.run_id, chain, target, responses, require=False)
     responses = convert_answers(chain, target, responses)
     new_id = validate_run_id(run_id) if run_id is not None else new_run_id()
-    with admitting(storage, new_id) as lock:
+    async with admitting(storage, new_id) as lease:
         run_chain = CheckpointChain(
             storage, new_id, workflow.name, origin=(root.run_id, checkpoint_id)
         )
@@ -233,7 +233,7 @@ async def restore_new_run(
         )
         if responses:
             await run_chain.commit(encode_answers(responses, "answer"))
-    return await drive(workflow, run_chain, lock, message, history, responses, options, on_event)
+    return await drive(workflow, run_chain, lease, message, history, responses, options, on_event)
 
 
 async def continue_run(
@@ -246,7 +246,7 @@ async def continue_run(
 ) -> Driven:
     """Continue a run's own chain from its head, reading the head under the run's lock."""
     storage = workflow.storage
-    with admitting(storage, run_id) as lock:
+    async with admitting(storage, run_id) as lease:
         # Folded as it is read: only the chain's run-level checkpoints and its head stay.
         chain, history = await load_folded(storage, run_id)
         root, target = chain[0], chain[-1]
@@ -269,5 +269,5 @@ async def continue_run(
         reason = "answer" if responses else "continue" if target.kind == Kind.PAUSE else "retry"
         changed = workflow.signature if recorded != workflow.signature else None
         await run_chain.commit(encode_answers(responses, reason, signature=changed))
-        clear_pause(storage, run_id)
-    return await drive(workflow, run_chain, lock, message, history, responses, options, on_event)
+        await clear_pause(storage, run_id)
+    return await drive(workflow, run_chain, lease, message, history, responses, options, on_event)

@@ -21,7 +21,7 @@ from ._documents import document, utc_time
 from ._errors import RunNotFoundError, RunStateError
 from ._payloads import CancelledPayload
 from ._storage import FileCheckpointStorage, open_store
-from ._storage._capabilities import clear_pause, load_chain, lock_run
+from ._storage._capabilities import clear_pause, lease_run, load_chain
 
 __all__ = ["CancelReport", "cancel_run"]
 
@@ -75,14 +75,20 @@ def cancel_run(
     # Taking the lock of a run that does not exist would create its journal: look first.
     if asyncio.run(storage.get_latest(run_id=run_id)) is None:
         raise RunNotFoundError(run_id)
-    lock = lock_run(storage, run_id)
-    try:
-        return asyncio.run(_commit_cancel(storage, run_id, reason))
-    finally:
-        lock.release()
+    return asyncio.run(_commit_cancel(storage, run_id, reason))
 
 
 async def _commit_cancel(
+    storage: FileCheckpointStorage, run_id: str, reason: str | None
+) -> CancelReport:
+    lease = await lease_run(storage, run_id)
+    try:
+        return await _cancel_leased(storage, run_id, reason)
+    finally:
+        await lease.release()
+
+
+async def _cancel_leased(
     storage: FileCheckpointStorage, run_id: str, reason: str | None
 ) -> CancelReport:
     chain = await load_chain(storage, run_id)
@@ -90,7 +96,7 @@ async def _commit_cancel(
     previous = _status_of(run_id, head)
     writer = continuing_chain(storage, chain, root.workflow_name)
     cancelled = await writer.commit(CancelledPayload(previous, reason))
-    clear_pause(storage, run_id)
+    await clear_pause(storage, run_id)
     (storage.root / "runs" / run_id / TEMPLATE_NAME).unlink(missing_ok=True)  # nothing to answer
     return CancelReport(
         run_id,

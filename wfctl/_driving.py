@@ -1,9 +1,9 @@
 """Driving an admitted run: execute its body, commit how it ended, release it, report.
 
-:mod:`wfctl._admission` hands over a run whose lock is held and whose first checkpoints are
+:mod:`wfctl._admission` hands over a run whose lease is held and whose first checkpoints are
 committed. :func:`drive` builds the :class:`~wfctl._run.Run` over that chain and the history it
 may serve, executes the body, commits the ending checkpoint (:mod:`wfctl._ending`), waits for
-every save, releases the lock and returns the result. Whatever happens, the lock is released
+every save, releases the lease and returns the result. Whatever happens, the lease is released
 and no save is left in flight.
 """
 
@@ -22,8 +22,8 @@ from ._recorded import RecordedCalls, StepRecord
 from ._restore import History
 from ._result import WorkflowRunResult
 from ._run import Run, RunOptions
-from ._storage._capabilities import clear_pause, pause_requested
-from ._storage._protocol import RunLock
+from ._storage._capabilities import clear_pause
+from ._storage._protocol import RunLease
 
 if TYPE_CHECKING:
     from ._workflow import Workflow
@@ -50,14 +50,14 @@ class Driven:
 async def drive(
     workflow: Workflow,
     chain: CheckpointChain,
-    lock: RunLock,
+    lease: RunLease,
     message: Any,
     history: History,
     responses: dict[str, Any],
     options: RunOptions,
     on_event: EventListener | None,
 ) -> Driven:
-    """Run ``workflow``'s body on ``message`` in the admitted ``chain``; release ``lock``.
+    """Run ``workflow``'s body on ``message`` in the admitted ``chain``; release ``lease``.
 
     Args:
         history: the records and answers the run may serve (empty for a fresh run). Its
@@ -77,7 +77,7 @@ async def drive(
         responses=answers,
         options=options,
         on_event=on_event,
-        pause_probe=lambda: pause_requested(storage, chain.run_id),
+        pause_probe=lease.pause_requested,
         step_retries=workflow.step_retries,
         past_attempts=history.attempts,
     )
@@ -93,9 +93,9 @@ async def drive(
         outcome = await run.execute(lambda: workflow.body(message, run.context))
         outcome = await commit_ending(run, outcome)
         if outcome.status == "paused":
-            clear_pause(storage, run.run_id)
+            await clear_pause(storage, run.run_id)
             workflow._last_paused = chain.head_id
     finally:
         await chain.drain()
-        lock.release()
+        await lease.release()
     return Driven(build_result(run, outcome), tuple(chain.committed))

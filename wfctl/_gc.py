@@ -175,7 +175,7 @@ def collect_garbage(
     chosen, kept = _select(runs, age, keep, include_failed, now or datetime.now(UTC), query)
     doomed = [r for r in runs if r.run_id in chosen]
     if not dry_run:
-        _, locked = storage.delete_runs([r.run_id for r in doomed])
+        _, locked = asyncio.run(storage.delete_runs([r.run_id for r in doomed]))
         for error in locked:
             del chosen[error.run_id]
             kept[error.run_id] = "locked by a running process"

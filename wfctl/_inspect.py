@@ -438,7 +438,7 @@ def pause_run(store: Path, run_id: str, *, must_exist: bool = True) -> PauseRepo
     summary = asyncio.run(storage.run_summary(run_id))
     if summary.status != "running":
         raise RunStateError(run_id, f"is {summary.status}, not running; nothing to pause")
-    request_pause(storage, run_id)
+    asyncio.run(request_pause(storage, run_id))
     from ._next_steps import resume_command
 
     return PauseReport(summary, resume_command(summary.run_id, store))

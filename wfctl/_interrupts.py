@@ -28,7 +28,7 @@ from typing import Generic, TypeVar
 from ._errors import RunNotFoundError
 from ._events import WorkflowEvent
 from ._storage import FileCheckpointStorage
-from ._storage._capabilities import clear_pause, request_pause
+from ._storage._capabilities import clear_pause
 
 __all__ = ["Drive", "EventListener", "InterruptListener", "drive_call"]
 
@@ -83,7 +83,7 @@ def drive_call(
         if drive.run_id is None:
             return  # asked again once the run announces its id
         with contextlib.suppress(RunNotFoundError):  # its root is not written yet
-            request_pause(storage, drive.run_id)
+            storage.request_pause_now(drive.run_id)  # from a signal handler: no await
             drive.pause_requested = True
 
     def listener(event: WorkflowEvent) -> None:
@@ -144,5 +144,6 @@ def drive_call(
         drive.aborted = True
     drive.elapsed = time.perf_counter() - clock
     if drive.pause_requested and drive.run_id is not None:
-        clear_pause(storage, drive.run_id)  # a no-op when the run paused (it clears it itself)
+        # A no-op when the run paused (it clears it itself).
+        asyncio.run(clear_pause(storage, drive.run_id))
     return drive

@@ -108,7 +108,7 @@ def remove_runs(
             "--force)",
         )
     try:
-        removed_ids, locked = storage.delete_runs(doomed)
+        removed_ids, locked = asyncio.run(storage.delete_runs(doomed))
     except OSError as exc:  # part way: say which of the named runs are gone already
         left = {r.run_id for r in asyncio.run(storage.list_runs())}
         done = ", ".join(rid for rid in doomed if rid not in left) or "none"

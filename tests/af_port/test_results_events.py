@@ -138,7 +138,7 @@ def test_a_pause_from_outside_ends_cancelled() -> None:
     @step
     async def tick(i: int, ctx: RunContext) -> int:
         if i == 1:
-            storage.request_pause(ctx.run_id)
+            await storage.request_pause(ctx.run_id)
         return i
 
     @workflow

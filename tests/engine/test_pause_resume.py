@@ -176,7 +176,7 @@ def test_pause_requested_from_outside_stops_at_the_next_step(storage: Any) -> No
         async def tick(i: int) -> int:
             runs[i] += 1
             if i == 1:
-                storage.request_pause(get_run_id())
+                await storage.request_pause(get_run_id())
             return i
 
         def get_run_id() -> str:

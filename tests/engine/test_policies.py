@@ -210,7 +210,7 @@ def test_pause_during_backoff_pauses_at_once_and_resume_continues_the_schedule()
     async def pause_while_backing_off(clock: FakeClock) -> Any:
         run = asyncio.ensure_future(wf.run(run_id="backoff", drain_timeout=3600))
         await clock.waiting.wait()  # the step is backing off
-        storage.request_pause("backoff")
+        await storage.request_pause("backoff")
         return await run
 
     clock = FakeClock(hold=True)
@@ -245,7 +245,7 @@ def test_durable_sleep_records_the_wake_up_time_and_resumes_what_is_left() -> No
     async def pause_while_sleeping(clock: FakeClock) -> Any:
         run = asyncio.ensure_future(wf.run(run_id="sleeper", on_event=events.append))
         await clock.waiting.wait()
-        storage.request_pause("sleeper")
+        await storage.request_pause("sleeper")
         return await run
 
     events: list[Any] = []

@@ -89,7 +89,7 @@ def run_fault_scenario(base: Path, seed: int, stats: Counter[str]) -> None:
                 W.HOOKS.extra["asked"] = True
                 # Another process's failure (it cannot touch this run): ignore it.
                 with contextlib.suppress(OSError, WfctlError):
-                    storage.request_pause(run_id)
+                    storage.request_pause_now(run_id)
 
         W.HOOKS.after_ledger = ask_pause
 

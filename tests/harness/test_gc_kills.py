@@ -109,7 +109,7 @@ def _remove_in_child(store: Path, at: int, batch: bool) -> bool:
         try:
             storage = FileCheckpointStorage(store, fs=DieAtCall(at))
             if batch:
-                assert storage.delete_runs(FINISHED) == (FINISHED, [])
+                assert asyncio.run(storage.delete_runs(FINISHED)) == (FINISHED, [])
             else:
                 for run_id in FINISHED:
                     asyncio.run(storage.delete_run(run_id))

@@ -46,7 +46,7 @@ def test_every_store_file_is_private_even_with_umask_0(tmp_path: Path, open_umas
     assert paused.status == "paused"
     lock = storage.lock_run("r1")
     try:
-        storage.request_pause("r1")
+        storage.request_pause_now("r1")
         run_dir = storage.root / "runs" / "r1"
         for name in ("journal.jsonl", "end.json", "owner.json", "pause"):
             assert _mode(run_dir / name) == 0o600, name
@@ -74,7 +74,7 @@ def test_a_failed_pause_request_leaves_no_temporary_file(tmp_path: Path) -> None
         tmp_path / "store", fs=FaultyFS(0, [Fault("replace", "eio", 0, "persist")])
     )
     with pytest.raises(OSError, match="injected"):
-        faulty.request_pause("r1")
+        faulty.request_pause_now("r1")
     assert not faulty.pause_requested("r1")
     assert sorted(p.name for p in run_dir.iterdir()) == before
     storage.close()

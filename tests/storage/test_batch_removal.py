@@ -69,7 +69,7 @@ def test_gc_syncs_the_runs_directory_twice_whatever_it_removes(
 
 def test_delete_runs_reports_removed_and_missing_runs(store: Path, synced: list[str]) -> None:
     storage = FileCheckpointStorage(store)
-    removed, locked = storage.delete_runs([RUNS[0], "never-was", RUNS[1]])
+    removed, locked = asyncio.run(storage.delete_runs([RUNS[0], "never-was", RUNS[1]]))
     assert (removed, locked) == ([RUNS[0], RUNS[1]], [])
     assert len(synced) == 2
     assert sorted(s.run_id for s in asyncio.run(storage.list_runs())) == RUNS[2:]
@@ -79,7 +79,7 @@ def test_delete_runs_keeps_a_locked_run_and_removes_the_rest(store: Path) -> Non
     storage = FileCheckpointStorage(store)
     holder = FileCheckpointStorage(store).lock_run(RUNS[2])
     try:
-        removed, locked = storage.delete_runs(RUNS[1:4])
+        removed, locked = asyncio.run(storage.delete_runs(RUNS[1:4]))
     finally:
         holder.release()
     assert removed == [RUNS[1], RUNS[3]]
@@ -94,5 +94,5 @@ def test_delete_runs_keeps_a_locked_run_and_removes_the_rest(store: Path) -> Non
 def test_delete_runs_refuses_a_bad_id_before_removing_anything(store: Path) -> None:
     storage = FileCheckpointStorage(store)
     with pytest.raises(InvalidIdError):
-        storage.delete_runs([RUNS[0], "../escape"])
+        asyncio.run(storage.delete_runs([RUNS[0], "../escape"]))
     assert len(asyncio.run(storage.list_runs())) == len(RUNS)

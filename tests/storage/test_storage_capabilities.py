@@ -89,16 +89,16 @@ def test_a_protocol_only_storage_gets_fallbacks() -> None:
     assert arun(caps.load_chain(storage, "r1")) == saved
     with pytest.raises(RunNotFoundError):
         arun(caps.load_chain(storage, "nope"))
-    lock = caps.lock_run(storage, "r1")
+    lease = arun(caps.lease_run(storage, "r1"))
     with pytest.raises(RunLockedError):
-        caps.lock_run(storage, "r1")
-    caps.lock_run(ProtocolOnly(), "r1").release()  # another storage, another namespace
-    lock.release()
-    caps.lock_run(storage, "r1").release()
-    assert caps.pause_requested(storage, "r1") is False
-    caps.clear_pause(storage, "r1")
+        arun(caps.lease_run(storage, "r1"))
+    arun(arun(caps.lease_run(ProtocolOnly(), "r1")).release())  # another storage, namespace
+    assert lease.pause_requested() is False
+    arun(lease.release())
+    arun(arun(caps.lease_run(storage, "r1")).release())
+    arun(caps.clear_pause(storage, "r1"))
     with pytest.raises(WfctlError, match="does not support pause"):
-        caps.request_pause(storage, "r1")
+        arun(caps.request_pause(storage, "r1"))
 
 
 def test_a_custom_storage_cannot_hand_back_a_fork() -> None:
@@ -119,14 +119,14 @@ def test_a_delegating_wrapper_reaches_the_file_storage(tmp_path: Path) -> None:
     journal = arun(caps.read_run(wrapper, "r1"))
     assert journal.torn_tail == 11  # only the file storage can see this
     assert [c.seq for c in arun(caps.load_chain(wrapper, "r1"))] == [0, 1, 2]
-    lock = caps.lock_run(wrapper, "r1")  # the OS lock, not a process-local one
+    lease = arun(caps.lease_run(wrapper, "r1"))  # the OS lock, not a process-local one
     with pytest.raises(RunLockedError):
         inner.lock_run("r1")
-    lock.release()
-    caps.request_pause(wrapper, "r1")
-    assert caps.pause_requested(wrapper, "r1") is True
-    caps.clear_pause(wrapper, "r1")
-    assert caps.pause_requested(wrapper, "r1") is False
+    arun(caps.request_pause(wrapper, "r1"))
+    assert lease.pause_requested() is True
+    arun(caps.clear_pause(wrapper, "r1"))
+    assert lease.pause_requested() is False
+    arun(lease.release())
     inner.close()
 
 

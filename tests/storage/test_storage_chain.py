@@ -321,11 +321,13 @@ def test_second_lock_in_process_is_refused(any_storage: Any) -> None:
 
 def test_pause_requests(any_storage: Any) -> None:
     with pytest.raises(RunNotFoundError):
-        any_storage.request_pause("r1")
+        arun(any_storage.request_pause("r1"))
     arun(build_run(any_storage, "r1", 2))
-    assert any_storage.pause_requested("r1") is False
-    any_storage.request_pause("r1")
-    assert any_storage.pause_requested("r1") is True
-    any_storage.clear_pause("r1")
-    any_storage.clear_pause("r1")
-    assert any_storage.pause_requested("r1") is False
+    lease = arun(any_storage.lease_run("r1"))
+    assert lease.pause_requested() is False
+    arun(any_storage.request_pause("r1"))
+    assert lease.pause_requested() is True
+    arun(any_storage.clear_pause("r1"))
+    arun(any_storage.clear_pause("r1"))
+    assert lease.pause_requested() is False
+    arun(lease.release())

@@ -275,7 +275,7 @@ def test_files_are_private_to_the_owner(tmp_path: Path) -> None:
         storage = FileCheckpointStorage(tmp_path / "store")
         arun(build_run(storage, "r1", 2))
         lock = storage.lock_run("r1")
-        storage.request_pause("r1")
+        storage.request_pause_now("r1")
         run_dir = storage.root / "runs" / "r1"
         for directory in (storage.root, storage.root / "runs", run_dir):
             assert stat.S_IMODE(directory.stat().st_mode) == 0o700, directory

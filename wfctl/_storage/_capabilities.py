@@ -1,8 +1,9 @@
 """What the engine asks of any storage, with fallbacks for storages that are not ours.
 
-The engine calls these with whatever object it was given: one of our storages, a user's own
-storage that implements only the protocol's seven methods, or a wrapper that delegates to ours
-through ``__getattr__``. Each function uses the storage's own capability when it has one
+The engine calls these with whatever object it was given: one of our storages (a
+:class:`~._protocol.RunStore`), a user's own storage that implements only the seven methods of
+:class:`~._protocol.CheckpointStorage`, or a wrapper that delegates to ours through
+``__getattr__``. Each function uses the storage's own capability when it has one
 (looked up with ``getattr``, so delegation works) and otherwise does the next best thing.
 """
 
@@ -16,10 +17,10 @@ from wfctl._checkpoint import Checkpoint, validate_run_id
 from wfctl._errors import RunNotFoundError, WfctlError
 
 from ._base import strict_chain
-from ._lock import LocalRunLock
-from ._protocol import RunJournal, RunLock
+from ._lock import HeldLease, LocalRunLock
+from ._protocol import RunJournal, RunLease
 
-__all__ = ["clear_pause", "load_chain", "lock_run", "pause_requested", "read_run", "request_pause"]
+__all__ = ["clear_pause", "lease_run", "load_chain", "read_run", "request_pause"]
 
 #: Process-local locks for storages without ``lock_run``, keyed by ``(id(storage), run_id)``.
 _LOCAL_LOCKS: Final[set[Hashable]] = set()
@@ -60,34 +61,34 @@ async def load_chain(storage: Any, run_id: str) -> list[Checkpoint]:
     return strict_chain(await read_run(storage, run_id))
 
 
-def lock_run(storage: Any, run_id: str) -> RunLock:
-    """Take the run's exclusive lock: the storage's own, else a process-local one.
+async def lease_run(storage: Any, run_id: str) -> RunLease:
+    """Take the run's lease: the storage's own, else a process-local one.
+
+    A storage without ``lease_run`` is a plain :class:`CheckpointStorage` (agent-framework's
+    seven methods). Such a storage is driven by one process: wfctl keeps a second driver out
+    within this process, and cannot see others. Every storage wfctl ships is a
+    :class:`RunStore`, whose leases exclude across processes and machines.
 
     Raises:
         RunLockedError: it is held.
     """
     validate_run_id(run_id)
-    method = getattr(storage, "lock_run", None)
+    method = getattr(storage, "lease_run", None)
     if method is not None:
-        lock: RunLock = method(run_id)
-        return lock
-    return LocalRunLock(_LOCAL_LOCKS, (id(storage), run_id), run_id, storage)
+        lease: RunLease = await method(run_id)
+        return lease
+    lock = LocalRunLock(_LOCAL_LOCKS, (id(storage), run_id), run_id, storage)
+    return HeldLease(lock, lambda: False)
 
 
-def pause_requested(storage: Any, run_id: str) -> bool:
-    """Return whether a pause was requested for the run (False if the storage cannot tell)."""
-    method = getattr(storage, "pause_requested", None)
-    return bool(method(run_id)) if method is not None else False
-
-
-def clear_pause(storage: Any, run_id: str) -> None:
+async def clear_pause(storage: Any, run_id: str) -> None:
     """Withdraw a pause request, if the storage supports them."""
     method = getattr(storage, "clear_pause", None)
     if method is not None:
-        method(run_id)
+        await method(run_id)
 
 
-def request_pause(storage: Any, run_id: str) -> None:
+async def request_pause(storage: Any, run_id: str) -> None:
     """Ask a running run to pause at its next step boundary.
 
     Raises:
@@ -97,4 +98,4 @@ def request_pause(storage: Any, run_id: str) -> None:
     method = getattr(storage, "request_pause", None)
     if method is None:
         raise WfctlError(f"{type(storage).__name__} does not support pause requests")
-    method(run_id)
+    await method(run_id)

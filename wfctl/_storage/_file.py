@@ -51,7 +51,7 @@ from ._journal import (
     record_crc,
 )
 from ._layout import StoreLayout
-from ._lock import FileRunLock, probe_locked
+from ._lock import FileRunLock, HeldLease, probe_locked
 from ._marker import check_end, end_marker_problem, mark_end, read_end_marker
 from ._protocol import JournalProblem, RunJournal, RunSummary
 from ._removal import cut_run, remove_run, remove_runs
@@ -116,7 +116,6 @@ class FileCheckpointStorage(StorageQueries):
         self._durable = chosen.syncs
         self._batching = chosen.mode == "batch"
         self._appenders: dict[str, JournalAppender] = {}
-        self._pause_markers: dict[str, str] = {}
         #: run id -> (st_dev, st_ino) of the journal this storage holds the run's lock on.
         self._locked: dict[str, tuple[int, int]] = {}
         self._mutex = threading.Lock()
@@ -130,6 +129,11 @@ class FileCheckpointStorage(StorageQueries):
     def root(self) -> Path:
         """The storage root directory."""
         return self._layout.root
+
+    @property
+    def location(self) -> str:
+        """The storage root directory, as a string (what messages name)."""
+        return str(self._layout.root)
 
     @property
     def durable(self) -> bool:
@@ -151,6 +155,10 @@ class FileCheckpointStorage(StorageQueries):
             self._appenders.clear()
         for appender in appenders:
             appender.close(sync=self._batching)
+
+    async def aclose(self) -> None:
+        """:meth:`close`, as every run store has it."""
+        self.close()
 
     # -- writing -----------------------------------------------------------------------------
 
@@ -447,8 +455,31 @@ class FileCheckpointStorage(StorageQueries):
             self._locked[run_id] = lock.identity
         return lock
 
-    def request_pause(self, run_id: str) -> None:
+    async def lease_run(self, run_id: str) -> HeldLease:
+        """Take the run's lease: its OS lock (see :meth:`lock_run`) and its pause marker's probe.
+
+        Raises:
+            InvalidIdError: ``run_id`` is malformed.
+            RunLockedError: another process, or another lease in this one, holds it.
+            CheckpointCorruptError: the journal is a symbolic link or not a regular file.
+        """
+        lock = self.lock_run(run_id)
+        marker = self._layout.pause(run_id)
+        return HeldLease(lock, lambda: self._fs.lexists(marker))
+
+    async def request_pause(self, run_id: str) -> None:
         """Ask the process running ``run_id`` to pause at its next step boundary.
+
+        The request is a marker file beside the journal; the run's lease looks for it (one
+        ``lstat``) at every step boundary.
+
+        Raises:
+            RunNotFoundError: no such run.
+        """
+        self.request_pause_now(run_id)
+
+    def request_pause_now(self, run_id: str) -> None:
+        """:meth:`request_pause`, without an event loop (from a signal handler).
 
         Raises:
             RunNotFoundError: no such run.
@@ -461,17 +492,10 @@ class FileCheckpointStorage(StorageQueries):
         write_private(self._fs, layout.pause(run_id), {"pid": os.getpid()})
 
     def pause_requested(self, run_id: str) -> bool:
-        """Return whether a pause was requested for ``run_id`` (one ``lstat``).
+        """Return whether a pause was requested for ``run_id`` (one ``lstat``)."""
+        return self._fs.lexists(self._layout.pause(validate_run_id(run_id)))
 
-        The engine asks at every step boundary, so the marker's path is worked out once per run.
-        """
-        path = self._pause_markers.get(run_id)
-        if path is None:
-            path = self._layout.pause(validate_run_id(run_id))
-            self._pause_markers[run_id] = path
-        return self._fs.lexists(path)
-
-    def clear_pause(self, run_id: str) -> None:
+    async def clear_pause(self, run_id: str) -> None:
         """Withdraw a pause request (no-op if there is none)."""
         with contextlib.suppress(FileNotFoundError):
             self._fs.unlink(self._layout.pause(validate_run_id(run_id)))
@@ -508,7 +532,7 @@ class FileCheckpointStorage(StorageQueries):
         """
         return JournalFollower(self._fs, self._layout.journal(validate_run_id(run_id)), run_id)
 
-    def delete_runs(self, run_ids: Sequence[str]) -> tuple[list[str], list[RunLockedError]]:
+    async def delete_runs(self, run_ids: Sequence[str]) -> tuple[list[str], list[RunLockedError]]:
         """Remove several runs, syncing the store's directory twice in all (not twice per run).
 
         Returns the ids of the runs removed (runs that did not exist are left out) and the error

@@ -41,7 +41,7 @@ try:
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["FileRunLock", "LocalRunLock", "describe_holder", "probe_locked"]
+__all__ = ["FileRunLock", "HeldLease", "LocalRunLock", "describe_holder", "probe_locked"]
 
 #: How long lock_run waits before reporting a run as locked. A few ms covers the moment another
 #: process's ``wfctl runs`` takes the lock to see whether it is free; a real holder keeps it.
@@ -339,3 +339,32 @@ class LocalRunLock:
         tb: TracebackType | None,
     ) -> None:
         self.release()
+
+
+class HeldLease:
+    """A run lease over a synchronous lock and a pause probe (the file and memory storages).
+
+    ``probe`` answers :meth:`pause_requested`; it is asked at every step boundary.
+    """
+
+    def __init__(self, lock: FileRunLock | LocalRunLock, probe: Callable[[], bool]) -> None:
+        self._lock = lock
+        self._probe = probe
+
+    @property
+    def run_id(self) -> str:
+        """The run held."""
+        return self._lock.run_id
+
+    @property
+    def held(self) -> bool:
+        """Whether the lease is still held."""
+        return self._lock.held
+
+    def pause_requested(self) -> bool:
+        """Return whether someone asked the run to pause."""
+        return self._probe()
+
+    async def release(self) -> None:
+        """Give the run back (idempotent)."""
+        self._lock.release()

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 
 from wfctl._checkpoint import Checkpoint, split_checkpoint_id, validate_run_id
 from wfctl._errors import RunLockedError, RunNotFoundError
 
 from ._base import StorageQueries, check_append
-from ._lock import LocalRunLock
+from ._lock import HeldLease, LocalRunLock
 from ._protocol import RunJournal
 
 __all__ = ["InMemoryCheckpointStorage"]
@@ -86,6 +86,11 @@ class InMemoryCheckpointStorage(StorageQueries):
     def _is_locked(self, run_id: str) -> bool:
         return run_id in self._locks
 
+    @property
+    def location(self) -> str:
+        """``memory:`` (what messages name)."""
+        return "memory:"
+
     def lock_run(self, run_id: str) -> LocalRunLock:
         """Take an in-process exclusive hold on the run.
 
@@ -94,7 +99,16 @@ class InMemoryCheckpointStorage(StorageQueries):
         """
         return LocalRunLock(self._locks, validate_run_id(run_id), run_id, None)
 
-    def request_pause(self, run_id: str) -> None:
+    async def lease_run(self, run_id: str) -> HeldLease:
+        """Take the run's lease: an in-process hold, and its pause request's probe.
+
+        Raises:
+            RunLockedError: it is already held (by "this process").
+        """
+        pauses = self._pauses
+        return HeldLease(self.lock_run(run_id), lambda: run_id in pauses)
+
+    async def request_pause(self, run_id: str) -> None:
         """Ask the run to pause at its next step boundary.
 
         Raises:
@@ -107,9 +121,12 @@ class InMemoryCheckpointStorage(StorageQueries):
         """Return whether a pause was requested for ``run_id``."""
         return run_id in self._pauses
 
-    def clear_pause(self, run_id: str) -> None:
+    async def clear_pause(self, run_id: str) -> None:
         """Withdraw a pause request (no-op if there is none)."""
         self._pauses.discard(run_id)
+
+    async def aclose(self) -> None:
+        """Nothing to let go of: the runs stay (they live as long as this object)."""
 
     async def delete(self, checkpoint_id: str) -> bool:
         """Cut a run's chain at ``checkpoint_id`` (seq 0 removes the run); False if absent.
@@ -139,3 +156,21 @@ class InMemoryCheckpointStorage(StorageQueries):
         """
         validate_run_id(run_id)
         return await self.delete(f"{run_id}.0")
+
+    async def delete_runs(self, run_ids: Sequence[str]) -> tuple[list[str], list[RunLockedError]]:
+        """Remove several runs: the ids removed, and the error of each run that is held.
+
+        Raises:
+            InvalidIdError: a run id is malformed (nothing is removed).
+        """
+        for run_id in run_ids:
+            validate_run_id(run_id)
+        removed: list[str] = []
+        locked: list[RunLockedError] = []
+        for run_id in run_ids:
+            try:
+                if await self.delete_run(run_id):
+                    removed.append(run_id)
+            except RunLockedError as exc:
+                locked.append(exc)
+        return removed, locked

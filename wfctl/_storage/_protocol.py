@@ -1,10 +1,16 @@
-"""The storage protocol the engine commits through, and the read models storages return.
+"""The storage contract the engine and the commands use, and the read models storages return.
+
+Two protocols. :class:`CheckpointStorage` is the seven methods a checkpoint storage of
+agent-framework's functional API has; any object with them can hold a run, driven by one
+process (wfctl then excludes a second driver inside that process only). :class:`RunStore` is
+every duty of a storage that can be shared between processes and machines: wfctl's own
+storages (file, memory, PostgreSQL) are run stores, every command opens one, and the
+conformance suite (:mod:`wfctl.storage.testing`) checks each duty.
 
 The engine commits every checkpoint by awaiting ``storage.save(checkpoint)`` from inside its one
 serialized commit section, having chosen ``seq`` and the parent itself, so a storage that
 follows this protocol (or wraps another one to observe, delay or replicate saves) cannot fork a
-chain. The optional capabilities (``read_run``, ``lock_run``, pause requests) are used when a
-storage has them; :mod:`wfctl._storage._capabilities` supplies fallbacks for the rest.
+chain; a run store also refuses any save that does not extend the run's head by one link.
 """
 
 from __future__ import annotations
@@ -14,14 +20,16 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from wfctl._checkpoint import Checkpoint, RunStatus
-from wfctl._errors import CheckpointCorruptError
+from wfctl._errors import CheckpointCorruptError, RunLockedError
 
 __all__ = [
     "CheckpointStorage",
     "JournalProblem",
     "RunJournal",
+    "RunLease",
     "RunLock",
     "RunStatus",
+    "RunStore",
     "RunSummary",
 ]
 
@@ -140,4 +148,106 @@ class RunLock(Protocol):
 
     def release(self) -> None:
         """Give the run back."""
+        ...
+
+
+@runtime_checkable
+class RunLease(Protocol):
+    """The exclusive right to drive (and so append to) one run, held until released.
+
+    A storage grants at most one lease per run at a time, across every process (and machine)
+    that shares it, and takes it back when its holder dies: a file storage's is an OS lock on
+    the run's journal, a PostgreSQL storage's an advisory lock on a connection of its own.
+    """
+
+    @property
+    def run_id(self) -> str:
+        """The run held."""
+        ...
+
+    def pause_requested(self) -> bool:
+        """Return whether someone asked the run to pause (asked at every step, so cheap).
+
+        No round trip to a server: a storage learns of requests as they come (a notification)
+        or from a local look (one ``lstat``).
+        """
+        ...
+
+    async def release(self) -> None:
+        """Give the run back (idempotent)."""
+        ...
+
+
+@runtime_checkable
+class RunStore(CheckpointStorage, Protocol):
+    """Every duty of a storage that wfctl's engine and commands use, shared or not.
+
+    Beyond :class:`CheckpointStorage`: reading a run whole with what cannot be trusted, one
+    run's summary, leases, pause requests, deletion and closing. ``save`` must refuse (with
+    ``CheckpointCorruptError``) a checkpoint that does not extend its run's head by exactly one
+    link, whatever the caller believes the head to be.
+    """
+
+    @property
+    def location(self) -> str:
+        """Where the store is, as people name it (a path, or a URL without its password)."""
+        ...
+
+    async def read_run(self, run_id: str) -> RunJournal:
+        """Return everything stored for the run, with what cannot be trusted.
+
+        Raises:
+            InvalidIdError: ``run_id`` is malformed.
+            RunNotFoundError: the run does not exist.
+        """
+        ...
+
+    async def run_summary(self, run_id: str) -> RunSummary:
+        """Return one run's summary, verified whole, reading only that run.
+
+        Raises:
+            InvalidIdError: ``run_id`` is malformed.
+            RunNotFoundError: the run has no committed checkpoint.
+        """
+        ...
+
+    async def lease_run(self, run_id: str) -> RunLease:
+        """Take the run's lease now (a run with no records yet can be leased, to start it).
+
+        Raises:
+            InvalidIdError: ``run_id`` is malformed.
+            RunLockedError: someone holds it; the message names them where the store knows.
+        """
+        ...
+
+    async def request_pause(self, run_id: str) -> None:
+        """Ask whoever drives the run to pause at its next step boundary.
+
+        Raises:
+            RunNotFoundError: no such run.
+        """
+        ...
+
+    async def clear_pause(self, run_id: str) -> None:
+        """Withdraw a pause request (no-op if there is none)."""
+        ...
+
+    async def delete_run(self, run_id: str) -> bool:
+        """Remove a run whole; False if it did not exist.
+
+        Raises:
+            RunLockedError: the run is being driven.
+        """
+        ...
+
+    async def delete_runs(self, run_ids: Sequence[str]) -> tuple[list[str], list[RunLockedError]]:
+        """Remove several runs: the ids removed, and the error of each run being driven (kept).
+
+        Raises:
+            InvalidIdError: a run id is malformed (nothing is removed).
+        """
+        ...
+
+    async def aclose(self) -> None:
+        """Let go of what the store holds open (connections, files); leases stay valid."""
         ...

@@ -1,0 +1,76 @@
+"""One opener for every store: a path, a ``postgresql://`` URL, or ``memory:``."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from wfctl._errors import StoreLocationError
+
+from ._durability import Durability, DurabilityMode
+
+if TYPE_CHECKING:
+    from ._protocol import RunStore
+
+__all__ = ["is_url", "open_storage", "redact"]
+
+#: URL schemes that name a PostgreSQL server (libpq's two spellings).
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+
+
+def is_url(location: str | os.PathLike[str]) -> bool:
+    """Return whether ``location`` names a store by URL (not a directory)."""
+    text = os.fspath(location)
+    return text == "memory:" or text.startswith(POSTGRES_SCHEMES)
+
+
+def redact(url: str) -> str:
+    """Return ``url`` without its password, for messages and listings."""
+    if "://" not in url or "@" not in url.split("://", 1)[1].split("/", 1)[0]:
+        return url
+    scheme, rest = url.split("://", 1)
+    credentials, host = rest.split("@", 1)
+    user = credentials.split(":", 1)[0]
+    return f"{scheme}://{user}:***@{host}" if ":" in credentials else url
+
+
+def open_storage(
+    location: str | os.PathLike[str],
+    *,
+    must_exist: bool = True,
+    durability: Durability | DurabilityMode | None = None,
+) -> RunStore:
+    """Open the store at ``location``: a directory, ``postgresql://...`` or ``memory:``.
+
+    Nothing is read or connected yet beyond checking a directory's shape: a PostgreSQL store
+    connects (and creates or checks its schema) on first use, in the event loop that uses it.
+
+    Args:
+        must_exist: refuse a directory that does not exist (a path the user named, where a
+            typo must not read as "no runs"); with False a missing directory reads as empty.
+            A server's database must always exist.
+        durability: the file store's sync mode (``full`` when None); PostgreSQL commits every
+            checkpoint in its own transaction whatever this says, and ``memory:`` keeps nothing.
+
+    Raises:
+        StoreLocationError: the path cannot be a store, or the URL is not one wfctl reads.
+        WfctlError: a ``postgresql://`` URL without the ``postgres`` extra installed.
+    """
+    text = os.fspath(location)
+    if text == "memory:":
+        from ._memory import InMemoryCheckpointStorage
+
+        return InMemoryCheckpointStorage()
+    if text.startswith(POSTGRES_SCHEMES):
+        from ._postgres import PostgresCheckpointStorage
+
+        return PostgresCheckpointStorage(text)
+    if "://" in text:
+        raise StoreLocationError(
+            text, "is not a store: use a directory, postgresql://... or memory:"
+        )
+    from ._file import FileCheckpointStorage
+
+    storage = FileCheckpointStorage(text, durability=durability or "full")
+    storage.check_location(must_exist=must_exist)
+    return storage
