@@ -9,19 +9,20 @@ completed run has nothing left to cancel.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from ._admission import continuing_chain
 from ._answers import TEMPLATE_NAME
 from ._checkpoint import ENDING_STATUS, Checkpoint, Kind, RunStatus, validate_run_id
+from ._config import StoreRef
 from ._documents import document, utc_time
 from ._errors import RunNotFoundError, RunStateError
 from ._payloads import CancelledPayload
-from ._storage import FileCheckpointStorage, open_store
+from ._storage import FileCheckpointStorage
 from ._storage._capabilities import clear_pause, lease_run, load_chain
+from ._storage._open import on_store
+from ._storage._protocol import RunStore
 
 __all__ = ["CancelReport", "cancel_run"]
 
@@ -56,7 +57,7 @@ class CancelReport:
 
 
 def cancel_run(
-    store: Path, run_id: str, *, reason: str | None = None, must_exist: bool = True
+    store: StoreRef, run_id: str, *, reason: str | None = None, must_exist: bool = True
 ) -> CancelReport:
     """End ``run_id`` for good: commit a ``cancelled`` record as the head of its chain.
 
@@ -70,17 +71,16 @@ def cancel_run(
         RunStateError: the run completed, or was cancelled already.
         CheckpointCorruptError: a record fails verification or the chain is broken.
     """
-    storage = open_store(store, must_exist=must_exist)
     validate_run_id(run_id)
-    # Taking the lock of a run that does not exist would create its journal: look first.
-    if asyncio.run(storage.get_latest(run_id=run_id)) is None:
+    return on_store(
+        store, lambda storage: _commit_cancel(storage, run_id, reason), must_exist=must_exist
+    )
+
+
+async def _commit_cancel(storage: RunStore, run_id: str, reason: str | None) -> CancelReport:
+    # Taking the lease of a run that does not exist would create its journal: look first.
+    if await storage.get_latest(run_id=run_id) is None:
         raise RunNotFoundError(run_id)
-    return asyncio.run(_commit_cancel(storage, run_id, reason))
-
-
-async def _commit_cancel(
-    storage: FileCheckpointStorage, run_id: str, reason: str | None
-) -> CancelReport:
     lease = await lease_run(storage, run_id)
     try:
         return await _cancel_leased(storage, run_id, reason)
@@ -88,16 +88,15 @@ async def _commit_cancel(
         await lease.release()
 
 
-async def _cancel_leased(
-    storage: FileCheckpointStorage, run_id: str, reason: str | None
-) -> CancelReport:
+async def _cancel_leased(storage: RunStore, run_id: str, reason: str | None) -> CancelReport:
     chain = await load_chain(storage, run_id)
     root, head = chain[0], chain[-1]
     previous = _status_of(run_id, head)
     writer = continuing_chain(storage, chain, root.workflow_name)
     cancelled = await writer.commit(CancelledPayload(previous, reason))
     await clear_pause(storage, run_id)
-    (storage.root / "runs" / run_id / TEMPLATE_NAME).unlink(missing_ok=True)  # nothing to answer
+    if isinstance(storage, FileCheckpointStorage):  # nothing to answer: drop the template
+        (storage.root / "runs" / run_id / TEMPLATE_NAME).unlink(missing_ok=True)
     return CancelReport(
         run_id,
         root.workflow_name,

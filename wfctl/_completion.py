@@ -14,6 +14,7 @@ import warnings
 from collections.abc import Callable
 
 from ._config import locate_store
+from ._errors import StoreLocationError
 from ._storage import FileCheckpointStorage, open_store
 
 __all__ = ["EXPANDED_RUNS", "checkpoint_ids", "run_ids"]
@@ -51,7 +52,10 @@ def checkpoint_ids(store: str | os.PathLike[str] | None, incomplete: str) -> lis
 
 def _open(store: str | os.PathLike[str] | None) -> FileCheckpointStorage:
     # must_exist: completion never creates a store, and a missing one has nothing to offer.
-    return open_store(locate_store(store).path.absolute(), must_exist=True)
+    location = locate_store(store)
+    if location.url is not None:  # a Tab press does not connect to a server: nothing offered
+        raise StoreLocationError(location.url, "is not completed from")
+    return open_store(location.path.absolute(), must_exist=True)
 
 
 def _matching_runs(storage: FileCheckpointStorage, prefix: str) -> list[str]:

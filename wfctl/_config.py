@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_STORE",
     "StoreLocation",
+    "StoreRef",
     "locate_store",
     "resolve_durability",
     "resolve_store",
@@ -39,6 +40,9 @@ __all__ = [
 ]
 
 DEFAULT_STORE = ".wfctl"
+
+#: A store as commands take it: a directory, or a store URL (``postgresql://...``) as text.
+StoreRef = Path | str
 
 
 def _config_tables(directory: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
@@ -60,7 +64,7 @@ def _config_tables(directory: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
                 return
 
 
-def _configured(directory: Path) -> Path | None:
+def _configured(directory: Path) -> StoreRef | None:
     for path, table in _config_tables(directory):
         store = table.get("store")
         if store is not None:
@@ -68,11 +72,13 @@ def _configured(directory: Path) -> Path | None:
                 raise WfctlError(f"{path}: 'store' must be a string")
             if not store:
                 raise StoreLocationError(store, f"(in {path}) is empty: name a directory")
-            return path.parent / store
+            from ._storage._open import is_url
+
+            return store if is_url(store) else path.parent / store
     return None
 
 
-def trusts_store(store: Path, directory: Path | None = None) -> bool:
+def trusts_store(store: StoreRef, directory: Path | None = None) -> bool:
     """Return whether the configuration trusts ``store`` although another user owns it.
 
     ``trusted_stores = ["path", ...]`` in the nearest ``wfctl.toml`` (or ``[tool.wfctl]``) that
@@ -92,6 +98,8 @@ def trusts_store(store: Path, directory: Path | None = None) -> bool:
         geteuid = getattr(os, "geteuid", None)
         if geteuid is not None and path.stat().st_uid != geteuid():
             return False
+        if isinstance(store, str):  # a URL: listed as it is written
+            return any(i in ("*", store) for i in listed)
         real = os.path.realpath(store)
         return any(i == "*" or os.path.realpath(path.parent / i) == real for i in listed)
     return False
@@ -99,11 +107,29 @@ def trusts_store(store: Path, directory: Path | None = None) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class StoreLocation:
-    """Where the store is, and whether it was named for this invocation."""
+    """Where the store is, and whether it was named for this invocation.
+
+    ``url`` is set for a store named by URL (``postgresql://...``, ``memory:``); ``path`` is
+    then meaningless. :attr:`target` is what to open either way.
+    """
 
     path: Path
     #: Named by an explicit path or ``WFCTL_STORE``: reads refuse it if it does not exist.
     named: bool
+    url: str | None = None
+
+    @property
+    def target(self) -> StoreRef:
+        """The store to open: the URL, else the directory."""
+        return self.url if self.url is not None else self.path
+
+
+def _location(text: str | os.PathLike[str], named: bool) -> StoreLocation:
+    from ._storage._open import is_url
+
+    if is_url(text):
+        return StoreLocation(Path(), named, os.fspath(text))
+    return StoreLocation(Path(text), named)
 
 
 def locate_store(explicit: str | os.PathLike[str] | None = None) -> StoreLocation:
@@ -116,21 +142,24 @@ def locate_store(explicit: str | os.PathLike[str] | None = None) -> StoreLocatio
     if explicit is not None:
         if not os.fspath(explicit):
             raise StoreLocationError("", "is empty: name a directory (. for the current one)")
-        return StoreLocation(Path(explicit), named=True)
+        return _location(explicit, named=True)
     env = os.environ.get("WFCTL_STORE")
     if env:
-        return StoreLocation(Path(env), named=True)
-    return StoreLocation(_configured(Path.cwd()) or Path(DEFAULT_STORE), named=False)
+        return _location(env, named=True)
+    configured = _configured(Path.cwd())
+    if isinstance(configured, str):
+        return _location(configured, named=False)
+    return StoreLocation(configured or Path(DEFAULT_STORE), named=False)
 
 
-def resolve_store(explicit: str | os.PathLike[str] | None = None) -> Path:
-    """Return the store directory to use (see :func:`locate_store`).
+def resolve_store(explicit: str | os.PathLike[str] | None = None) -> StoreRef:
+    """Return the store to use: a directory, or a URL (see :func:`locate_store`).
 
     Raises:
         StoreLocationError: the path given is empty.
         WfctlError: a configuration file exists but cannot be read.
     """
-    return locate_store(explicit).path
+    return locate_store(explicit).target
 
 
 _DURABILITY_KEYS = ("durability", "batch_steps", "batch_ms")

@@ -15,16 +15,18 @@ import asyncio
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Final
 
 from ._checkpoint import ENDING_STATUS, Checkpoint, Kind, validate_run_id
+from ._config import StoreRef
 from ._documents import document
+from ._errors import WfctlError
 from ._inspect import LogEntry, log_entry
 from ._payloads import recorded_requests
-from ._storage import open_store
+from ._storage import FileCheckpointStorage
 from ._storage._capabilities import load_chain
 from ._storage._follow import JournalFollower
+from ._storage._open import open_storage
 
 __all__ = ["FIRST_INTERVAL", "LONGEST_INTERVAL", "FollowEnd", "follow_run", "followed_json"]
 
@@ -67,7 +69,7 @@ def followed_json(run_id: str, item: LogEntry | FollowEnd) -> dict[str, Any]:
 
 
 def follow_run(
-    store: Path,
+    store: StoreRef,
     run_id: str,
     *,
     must_exist: bool = True,
@@ -85,7 +87,12 @@ def follow_run(
             journal was replaced or cut while followed.
         WfctlError: the run was removed while followed.
     """
-    storage = open_store(store, must_exist=must_exist)
+    storage = open_storage(store, must_exist=must_exist)
+    if not isinstance(storage, FileCheckpointStorage):
+        raise WfctlError(
+            f"log --follow watches a file store's journal; {storage.location} is not one "
+            "(run wfctl log again to see new checkpoints)"
+        )
     asyncio.run(load_chain(storage, validate_run_id(run_id)))  # exists, and verifies whole
     follower = storage.follow(run_id)
     wait = FIRST_INTERVAL

@@ -13,16 +13,17 @@ newest of each workflow. With neither given, ``older_than`` is 7 days.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any, Final
 
+from ._config import StoreRef
 from ._documents import document, utc_time
 from ._errors import WfctlError
 from ._query import RunQuery, parse_age, summary_time
-from ._storage import RunSummary, open_store
+from ._storage import RunSummary
+from ._storage._open import on_store
+from ._storage._protocol import RunStore
 
 __all__ = ["DEFAULT_AGE", "GcItem", "GcReport", "collect_garbage", "parse_age"]
 
@@ -138,7 +139,7 @@ def _select(
 
 
 def collect_garbage(
-    store: Path,
+    store: StoreRef,
     *,
     older_than: str | None = None,
     keep: int | None = None,
@@ -169,16 +170,24 @@ def collect_garbage(
     if older_than is None and keep is None:
         older_than = DEFAULT_AGE
     age = parse_age(older_than) if older_than is not None else None
-    storage = open_store(store, must_exist=must_exist)
-    runs = asyncio.run(storage.list_runs())
     query = query or RunQuery()
-    chosen, kept = _select(runs, age, keep, include_failed, now or datetime.now(UTC), query)
+    chosen: dict[str, str] = {}
+    kept: dict[str, str] = {}
+
+    async def collect(storage: RunStore) -> list[RunSummary]:
+        runs = await storage.list_runs()
+        picked, held = _select(runs, age, keep, include_failed, now or datetime.now(UTC), query)
+        chosen.update(picked)
+        kept.update(held)
+        if not dry_run:
+            _, locked = await storage.delete_runs([r.run_id for r in runs if r.run_id in chosen])
+            for error in locked:
+                del chosen[error.run_id]
+                kept[error.run_id] = "locked by a running process"
+        return runs
+
+    runs = on_store(store, collect, must_exist=must_exist)
     doomed = [r for r in runs if r.run_id in chosen]
-    if not dry_run:
-        _, locked = asyncio.run(storage.delete_runs([r.run_id for r in doomed]))
-        for error in locked:
-            del chosen[error.run_id]
-            kept[error.run_id] = "locked by a running process"
     removed = [_item(r, chosen[r.run_id]) for r in doomed if r.run_id in chosen]
     return GcReport(
         dry_run=dry_run,

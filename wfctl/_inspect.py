@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ._checkpoint import Checkpoint, validate_run_id
+from ._config import StoreRef
 from ._documents import document, epoch_time, summary_json, utc_time
 from ._errors import RunNotFoundError, RunStateError, WfctlError
 from ._payloads import (
@@ -36,8 +37,11 @@ from ._payloads import (
 from ._policies import AttemptRecord
 from ._query import RunQuery
 from ._readable import readable_text
-from ._storage import RunSummary, open_store
+from ._storage import FileCheckpointStorage, RunSummary
+from ._storage._base import StorageQueries
 from ._storage._capabilities import load_chain, request_pause
+from ._storage._open import on_store, open_storage
+from ._storage._protocol import RunStore
 
 if TYPE_CHECKING:
     from ._lineage import LineageReport
@@ -68,7 +72,7 @@ EXPORT_FORMATS = ("json", "toml")
 class RunsReport:
     """The runs of a store a query selected, in its order, and how many there were."""
 
-    store: Path
+    store: StoreRef
     runs: tuple[RunSummary, ...]
     #: How many runs matched the query's filters (``runs`` holds at most ``limit`` of them).
     matching_count: int
@@ -91,7 +95,7 @@ class RunsReport:
 
 
 def list_runs(
-    store: Path,
+    store: StoreRef,
     query: RunQuery | None = None,
     *,
     workflow_name: str | None = None,
@@ -108,8 +112,11 @@ def list_runs(
     Raises:
         StoreLocationError: the store is missing (with ``must_exist``) or is not one.
     """
-    storage = open_store(store, must_exist=must_exist)
-    runs = storage.run_summaries(workflow_name=workflow_name)  # no event loop: start-up time
+    storage = open_storage(store, must_exist=must_exist)
+    if isinstance(storage, FileCheckpointStorage):
+        runs = storage.run_summaries(workflow_name=workflow_name)  # no event loop: start-up
+    else:
+        runs = on_store(store, lambda s: s.list_runs(workflow_name=workflow_name))
     if status is not None:
         runs = [r for r in runs if r.status == status]
     query = query or RunQuery()
@@ -277,7 +284,7 @@ def log_entry(checkpoint: Checkpoint) -> LogEntry:
     )
 
 
-def run_log(store: Path, run_id: str, *, must_exist: bool = True) -> RunLog:
+def run_log(store: StoreRef, run_id: str, *, must_exist: bool = True) -> RunLog:
     """Return the run's chain as a timeline, its entries read as they are iterated.
 
     The whole run is verified first (every checksum and link), so a corrupt run raises here,
@@ -288,12 +295,31 @@ def run_log(store: Path, run_id: str, *, must_exist: bool = True) -> RunLog:
         InvalidIdError, RunNotFoundError: no such run.
         CheckpointCorruptError: a record fails verification or the chain is broken.
     """
-    storage = open_store(store, must_exist=must_exist)
-    summary, records = storage.stream_chain(run_id)
-    return RunLog(summary, map(log_entry, records))
+    storage = open_storage(store, must_exist=must_exist)
+    if isinstance(storage, FileCheckpointStorage):
+        summary, records = storage.stream_chain(run_id)  # read as they are shown
+        return RunLog(summary, map(log_entry, records))
+
+    summary, chain = on_store(
+        store, lambda storage: summary_and_chain(storage, run_id), must_exist=must_exist
+    )
+    return RunLog(summary, map(log_entry, chain))
 
 
-def show_checkpoint(store: Path, checkpoint_id: str, *, must_exist: bool = True) -> Checkpoint:
+async def summary_and_chain(storage: RunStore, run_id: str) -> tuple[RunSummary, list[Checkpoint]]:
+    """Return a run's summary and its strict chain, from any store.
+
+    Raises:
+        InvalidIdError, RunNotFoundError: no such run.
+        CheckpointCorruptError: a record fails verification or the chain is broken.
+    """
+    chain = await load_chain(storage, validate_run_id(run_id))
+    if isinstance(storage, StorageQueries):
+        return storage.summary_of_chain(chain), chain
+    return await storage.run_summary(run_id), chain
+
+
+def show_checkpoint(store: StoreRef, checkpoint_id: str, *, must_exist: bool = True) -> Checkpoint:
     """Return one checkpoint, read strictly with its run.
 
     Raises:
@@ -301,12 +327,12 @@ def show_checkpoint(store: Path, checkpoint_id: str, *, must_exist: bool = True)
         InvalidIdError, CheckpointNotFoundError: no such checkpoint.
         CheckpointCorruptError: its run's chain cannot be trusted.
     """
-    import asyncio  # here, not at import: ``wfctl runs`` needs no event loop
 
     from ._restore import load_target
 
-    storage = open_store(store, must_exist=must_exist)
-    _, checkpoint = asyncio.run(load_target(storage, checkpoint_id))
+    _, checkpoint = on_store(
+        store, lambda storage: load_target(storage, checkpoint_id), must_exist=must_exist
+    )
     return checkpoint
 
 
@@ -362,7 +388,7 @@ class ExportResult:
 
 
 def export_run(
-    store: Path, run_id: str, fmt: str, output: Path | None = None, *, must_exist: bool = True
+    store: StoreRef, run_id: str, fmt: str, output: Path | None = None, *, must_exist: bool = True
 ) -> ExportResult:
     """Export a run (its summary and every checkpoint) as JSON or TOML.
 
@@ -378,14 +404,14 @@ def export_run(
     """
     if fmt not in EXPORT_FORMATS:
         raise WfctlError(f"unknown export format {fmt!r} (choose json or toml)")
-    import asyncio  # here, not at import: see show_checkpoint
 
-    storage = open_store(store, must_exist=must_exist)
-    chain = asyncio.run(load_chain(storage, validate_run_id(run_id)))
+    summary, chain = on_store(
+        store, lambda storage: summary_and_chain(storage, run_id), must_exist=must_exist
+    )
     exported = document(
         "export",
         {
-            "run": summary_json(storage.summary_of_chain(chain)),
+            "run": summary_json(summary),
             "checkpoint_count": len(chain),
             "checkpoints": [c.to_dict() for c in chain],
         },
@@ -422,7 +448,7 @@ class PauseReport:
         )
 
 
-def pause_run(store: Path, run_id: str, *, must_exist: bool = True) -> PauseReport:
+def pause_run(store: StoreRef, run_id: str, *, must_exist: bool = True) -> PauseReport:
     """Ask a running run (in another process) to pause at its next step boundary.
 
     Returns the run's summary as it was when asked, and the command that resumes it.
@@ -432,20 +458,22 @@ def pause_run(store: Path, run_id: str, *, must_exist: bool = True) -> PauseRepo
         InvalidIdError, RunNotFoundError: no such run.
         RunStateError: the run is not running (paused, completed, failed, interrupted).
     """
-    import asyncio  # here, not at import: see show_checkpoint
 
-    storage = open_store(store, must_exist=must_exist)
-    summary = asyncio.run(storage.run_summary(run_id))
-    if summary.status != "running":
-        raise RunStateError(run_id, f"is {summary.status}, not running; nothing to pause")
-    asyncio.run(request_pause(storage, run_id))
+    async def ask(storage: RunStore) -> RunSummary:
+        summary = await storage.run_summary(run_id)
+        if summary.status != "running":
+            raise RunStateError(run_id, f"is {summary.status}, not running; nothing to pause")
+        await request_pause(storage, run_id)
+        return summary
+
+    summary = on_store(store, ask, must_exist=must_exist)
     from ._next_steps import resume_command
 
     return PauseReport(summary, resume_command(summary.run_id, store))
 
 
 def verify_runs(
-    store: Path | None,
+    store: StoreRef | None,
     run_ids: Sequence[str] = (),
     *,
     workflow_name: str | None = None,
@@ -476,8 +504,11 @@ def verify_runs(
 
     if store is None:
         raise WfctlError("no store to verify")
-    storage = open_store(store, must_exist=must_exist)
-    report = asyncio.run(verify_lineage(storage, run_ids, workflow_name=workflow_name))
+    report = on_store(
+        store,
+        lambda storage: verify_lineage(storage, run_ids, workflow_name=workflow_name),
+        must_exist=must_exist,
+    )
     for verdict in report.runs:
         if verdict.checkpoints == 0 and verdict.problems == ("run not found",):
             raise RunNotFoundError(verdict.run_id)  # a named run that does not exist: bad input

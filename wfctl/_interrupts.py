@@ -29,6 +29,7 @@ from ._errors import RunNotFoundError
 from ._events import WorkflowEvent
 from ._storage import FileCheckpointStorage
 from ._storage._capabilities import clear_pause
+from ._storage._protocol import RunStore
 
 __all__ = ["Drive", "EventListener", "InterruptListener", "drive_call"]
 
@@ -63,7 +64,7 @@ class Drive(Generic[T]):
 
 def drive_call(
     start: Callable[[EventListener], Awaitable[T]],
-    storage: FileCheckpointStorage,
+    storage: RunStore,
     run_id: str | None,
     on_event: EventListener | None,
     on_interrupt: InterruptListener | None,
@@ -78,13 +79,24 @@ def drive_call(
         on_interrupt: told what each Ctrl-C does.
     """
     drive: Drive[T] = Drive(run_id=run_id)
+    asking: set[asyncio.Task[None]] = set()
+
+    async def ask_store(run_id: str) -> None:
+        with contextlib.suppress(RunNotFoundError):  # its root is not written yet
+            await storage.request_pause(run_id)
+            drive.pause_requested = True
 
     def ask_pause() -> None:
         if drive.run_id is None:
             return  # asked again once the run announces its id
-        with contextlib.suppress(RunNotFoundError):  # its root is not written yet
-            storage.request_pause_now(drive.run_id)  # from a signal handler: no await
-            drive.pause_requested = True
+        if isinstance(storage, FileCheckpointStorage):  # a marker file: at once, no await
+            with contextlib.suppress(RunNotFoundError):  # its root is not written yet
+                storage.request_pause_now(drive.run_id)
+                drive.pause_requested = True
+            return
+        task = asyncio.get_running_loop().create_task(ask_store(drive.run_id))
+        asking.add(task)
+        task.add_done_callback(asking.discard)
 
     def listener(event: WorkflowEvent) -> None:
         if event.kind == "run_started":
@@ -133,6 +145,11 @@ def drive_call(
         finally:
             for signum in installed:
                 loop.remove_signal_handler(signum)
+            if asking:
+                await asyncio.wait(asking)
+            if drive.pause_requested and drive.run_id is not None:
+                # A no-op when the run paused (it clears it itself).
+                await clear_pause(storage, drive.run_id)
 
     clock = time.perf_counter()
     try:
@@ -143,7 +160,4 @@ def drive_call(
     except KeyboardInterrupt:  # Ctrl-C before the handler was installed, or without one
         drive.aborted = True
     drive.elapsed = time.perf_counter() - clock
-    if drive.pause_requested and drive.run_id is not None:
-        # A no-op when the run paused (it clears it itself).
-        asyncio.run(clear_pause(storage, drive.run_id))
     return drive

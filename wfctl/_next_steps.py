@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._config import resolve_store
+from ._config import StoreRef, locate_store
 from ._errors import WfctlError
 from ._payloads import RootPayload
+from ._storage._open import redact
 
 if TYPE_CHECKING:
     from ._result import WorkflowRunResult
@@ -50,18 +51,23 @@ class Hint:
         return {"when": self.when, "command": self.command}
 
 
-def store_option(store: Path) -> str:
-    """Return `` --store DIR`` for a command to print, or nothing when ``store`` is the default."""
+def store_option(store: StoreRef) -> str:
+    """Return `` --store DIR`` for a command to print, or nothing when ``store`` is the default.
+
+    A URL is printed without its password (give that with ``PGPASSWORD`` or a ``.pgpass``).
+    """
     try:
-        default = resolve_store(None).resolve()
+        default: StoreRef | None = locate_store(None).target
     except WfctlError:
         default = None
-    if default == store.resolve():
+    if isinstance(store, str):
+        return "" if default == store else f" --store {shlex.quote(redact(store))}"
+    if isinstance(default, Path) and default.resolve() == store.resolve():
         return ""
     return f" --store {shlex.quote(str(store))}"
 
 
-def resume_command(run_id: str, store: Path) -> str:
+def resume_command(run_id: str, store: StoreRef) -> str:
     """Return the command that continues ``run_id`` in ``store``."""
     return f"wfctl resume {run_id}{store_option(store)}"
 
@@ -152,7 +158,7 @@ def failed_run_hints(
     step: str | None,
     storage: CheckpointStorage,
     workflow: Workflow,
-    store: Path,
+    store: StoreRef,
 ) -> tuple[Hint, ...]:
     """Return the commands that can help a run that failed in ``step`` (None: the body)."""
     root = asyncio.run(storage.load(f"{result.run_id}.0"))

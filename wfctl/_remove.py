@@ -18,16 +18,17 @@ Removing a run together with every run restored from it breaks nothing and needs
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from ._checkpoint import RunStatus, validate_run_id
+from ._config import StoreRef
 from ._documents import document, summary_json
 from ._errors import RunNotFoundError, RunStateError, WfctlError
-from ._storage import RunSummary, open_store
+from ._storage import RunSummary
+from ._storage._open import on_store
+from ._storage._protocol import RunStore
 
 __all__ = ["DanglingOrigin", "RemoveReport", "remove_runs"]
 
@@ -69,7 +70,7 @@ class RemoveReport:
 
 
 def remove_runs(
-    store: Path, run_ids: Sequence[str], *, force: bool = False, must_exist: bool = True
+    store: StoreRef, run_ids: Sequence[str], *, force: bool = False, must_exist: bool = True
 ) -> RemoveReport:
     """Delete the runs ``run_ids`` whole; all of them, or (when one is refused) none.
 
@@ -83,15 +84,18 @@ def remove_runs(
         RunStateError: a named run is the origin of a run that stays (without ``force``).
         WfctlError: a removal failed part way (the message names the runs already removed).
     """
-    storage = open_store(store, must_exist=must_exist)
     doomed = list(dict.fromkeys(validate_run_id(r) for r in run_ids))
-    runs = asyncio.run(storage.list_runs())
+    return on_store(store, lambda storage: _remove(storage, doomed, force), must_exist=must_exist)
+
+
+async def _remove(storage: RunStore, doomed: list[str], force: bool) -> RemoveReport:
+    runs = await storage.list_runs()
     by_id = {r.run_id: r for r in runs}
     for rid in doomed:
         if rid not in by_id:
             raise RunNotFoundError(rid)
         if by_id[rid].status == RunStatus.RUNNING:
-            storage.lock_run(rid).release()  # raises RunLockedError naming the holder
+            await (await storage.lease_run(rid)).release()  # raises, naming the holder
     gone = set(doomed)
     dangling = tuple(
         DanglingOrigin(r.run_id, r.origin_run_id, r.origin_checkpoint_id or "")
@@ -108,9 +112,9 @@ def remove_runs(
             "--force)",
         )
     try:
-        removed_ids, locked = asyncio.run(storage.delete_runs(doomed))
+        removed_ids, locked = await storage.delete_runs(doomed)
     except OSError as exc:  # part way: say which of the named runs are gone already
-        left = {r.run_id for r in asyncio.run(storage.list_runs())}
+        left = {r.run_id for r in await storage.list_runs()}
         done = ", ".join(rid for rid in doomed if rid not in left) or "none"
         raise WfctlError(f"{exc} (removed before it: {done})") from exc
     removed = [by_id[rid] for rid in removed_ids]

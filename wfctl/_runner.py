@@ -25,12 +25,14 @@ from ._admission import refuse_cancelled
 from ._answers import TEMPLATE_NAME, PendingRequest, parse_responses, write_answers_template
 from ._checkpoint import Kind, validate_run_id
 from ._codec import encode
+from ._config import StoreRef, trusts_store
 from ._documents import document, utc_time
 from ._ending import failed_result, own_notes
 from ._errors import (
     ReplayInterrupted,
     RunStateError,
     UnencodableValueError,
+    UntrustedTargetError,
     WfctlError,
     WorkflowChangedError,
 )
@@ -52,7 +54,9 @@ from ._restore import load_target
 from ._storage import FileCheckpointStorage
 from ._storage._capabilities import load_chain
 from ._storage._durability import FULL, Durability
-from ._trust import refuse_code_in_store, vet_store_owner
+from ._storage._open import open_storage, redact
+from ._storage._protocol import RunStore
+from ._trust import FOREIGN_REMEDY, refuse_code_in_store, vet_store_owner
 
 if TYPE_CHECKING:
     from ._checkpoint import Checkpoint
@@ -92,7 +96,7 @@ class RunReport:
     run_id: str
     workflow_name: str
     checkpoint_id: str | None
-    store: Path
+    store: StoreRef
     outputs: tuple[Any, ...] = ()
     requests: tuple[PendingRequest, ...] = ()
     error: str | None = None
@@ -224,9 +228,9 @@ class RunFacts:
 def _outcome(
     drive: Drive[WorkflowRunResult],
     facts: RunFacts,
-    storage: FileCheckpointStorage,
+    storage: RunStore,
     workflow: Workflow,
-    store: Path,
+    store: StoreRef,
     target_recorded: bool = False,
 ) -> RunReport:
     workflow_name, loaded = workflow.name, workflow.target or ""
@@ -244,7 +248,7 @@ def _outcome(
             elapsed=drive.elapsed,
             target=loaded,
             target_recorded=target_recorded,
-            durability=storage.durability,
+            durability=_durability_of(storage),
         )
     requests = tuple(
         PendingRequest(
@@ -256,11 +260,12 @@ def _outcome(
     if status == "paused" and (drive.interrupts or drive.stopped_by or not requests):
         status = "interrupted"  # by Ctrl-C or SIGTERM here, or by `wfctl pause` from elsewhere
     answers = None
-    run_dir = storage.root / "runs" / run_id
-    if result.status == "paused" and requests:
-        answers = write_answers_template(run_dir, run_id, requests)
-    else:  # an earlier pause's template is stale now
-        (run_dir / TEMPLATE_NAME).unlink(missing_ok=True)
+    if isinstance(storage, FileCheckpointStorage):  # the template lives beside the journal
+        run_dir = storage.root / "runs" / run_id
+        if result.status == "paused" and requests:
+            answers = write_answers_template(run_dir, run_id, requests)
+        else:  # an earlier pause's template is stale now
+            (run_dir / TEMPLATE_NAME).unlink(missing_ok=True)
     failed_step: str | None = None
     hints: tuple[Hint, ...] = ()
     if status == "failed":
@@ -286,7 +291,7 @@ def _outcome(
         failed_step=failed_step,
         hints=hints,
         retries=tuple(facts.retries),
-        durability=storage.durability,
+        durability=_durability_of(storage),
     )
 
 
@@ -340,7 +345,7 @@ def read_input(input_json: str | None, input_file: Path | None) -> Any:
 def run_workflow(
     target: str,
     *,
-    store: Path,
+    store: StoreRef,
     input_json: str | None = None,
     input_file: Path | None = None,
     run_id: str | None = None,
@@ -364,7 +369,7 @@ def run_workflow(
     """
     message = read_input(input_json, input_file)
     workflow = load_workflow(target)
-    storage = FileCheckpointStorage(store, durability=durability or FULL)
+    storage = open_storage(store, must_exist=False, durability=durability or FULL)
     # The engine refuses an existing run id itself, under the run's lock.
     run_id = validate_run_id(run_id) if run_id is not None else new_run_id()
     bound = workflow.build(checkpoint_storage=storage)
@@ -390,7 +395,7 @@ def run_workflow(
 def resume_run(
     run_id: str,
     *,
-    store: Path,
+    store: StoreRef,
     responses: Sequence[str] = (),
     responses_file: Path | None = None,
     target: str | None = None,
@@ -422,7 +427,7 @@ def resume_run(
         WorkflowChangedError: its code changed since it was written and ``allow_changed`` is
             False.
     """
-    storage = FileCheckpointStorage(store, durability=durability or FULL)
+    storage = open_storage(store, must_exist=False, durability=durability or FULL)
     chain = asyncio.run(load_chain(storage, validate_run_id(run_id)))
     root, head = chain[0], chain[-1]
     if head.kind == Kind.COMPLETED:
@@ -469,8 +474,13 @@ def resume_run(
     return _outcome(drive, facts, storage, workflow, store, target_recorded=target is None)
 
 
+def _durability_of(storage: RunStore) -> Durability:
+    """Return how ``storage`` syncs commits (a server commits each: ``full``)."""
+    return storage.durability if isinstance(storage, FileCheckpointStorage) else FULL
+
+
 def _load_recorded(
-    root: Checkpoint, store: Path, target: str | None, trust_store: bool
+    root: Checkpoint, store: StoreRef, target: str | None, trust_store: bool
 ) -> Workflow:
     """Load ``target``, else the target ``root`` recorded -- if wfctl may import it.
 
@@ -490,6 +500,15 @@ def _load_recorded(
     recorded = RootPayload.of(root).target or RootPayload.of(root).workflow
     if not isinstance(recorded, str) or not recorded:
         raise WfctlError(f"run {run_id!r} records no workflow target; pass --target")
+    if isinstance(store, str):  # a server: anyone who can write to it could name the code
+        if not (trust_store or trusts_store(store)):
+            raise UntrustedTargetError(
+                recorded,
+                run_id,
+                f"the store {redact(store)} is a database others may write to",
+                FOREIGN_REMEDY,
+            )
+        return load_workflow(recorded)
     vet_store_owner(store, run_id, recorded, trusted=trust_store)
 
     def inside_store(locations: list[str]) -> None:
@@ -501,7 +520,7 @@ def _load_recorded(
 def replay_checkpoint(
     checkpoint_id: str,
     *,
-    store: Path,
+    store: StoreRef,
     target: str | None = None,
     trust_store: bool = False,
     allow_changed: bool = False,
@@ -526,7 +545,7 @@ def replay_checkpoint(
     from ._replay import replay_from
     from ._run import RunOptions
 
-    storage = FileCheckpointStorage(store)
+    storage = open_storage(store, must_exist=False)
     # Read once: the trust check, the restore and the diff all use this chain.
     chain, source = asyncio.run(load_target(storage, checkpoint_id))
     workflow = _load_recorded(chain[0], store, target, trust_store)

@@ -30,9 +30,9 @@ from pathlib import Path
 from ._config import trusts_store
 from ._errors import UntrustedTargetError
 
-__all__ = ["module_locations", "refuse_code_in_store", "vet_store_owner"]
+__all__ = ["FOREIGN_REMEDY", "module_locations", "refuse_code_in_store", "vet_store_owner"]
 
-_FOREIGN_REMEDY = (
+FOREIGN_REMEDY = (
     "if you trust this store, pass --trust-store (or list it under trusted_stores in "
     "wfctl.toml), or load your own code with --target"
 )
@@ -124,5 +124,5 @@ def vet_store_owner(store: Path, run_id: str, target: str, *, trusted: bool) -> 
                 target,
                 run_id,
                 f"{path} is owned by uid {owner}, not by you (uid {me})",
-                _FOREIGN_REMEDY,
+                FOREIGN_REMEDY,
             )

@@ -104,7 +104,7 @@ def test_the_replay_command_reads_the_source_once(
     arun(loaded.build(checkpoint_storage=_storage(store, fs)).run(5, run_id="src"))
     fs.reads.clear()
     # The command opens its own storage from the store path: give it the counting seam.
-    monkeypatch.setattr(_runner, "FileCheckpointStorage", lambda path: _storage(path, fs))
+    monkeypatch.setattr(_runner, "open_storage", lambda path, **_: _storage(path, fs))
 
     report = _runner.replay_checkpoint("src.1", store=store)
 

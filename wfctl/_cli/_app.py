@@ -16,7 +16,6 @@ import sys
 import traceback
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
@@ -35,7 +34,7 @@ else:
         from click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 
 if TYPE_CHECKING:
-    from wfctl._config import StoreLocation
+    from wfctl._config import StoreLocation, StoreRef
     from wfctl._runner import RunReport
     from wfctl._storage._durability import Durability
 
@@ -330,9 +329,9 @@ def resolve_durability_option(
     return resolve_durability(None if mode is None else mode.value, batch_steps, batch_ms)
 
 
-def resolve_store_option(store: str | None) -> Path:
+def resolve_store_option(store: str | None) -> StoreRef:
     """Return the store ``--store`` selects (else the environment or config), absolute."""
-    return locate_store_option(store).path
+    return locate_store_option(store).target
 
 
 def locate_store_option(store: str | None) -> StoreLocation:
@@ -340,6 +339,8 @@ def locate_store_option(store: str | None) -> StoreLocation:
     from wfctl._config import StoreLocation, locate_store
 
     location = locate_store(store)
+    if location.url is not None:
+        return location
     return StoreLocation(location.path.absolute(), location.named)
 
 

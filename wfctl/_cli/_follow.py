@@ -29,7 +29,7 @@ def follow_log(location: StoreLocation, run_id: str, json_output: bool) -> NoRet
         from wfctl._render import print_followed
     status = "interrupted"
     try:
-        for item in follow_run(location.path, run_id, must_exist=location.named):
+        for item in follow_run(location.target, run_id, must_exist=location.named):
             if json_output:
                 line = json.dumps(followed_json(run_id, item), ensure_ascii=False)
                 sys.stdout.write(line + "\n")

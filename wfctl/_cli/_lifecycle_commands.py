@@ -49,7 +49,7 @@ def cancel(
     from wfctl._cancel import cancel_run
 
     location = locate_store_option(store)
-    report = cancel_run(location.path, run_id, reason=reason, must_exist=location.named)
+    report = cancel_run(location.target, run_id, reason=reason, must_exist=location.named)
     if json_output:
         emit_json(report.to_json())
     else:
@@ -92,7 +92,7 @@ def rm(
     from wfctl._remove import remove_runs
 
     location = locate_store_option(store)
-    report = remove_runs(location.path, run_ids, force=force, must_exist=location.named)
+    report = remove_runs(location.target, run_ids, force=force, must_exist=location.named)
     from wfctl._render import print_dangling, print_removed
 
     print_dangling(report)  # on stderr, with or without --json: what --force broke

@@ -74,7 +74,7 @@ def verify_lineage(
 
     location = locate_store_option(store) if agent_framework is None else None
     report = verify_runs(
-        location.path if location else None,
+        location.target if location else None,
         run_ids or (),
         workflow_name=workflow,
         agent_framework_dir=agent_framework,
@@ -127,7 +127,7 @@ def runs(
 
     query = run_query(status, workflow, since, until, sort=sort, reverse=reverse, limit=limit)
     location = locate_store_option(store)
-    report = list_runs(location.path, query, must_exist=location.named)
+    report = list_runs(location.target, query, must_exist=location.named)
     if json_output:
         emit_json(report.to_json())
     else:
@@ -184,7 +184,7 @@ def log(
         follow_log(location, run_id, json_output)
     from wfctl._inspect import run_log
 
-    result = run_log(location.path, run_id, must_exist=location.named)
+    result = run_log(location.target, run_id, must_exist=location.named)
     if json_output:
         sys.stdout.writelines(result.json_text())  # entry by entry: a long run streams
     else:
@@ -223,7 +223,7 @@ def show(
     from wfctl._inspect import checkpoint_json, show_checkpoint, to_toml
 
     location = locate_store_option(store)
-    checkpoint_record = show_checkpoint(location.path, checkpoint, must_exist=location.named)
+    checkpoint_record = show_checkpoint(location.target, checkpoint, must_exist=location.named)
     if json_output:
         emit_json(checkpoint_json(checkpoint_record))
     elif toml:
@@ -264,7 +264,9 @@ def export(
 
     fmt = "json" if json_output and output is None else format.value
     location = locate_store_option(store)
-    result: ExportResult = export_run(location.path, run_id, fmt, output, must_exist=location.named)
+    result: ExportResult = export_run(
+        location.target, run_id, fmt, output, must_exist=location.named
+    )
     if output is not None and json_output:
         emit_json(result.to_json())
     else:
@@ -298,7 +300,7 @@ def pause(
     from wfctl._inspect import pause_run
 
     location = locate_store_option(store)
-    report = pause_run(location.path, run_id, must_exist=location.named)
+    report = pause_run(location.target, run_id, must_exist=location.named)
     if json_output:
         emit_json(report.to_json())
     else:
@@ -357,7 +359,7 @@ def gc(
     query = run_query(status, workflow, since, until)
     location = locate_store_option(store)
     report = collect_garbage(
-        location.path,
+        location.target,
         older_than=older_than,
         keep=keep,
         include_failed=include_failed,

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, TypeVar
 
 from wfctl._errors import StoreLocationError
 
@@ -12,16 +13,22 @@ from ._durability import Durability, DurabilityMode
 if TYPE_CHECKING:
     from ._protocol import RunStore
 
-__all__ = ["is_url", "open_storage", "redact"]
+__all__ = ["is_url", "on_store", "open_storage", "redact"]
+
+T = TypeVar("T")
 
 #: URL schemes that name a PostgreSQL server (libpq's two spellings).
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 
 def is_url(location: str | os.PathLike[str]) -> bool:
-    """Return whether ``location`` names a store by URL (not a directory)."""
+    """Return whether ``location`` names a store by URL (not a directory).
+
+    Any ``scheme://`` counts, so that a URL of a kind wfctl does not read is refused by name
+    (:func:`open_storage`) instead of being taken for a relative directory.
+    """
     text = os.fspath(location)
-    return text == "memory:" or text.startswith(POSTGRES_SCHEMES)
+    return text == "memory:" or "://" in text
 
 
 def redact(url: str) -> str:
@@ -74,3 +81,30 @@ def open_storage(
     storage = FileCheckpointStorage(text, durability=durability or "full")
     storage.check_location(must_exist=must_exist)
     return storage
+
+
+def on_store(
+    location: str | os.PathLike[str],
+    body: Callable[[RunStore], Awaitable[T]],
+    *,
+    must_exist: bool = True,
+    durability: Durability | DurabilityMode | None = None,
+) -> T:
+    """Open the store at ``location``, await ``body(store)`` on one event loop, close the store.
+
+    What every single-shot command does: a PostgreSQL store's connections belong to the loop
+    that opened them, so the whole command runs in one.
+
+    Raises:
+        StoreLocationError: see :func:`open_storage`; and whatever ``body`` raises.
+    """
+    import asyncio  # here, not at import: ``wfctl runs`` on a file store needs no event loop
+
+    async def main() -> T:
+        storage = open_storage(location, must_exist=must_exist, durability=durability)
+        try:
+            return await body(storage)
+        finally:
+            await storage.aclose()
+
+    return asyncio.run(main())
