@@ -157,7 +157,10 @@ async def _copy(src: RunStore, dst: RunStore, wanted: list[str]) -> list[CopiedR
 
 
 async def _copy_run(src: RunStore, dst: RunStore, run_id: str) -> CopiedRun:
-    summary = await src.run_summary(run_id)
+    try:
+        summary = await src.run_summary(run_id)
+    except RunNotFoundError:  # removed since the source was listed
+        return _refused(run_id, "", "no longer in the source")
     name = summary.workflow_name
     if summary.status == RunStatus.RUNNING:
         return _refused(run_id, name, "running in the source (pause it or let it end first)")
@@ -167,6 +170,8 @@ async def _copy_run(src: RunStore, dst: RunStore, run_id: str) -> CopiedRun:
         chain = strict_chain(await src.read_run(run_id))
     except CheckpointCorruptError as exc:  # it changed since its summary was read
         return _refused(run_id, name, f"corrupt in the source: {exc}")
+    except RunNotFoundError:
+        return _refused(run_id, name, "no longer in the source")
     try:
         lease = await dst.lease_run(run_id)
     except RunLockedError as exc:
@@ -200,7 +205,15 @@ async def _write_run(dst: RunStore, chain: list[Checkpoint], name: str) -> Copie
     if len(held) == total:
         return CopiedRun(run_id, CopyOutcome.ALREADY_COPIED, name, total)
     for checkpoint in chain[len(held) :]:
-        await dst.save(checkpoint)
+        try:
+            await dst.save(checkpoint)
+        except (CheckpointCorruptError, TypeError, ValueError) as exc:
+            written = checkpoint.seq - len(held)
+            problem = (
+                f"the destination refused {checkpoint.checkpoint_id}: {exc}; the "
+                f"{checkpoint.seq} record(s) before it are there (copying again completes it)"
+            )
+            return _refused(run_id, name, problem, total, written)
     copied = strict_chain(await dst.read_run(run_id))
     written = total - len(held)
     differs = [cp.checkpoint_id for cp, line in zip(copied, lines, strict=False)

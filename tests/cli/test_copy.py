@@ -211,3 +211,23 @@ def test_a_copy_that_does_not_read_back_identical_is_refused(source: Path) -> No
     assert run.problem is not None
     assert "does not verify" in run.problem
     assert f"{first}.0 does not read back" in run.problem
+
+
+class _Refusing(InMemoryCheckpointStorage):
+    """A destination that cannot hold the second record of a run (as a database might not)."""
+
+    async def save(self, checkpoint: Checkpoint) -> None:
+        if checkpoint.seq == 1:
+            raise ValueError("unsupported Unicode escape sequence")
+        await super().save(checkpoint)
+
+
+def test_a_record_the_destination_refuses_is_reported_with_what_is_there(source: Path) -> None:
+    [first, second, *_] = sorted(_runs(source))
+    destination = _Refusing()
+    copied = asyncio.run(_copy(FileCheckpointStorage(source), destination, [first, second]))
+    assert [run.outcome for run in copied] == [CopyOutcome.REFUSED] * 2
+    assert [run.written_count for run in copied] == [1, 1]
+    assert copied[0].problem is not None
+    assert f"the destination refused {first}.1: unsupported Unicode" in copied[0].problem
+    assert "the 1 record(s) before it are there" in copied[0].problem
