@@ -2,7 +2,7 @@
 
 The source store is built once per module with every kind of record the engine writes: a
 completed run, a paused one, one paused then answered, a failed one, one failed then cancelled,
-one retried by its policy, one interrupted (killed) and one restored by replay. Each test copies
+one failed then retried, one retried by its policy, one interrupted (killed) and one restored by replay. Each test copies
 it (or a copy of it) elsewhere.
 """
 
@@ -20,7 +20,7 @@ import pytest
 
 from tests.cli.conftest import SAMPLES, WORKFLOWS, invoke, run_id_of, wfctl
 from tests.cli.test_cancel_rm import start_gated
-from wfctl._checkpoint import Checkpoint
+from wfctl._checkpoint import KINDS, Checkpoint
 from wfctl._copy import CopyOutcome, _copy
 from wfctl._storage import FileCheckpointStorage, InMemoryCheckpointStorage
 from wfctl._storage._protocol import RunJournal
@@ -51,6 +51,12 @@ def source(tmp_path_factory: pytest.TempPathFactory) -> Path:
     cancelled = _run("run", WORKFLOWS / "flaky.py", "--input", json.dumps(str(broken)),
                      "--store", store, code=1)  # fmt: skip
     assert invoke("cancel", cancelled, "--store", store).code == 0
+    fixed = base / "fixed"
+    fixed.mkdir()
+    retried = _run("run", WORKFLOWS / "flaky.py", "--input", json.dumps(str(fixed)),
+                   "--store", store, code=1)  # fmt: skip
+    (fixed / "fixed").write_text("in")
+    _run("resume", retried, "--store", store, code=0)
     _run("run", SAMPLES / "flaky_service.py", "--store", store, code=0)
     assert invoke("replay", "--checkpoint", f"{greet}.1", "--store", store).code == 0
     process, _ = start_gated(store, base, "killed")
@@ -87,6 +93,9 @@ def test_every_record_copies_to_the_same_bytes(source: Path, tmp_path: Path) -> 
     kinds = {r["status"] for r in runs.values()}
     assert kinds == {"completed", "paused", "failed", "cancelled", "interrupted"}
     assert any(r["origin_run_id"] for r in runs.values())  # the restored run
+    records = [json.loads(line) for data in _files(source).values() for line in data.splitlines()]
+    assert {r["kind"] for r in records if "kind" in r} == set(KINDS)  # every kind of record
+    assert any(r.get("data", {}).get("attempts") for r in records)  # a policy's retries
     assert report["copied_count"] == report["run_count"] == len(runs)
     assert {r["run_id"] for r in report["runs"]} == set(runs)
     assert all(r["written_count"] == r["checkpoint_count"] > 0 for r in report["runs"])
@@ -129,7 +138,9 @@ def test_runs_that_cannot_be_copied_are_reported_and_the_others_copied(
     ids = sorted(_runs(store))
     corrupt, conflict, leased, *fine = ids
     journal = store / "runs" / corrupt / "journal.jsonl"
-    journal.write_bytes(journal.read_bytes().replace(b'"seq":1,', b'"seq":1 ,', 1))
+    damaged = journal.read_bytes().replace(b'"seq":1,', b'"seq":1 ,', 1)
+    assert damaged != journal.read_bytes()
+    journal.write_bytes(damaged)
     # Another run under the same id in the destination, and one run held there.
     assert invoke("run", WORKFLOWS / "greet.py", "--run-id", conflict, "--store", target).code == 0
     conflicting = _files(target)
