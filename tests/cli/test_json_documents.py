@@ -40,6 +40,7 @@ DOCUMENT_OF = {
     "version": "version",
     "cancel": "cancel",
     "rm": "rm",
+    "copy": "copy",
 }
 #: The documents of other modes: export with --output, and log --follow's JSON Lines.
 MODE_DOCUMENTS = {"export-result", "log-entry", "log-end"}
@@ -160,6 +161,9 @@ def documents(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Any]]:
         for entry in entries:
             keep("log-entry", entry)
         keep("log-end", end)
+    copied = store.parent / "copied"
+    keep("copy", _json("copy", "--from", store, "--to", copied))
+    keep("copy", _json("copy", "--from", store, "--to", copied, typed_id))  # already copied
     keep("rm", _json("rm", service["run_id"], "--store", store))
     keep("rm", _json("rm", typed_id, "--force", "--store", store))  # its replay's origin dangles
     keep("verify-lineage", _json("verify-lineage", "--store", store, code=1))
@@ -208,6 +212,8 @@ def test_the_store_covers_every_shape(documents: dict[str, list[Any]]) -> None:
     assert "cancelled" in {r["status"] for r in documents["runs"][-1]["runs"]}
     assert {d["status"] for d in documents["log-end"]} == {"completed", "cancelled"}
     assert [bool(d["dangling_origins"]) for d in documents["rm"]] == [False, True]
+    assert [d["copied_count"] > 0 for d in documents["copy"]] == [True, False]
+    assert documents["copy"][1]["runs"][0]["outcome"] == "already_copied"
 
 
 def test_follow_lines_are_the_log_entries(documents: dict[str, list[Any]]) -> None:
@@ -293,6 +299,7 @@ def greeted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
         ["cancel", "{run}"],
         ["rm", "nope"],
         ["rm", "{run}", "nope"],
+        ["copy", "--from", "{missing}", "--to", "{missing}-too"],
         ["log", "nope", "--follow"],
         ["runs", "--bogus"],
         ["version", "--bogus"],
@@ -303,7 +310,7 @@ def test_errors_under_json_leave_stdout_empty(args: list[str], greeted: tuple[Pa
     store, run = greeted
     values = {"run": run, "missing": str(store.parent / "missing")}
     filled = [arg.format(**values) for arg in args]
-    if "--store" not in filled and filled[0] != "version":
+    if "--store" not in filled and filled[0] not in ("version", "copy"):
         filled += ["--store", str(store)]
     done = wfctl(*filled, "--json")
     assert done.code == 2, done.stderr

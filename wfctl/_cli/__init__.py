@@ -12,7 +12,7 @@ The engine, the storages and rich are imported inside the commands that need the
 - :mod:`._app`: the app, its error translation and the options commands share;
 - :mod:`._run_commands`: ``run``, ``resume``, ``replay``;
 - :mod:`._store_commands`: ``verify-lineage``, ``runs``, ``log``, ``show``, ``export``, ``pause``, ``gc``;
-- :mod:`._lifecycle_commands`: ``cancel``, ``rm``;
+- :mod:`._lifecycle_commands`: ``cancel``, ``rm``, ``copy``;
 - :mod:`._filters`: the run filters ``runs`` and ``gc`` share;
 - :mod:`._version_command`: ``version``.
 """

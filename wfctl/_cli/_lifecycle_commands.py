@@ -1,4 +1,4 @@
-"""The commands that end or delete runs: ``cancel`` and ``rm``."""
+"""The commands that end, delete or move runs: ``cancel``, ``rm`` and ``copy``."""
 
 from __future__ import annotations
 
@@ -13,10 +13,11 @@ from ._app import (
     app,
     complete_run_id,
     emit_json,
+    exit_with,
     locate_store_option,
 )
 
-__all__ = ["cancel", "rm"]
+__all__ = ["cancel", "copy", "rm"]
 
 
 @app.command()
@@ -100,3 +101,56 @@ def rm(
         emit_json(report.to_json())
     else:
         print_removed(report)
+
+
+@app.command()
+def copy(
+    source: Annotated[
+        str,
+        typer.Option(
+            "--from",
+            metavar="STORE",
+            help="The store to copy from: a directory, postgresql://... or memory:. It must "
+            "exist; nothing in it is written.",
+            show_default=False,
+        ),
+    ],
+    destination: Annotated[
+        str,
+        typer.Option(
+            "--to",
+            metavar="STORE",
+            help="The store to copy to (created if it is a directory that does not exist).",
+            show_default=False,
+        ),
+    ],
+    run_ids: Annotated[
+        list[str] | None,
+        typer.Argument(metavar="RUN_ID...", help="The runs to copy (default: every run)."),
+    ] = None,
+    json_output: JsonOption = False,
+    debug: DebugOption = False,
+) -> None:
+    """Copy runs from one store to another, keeping ids, chains, times and checksums.
+
+    Each run is read strictly from the source (a corrupt run, or one running there, is not
+    copied), written in order under its lease in the destination, then read back: every
+    record must have the source's bytes and checksum. A run the destination holds already is
+    skipped when its chain is the same, completed when it is a prefix (a copy cut short), and
+    otherwise left alone and reported. Exit 1 if any run was not copied (the others are), 2
+    for a store that cannot be opened or a run id the source does not hold (nothing copied).
+
+    \b
+    Example:
+      wfctl copy --from ./.wfctl --to postgresql://wfctl@db.example/wfctl
+    """
+    from wfctl._copy import copy_runs
+
+    report = copy_runs(source, destination, run_ids or ())
+    if json_output:
+        emit_json(report.to_json())
+    else:
+        from wfctl._render import print_copied
+
+        print_copied(report)
+    exit_with(0 if report.ok else 1)

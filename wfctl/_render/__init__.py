@@ -15,7 +15,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._lifecycle import print_cancel, print_dangling, print_followed, print_removed
+    from ._lifecycle import (
+        print_cancel,
+        print_copied,
+        print_dangling,
+        print_followed,
+        print_removed,
+    )
     from ._progress import RunProgress
     from ._reports import print_lineage, print_replay
     from ._runs import (
@@ -32,6 +38,7 @@ __all__ = [
     "RunProgress",
     "print_cancel",
     "print_checkpoint",
+    "print_copied",
     "print_dangling",
     "print_export",
     "print_followed",
@@ -50,6 +57,7 @@ _HOME = {
     "print_lineage": "_reports",
     "print_replay": "_reports",
     "print_cancel": "_lifecycle",
+    "print_copied": "_lifecycle",
     "print_dangling": "_lifecycle",
     "print_followed": "_lifecycle",
     "print_removed": "_lifecycle",

@@ -1,4 +1,4 @@
-"""Rendering ``cancel``, ``rm`` and ``log --follow`` for people; what ``rm --force`` broke."""
+"""Rendering ``cancel``, ``rm``, ``copy`` and ``log --follow`` for people; what ``rm --force`` broke."""
 
 from __future__ import annotations
 
@@ -9,11 +9,12 @@ from ._runs import entry_tree
 
 if TYPE_CHECKING:
     from wfctl._cancel import CancelReport
+    from wfctl._copy import CopyReport
     from wfctl._follow import FollowEnd
     from wfctl._inspect import LogEntry
     from wfctl._remove import RemoveReport
 
-__all__ = ["print_cancel", "print_dangling", "print_followed", "print_removed"]
+__all__ = ["print_cancel", "print_copied", "print_dangling", "print_followed", "print_removed"]
 
 
 def print_cancel(report: CancelReport) -> None:
@@ -37,6 +38,36 @@ def print_removed(report: RemoveReport) -> None:
                 f"removed run {run.run_id} ({run.workflow_name}, ", status_text(run.status), ")"
             )
         )
+
+
+def print_copied(report: CopyReport) -> None:
+    """Say what ``copy`` did with each run, then count them (refusals on stderr too)."""
+    from wfctl._copy import CopyOutcome
+
+    out, err = stdout(), stderr()
+    for run in report.runs:
+        name = f" ({run.workflow_name})" if run.workflow_name else ""
+        if run.outcome == CopyOutcome.COPIED:
+            kept = run.checkpoint_count - run.written_count
+            already = f", {kept} there already" if kept else ""
+            out.print(
+                f"copied run {run.run_id}{name}: {run.written_count} checkpoint(s){already}",
+                soft_wrap=True,
+            )
+        elif run.outcome == CopyOutcome.ALREADY_COPIED:
+            out.print(f"run {run.run_id}{name} is in the destination already", soft_wrap=True)
+        else:
+            err.print(
+                Text(f"wfctl: run {run.run_id}{name} not copied: {run.problem}", style="red"),
+                soft_wrap=True,
+            )
+    out.print(
+        f"{report.count(CopyOutcome.COPIED)} run(s) copied, "
+        f"{report.count(CopyOutcome.ALREADY_COPIED)} there already, "
+        f"{report.count(CopyOutcome.REFUSED)} not copied "
+        f"(from {report.source} to {report.destination})",
+        soft_wrap=True,
+    )
 
 
 def print_dangling(report: RemoveReport) -> None:

@@ -34,7 +34,7 @@ from wfctl._errors import (
 )
 
 from ._appender import READ_FLAGS, JournalAppender, symlink_error
-from ._base import StorageQueries, strict_chain
+from ._base import StorageQueries, check_append, strict_chain
 from ._durability import Durability, DurabilityMode
 from ._follow import JournalFollower
 from ._fs import OS_FS, FileSystem, write_private
@@ -205,6 +205,8 @@ class FileCheckpointStorage(StorageQueries):
     def _open_appender(self, checkpoint: Checkpoint) -> JournalAppender:
         run_id = validate_run_id(checkpoint.run_id)
         if checkpoint.seq == 0:
+            if checkpoint.kind != Kind.ROOT or checkpoint.previous_checkpoint_id is not None:
+                check_append(checkpoint, -1, None, self._layout.journal(run_id))  # refuses it
             self._layout.make_run_dir(run_id, durable=self._durable)
         else:
             self._layout.check_run_dir(run_id)
@@ -317,7 +319,7 @@ class FileCheckpointStorage(StorageQueries):
 
         Raises:
             InvalidIdError: ``run_id`` is malformed.
-            RunNotFoundError: the run has no journal.
+            RunNotFoundError: the run has no journal, or an empty one (leased, never started).
         """
         return self._read_journal(validate_run_id(run_id))
 
@@ -331,6 +333,8 @@ class FileCheckpointStorage(StorageQueries):
             data = read_all(self._fs, fd)
         finally:
             self._fs.close(fd)
+        if not data and not self._fs.lexists(self._layout.end(run_id)):
+            raise RunNotFoundError(run_id)  # leased or created, never committed: not a run yet
         checkpoints, problems, torn = parse_journal(data, path, run_id)
         problem = end_marker_problem(self._layout, run_id, data, checkpoints)
         if problem is not None:
@@ -487,8 +491,9 @@ class FileCheckpointStorage(StorageQueries):
         validate_run_id(run_id)
         layout = self._layout
         layout.check_run_dir(run_id)
-        if not layout.is_file(layout.journal(run_id)):
-            raise RunNotFoundError(run_id)
+        journal = layout.journal(run_id)
+        if not layout.is_file(journal) or not self._fs.stat(journal).st_size:
+            raise RunNotFoundError(run_id)  # no journal, or one leased but never written to
         write_private(self._fs, layout.pause(run_id), {"pid": os.getpid()})
 
     def pause_requested(self, run_id: str) -> bool:

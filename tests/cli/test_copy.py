@@ -1,0 +1,244 @@
+"""``wfctl copy`` through the installed executable, and the library's read-back check.
+
+The source store is built once per module with every kind of record the engine writes: a
+completed run, a paused one, one paused then answered, a failed one, one failed then cancelled,
+one failed then retried, one retried by its policy, one interrupted (killed) and one restored by replay. Each test copies
+it (or a copy of it) elsewhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import signal
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.cli.conftest import SAMPLES, WORKFLOWS, invoke, run_id_of, wfctl
+from tests.cli.test_cancel_rm import start_gated
+from wfctl._checkpoint import KINDS, Checkpoint
+from wfctl._copy import CopyOutcome, _copy
+from wfctl._storage import FileCheckpointStorage, InMemoryCheckpointStorage
+from wfctl._storage._protocol import RunJournal
+
+REVIEW = WORKFLOWS / "review.py"
+
+
+def _run(*args: str | Path, code: int) -> str:
+    done = invoke(*args, "--json")
+    assert done.code == code, done.stderr
+    return run_id_of(done)
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store holding a run of every kind of record (see the module's docstring)."""
+    base = tmp_path_factory.mktemp("copy")
+    store = base / "source"
+    greet = _run("run", WORKFLOWS / "greet.py", "--store", store, code=0)
+    _run("run", REVIEW, "--store", store, code=3)
+    answered = _run("run", REVIEW, "--store", store, code=3)
+    answers = ("-r", "0/request#0=yes", "-r", "1/request#0=3")
+    _run("resume", answered, *answers, "--store", store, code=0)
+    broken = base / "broken"
+    broken.mkdir()
+    _run("run", WORKFLOWS / "flaky.py", "--input", json.dumps(str(broken)), "--store", store,
+         code=1)  # fmt: skip
+    cancelled = _run("run", WORKFLOWS / "flaky.py", "--input", json.dumps(str(broken)),
+                     "--store", store, code=1)  # fmt: skip
+    assert invoke("cancel", cancelled, "--store", store).code == 0
+    fixed = base / "fixed"
+    fixed.mkdir()
+    retried = _run("run", WORKFLOWS / "flaky.py", "--input", json.dumps(str(fixed)),
+                   "--store", store, code=1)  # fmt: skip
+    (fixed / "fixed").write_text("in")
+    _run("resume", retried, "--store", store, code=0)
+    _run("run", SAMPLES / "flaky_service.py", "--store", store, code=0)
+    assert invoke("replay", "--checkpoint", f"{greet}.1", "--store", store).code == 0
+    process, _ = start_gated(store, base, "killed")
+    process.send_signal(signal.SIGKILL)
+    process.communicate(timeout=60)
+    return store
+
+
+def _runs(store: Path | str) -> dict[str, Any]:
+    done = wfctl("runs", "--store", store, "--json")
+    assert done.code == 0, done.stderr
+    return {r["run_id"]: r for r in done.json()["runs"]}
+
+
+def _files(store: Path) -> dict[str, bytes]:
+    """Every journal and end marker of a store, by its path under ``runs``."""
+    return {
+        str(path.relative_to(store)): path.read_bytes()
+        for path in sorted((store / "runs").glob("*/*"))
+        if path.name in ("journal.jsonl", "end.json")
+    }
+
+
+def _copy_json(*args: str | Path, code: int) -> Any:
+    done = wfctl("copy", *args, "--json")
+    assert done.code == code, done.stderr
+    return done.json()
+
+
+def test_every_record_copies_to_the_same_bytes(source: Path, tmp_path: Path) -> None:
+    target = tmp_path / "target"  # does not exist yet: created
+    report = _copy_json("--from", source, "--to", target, code=0)
+    runs = _runs(source)
+    kinds = {r["status"] for r in runs.values()}
+    assert kinds == {"completed", "paused", "failed", "cancelled", "interrupted"}
+    assert any(r["origin_run_id"] for r in runs.values())  # the restored run
+    records = [json.loads(line) for data in _files(source).values() for line in data.splitlines()]
+    assert {r["kind"] for r in records if "kind" in r} == set(KINDS)  # every kind of record
+    assert any(r.get("data", {}).get("attempts") for r in records)  # a policy's retries
+    assert report["copied_count"] == report["run_count"] == len(runs)
+    assert {r["run_id"] for r in report["runs"]} == set(runs)
+    assert all(r["written_count"] == r["checkpoint_count"] > 0 for r in report["runs"])
+    assert _files(target) == _files(source)  # ids, chains, times, checksums, end markers
+    assert _runs(target) == runs
+    assert wfctl("verify-lineage", "--store", target).code == 0
+
+    again = _copy_json("--from", source, "--to", target, code=0)
+    assert again["already_copied_count"] == len(runs)
+    assert {r["outcome"] for r in again["runs"]} == {"already_copied"}
+    assert _files(target) == _files(source)
+
+
+def test_copy_to_memory_reads_every_record_back(source: Path) -> None:
+    report = _copy_json("--from", source, "--to", "memory:", code=0)
+    assert report["destination"] == "memory:"
+    assert report["copied_count"] == len(_runs(source))
+
+
+def test_a_run_that_went_on_is_completed_in_the_destination(tmp_path: Path) -> None:
+    store, target = tmp_path / "source", tmp_path / "target"
+    run_id = _run("run", REVIEW, "--store", store, code=3)
+    assert _copy_json("--from", store, "--to", target, code=0)["copied_count"] == 1
+    before = _runs(target)[run_id]["head_seq"]
+    _run("resume", run_id, "-r", "0/request#0=yes", "-r", "1/request#0=3", "--store", store,
+         code=0)  # fmt: skip
+    report = _copy_json("--from", store, "--to", target, run_id, code=0)
+    [run] = report["runs"]
+    assert run["outcome"] == "copied"
+    assert run["written_count"] == run["checkpoint_count"] - before - 1 > 0
+    assert _files(target) == _files(store)
+    assert _runs(target)[run_id]["status"] == "completed"
+
+
+def test_runs_that_cannot_be_copied_are_reported_and_the_others_copied(
+    source: Path, tmp_path: Path
+) -> None:
+    store, target = tmp_path / "source", tmp_path / "target"
+    shutil.copytree(source, store)
+    ids = sorted(_runs(store))
+    corrupt, conflict, leased, *fine = ids
+    journal = store / "runs" / corrupt / "journal.jsonl"
+    damaged = journal.read_bytes().replace(b'"seq":1,', b'"seq":1 ,', 1)
+    assert damaged != journal.read_bytes()
+    journal.write_bytes(damaged)
+    # Another run under the same id in the destination, and one run held there.
+    assert invoke("run", WORKFLOWS / "greet.py", "--run-id", conflict, "--store", target).code == 0
+    conflicting = _files(target)
+    held = FileCheckpointStorage(target).lock_run(leased)
+    try:
+        done = wfctl("copy", "--from", store, "--to", target)
+    finally:
+        held.release()
+    assert done.code == 1, done.stderr
+    refused = {line.split()[2]: line for line in done.stderr.splitlines()}
+    assert set(refused) == {corrupt, conflict, leased}
+    assert "corrupt in the source" in refused[corrupt]
+    assert "checksum mismatch" in refused[corrupt]
+    assert "another run with this id is in the destination" in refused[conflict]
+    assert "is locked by" in refused[leased]
+    assert f"{len(fine)} run(s) copied, 0 there already, 3 not copied" in done.stdout
+    copied = _files(target)
+    assert {path: copied[path] for path in conflicting} == conflicting  # left as it was
+    assert set(_runs(target)) == {conflict, *fine}
+    assert all(copied[p] == data for p, data in _files(store).items() if p.split("/")[1] in fine)
+
+
+def test_a_run_running_in_the_source_is_not_copied(tmp_path: Path) -> None:
+    store, target = tmp_path / "source", tmp_path / "target"
+    done_id = _run("run", WORKFLOWS / "greet.py", "--store", store, code=0)
+    process, gate = start_gated(store, tmp_path, "moving")
+    try:
+        report = _copy_json("--from", store, "--to", target, code=1)
+    finally:
+        (gate / "gate").write_text("go")
+        process.communicate(timeout=60)
+    outcomes = {r["run_id"]: r for r in report["runs"]}
+    assert outcomes[done_id]["outcome"] == "copied"
+    assert outcomes["moving"]["outcome"] == "refused"
+    assert "running in the source" in outcomes["moving"]["problem"]
+    assert set(_runs(target)) == {done_id}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--from", "{source}", "--to", "{source}"], "is the source store itself"),
+        (["--from", "{missing}", "--to", "{target}"], "does not exist"),
+        (["--from", "{source}", "--to", "{target}", "nope"], "run 'nope' not found"),
+        (["--from", "{source}", "--to", "{target}", "../x"], "invalid run id"),
+        (["--from", "{source}", "--to", "ftp://host/x"], "is not a store"),
+        (["--to", "{target}"], "Missing option '--from'"),
+    ],
+)
+def test_bad_stores_and_ids_copy_nothing(
+    source: Path, tmp_path: Path, args: Sequence[str], message: str
+) -> None:
+    target = tmp_path / "target"
+    names = {"source": source, "missing": tmp_path / "missing", "target": target}
+    done = wfctl("copy", *(a.format(**names) for a in args), "--json")
+    assert done.code == 2
+    assert message in done.error_line()
+    assert done.stdout == ""
+    assert not target.exists()
+
+
+class _Misreading(InMemoryCheckpointStorage):
+    """A destination that reads back another time than it was given (a lossy encoding)."""
+
+    async def read_run(self, run_id: str) -> RunJournal:
+        journal = await super().read_run(run_id)
+        bent = [
+            Checkpoint.from_dict({**c.to_dict(), "ts": c.timestamp.replace("+00:00", "Z")}, "x")
+            for c in journal.checkpoints
+        ]
+        return RunJournal(run_id, tuple(bent), source=journal.source)
+
+
+def test_a_copy_that_does_not_read_back_identical_is_refused(source: Path) -> None:
+    [first, *_] = sorted(_runs(source))
+    copied = asyncio.run(_copy(FileCheckpointStorage(source), _Misreading(), [first]))
+    [run] = copied
+    assert run.outcome == CopyOutcome.REFUSED
+    assert run.problem is not None
+    assert "does not verify" in run.problem
+    assert f"{first}.0 does not read back" in run.problem
+
+
+class _Refusing(InMemoryCheckpointStorage):
+    """A destination that cannot hold the second record of a run (as a database might not)."""
+
+    async def save(self, checkpoint: Checkpoint) -> None:
+        if checkpoint.seq == 1:
+            raise ValueError("unsupported Unicode escape sequence")
+        await super().save(checkpoint)
+
+
+def test_a_record_the_destination_refuses_is_reported_with_what_is_there(source: Path) -> None:
+    [first, second, *_] = sorted(_runs(source))
+    destination = _Refusing()
+    copied = asyncio.run(_copy(FileCheckpointStorage(source), destination, [first, second]))
+    assert [run.outcome for run in copied] == [CopyOutcome.REFUSED] * 2
+    assert [run.written_count for run in copied] == [1, 1]
+    assert copied[0].problem is not None
+    assert f"the destination refused {first}.1: unsupported Unicode" in copied[0].problem
+    assert "the 1 record(s) before it are there" in copied[0].problem
