@@ -73,7 +73,7 @@ class WorkerEvent:
                 "status": self.status,
                 "reason": self.reason,
                 "head_checkpoint_id": self.head_checkpoint_id,
-                "at": epoch_time(self.at),
+                "happened_at": epoch_time(self.at),
             },
         )
 

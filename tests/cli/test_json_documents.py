@@ -40,6 +40,8 @@ DOCUMENT_OF = {
     "version": "version",
     "cancel": "cancel",
     "rm": "rm",
+    "submit": "submit",
+    "worker": "worker-event",
 }
 #: The documents of other modes: export with --output, and log --follow's JSON Lines.
 MODE_DOCUMENTS = {"export-result", "log-entry", "log-end"}
@@ -140,7 +142,12 @@ def documents(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Any]]:
     keep("run", json.loads(stdout))
     keep("replay", _json("replay", "-c", f"{typed_id}.1", "--store", store))
     keep("replay", _json("replay", "-c", f"{paused['run_id']}.1", "--store", store))
-    keep("runs", _json("runs", "--store", store))
+    queued = keep("submit", _json("submit", WORKFLOWS / "greet.py", "--store", store))
+    keep("runs", _json("runs", "--store", store))  # lists the queued run
+    for event in _lines("worker", "--store", store, "--exit-when-idle", "--workflows", WORKFLOWS):
+        keep("worker-event", event)
+    log = _json("log", queued["run_id"], "--store", store)
+    assert log["run"]["status"] == "completed"
     for run_id in (typed_id, paused["run_id"], "backing-off"):
         keep("log", _json("log", run_id, "--store", store))
     for seq in range(4):
@@ -198,6 +205,10 @@ def test_the_store_covers_every_shape(documents: dict[str, list[Any]]) -> None:
     assert statuses == {"completed", "paused", "failed", "interrupted"}
     assert any(d["retries"] for d in documents["run"]) and any(d["hints"] for d in documents["run"])
     assert any(d["requests"] for d in documents["run"])
+    statuses = {r["status"] for d in documents["runs"] for r in d["runs"]}
+    assert "queued" in statuses
+    events = {(e["event"], e["status"]) for e in documents["worker-event"]}
+    assert {("taken", None), ("ended", "completed"), ("idle", None)} <= events
     log_items = [c for d in documents["log"] for c in d["checkpoints"]]
     assert any(c["attempts"] for c in log_items) and any(c["answers"] for c in log_items)
     assert any(c["served_count"] for c in log_items)

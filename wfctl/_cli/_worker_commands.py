@@ -68,7 +68,7 @@ def submit(
 
     \b
     Example:
-      wfctl submit sample_workflows/pipeline.py --input '"data"'
+      wfctl submit sample_workflows/fan_out.py --store /srv/wf
     """
     from wfctl._submit import submit_workflow
 
