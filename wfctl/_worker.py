@@ -180,9 +180,9 @@ class _Worker:
             if not target:
                 raise WfctlError(f"run {run_id!r} records no workflow target")
             bound = self._load(target, run_id).build(checkpoint_storage=self.storage)
-        except WfctlError as exc:
+        except Exception as exc:  # its code cannot be imported: leave the run alone
             await lease.release()
-            self._refuse(run_id, name, str(exc))
+            self._refuse(run_id, name, _describe(exc))
             return
         self.taken += 1
         self.emit(WorkerEvent("taken", run_id, name))
@@ -197,14 +197,13 @@ class _Worker:
             raise
         except Exception as exc:  # the store failed under it: leave it as it is
             self.refused[run_id] = str(exc)
-            self._end(WorkerEvent("ended", run_id, name, "error", f"{type(exc).__name__}: {exc}"))
+            self._end(WorkerEvent("ended", run_id, name, "error", _describe(exc)))
             return
         result = driven.result
         status: str = result.status
         if status == "paused" and not result.get_request_info_events():
             status = "interrupted"
-        error = result.error
-        reason = f"{type(error).__name__}: {error}" if error is not None else None
+        reason = _describe(result.error) if result.error is not None else None
         head = result.checkpoint_id or None
         self._end(WorkerEvent("ended", run_id, name, status, reason, head))
 
@@ -241,9 +240,18 @@ class _Worker:
                 finally:
                     for wait in waits:
                         wait.cancel()
+        except asyncio.CancelledError:  # a second Ctrl-C: abort the runs too
+            for task in driving:
+                task.cancel()
+            raise
         finally:
-            if driving:  # stopping (or cancelled): the runs pause at their next step
+            if driving:  # stopping: the runs pause at their next step (aborted: cancelled)
                 await asyncio.gather(*driving, return_exceptions=True)
+
+
+def _describe(error: BaseException) -> str:
+    """Return a wfctl error's own message, any other as ``Type: message``."""
+    return str(error) if isinstance(error, WfctlError) else f"{type(error).__name__}: {error}"
 
 
 def run_worker(

@@ -268,3 +268,35 @@ def test_resume_starts_a_queued_run_here(tmp_path: Path) -> None:
     assert done.json()["status"] == "completed"
     log = wfctl("log", run_id, "--store", store, "--json").json()
     assert [c["kind"] for c in log["checkpoints"]] == ["root", "step", "completed"]
+
+
+def test_a_second_ctrl_c_aborts_the_runs_being_driven(tmp_path: Path) -> None:
+    store, gate = tmp_path / "store", tmp_path / "gate"
+    run_id, process = _driving(store, gate, "blocked.py")  # its step never ends by itself
+    assert process.stdout is not None
+    assert json.loads(process.stdout.readline())["event"] == "taken"
+    process.send_signal(signal.SIGINT)
+    assert json.loads(process.stdout.readline())["reason"] == "SIGINT"
+    process.send_signal(signal.SIGINT)
+    events = _finish(process, code=130)
+    assert [(e["event"], e["status"]) for e in events] == [("ended", "aborted")]
+    assert _runs(store) == {run_id: "queued"}  # nothing committed; its lease is free again
+
+
+def test_a_run_whose_code_changed_or_breaks_is_left_alone(tmp_path: Path) -> None:
+    store, code = tmp_path / "store", tmp_path / "code"
+    code.mkdir()
+    source = (WORKFLOWS / "greet.py").read_text(encoding="utf-8")
+    (code / "greet.py").write_text(source, encoding="utf-8")
+    (code / "broken.py").write_text(source, encoding="utf-8")
+    changed = wfctl("submit", code / "greet.py", "--store", store, "--json").json()["run_id"]
+    broken = wfctl("submit", code / "broken.py", "--store", store, "--json").json()["run_id"]
+    (code / "greet.py").write_text(source.replace("name.upper()", "name.lower()"), "utf-8")
+    (code / "broken.py").write_text(source + "\nraise RuntimeError('no import')\n", "utf-8")
+
+    events = _finish(_worker(store, "--exit-when-idle", "--workflows", code))
+    refused = {e["run_id"]: e["reason"] for e in events if e["event"] == "refused"}
+    assert set(refused) == {changed, broken} and events[-1]["event"] == "idle"
+    assert "changed" in refused[changed]
+    assert "no import" in refused[broken]
+    assert _runs(store) == {changed: "queued", broken: "queued"}
