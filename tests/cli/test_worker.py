@@ -300,3 +300,14 @@ def test_a_run_whose_code_changed_or_breaks_is_left_alone(tmp_path: Path) -> Non
     assert "changed" in refused[changed]
     assert "no import" in refused[broken]
     assert _runs(store) == {changed: "queued", broken: "queued"}
+
+
+def test_a_cancelled_queued_run_is_not_taken(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    run_id = _submit(store, "greet.py", "ann")
+    cancelled = wfctl("cancel", run_id, "--store", store, "--json")
+    assert cancelled.code == 0, cancelled.stderr
+    assert cancelled.json()["previous_status"] == "queued"
+    events = _finish(_worker(store, "--exit-when-idle", "--workflows", WORKFLOWS))
+    assert [e["event"] for e in events] == ["idle"]
+    assert _runs(store) == {run_id: "cancelled"}
