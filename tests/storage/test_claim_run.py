@@ -102,3 +102,21 @@ def test_nothing_to_claim_in_an_empty_store(kind: str, tmp_path: Path) -> None:
 
     storage = open_storage("memory:" if kind == "memory" else tmp_path)
     assert arun(storage.claim_run()) is None
+
+
+def test_a_run_seen_ended_is_claimed_once_its_records_change(storage: Any) -> None:
+    """The file store skips a run it found ended by one stat: a change must end the skip."""
+    other = storage if not isinstance(storage, FileCheckpointStorage) else None
+    if other is None:  # another process's view of the same store
+        other = FileCheckpointStorage(storage.root)
+
+    async def scenario() -> None:
+        bound = loud.build(checkpoint_storage=other)
+        paused = await bound.run("ask", run_id="asks")
+        assert await storage.claim_run() is None  # paused: skipped (and remembered)
+        assert await other.delete(paused.checkpoint_id)  # the pause record cut away
+        lease = await storage.claim_run()
+        assert lease is not None and lease.run_id == "asks"
+        await lease.release()
+
+    arun(scenario())

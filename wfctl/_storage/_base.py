@@ -11,7 +11,7 @@ that are not ours.
 from __future__ import annotations
 
 import abc
-from collections.abc import Collection
+from collections.abc import Collection, Hashable
 
 from wfctl._checkpoint import (
     ENDING_STATUS,
@@ -325,16 +325,26 @@ class StorageQueries(abc.ABC):
         verify (or that ended meanwhile) is given back and skipped: a corrupt run is never
         driven, and ``wfctl runs`` names its problem.
         """
+        # Runs found ended, by the version of their records then: one stat skips them next
+        # time, until they change (a resume appends). Kept on the storage object (a worker's).
+        ended: dict[str, Hashable] = self.__dict__.setdefault("_claim_ended", {})
         candidates: list[tuple[str, str]] = []
         for run_id in self._run_ids():
-            if run_id in exclude or self._is_locked(run_id):
+            version = self._run_version(run_id)
+            if run_id in exclude or (version is not None and ended.get(run_id) == version):
+                continue
+            if self._is_locked(run_id):
                 continue
             try:
                 head = self._head(run_id)
                 root = head if head is None or head.seq == 0 else self._root(run_id)
             except (CheckpointCorruptError, OSError):
                 continue
-            if head is None or root is None or head.kind in ENDING_STATUS:
+            if head is None or root is None:
+                continue
+            if head.kind in ENDING_STATUS:
+                if version is not None:
+                    ended[run_id] = version
                 continue
             candidates.append((root.timestamp, run_id))
         for _, run_id in sorted(candidates):
@@ -349,6 +359,13 @@ class StorageQueries(abc.ABC):
             if ends is not None and ends[1].kind not in ENDING_STATUS:
                 return lease
             await lease.release()
+        return None
+
+    def _run_version(self, run_id: str) -> Hashable | None:
+        """Return a token that changes whenever the run's records change (None: none known).
+
+        :meth:`claim_run` skips a run it found ended while its token stays the same.
+        """
         return None
 
     @abc.abstractmethod
