@@ -311,3 +311,19 @@ def test_a_cancelled_queued_run_is_not_taken(tmp_path: Path) -> None:
     events = _finish(_worker(store, "--exit-when-idle", "--workflows", WORKFLOWS))
     assert [e["event"] for e in events] == ["idle"]
     assert _runs(store) == {run_id: "cancelled"}
+
+
+def test_log_follow_waits_for_a_worker_to_drive_a_queued_run(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    run_id = _submit(store, "greet.py", "ann")
+    follow = subprocess.Popen(
+        [wfctl_executable(), "log", run_id, "--follow", "--json", "--store", str(store)],
+        env=base_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert follow.stdout is not None
+    assert json.loads(follow.stdout.readline())["kind"] == "root"  # it follows the queued run
+    _finish(_worker(store, "--exit-when-idle", "--workflows", WORKFLOWS))
+    rest = [json.loads(line) for line in follow.communicate(timeout=60)[0].splitlines()]
+    assert follow.returncode == 0
+    assert [line.get("kind") for line in rest] == ["step", "completed", None]
+    assert rest[-1]["schema"] == "wfctl/log-end@1" and rest[-1]["status"] == "completed"
