@@ -338,6 +338,15 @@ def test_what_a_workflow_prints_goes_to_stderr_under_json(tmp_path: Path) -> Non
     assert "from the body" in done.stderr and "from a step" in done.stderr
     replayed = wfctl("replay", "-c", f"{done.json()['run_id']}.0", "--store", store, "--json")
     assert replayed.code == 0 and replayed.json()["identical"] is True
+    queued = wfctl("submit", flow, "--store", store, "--json")
+    assert queued.code == 0 and queued.json()["status"] == "queued"
+    worked = wfctl(
+        "worker", "--store", store, "--exit-when-idle", "--workflows", tmp_path, "--json"
+    )
+    assert worked.code == 0, worked.stderr
+    events = [json.loads(line) for line in worked.stdout.splitlines()]  # JSON Lines alone
+    assert [e["event"] for e in events] == ["taken", "ended", "idle"]
+    assert "from the body" in worked.stderr and "from a step" in worked.stderr
     assert "from the body" in replayed.stderr
     people = wfctl("run", flow, "--store", store)
     assert "from the body" in people.stdout  # without --json, prints stay where they were

@@ -19,6 +19,7 @@ from ._app import (
     exit_with,
     locate_store_option,
     resolve_store_option,
+    workflow_output,
 )
 
 __all__ = ["submit", "worker"]
@@ -72,13 +73,14 @@ def submit(
     """
     from wfctl._submit import submit_workflow
 
-    report = submit_workflow(
-        target,
-        store=resolve_store_option(store),
-        input_json=input_json,
-        input_file=input_file,
-        run_id=run_id,
-    )
+    with workflow_output(json_output):  # what the module prints as it loads
+        report = submit_workflow(
+            target,
+            store=resolve_store_option(store),
+            input_json=input_json,
+            input_file=input_file,
+            run_id=run_id,
+        )
     if json_output:
         emit_json(report.to_json())
     else:
@@ -149,26 +151,29 @@ def worker(
     """
     from wfctl._worker import WorkerEvent, run_worker
 
+    lines = sys.stdout  # the events' own: what workflows print goes to stderr under --json
+
     def show(event: WorkerEvent) -> None:
         if json_output:
-            sys.stdout.write(json.dumps(event.to_json(), ensure_ascii=False) + "\n")
-            sys.stdout.flush()
+            lines.write(json.dumps(event.to_json(), ensure_ascii=False) + "\n")
+            lines.flush()
         else:
             from wfctl._render import print_worker_event
 
             print_worker_event(event)
 
     location = locate_store_option(store)
-    report = run_worker(
-        location.path,
-        concurrency=concurrency,
-        workflows=workflows or (),
-        exit_when_idle=exit_when_idle,
-        poll=poll,
-        drain_timeout=drain_timeout,
-        must_exist=location.named,
-        on_event=show,
-    )
+    with workflow_output(json_output):
+        report = run_worker(
+            location.path,
+            concurrency=concurrency,
+            workflows=workflows or (),
+            exit_when_idle=exit_when_idle,
+            poll=poll,
+            drain_timeout=drain_timeout,
+            must_exist=location.named,
+            on_event=show,
+        )
     if not json_output:
         from wfctl._render import print_worker_report
 
