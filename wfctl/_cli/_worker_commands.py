@@ -12,7 +12,10 @@ import typer
 from ._app import (
     DebugOption,
     DrainOption,
+    InputFileOption,
+    InputOption,
     JsonOption,
+    RunIdOption,
     StoreOption,
     app,
     emit_json,
@@ -35,27 +38,9 @@ def submit(
             show_default=False,
         ),
     ],
-    input_json: Annotated[
-        str | None,
-        typer.Option(
-            "--input",
-            "-i",
-            metavar="JSON",
-            help="The workflow's input, as strict JSON (limits as for 'wfctl run --input').",
-        ),
-    ] = None,
-    input_file: Annotated[
-        Path | None,
-        typer.Option(
-            "--input-file",
-            metavar="FILE",
-            help="Read the input from a JSON (or .toml) file, with the limits of --input.",
-        ),
-    ] = None,
-    run_id: Annotated[
-        str | None,
-        typer.Option("--run-id", metavar="ID", help="Use this run id instead of a fresh one."),
-    ] = None,
+    input_json: InputOption = None,
+    input_file: InputFileOption = None,
+    run_id: RunIdOption = None,
     store: StoreOption = None,
     json_output: JsonOption = False,
     debug: DebugOption = False,
