@@ -327,3 +327,21 @@ def test_log_follow_waits_for_a_worker_to_drive_a_queued_run(tmp_path: Path) -> 
     assert follow.returncode == 0
     assert [line.get("kind") for line in rest] == ["step", "completed", None]
     assert rest[-1]["schema"] == "wfctl/log-end@1" and rest[-1]["status"] == "completed"
+
+
+def test_a_polling_worker_reports_a_refusal_once_and_takes_new_runs(tmp_path: Path) -> None:
+    store, elsewhere = tmp_path / "store", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "greet.py").write_text((WORKFLOWS / "greet.py").read_text("utf-8"), "utf-8")
+    refused = wfctl("submit", elsewhere / "greet.py", "--store", store, "--json").json()["run_id"]
+    process = _worker(store, "--workflows", WORKFLOWS, "--poll", "0.01")
+    assert process.stdout is not None
+    assert json.loads(process.stdout.readline())["run_id"] == refused
+    later = _submit(store, "greet.py", "bo")  # submitted while the worker polls
+    taken, ended = (json.loads(process.stdout.readline()) for _ in range(2))
+    assert (taken["event"], ended["event"], ended["status"]) == ("taken", "ended", "completed")
+    assert taken["run_id"] == ended["run_id"] == later
+    process.send_signal(signal.SIGTERM)
+    rest = _finish(process)
+    assert [e["event"] for e in rest] == ["stopping"]  # the refused run was not reported again
+    assert _runs(store) == {refused: "queued", later: "completed"}
