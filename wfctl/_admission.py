@@ -51,19 +51,28 @@ __all__ = [
     "restore_new_run",
     "restore_run",
     "start_run",
+    "submit_run",
 ]
 
 
 @contextlib.asynccontextmanager
-async def admitting(storage: CheckpointStorage, run_id: str) -> AsyncIterator[RunLease]:
+async def admitting(
+    storage: CheckpointStorage, run_id: str, held: RunLease | None = None
+) -> AsyncIterator[RunLease]:
     """Take ``run_id``'s lease for the admission in the block; release it if that fails.
 
     On success the lease stays held: the run is driven under it and :func:`drive` releases it.
 
+    Args:
+        held: the run's lease, when the caller holds it already (a worker that claimed the
+            run); it is used instead of taking one, and released the same way.
+
     Raises:
         RunLockedError: another process is driving the run.
     """
-    lease = await lease_run(storage, run_id)
+    if held is not None and held.run_id != run_id:
+        raise RunArgumentError(f"the lease held is run {held.run_id!r}'s, not {run_id!r}'s")
+    lease = held if held is not None else await lease_run(storage, run_id)
     try:
         yield lease
     except BaseException:
@@ -104,11 +113,19 @@ def continuing_chain(
 
 
 def root_payload(
-    workflow: Workflow, encoded_input: Any, restored_from: str | None = None
+    workflow: Workflow,
+    encoded_input: Any,
+    restored_from: str | None = None,
+    submitted: bool = False,
 ) -> RootPayload:
     """Return the payload of a run's root: its input, and how to find and check its code."""
     return RootPayload(
-        encoded_input, workflow.reference, workflow.signature, restored_from, workflow.target
+        encoded_input,
+        workflow.reference,
+        workflow.signature,
+        restored_from,
+        workflow.target,
+        submitted,
     )
 
 
@@ -130,6 +147,25 @@ def check_code(workflow: Workflow, chain: list[Checkpoint], upto: int, options: 
     return recorded
 
 
+async def _commit_root(
+    workflow: Workflow, lease: RunLease, encoded: Any, submitted: bool
+) -> CheckpointChain:
+    """Commit a fresh run's root under its ``lease``, refusing a run id that exists."""
+    storage, run_id = workflow.storage, lease.run_id
+    if await storage.get_latest(run_id=run_id) is not None:
+        raise RunStateError(run_id, "exists already; pick another run id, or resume it")
+    chain = CheckpointChain(storage, run_id, workflow.name)
+    await chain.commit(root_payload(workflow, encoded, submitted=submitted))
+    return chain
+
+
+def _encoded_input(value: Any) -> Any:
+    try:
+        return encode(value)
+    except UnencodableValueError as exc:
+        raise exc.for_key("<input>") from None
+
+
 async def start_run(
     workflow: Workflow,
     value: Any,
@@ -144,18 +180,32 @@ async def start_run(
         InvalidIdError: ``run_id`` is malformed.
         RunStateError: a run ``run_id`` exists already.
     """
-    try:
-        encoded = encode(value)
-    except UnencodableValueError as exc:
-        raise exc.for_key("<input>") from None
+    encoded = _encoded_input(value)
     run_id = validate_run_id(run_id) if run_id is not None else new_run_id()
-    storage = workflow.storage
-    async with admitting(storage, run_id) as lease:
-        if await storage.get_latest(run_id=run_id) is not None:
-            raise RunStateError(run_id, "exists already; pick another run id, or resume it")
-        chain = CheckpointChain(storage, run_id, workflow.name)
-        await chain.commit(root_payload(workflow, encoded))
+    async with admitting(workflow.storage, run_id) as lease:
+        chain = await _commit_root(workflow, lease, encoded, submitted=False)
     return await drive(workflow, chain, lease, value, History(), {}, options, on_event)
+
+
+async def submit_run(workflow: Workflow, value: Any, run_id: str | None) -> Checkpoint:
+    """Admit a fresh run of ``workflow`` on ``value`` without driving it; return its root.
+
+    The root (input, target, signature, marked ``submitted``) is committed under the run's
+    lease, which is then released: the run is ``queued`` until a worker claims it
+    (:meth:`~wfctl.storage.RunStore.claim_run`) or ``wfctl resume`` starts it.
+
+    Raises:
+        UnencodableValueError: the message cannot be stored.
+        InvalidIdError: ``run_id`` is malformed.
+        RunStateError: a run ``run_id`` exists already.
+    """
+    encoded = _encoded_input(value)
+    run_id = validate_run_id(run_id) if run_id is not None else new_run_id()
+    async with admitting(workflow.storage, run_id) as lease:
+        chain = await _commit_root(workflow, lease, encoded, submitted=True)
+    await lease.release()
+    assert chain.head is not None  # committed just above
+    return chain.head
 
 
 async def restore_run(
@@ -243,10 +293,16 @@ async def continue_run(
     responses: dict[str, Any],
     options: RunOptions,
     on_event: EventListener | None,
+    held: RunLease | None = None,
 ) -> Driven:
-    """Continue a run's own chain from its head, reading the head under the run's lock."""
+    """Continue a run's own chain from its head, reading the head under the run's lock.
+
+    A submitted run that has not started yet (its head is its root) starts, with no record
+    before its first step. ``held`` is the run's lease when the caller holds it already (a
+    worker that claimed the run); else it is taken here.
+    """
     storage = workflow.storage
-    async with admitting(storage, run_id) as lease:
+    async with admitting(storage, run_id, held) as lease:
         # Folded as it is read: only the chain's run-level checkpoints and its head stay.
         chain, history = await load_folded(storage, run_id)
         root, target = chain[0], chain[-1]
@@ -268,6 +324,8 @@ async def continue_run(
         run_chain = continuing_chain(storage, chain, workflow.name)
         reason = "answer" if responses else "continue" if target.kind == Kind.PAUSE else "retry"
         changed = workflow.signature if recorded != workflow.signature else None
-        await run_chain.commit(encode_answers(responses, reason, signature=changed))
+        starting = target is root and RootPayload.of(root).submitted and changed is None
+        if not starting:  # a queued run starts from its root: nothing to record before it
+            await run_chain.commit(encode_answers(responses, reason, signature=changed))
         await clear_pause(storage, run_id)
     return await drive(workflow, run_chain, lease, message, history, responses, options, on_event)

@@ -1,4 +1,4 @@
-"""``wfctl cancel``: end a paused, failed or interrupted run for good with a ``cancelled`` record.
+"""``wfctl cancel``: end a paused, failed, interrupted or queued run for good with a ``cancelled`` record.
 
 The record is committed like any other, under the run's lock, as the next link of its chain, so
 the chain stays one verifiable lineage; it is an ending record (the storage writes the end
@@ -18,7 +18,7 @@ from ._checkpoint import ENDING_STATUS, Checkpoint, Kind, RunStatus, validate_ru
 from ._config import StoreRef
 from ._documents import document, utc_time
 from ._errors import RunNotFoundError, RunStateError
-from ._payloads import CancelledPayload
+from ._payloads import CancelledPayload, RootPayload
 from ._storage import FileCheckpointStorage
 from ._storage._capabilities import clear_pause, lease_run, load_chain
 from ._storage._open import on_store
@@ -33,7 +33,7 @@ class CancelReport:
 
     run_id: str
     workflow_name: str
-    #: The run's status before: ``paused``, ``failed`` or ``interrupted``.
+    #: The run's status before: ``paused``, ``failed``, ``interrupted`` or ``queued``.
     previous_status: str
     #: The ``cancelled`` record, now the run's head.
     checkpoint_id: str
@@ -113,5 +113,7 @@ def _status_of(run_id: str, head: Checkpoint) -> str:
         raise RunStateError(run_id, f"has completed ({head.checkpoint_id}); nothing to cancel")
     if head.kind == Kind.CANCELLED:
         raise RunStateError(run_id, f"was cancelled already ({head.checkpoint_id})")
+    if head.kind == Kind.ROOT and RootPayload.of(head).submitted:
+        return RunStatus.QUEUED.value
     status = ENDING_STATUS.get(head.kind, RunStatus.INTERRUPTED)
     return status.value

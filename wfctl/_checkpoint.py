@@ -74,6 +74,8 @@ class RunStatus(StrEnum):
     PAUSED = "paused"
     RUNNING = "running"
     INTERRUPTED = "interrupted"
+    #: Submitted (``wfctl submit``) and not started yet: only its root, and nobody holds it.
+    QUEUED = "queued"
     CANCELLED = "cancelled"
     CORRUPT = "corrupt"
     UNREADABLE = "unreadable"

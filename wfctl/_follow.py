@@ -6,7 +6,8 @@ watches the journal with one ``stat`` per look, and reads only when the journal 
 start 50 ms apart and back off (doubling, to 1 s) while nothing happens, and come back to
 50 ms after every commit. The run has ended when its head is an ending record (``completed``,
 ``failed``, ``pause``, ``cancelled``), or when nobody holds its lock and the head is not one
-(it was killed: ``interrupted``).
+(it was killed: ``interrupted``). A queued run (``wfctl submit``) is followed until a worker
+has driven it to its end.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from ._config import StoreRef
 from ._documents import document
 from ._errors import WfctlError
 from ._inspect import LogEntry, log_entry
-from ._payloads import recorded_requests
+from ._payloads import RootPayload, recorded_requests
 from ._storage import FileCheckpointStorage
 from ._storage._capabilities import load_chain
 from ._storage._follow import JournalFollower
@@ -106,12 +107,17 @@ def follow_run(
             return
         if committed:
             wait = FIRST_INTERVAL
-        elif not follower.running():
+        elif not follower.running() and not _queued(head):
             yield from _last_look(follower)
             return
         else:
             wait = min(wait * 2, LONGEST_INTERVAL)
         sleep(wait)
+
+
+def _queued(head: Checkpoint) -> bool:
+    """Whether the run waits for a worker (``wfctl submit``): followed until one drives it."""
+    return head.kind == Kind.ROOT and RootPayload.of(head).submitted
 
 
 def _last_look(follower: JournalFollower) -> Iterator[LogEntry | FollowEnd]:

@@ -105,14 +105,22 @@ class RootPayload(_KindPayload):
     restored_from: str | None = None
     #: How the CLI loads the code again (``file.py:name`` or ``module:name``).
     target: str | None = None
+    #: Admitted without being driven (``wfctl submit``): it waits for a worker.
+    submitted: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """Return the ``data`` of the root record."""
-        data = {"input": self.input, "workflow": self.workflow, "signature": self.signature}
+        data: dict[str, Any] = {
+            "input": self.input,
+            "workflow": self.workflow,
+            "signature": self.signature,
+        }
         if self.restored_from is not None:
             data["restored_from"] = self.restored_from
         if self.target is not None:
             data["target"] = self.target
+        if self.submitted:
+            data["submitted"] = True
         return data
 
     @classmethod
@@ -124,6 +132,7 @@ class RootPayload(_KindPayload):
             _text_or_none(raw.get("signature")),
             _text_or_none(raw.get("restored_from")),
             _text_or_none(raw.get("target")),
+            raw.get("submitted") is True,
         )
 
 

@@ -317,6 +317,16 @@ class Workflow:
             self._last_paused_storage = None if target is self else target.storage
         return raise_if_failed(result)
 
+    def message_for(self, message: Any = NO_MESSAGE) -> Any:
+        """Return the message a fresh run gets for ``message`` (none: the parameter's default).
+
+        Raises:
+            RunArgumentError: no message for a parameter without a default, or a message for
+                a workflow that takes none.
+        """
+        self._types.register()
+        return self._message.message_for(message)
+
     def body(self, message: Any, context: RunContext) -> Coroutine[Any, Any, Any]:
         """Return the workflow body's coroutine on ``message``, with its ``RunContext``."""
         coro: Coroutine[Any, Any, Any] = self._message.call(self.fn, message, context)

@@ -41,6 +41,8 @@ DOCUMENT_OF = {
     "cancel": "cancel",
     "rm": "rm",
     "copy": "copy",
+    "submit": "submit",
+    "worker": "worker-event",
 }
 #: The documents of other modes: export with --output, and log --follow's JSON Lines.
 MODE_DOCUMENTS = {"export-result", "log-entry", "log-end"}
@@ -141,7 +143,12 @@ def documents(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Any]]:
     keep("run", json.loads(stdout))
     keep("replay", _json("replay", "-c", f"{typed_id}.1", "--store", store))
     keep("replay", _json("replay", "-c", f"{paused['run_id']}.1", "--store", store))
-    keep("runs", _json("runs", "--store", store))
+    queued = keep("submit", _json("submit", WORKFLOWS / "greet.py", "--store", store))
+    keep("runs", _json("runs", "--store", store))  # lists the queued run
+    for event in _lines("worker", "--store", store, "--exit-when-idle", "--workflows", WORKFLOWS):
+        keep("worker-event", event)
+    log = _json("log", queued["run_id"], "--store", store)
+    assert log["run"]["status"] == "completed"
     for run_id in (typed_id, paused["run_id"], "backing-off"):
         keep("log", _json("log", run_id, "--store", store))
     for seq in range(4):
@@ -202,6 +209,10 @@ def test_the_store_covers_every_shape(documents: dict[str, list[Any]]) -> None:
     assert statuses == {"completed", "paused", "failed", "interrupted"}
     assert any(d["retries"] for d in documents["run"]) and any(d["hints"] for d in documents["run"])
     assert any(d["requests"] for d in documents["run"])
+    statuses = {r["status"] for d in documents["runs"] for r in d["runs"]}
+    assert "queued" in statuses
+    events = {(e["event"], e["status"]) for e in documents["worker-event"]}
+    assert {("taken", None), ("ended", "completed"), ("idle", None)} <= events
     log_items = [c for d in documents["log"] for c in d["checkpoints"]]
     assert any(c["attempts"] for c in log_items) and any(c["answers"] for c in log_items)
     assert any(c["served_count"] for c in log_items)
@@ -334,6 +345,15 @@ def test_what_a_workflow_prints_goes_to_stderr_under_json(tmp_path: Path) -> Non
     assert "from the body" in done.stderr and "from a step" in done.stderr
     replayed = wfctl("replay", "-c", f"{done.json()['run_id']}.0", "--store", store, "--json")
     assert replayed.code == 0 and replayed.json()["identical"] is True
+    queued = wfctl("submit", flow, "--store", store, "--json")
+    assert queued.code == 0 and queued.json()["status"] == "queued"
+    worked = wfctl(
+        "worker", "--store", store, "--exit-when-idle", "--workflows", tmp_path, "--json"
+    )
+    assert worked.code == 0, worked.stderr
+    events = [json.loads(line) for line in worked.stdout.splitlines()]  # JSON Lines alone
+    assert [e["event"] for e in events] == ["taken", "ended", "idle"]
+    assert "from the body" in worked.stderr and "from a step" in worked.stderr
     assert "from the body" in replayed.stderr
     people = wfctl("run", flow, "--store", store)
     assert "from the body" in people.stdout  # without --json, prints stay where they were

@@ -16,6 +16,7 @@ import sys
 import traceback
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
@@ -45,7 +46,10 @@ __all__ = [
     "DrainOption",
     "DurabilityOption",
     "ExportFormat",
+    "InputFileOption",
+    "InputOption",
     "JsonOption",
+    "RunIdOption",
     "StoreOption",
     "TargetOverride",
     "TrustStoreOption",
@@ -241,6 +245,28 @@ TrustStoreOption = Annotated[
         help="Import the target the run recorded even though another user owns the store or "
         "the run (code inside the store is never imported).",
     ),
+]
+InputOption = Annotated[
+    str | None,
+    typer.Option(
+        "--input",
+        "-i",
+        metavar="JSON",
+        help="The workflow's input, as strict JSON (no NaN; limits: 16 MiB, 200 levels "
+        "deep, 4300-digit integers).",
+    ),
+]
+InputFileOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--input-file",
+        metavar="FILE",
+        help="Read the input from a JSON (or .toml) file, with the limits of --input.",
+    ),
+]
+RunIdOption = Annotated[
+    str | None,
+    typer.Option("--run-id", metavar="ID", help="Use this run id instead of a fresh one."),
 ]
 DrainOption = Annotated[
     float,

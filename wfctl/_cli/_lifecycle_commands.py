@@ -36,7 +36,7 @@ def cancel(
     json_output: JsonOption = False,
     debug: DebugOption = False,
 ) -> None:
-    """End a paused, failed or interrupted run for good.
+    """End a paused, failed, interrupted or queued run for good.
 
     Records a final 'cancelled' checkpoint at the head of the run's chain (the chain stays one
     verifiable lineage). A cancelled run cannot be resumed, and gc may remove it like a

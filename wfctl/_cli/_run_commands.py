@@ -13,7 +13,10 @@ from ._app import (
     DebugOption,
     DrainOption,
     DurabilityOption,
+    InputFileOption,
+    InputOption,
     JsonOption,
+    RunIdOption,
     StoreOption,
     TargetOverride,
     TrustStoreOption,
@@ -41,28 +44,9 @@ def run(
             show_default=False,
         ),
     ],
-    input_json: Annotated[
-        str | None,
-        typer.Option(
-            "--input",
-            "-i",
-            metavar="JSON",
-            help="The workflow's input, as strict JSON (no NaN; limits: 16 MiB, 200 levels "
-            "deep, 4300-digit integers).",
-        ),
-    ] = None,
-    input_file: Annotated[
-        Path | None,
-        typer.Option(
-            "--input-file",
-            metavar="FILE",
-            help="Read the input from a JSON (or .toml) file, with the limits of --input.",
-        ),
-    ] = None,
-    run_id: Annotated[
-        str | None,
-        typer.Option("--run-id", metavar="ID", help="Use this run id instead of a fresh one."),
-    ] = None,
+    input_json: InputOption = None,
+    input_file: InputFileOption = None,
+    run_id: RunIdOption = None,
     drain_timeout: DrainOption = 30.0,
     durability: DurabilityOption = None,
     batch_steps: BatchStepsOption = None,

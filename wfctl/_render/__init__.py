@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         print_run_outcome,
         print_runs,
     )
+    from ._worker import print_submit, print_worker_event, print_worker_report
 
 __all__ = [
     "RunProgress",
@@ -50,6 +51,9 @@ __all__ = [
     "print_replay",
     "print_run_outcome",
     "print_runs",
+    "print_submit",
+    "print_worker_event",
+    "print_worker_report",
 ]
 
 _HOME = {
@@ -61,6 +65,9 @@ _HOME = {
     "print_dangling": "_lifecycle",
     "print_followed": "_lifecycle",
     "print_removed": "_lifecycle",
+    "print_submit": "_worker",
+    "print_worker_event": "_worker",
+    "print_worker_report": "_worker",
 }
 
 

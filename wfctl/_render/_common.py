@@ -41,6 +41,7 @@ STATUS_STYLE = {
     "aborted": "red",
     "cancelled": "magenta",
     "running": "cyan",
+    "queued": "blue",
     "corrupt": "bold red",
     "unreadable": "bold red",
 }

@@ -11,6 +11,7 @@ that are not ours.
 from __future__ import annotations
 
 import abc
+from collections.abc import Collection, Hashable
 
 from wfctl._checkpoint import (
     ENDING_STATUS,
@@ -21,11 +22,16 @@ from wfctl._checkpoint import (
     split_checkpoint_id,
     validate_run_id,
 )
-from wfctl._errors import CheckpointCorruptError, CheckpointNotFoundError, RunNotFoundError
-from wfctl._payloads import recorded_requests
+from wfctl._errors import (
+    CheckpointCorruptError,
+    CheckpointNotFoundError,
+    RunLockedError,
+    RunNotFoundError,
+)
+from wfctl._payloads import RootPayload, recorded_requests
 from wfctl._policies import waiting_on
 
-from ._protocol import JournalProblem, RunJournal, RunSummary
+from ._protocol import JournalProblem, RunJournal, RunLease, RunSummary
 
 __all__ = [
     "StorageQueries",
@@ -287,9 +293,14 @@ class StorageQueries(abc.ABC):
         return self._summarize(root, head)
 
     def _summarize(self, root: Checkpoint, head: Checkpoint) -> RunSummary:
-        status = ENDING_STATUS.get(head.kind) or (
-            RunStatus.RUNNING if self._is_locked(root.run_id) else RunStatus.INTERRUPTED
-        )
+        status = ENDING_STATUS.get(head.kind)
+        if status is None:
+            if self._is_locked(root.run_id):
+                status = RunStatus.RUNNING
+            elif head is root and RootPayload.of(root).submitted:
+                status = RunStatus.QUEUED
+            else:
+                status = RunStatus.INTERRUPTED
         return RunSummary(
             run_id=root.run_id,
             workflow_name=root.workflow_name,
@@ -303,6 +314,63 @@ class StorageQueries(abc.ABC):
             pending=pending_requests(head),
             waiting=waiting_on(head) if status == "running" else None,
         )
+
+    async def claim_run(self, exclude: Collection[str] = ()) -> RunLease | None:
+        """Lease the oldest run a worker may drive, or return None if there is none.
+
+        A run may be driven when its head is a root, step or resume record (queued, or
+        interrupted: its driver died), nobody holds its lease and it is not in ``exclude``.
+        Each poll reads only each run's last record (and the root of the candidates, for their
+        age); the run taken is then verified whole under its lease, and one that does not
+        verify (or that ended meanwhile) is given back and skipped: a corrupt run is never
+        driven, and ``wfctl runs`` names its problem.
+        """
+        # Runs found ended, by the version of their records then: one stat skips them next
+        # time, until they change (a resume appends). Kept on the storage object (a worker's).
+        ended: dict[str, Hashable] = self.__dict__.setdefault("_claim_ended", {})
+        candidates: list[tuple[str, str]] = []
+        for run_id in self._run_ids():
+            version = self._run_version(run_id)
+            if run_id in exclude or (version is not None and ended.get(run_id) == version):
+                continue
+            if self._is_locked(run_id):
+                continue
+            try:
+                head = self._head(run_id)
+                root = head if head is None or head.seq == 0 else self._root(run_id)
+            except (CheckpointCorruptError, OSError):
+                continue
+            if head is None or root is None:
+                continue
+            if head.kind in ENDING_STATUS:
+                if version is not None:
+                    ended[run_id] = version
+                continue
+            candidates.append((root.timestamp, run_id))
+        for _, run_id in sorted(candidates):
+            try:
+                lease = await self.lease_run(run_id)
+            except (RunLockedError, CheckpointCorruptError):
+                continue  # taken by another worker since it was looked at
+            try:
+                ends = self._verified_ends(run_id)
+            except (CheckpointCorruptError, OSError):
+                ends = None
+            if ends is not None and ends[1].kind not in ENDING_STATUS:
+                return lease
+            await lease.release()
+        return None
+
+    def _run_version(self, run_id: str) -> Hashable | None:
+        """Return a token that changes whenever the run's records change (None: none known).
+
+        :meth:`claim_run` skips a run it found ended while its token stays the same.
+        """
+        return None
+
+    @abc.abstractmethod
+    async def lease_run(self, run_id: str) -> RunLease:
+        """Take the run's lease now (see :meth:`~._protocol.RunStore.lease_run`)."""
 
     def _root_workflow(self, run_id: str) -> str | None:
         try:

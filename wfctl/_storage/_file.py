@@ -431,6 +431,14 @@ class FileCheckpointStorage(StorageQueries):
     def _is_locked(self, run_id: str) -> bool:
         return probe_locked(self._layout.journal(run_id))
 
+    def _run_version(self, run_id: str) -> tuple[int, int, int, int] | None:
+        """The journal's identity, length and modification time: an append changes them."""
+        try:
+            st = self._fs.lstat(self._layout.journal(run_id))
+        except OSError:
+            return None
+        return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
     # -- locks, pauses, deletion --------------------------------------------------------------
 
     def lock_run(self, run_id: str) -> FileRunLock:

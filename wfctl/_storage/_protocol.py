@@ -15,7 +15,7 @@ chain; a run store also refuses any save that does not extend the run's head by 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -217,6 +217,16 @@ class RunStore(CheckpointStorage, Protocol):
         Raises:
             InvalidIdError: ``run_id`` is malformed.
             RunLockedError: someone holds it; the message names them where the store knows.
+        """
+        ...
+
+    async def claim_run(self, exclude: Collection[str] = ()) -> RunLease | None:
+        """Lease one run a worker may drive, oldest first; None if there is none.
+
+        A run may be driven when its head is a root, step, resume or answer record (not
+        completed, failed, cancelled or paused), nobody holds its lease, and its id is not in
+        ``exclude``. A run whose records cannot be trusted is never returned. Workers on
+        several processes and machines may claim at once: each run goes to one of them.
         """
         ...
 

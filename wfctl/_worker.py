@@ -1,0 +1,337 @@
+"""``wfctl worker``: take runs from a store and drive each to its end or a pause.
+
+A worker loops: it claims runs (:meth:`~wfctl.storage.RunStore.claim_run`, up to
+``concurrency`` at a time), loads each run's workflow from the target its root recorded -- only
+if that code lies under one of the worker's ``workflows`` directories -- and continues the run
+under the lease it claimed, as ``wfctl resume`` continues an interrupted run. Queued runs
+(``wfctl submit``) start; runs whose driver died are recovered. Several workers, in as many
+processes and on as many machines as share the store, share its runs: each is driven by one
+of them at a time (the store's lease says which).
+
+A run the worker will not drive (its code lies elsewhere, cannot be loaded, or changed since
+the run was written) is given back, left alone for the rest of this worker's life and reported
+once. SIGTERM, SIGHUP and the first Ctrl-C stop the claiming and ask every run being driven
+to pause at its next step boundary, as Ctrl-C does for ``wfctl run``; the worker waits for them
+and ends. A second Ctrl-C cancels the runs (each stays resumable from its last checkpoint).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ._admission import continue_run
+from ._checkpoint import checkpoint_id_for
+from ._documents import document, epoch_time
+from ._errors import UntrustedTargetError, WfctlError
+from ._interrupts import PAUSE_SIGNALS
+from ._loader import load_workflow
+from ._payloads import RootPayload
+from ._run import RunOptions
+from ._storage._open import is_url, open_storage
+from ._storage._protocol import RunLease, RunStore
+from ._trust import refuse_code_in_store
+from ._workflow import Workflow
+
+__all__ = ["WorkerEvent", "WorkerReport", "run_worker"]
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerEvent:
+    """One thing a worker did, as it happened.
+
+    ``kind`` is ``taken`` (a run claimed, about to be driven), ``ended`` (``status`` says how:
+    ``completed``, ``failed``, ``paused`` for answers, ``interrupted`` when it paused for the
+    worker's stop or a ``wfctl pause``, ``aborted`` by a second Ctrl-C), ``refused`` (a run
+    left alone; ``reason`` says why), ``stopping`` (``reason`` names the signal) or ``idle``
+    (no run left to claim and nothing driven: an ``--exit-when-idle`` worker ends).
+    """
+
+    kind: str
+    run_id: str | None = None
+    workflow: str | None = None
+    status: str | None = None
+    reason: str | None = None
+    head_checkpoint_id: str | None = None
+    at: float = field(default_factory=time.time)
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the ``wfctl/worker-event@1`` document (one JSON line; see docs/json.md)."""
+        return document(
+            "worker-event",
+            {
+                "event": self.kind,
+                "run_id": self.run_id,
+                "workflow": self.workflow,
+                "status": self.status,
+                "reason": self.reason,
+                "head_checkpoint_id": self.head_checkpoint_id,
+                "happened_at": epoch_time(self.at),
+            },
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerReport:
+    """How a worker ended: how many runs it took, how each ended, and whether it was aborted."""
+
+    store: str
+    taken: int
+    ended: dict[str, int]
+    refused: tuple[str, ...]
+    stopped_by: str | None
+    aborted: bool
+
+
+WorkerListener = Callable[[WorkerEvent], None]
+
+
+class _DrainingLease:
+    """A claimed run's lease that also answers "pause" once the worker is stopping."""
+
+    def __init__(self, lease: RunLease, stopping: asyncio.Event) -> None:
+        self._lease = lease
+        self._stopping = stopping
+
+    @property
+    def run_id(self) -> str:
+        return self._lease.run_id
+
+    def pause_requested(self) -> bool:
+        return self._stopping.is_set() or self._lease.pause_requested()
+
+    async def release(self) -> None:
+        await self._lease.release()
+
+
+class _Worker:
+    """One worker's state on its event loop (see :func:`run_worker`)."""
+
+    def __init__(
+        self,
+        storage: RunStore,
+        workflows: Sequence[Path],
+        drain_timeout: float,
+        emit: WorkerListener,
+    ) -> None:
+        self.storage = storage
+        self.roots = [Path(os.path.realpath(path)) for path in workflows]
+        self.options = RunOptions(drain_timeout=drain_timeout, event_history=0)
+        self.emit = emit
+        self.stopping = asyncio.Event()
+        self.refused: dict[str, str] = {}
+        self.loaded: dict[str, Workflow] = {}
+        self.taken = 0
+        self.ended: dict[str, int] = {}
+
+    def _refuse(self, run_id: str, workflow: str | None, reason: str) -> None:
+        self.refused[run_id] = reason
+        self.emit(WorkerEvent("refused", run_id, workflow, reason=reason))
+
+    def _load(self, target: str, run_id: str) -> Workflow:
+        """Load ``target``, once per worker, if its code lies under the worker's directories.
+
+        Raises:
+            UntrustedTargetError: the code lies elsewhere, or inside a file store.
+            WorkflowLoadError: it cannot be loaded.
+        """
+        workflow = self.loaded.get(target)
+        if workflow is not None:
+            return workflow
+        store = self.storage.location
+
+        def allowed(locations: list[str]) -> None:
+            if not is_url(store):
+                refuse_code_in_store(target, run_id, locations, Path(store))
+            outside = [
+                location
+                for location in locations
+                if not any(Path(os.path.realpath(location)).is_relative_to(r) for r in self.roots)
+            ]
+            if outside or not locations:
+                raise UntrustedTargetError(
+                    target,
+                    run_id,
+                    f"its code ({', '.join(outside) or 'not found'}) is not under --workflows "
+                    f"({', '.join(map(str, self.roots))})",
+                    "start the worker with --workflows naming its directory",
+                )
+
+        workflow = load_workflow(target, before_import=allowed)
+        self.loaded[target] = workflow
+        return workflow
+
+    async def drive(self, lease: RunLease) -> None:
+        """Drive one claimed run to its end or a pause, or give it back and refuse it."""
+        run_id = lease.run_id
+        name: str | None = None
+        try:
+            root = await self.storage.load(checkpoint_id_for(run_id, 0))
+            name = root.workflow_name
+            payload = RootPayload.of(root)
+            target = payload.target or payload.workflow
+            if not target:
+                raise WfctlError(f"run {run_id!r} records no workflow target")
+            bound = self._load(target, run_id).build(checkpoint_storage=self.storage)
+        except Exception as exc:  # its code cannot be imported: leave the run alone
+            await lease.release()
+            self._refuse(run_id, name, _describe(exc))
+            return
+        self.taken += 1
+        self.emit(WorkerEvent("taken", run_id, name))
+        try:
+            held = _DrainingLease(lease, self.stopping)
+            driven = await continue_run(bound, run_id, None, {}, self.options, None, held)
+        except WfctlError as exc:  # refused before the body ran (its code changed, ...)
+            self._refuse(run_id, name, str(exc))
+            return
+        except asyncio.CancelledError:  # a second Ctrl-C: it stays at its last checkpoint
+            self._end(WorkerEvent("ended", run_id, name, "aborted"))
+            raise
+        except Exception as exc:  # the store failed under it: leave it as it is
+            self.refused[run_id] = str(exc)
+            self._end(WorkerEvent("ended", run_id, name, "error", _describe(exc)))
+            return
+        result = driven.result
+        status: str = result.status
+        if status == "paused" and not result.get_request_info_events():
+            status = "interrupted"
+        reason = _describe(result.error) if result.error is not None else None
+        head = result.checkpoint_id or None
+        self._end(WorkerEvent("ended", run_id, name, status, reason, head))
+
+    def _end(self, event: WorkerEvent) -> None:
+        status = event.status or ""
+        self.ended[status] = self.ended.get(status, 0) + 1
+        self.emit(event)
+
+    async def work(self, concurrency: int, exit_when_idle: bool, poll: float) -> None:
+        """Claim and drive runs until stopped (or idle, with ``exit_when_idle``)."""
+        driving: set[asyncio.Task[None]] = set()
+        changed = asyncio.Event()
+
+        def done(task: asyncio.Task[None]) -> None:
+            driving.discard(task)
+            changed.set()
+
+        try:
+            while not self.stopping.is_set():
+                changed.clear()
+                while len(driving) < concurrency and not self.stopping.is_set():
+                    lease = await self.storage.claim_run(exclude=self.refused.keys())
+                    if lease is None:
+                        break
+                    task = asyncio.create_task(self.drive(lease))
+                    driving.add(task)
+                    task.add_done_callback(done)
+                if not driving and exit_when_idle and not self.stopping.is_set():
+                    self.emit(WorkerEvent("idle"))
+                    return
+                waits = [asyncio.ensure_future(e.wait()) for e in (changed, self.stopping)]
+                try:
+                    await asyncio.wait(waits, timeout=poll, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    for wait in waits:
+                        wait.cancel()
+        except asyncio.CancelledError:  # a second Ctrl-C: abort the runs too
+            for task in driving:
+                task.cancel()
+            raise
+        finally:
+            if driving:  # stopping: the runs pause at their next step (aborted: cancelled)
+                await asyncio.gather(*driving, return_exceptions=True)
+
+
+def _describe(error: BaseException) -> str:
+    """Return a wfctl error's own message, any other as ``Type: message``."""
+    return str(error) if isinstance(error, WfctlError) else f"{type(error).__name__}: {error}"
+
+
+def run_worker(
+    store: str | os.PathLike[str],
+    *,
+    concurrency: int = 1,
+    workflows: Sequence[str | os.PathLike[str]] = (),
+    exit_when_idle: bool = False,
+    poll: float = 1.0,
+    drain_timeout: float = 30.0,
+    must_exist: bool = True,
+    on_event: WorkerListener | None = None,
+) -> WorkerReport:
+    """Take runs from ``store`` and drive them until a signal stops the worker.
+
+    Args:
+        concurrency: how many runs are driven at once.
+        workflows: the directories whose code the worker may import (default: the current
+            directory); a run whose recorded target lies elsewhere is left alone.
+        exit_when_idle: end once no run can be claimed and none is being driven.
+        poll: seconds between looks for new runs while there is nothing to claim.
+        drain_timeout: on a stop, how long running steps may take before they are cancelled.
+        must_exist: refuse a store that does not exist (see :func:`open_storage`).
+        on_event: told each :class:`WorkerEvent` as it happens.
+
+    Raises:
+        StoreLocationError: the store cannot be opened.
+    """
+    if concurrency < 1:
+        raise WfctlError(f"concurrency must be at least 1, not {concurrency}")
+    storage = open_storage(store, must_exist=must_exist)
+    roots = [Path(path) for path in workflows] or [Path.cwd()]
+    stopped_by: list[str] = []
+    interrupts = 0
+
+    def emit(event: WorkerEvent) -> None:
+        if on_event is not None:
+            on_event(event)
+
+    worker = _Worker(storage, roots, drain_timeout, emit)
+
+    def report(aborted: bool) -> WorkerReport:
+        stopped = stopped_by[0] if stopped_by else ("SIGINT" if aborted else None)
+        ended = dict(worker.ended)
+        return WorkerReport(
+            storage.location, worker.taken, ended, tuple(worker.refused), stopped, aborted
+        )
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+
+        def stop(name: str) -> None:
+            nonlocal interrupts
+            if name == "SIGINT":
+                interrupts += 1
+                if interrupts > 1:
+                    task.cancel()  # the second Ctrl-C: abort
+                    return
+            if worker.stopping.is_set():
+                return
+            stopped_by.append(name)
+            worker.stopping.set()
+            emit(WorkerEvent("stopping", reason=name))
+
+        installed = []
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            for signum in (signal.SIGINT, *PAUSE_SIGNALS):
+                loop.add_signal_handler(signum, stop, signum.name)
+                installed.append(signum)
+        try:
+            await worker.work(concurrency, exit_when_idle, poll)
+        finally:
+            for signum in installed:
+                loop.remove_signal_handler(signum)
+            await storage.aclose()
+
+    try:
+        asyncio.run(main())
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        return report(aborted=True)
+    return report(aborted=False)
