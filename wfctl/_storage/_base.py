@@ -11,6 +11,7 @@ that are not ours.
 from __future__ import annotations
 
 import abc
+from collections.abc import Callable
 
 from wfctl._checkpoint import (
     ENDING_STATUS,
@@ -29,10 +30,12 @@ from ._protocol import JournalProblem, RunJournal, RunSummary
 
 __all__ = [
     "StorageQueries",
+    "broken_summary",
     "check_append",
     "pending_requests",
     "read_problem",
     "strict_chain",
+    "summarize",
 ]
 
 
@@ -275,10 +278,10 @@ class StorageQueries(abc.ABC):
         except CheckpointCorruptError as exc:
             wf = self._root_workflow(run_id)
             if workflow_name is None or wf in (None, workflow_name):
-                return _broken_summary(run_id, wf, JournalProblem.from_error(exc))
+                return broken_summary(run_id, wf, JournalProblem.from_error(exc))
             return None
         except OSError as exc:  # listed under any workflow filter: its own is unknown
-            return _broken_summary(run_id, None, read_problem(exc), RunStatus.UNREADABLE)
+            return broken_summary(run_id, None, read_problem(exc), RunStatus.UNREADABLE)
         if ends is None:
             return None  # created but never committed a root: not a run yet
         root, head = ends
@@ -287,22 +290,7 @@ class StorageQueries(abc.ABC):
         return self._summarize(root, head)
 
     def _summarize(self, root: Checkpoint, head: Checkpoint) -> RunSummary:
-        status = ENDING_STATUS.get(head.kind) or (
-            RunStatus.RUNNING if self._is_locked(root.run_id) else RunStatus.INTERRUPTED
-        )
-        return RunSummary(
-            run_id=root.run_id,
-            workflow_name=root.workflow_name,
-            status=status,
-            head_checkpoint_id=head.checkpoint_id,
-            head_seq=head.seq,
-            created=root.timestamp,
-            updated=head.timestamp,
-            origin_run_id=root.origin_run_id,
-            origin_checkpoint_id=root.origin_checkpoint_id,
-            pending=pending_requests(head),
-            waiting=waiting_on(head) if status == "running" else None,
-        )
+        return summarize(root, head, lambda: self._is_locked(root.run_id))
 
     def _root_workflow(self, run_id: str) -> str | None:
         try:
@@ -335,12 +323,37 @@ class StorageQueries(abc.ABC):
         return chains
 
 
+def summarize(root: Checkpoint, head: Checkpoint, locked: Callable[[], bool]) -> RunSummary:
+    """Return the summary of a verified run from its root and head.
+
+    ``locked`` says whether someone holds the run's lease; it is asked only when the head's
+    kind does not end the run (a run whose head is a root/step/resume record is ``running``
+    if held, else ``interrupted``).
+    """
+    status = ENDING_STATUS.get(head.kind) or (
+        RunStatus.RUNNING if locked() else RunStatus.INTERRUPTED
+    )
+    return RunSummary(
+        run_id=root.run_id,
+        workflow_name=root.workflow_name,
+        status=status,
+        head_checkpoint_id=head.checkpoint_id,
+        head_seq=head.seq,
+        created=root.timestamp,
+        updated=head.timestamp,
+        origin_run_id=root.origin_run_id,
+        origin_checkpoint_id=root.origin_checkpoint_id,
+        pending=pending_requests(head),
+        waiting=waiting_on(head) if status == "running" else None,
+    )
+
+
 def read_problem(exc: OSError) -> JournalProblem:
     """Say why a run could not be read: ``<file>: cannot read: <reason>``."""
     return JournalProblem(str(exc.filename or ""), f"cannot read: {exc.strerror or exc}")
 
 
-def _broken_summary(
+def broken_summary(
     run_id: str,
     workflow_name: str | None,
     problem: JournalProblem,
