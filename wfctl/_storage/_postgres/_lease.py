@@ -96,7 +96,13 @@ class PostgresLease:
         self._run_id = run_id
         self._conn: Connection | None = conn
         self.fence = fence
-        self._paused = paused
+        #: Set while a pause is requested (what :meth:`pause_requested` reads), for a caller
+        #: that would rather wait for a request than poll.
+        self.pause_event = asyncio.Event()
+        if paused:
+            self.pause_event.set()
+        #: Whether the lease's connection ended under it (the server dropped the lock).
+        self.lost = False
         self._on_release = on_release
         self._listener = asyncio.get_running_loop().create_task(self._listen(conn))
 
@@ -107,19 +113,24 @@ class PostgresLease:
 
     @property
     def held(self) -> bool:
-        """Whether this object still holds the lease (its connection is open)."""
-        return self._conn is not None and not self._conn.closed
+        """Whether this object still holds the lease (released, or its connection ended)."""
+        return self._conn is not None and not self.lost
 
     def pause_requested(self) -> bool:
         """Return whether a pause was requested (a plain read: notifications set it)."""
-        return self._paused
+        return self.pause_event.is_set()
 
     async def _listen(self, conn: Connection) -> None:
-        prefix = f":{self._run_id}"
-        with contextlib.suppress(psycopg.Error):
+        suffix = f":{self._run_id}"
+        try:
             async for note in conn.notifies():
-                if note.payload.endswith(prefix) and note.payload[: -len(prefix)] in ("0", "1"):
-                    self._paused = note.payload[0] == "1"
+                flag = note.payload.removesuffix(suffix)
+                if flag == "1":
+                    self.pause_event.set()
+                elif flag == "0":
+                    self.pause_event.clear()
+        except psycopg.Error:
+            self.lost = True  # the connection ended: the server has dropped the lock
 
     async def release(self) -> None:
         """Give the run back: unlock it and close the lease's connection (idempotent)."""

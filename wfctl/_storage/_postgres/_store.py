@@ -58,8 +58,8 @@ class PostgresCheckpointStorage:
         self._pool: AsyncConnectionPool[Connection] | None = None
         self._opening: asyncio.Task[AsyncConnectionPool[Connection]] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        #: run id -> fence of each lease this object holds.
-        self._fences: dict[str, int] = {}
+        #: run id -> each lease this object holds.
+        self._leases: dict[str, PostgresLease] = {}
 
     def __repr__(self) -> str:
         return f"PostgresCheckpointStorage({self._location!r})"
@@ -150,13 +150,15 @@ class PostgresCheckpointStorage:
         run_id = validate_run_id(checkpoint.run_id)
         record = encode_record(checkpoint)[:-1]  # first: bad data changes nothing
         where = self._source(run_id)
-        fence = self._fences.get(run_id)
-        if fence is None:
+        lease = self._leases.get(run_id)
+        if lease is None or lease.lost:
+            why = "holds no lease on" if lease is None else "lost its lease (connection ended) on"
             raise CheckpointCorruptError(
                 where,
                 f"refusing checkpoint seq {checkpoint.seq} ({checkpoint.kind}) of run "
-                f"{run_id!r}: this store holds no lease on the run (take lease_run first)",
+                f"{run_id!r}: this store {why} the run; a writer without it cannot append",
             )
+        fence = lease.fence
         params = (
             run_id,
             checkpoint.seq,
@@ -232,14 +234,13 @@ class PostgresCheckpointStorage:
             return self._granted(run_id, lease_conn, row)
 
     def _granted(self, run_id: str, conn: Connection, row: TupleRow) -> PostgresLease:
-        fence, paused = int(row[0]), bool(row[1])
-        self._fences[run_id] = fence
-
         def forget() -> None:
-            if self._fences.get(run_id) == fence:
-                del self._fences[run_id]
+            if self._leases.get(run_id) is lease:
+                del self._leases[run_id]
 
-        return PostgresLease(run_id, conn, fence, paused, forget)
+        lease = PostgresLease(run_id, conn, int(row[0]), bool(row[1]), forget)
+        self._leases[run_id] = lease
+        return lease
 
     async def request_pause(self, run_id: str) -> None:
         """Ask whoever drives the run to pause: set the run's flag and notify its lease.
