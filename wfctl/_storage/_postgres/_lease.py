@@ -20,10 +20,10 @@ from datetime import UTC, datetime
 from typing import Final
 
 import psycopg
-from psycopg import AsyncConnection
 
 from wfctl._errors import RunLockedError
 
+from ._connection import Connection
 from ._schema import run_key
 
 __all__ = ["CHANNEL", "PostgresLease", "holder_text", "lock_or_none"]
@@ -41,8 +41,6 @@ GRANT: Final = (
     " RETURNING fence, pause_requested"
 )
 _HOLDER: Final = "SELECT holder FROM wfctl_runs WHERE run_id = %s"
-
-Connection = AsyncConnection[tuple[object, ...]]
 
 
 def holder_text() -> str:
