@@ -11,7 +11,7 @@ that are not ours.
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from wfctl._checkpoint import (
     ENDING_STATUS,
@@ -32,6 +32,7 @@ __all__ = [
     "StorageQueries",
     "broken_summary",
     "check_append",
+    "load_checkpoint",
     "pending_requests",
     "read_problem",
     "strict_chain",
@@ -168,14 +169,7 @@ class StorageQueries(abc.ABC):
             CheckpointNotFoundError: no such run or seq.
             CheckpointCorruptError: the run's journal does not verify.
         """
-        run_id, seq = split_checkpoint_id(checkpoint_id)
-        try:
-            chain = self._chain(run_id)
-        except RunNotFoundError:
-            raise CheckpointNotFoundError(checkpoint_id) from None
-        if seq >= len(chain):
-            raise CheckpointNotFoundError(checkpoint_id)
-        return chain[seq]
+        return await load_checkpoint(self.load_chain, checkpoint_id)
 
     async def list_checkpoints(
         self, *, workflow_name: str | None = None, run_id: str | None = None
@@ -346,6 +340,26 @@ def summarize(root: Checkpoint, head: Checkpoint, locked: Callable[[], bool]) ->
         pending=pending_requests(head),
         waiting=waiting_on(head) if status == "running" else None,
     )
+
+
+async def load_checkpoint(
+    load_chain: Callable[[str], Awaitable[list[Checkpoint]]], checkpoint_id: str
+) -> Checkpoint:
+    """Return one checkpoint from its run's strict chain, as ``load_chain`` reads it.
+
+    Raises:
+        InvalidIdError: the id is malformed.
+        CheckpointNotFoundError: no such run or seq.
+        CheckpointCorruptError: the run does not verify.
+    """
+    run_id, seq = split_checkpoint_id(checkpoint_id)
+    try:
+        chain = await load_chain(run_id)
+    except RunNotFoundError:
+        raise CheckpointNotFoundError(checkpoint_id) from None
+    if seq >= len(chain):
+        raise CheckpointNotFoundError(checkpoint_id)
+    return chain[seq]
 
 
 def read_problem(exc: OSError) -> JournalProblem:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from wfctl._checkpoint import Checkpoint, split_checkpoint_id, validate_run_id
-from wfctl._errors import CheckpointCorruptError, CheckpointNotFoundError, RunNotFoundError
-from wfctl._storage._base import broken_summary, strict_chain, summarize
+from wfctl._checkpoint import Checkpoint, validate_run_id
+from wfctl._errors import CheckpointCorruptError, RunNotFoundError
+from wfctl._storage._base import broken_summary, load_checkpoint, strict_chain, summarize
 from wfctl._storage._journal import check_journal, decode_record
 from wfctl._storage._protocol import JournalProblem, RunJournal, RunSummary
 
@@ -72,14 +72,7 @@ class PostgresReads(PostgresConnections):
             CheckpointNotFoundError: no such run or seq.
             CheckpointCorruptError: the run does not verify.
         """
-        run_id, seq = split_checkpoint_id(checkpoint_id)
-        try:
-            chain = await self.load_chain(run_id)
-        except RunNotFoundError:
-            raise CheckpointNotFoundError(checkpoint_id) from None
-        if seq >= len(chain):
-            raise CheckpointNotFoundError(checkpoint_id)
-        return chain[seq]
+        return await load_checkpoint(self.load_chain, checkpoint_id)
 
     async def _records_of(
         self, run_id: str | None, workflow_name: str | None
