@@ -10,13 +10,11 @@ import contextlib
 import os
 from collections.abc import AsyncIterator, Iterator
 
+import psycopg  # the test extra installs the postgres extra
 import pytest
 
+from wfctl._storage._postgres._store import PostgresCheckpointStorage
 from wfctl.storage.testing import PostgresUnavailableError, PrivateServer, private_postgres
-
-psycopg = pytest.importorskip("psycopg", reason="the postgres extra is not installed")
-
-from wfctl._storage._postgres import PostgresCheckpointStorage  # noqa: E402
 
 
 @pytest.fixture(scope="session")

@@ -97,9 +97,13 @@ class PostgresCheckpointStorage(PostgresReads):
             StoreLocationError: the server cannot be reached.
         """
         validate_run_id(run_id)
-        async with self._connection() as conn:
+        try:
+            await self._ready()  # the schema exists
             lease_conn = await lock_or_none(self._url, run_id)
-            if lease_conn is None:
+        except psycopg.Error as exc:
+            raise self._unreachable(exc) from None
+        if lease_conn is None:
+            async with self._connection() as conn:
                 raise await locked_error(conn, run_id)
         try:
             cursor = await lease_conn.execute(GRANT, (run_id, holder_text()))
