@@ -211,6 +211,15 @@ def test_a_head_that_disagrees_with_the_records_is_a_problem(pg_url: str) -> Non
                 "(seq 0..1)"
             ]
             assert (await store.run_summary("r1")).status == "corrupt"
+            with psycopg.connect(pg_url, autocommit=True) as conn:
+                conn.execute("DELETE FROM wfctl_checkpoints WHERE run_id = 'r1'")
+            # Every record gone: still listed, as corrupt, never silently dropped.
+            [summary] = await store.list_runs()
+            assert summary.status == "corrupt" and "holds no records" in str(summary.problem)
+            journal = await store.read_run("r1")
+            assert not journal.checkpoints and len(journal.problems) == 1
+            with pytest.raises(CheckpointCorruptError, match="holds no records"):
+                await store.list_checkpoints()
 
     arun(main())
 

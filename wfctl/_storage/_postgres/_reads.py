@@ -36,10 +36,9 @@ class PostgresReads(PostgresConnections):
         async with self._connection() as conn:
             cursor = await conn.execute(_sql.RUN_RECORDS, (run_id,))
             rows = await cursor.fetchall()
-        records = [bytes(row[1]) for row in rows if row[1] is not None]
-        if not records:
+        if not rows or int(rows[0][0]) < 0:  # no row, or leased but never started
             raise RunNotFoundError(run_id)
-        return self._journal(run_id, int(rows[0][0]), records)
+        return self._journal(run_id, int(rows[0][0]), _records(rows, 1))
 
     def _journal(self, run_id: str, head_seq: int, records: list[bytes]) -> RunJournal:
         source = self._source(run_id)
@@ -108,7 +107,7 @@ class PostgresReads(PostgresConnections):
             validate_run_id(run_id)
         chains: list[list[Checkpoint]] = []
         for rid, rows in await self._records_of(run_id, workflow_name):
-            journal = self._journal(rid, int(rows[0][1]), [bytes(r[4]) for r in rows])
+            journal = self._journal(rid, int(rows[0][1]), _records(rows, 4))
             chain = strict_chain(journal)
             if workflow_name is not None:
                 chain = [cp for cp in chain if cp.workflow_name == workflow_name]
@@ -170,20 +169,25 @@ class PostgresReads(PostgresConnections):
         """Verify every checksum and link of a run (decoding only its ends) and summarise it."""
         source = self._source(run_id)
         head_seq, workflow_name, locked = int(rows[0][1]), rows[0][2], bool(rows[0][3])
-        records = [bytes(row[4]) for row in rows]
+        records = _records(rows, 4)
         try:
             ends = check_journal(records, source, run_id)
-            assert ends is not None, "a run listed has records"
-            root = decode_record(ends[0], f"{source}:1")
             last = len(records)
-            head = root if last == 1 else decode_record(ends[1], f"{source}:{last}")
-            if last != head_seq + 1:
+            if ends is None or last != head_seq + 1:
                 raise CheckpointCorruptError(source, _head_mismatch(head_seq, last))
+            root = decode_record(ends[0], f"{source}:1")
+            head = root if last == 1 else decode_record(ends[1], f"{source}:{last}")
         except CheckpointCorruptError as exc:
             wf = workflow_name if isinstance(workflow_name, str) else None
             return broken_summary(run_id, wf, JournalProblem.from_error(exc))
         return summarize(root, head, lambda: locked)
 
 
+def _records(rows: list[_Row], column: int) -> list[bytes]:
+    """The records of a run's rows (a run whose records are all gone has one row, without)."""
+    return [bytes(row[column]) for row in rows if row[column] is not None]
+
+
 def _head_mismatch(head_seq: int, records: int) -> str:
-    return f"the run's head is seq {head_seq} but it holds {records} records (seq 0..{records - 1})"
+    held = f"{records} records (seq 0..{records - 1})" if records else "no records"
+    return f"the run's head is seq {head_seq} but it holds {held}"

@@ -33,7 +33,7 @@ _RECORDS_OF: Final = (
     " WHERE r.head_seq >= 0 AND (%(run)s::text IS NULL OR r.run_id = %(run)s)"
     " AND (%(wf)s::text IS NULL OR r.workflow_name = %(wf)s))"
     " SELECT runs.run_id, runs.head_seq, runs.workflow_name, runs.locked, c.record"
-    " FROM runs JOIN wfctl_checkpoints c ON c.run_id = runs.run_id"
+    " FROM runs LEFT JOIN wfctl_checkpoints c ON c.run_id = runs.run_id"
     " ORDER BY runs.created, runs.run_id, c.seq"
 )
 RECORDS_OF: Final = _RECORDS_OF
