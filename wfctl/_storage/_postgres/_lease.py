@@ -57,7 +57,9 @@ async def lock_or_none(url: str, run_id: str) -> Connection | None:
     """
     conn = await psycopg.AsyncConnection.connect(url, autocommit=True)
     try:
-        await conn.execute(_LISTEN)  # before the flag is read: no request falls between
+        # Listening before the lock, and so before the grant reads the pause flag: a request
+        # committed after that read is notified here, once this connection is idle.
+        await conn.execute(_LISTEN)
         cursor = await conn.execute(_TRY_LOCK, (run_id,))
         row = await cursor.fetchone()
     except BaseException:

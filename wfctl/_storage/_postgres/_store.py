@@ -106,12 +106,14 @@ class PostgresCheckpointStorage(PostgresReads):
             async with self._connection() as conn:
                 raise await locked_error(conn, run_id)
         try:
-            cursor = await lease_conn.execute(GRANT, (run_id, holder_text()))
-            row = await cursor.fetchone()
-        except BaseException as exc:
+            # On a pooled connection, not the lease's: a notification the lease's connection
+            # received during a query of its own would bypass its listener. Whatever the grant
+            # reads of the flag, a later request reaches the listener.
+            async with self._connection() as conn:
+                cursor = await conn.execute(GRANT, (run_id, holder_text()))
+                row = await cursor.fetchone()
+        except BaseException:
             await lease_conn.close()
-            if isinstance(exc, psycopg.Error):
-                raise self._unreachable(exc) from None
             raise
         assert row is not None, "an upsert with RETURNING returns its row"
         return self._granted(run_id, lease_conn, row)
