@@ -2,10 +2,11 @@
 
 ``wfctl_runs`` holds one row per run (its head, its lease epoch ``fence``, its pause request);
 ``wfctl_checkpoints`` one row per checkpoint, holding the record exactly as the file journal
-writes its line (without the newline). A ``BEFORE INSERT`` trigger locks the run's row and
-accepts a checkpoint only if it is the next link (``seq = head_seq + 1``, naming the head as
-its parent, a root exactly at seq 0) written under the run's current fence, then advances the head: the database itself
-refuses a fork, a gap or a stale writer, whoever sends the ``INSERT``.
+writes its line (without the newline). A ``BEFORE INSERT`` trigger accepts a checkpoint only
+if it is the next link (``seq = head_seq + 1``, naming the head as its parent, a root exactly
+at seq 0) written under the run's current fence, advancing the head in the same statement (a
+compare-and-set on the run's row): the database itself refuses a fork, a gap or a stale
+writer, whoever sends the ``INSERT``.
 """
 
 from __future__ import annotations
@@ -62,7 +63,26 @@ CREATE OR REPLACE FUNCTION wfctl_append() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     run wfctl_runs%ROWTYPE;
 BEGIN
-    SELECT * INTO run FROM wfctl_runs WHERE run_id = NEW.run_id FOR UPDATE;
+    -- The compare-and-set: the head moves only if this record is its next link, written
+    -- under the run's current fence (a concurrent writer waits for the row, then the
+    -- condition is checked again against what it committed).
+    UPDATE wfctl_runs SET
+        head_seq = NEW.seq,
+        head_kind = NEW.kind,
+        updated = NEW.ts,
+        workflow_name = CASE WHEN NEW.seq = 0 THEN NEW.workflow_name ELSE workflow_name END,
+        created = CASE WHEN NEW.seq = 0 THEN NEW.ts ELSE created END
+    WHERE run_id = NEW.run_id
+        AND head_seq = NEW.seq - 1
+        AND fence = NEW.fence
+        AND (NEW.seq = 0) = (NEW.kind = 'root')
+        AND NEW.prev IS NOT DISTINCT FROM (CASE WHEN NEW.seq = 0 THEN NULL
+            ELSE NEW.run_id || '.' || (NEW.seq - 1) END);
+    IF FOUND THEN
+        RETURN NEW;
+    END IF;
+    -- Refused: say why.
+    SELECT * INTO run FROM wfctl_runs WHERE run_id = NEW.run_id;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'wfctl:nolease:-1' USING ERRCODE = 'P0001',
             HINT = 'take the run''s lease before appending';
@@ -71,20 +91,8 @@ BEGIN
         RAISE EXCEPTION 'wfctl:fence:%', run.fence USING ERRCODE = 'P0001',
             HINT = 'the writer''s lease was taken over';
     END IF;
-    IF NEW.seq <> run.head_seq + 1 OR (NEW.seq = 0) <> (NEW.kind = 'root')
-            OR NEW.prev IS DISTINCT FROM (CASE WHEN NEW.seq = 0 THEN NULL
-                ELSE NEW.run_id || '.' || (NEW.seq - 1) END) THEN
-        RAISE EXCEPTION 'wfctl:head:%', run.head_seq USING ERRCODE = 'P0001',
-            HINT = 'a checkpoint must extend the run''s head by one link';
-    END IF;
-    UPDATE wfctl_runs SET
-        head_seq = NEW.seq,
-        head_kind = NEW.kind,
-        updated = NEW.ts,
-        workflow_name = CASE WHEN NEW.seq = 0 THEN NEW.workflow_name ELSE workflow_name END,
-        created = CASE WHEN NEW.seq = 0 THEN NEW.ts ELSE created END
-    WHERE run_id = NEW.run_id;
-    RETURN NEW;
+    RAISE EXCEPTION 'wfctl:head:%', run.head_seq USING ERRCODE = 'P0001',
+        HINT = 'a checkpoint must extend the run''s head by one link';
 END $$;
 CREATE OR REPLACE FUNCTION wfctl_no_relink() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
