@@ -17,6 +17,11 @@ noisy; the interleaving keeps the rows comparable.
 Usage::
 
     python bench/postgres_steps.py [--steps 1000] [--rounds 3] [--url postgresql://...]
+        [--setting synchronous_commit=off ...]
+
+``--setting`` starts the private server with that setting: ``synchronous_commit=off`` takes
+the commit's flush out of every row, to see what each adds above the floor on a machine whose
+disk flush dominates (not a durable configuration).
 """
 
 from __future__ import annotations
@@ -105,11 +110,11 @@ def _measure(body: Callable[[], Awaitable[None]]) -> tuple[float, float]:
 
 
 @contextlib.contextmanager
-def _server(url: str | None) -> Iterator[str]:
+def _server(url: str | None, settings: list[str]) -> Iterator[str]:
     if url is not None:
         yield url
         return
-    with private_postgres() as server:
+    with private_postgres(*settings) as server:
         yield server.url
 
 
@@ -118,6 +123,9 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--url", help="a server to use (default: a private one)")
+    parser.add_argument(
+        "--setting", action="append", default=[], help="name=value for the private server"
+    )
     args = parser.parse_args()
     n = args.steps
     rows: dict[str, Callable[[str], Callable[[], Awaitable[None]]]] = {
@@ -125,7 +133,7 @@ def main() -> None:
         "wfctl save() alone": lambda url: lambda: _saves(url, n),
         "wfctl @workflow run": lambda url: lambda: _run(url, n),
     }
-    with _server(args.url) as url:
+    with _server(args.url, args.setting) as url:
         for make in rows.values():  # warm up: schema, caches, imports
             _measure(make(url))
         times: dict[str, list[tuple[float, float]]] = {name: [] for name in rows}
