@@ -6,6 +6,8 @@ itself: a raw ``INSERT`` over a plain connection cannot fork, gap or re-root a c
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import Any
 
 import psycopg
@@ -276,3 +278,19 @@ def test_an_unreachable_server_is_one_clear_line() -> None:
         assert "\n" not in str(refused.value)
 
     arun(main())
+
+
+def test_without_the_postgres_extra_a_url_is_refused_with_one_line() -> None:
+    code = (
+        "import sys\n"
+        "sys.modules['psycopg'] = None  # as if the extra were not installed\n"
+        "from wfctl._errors import WfctlError\n"
+        "from wfctl.storage import open_storage\n"
+        "try:\n"
+        "    open_storage('postgresql://localhost/db')\n"
+        "except WfctlError as exc:\n"
+        "    print(exc)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.startswith("a postgresql:// store needs the postgres extra: pip install")
+    assert done.stdout.count("\n") == 1
