@@ -11,7 +11,7 @@ that are not ours.
 from __future__ import annotations
 
 import abc
-from collections.abc import Collection, Hashable
+from collections.abc import Awaitable, Callable, Collection, Hashable
 
 from wfctl._checkpoint import (
     ENDING_STATUS,
@@ -35,10 +35,13 @@ from ._protocol import JournalProblem, RunJournal, RunLease, RunSummary
 
 __all__ = [
     "StorageQueries",
+    "broken_summary",
     "check_append",
+    "load_checkpoint",
     "pending_requests",
     "read_problem",
     "strict_chain",
+    "summarize",
 ]
 
 
@@ -171,14 +174,7 @@ class StorageQueries(abc.ABC):
             CheckpointNotFoundError: no such run or seq.
             CheckpointCorruptError: the run's journal does not verify.
         """
-        run_id, seq = split_checkpoint_id(checkpoint_id)
-        try:
-            chain = self._chain(run_id)
-        except RunNotFoundError:
-            raise CheckpointNotFoundError(checkpoint_id) from None
-        if seq >= len(chain):
-            raise CheckpointNotFoundError(checkpoint_id)
-        return chain[seq]
+        return await load_checkpoint(self.load_chain, checkpoint_id)
 
     async def list_checkpoints(
         self, *, workflow_name: str | None = None, run_id: str | None = None
@@ -281,10 +277,10 @@ class StorageQueries(abc.ABC):
         except CheckpointCorruptError as exc:
             wf = self._root_workflow(run_id)
             if workflow_name is None or wf in (None, workflow_name):
-                return _broken_summary(run_id, wf, JournalProblem.from_error(exc))
+                return broken_summary(run_id, wf, JournalProblem.from_error(exc))
             return None
         except OSError as exc:  # listed under any workflow filter: its own is unknown
-            return _broken_summary(run_id, None, read_problem(exc), RunStatus.UNREADABLE)
+            return broken_summary(run_id, None, read_problem(exc), RunStatus.UNREADABLE)
         if ends is None:
             return None  # created but never committed a root: not a run yet
         root, head = ends
@@ -293,27 +289,7 @@ class StorageQueries(abc.ABC):
         return self._summarize(root, head)
 
     def _summarize(self, root: Checkpoint, head: Checkpoint) -> RunSummary:
-        status = ENDING_STATUS.get(head.kind)
-        if status is None:
-            if self._is_locked(root.run_id):
-                status = RunStatus.RUNNING
-            elif head is root and RootPayload.of(root).submitted:
-                status = RunStatus.QUEUED
-            else:
-                status = RunStatus.INTERRUPTED
-        return RunSummary(
-            run_id=root.run_id,
-            workflow_name=root.workflow_name,
-            status=status,
-            head_checkpoint_id=head.checkpoint_id,
-            head_seq=head.seq,
-            created=root.timestamp,
-            updated=head.timestamp,
-            origin_run_id=root.origin_run_id,
-            origin_checkpoint_id=root.origin_checkpoint_id,
-            pending=pending_requests(head),
-            waiting=waiting_on(head) if status == "running" else None,
-        )
+        return summarize(root, head, lambda: self._is_locked(root.run_id))
 
     async def claim_run(self, exclude: Collection[str] = ()) -> RunLease | None:
         """Lease the oldest run a worker may drive, or return None if there is none.
@@ -403,12 +379,62 @@ class StorageQueries(abc.ABC):
         return chains
 
 
+def summarize(root: Checkpoint, head: Checkpoint, locked: Callable[[], bool]) -> RunSummary:
+    """Return the summary of a verified run from its root and head.
+
+    ``locked`` says whether someone holds the run's lease; it is asked only when the head's
+    kind does not end the run (a run whose head is a root/step/resume record is ``running``
+    if held, else ``queued`` when it is a submitted run's root, else ``interrupted``).
+    """
+    status = ENDING_STATUS.get(head.kind)
+    if status is None:
+        if locked():
+            status = RunStatus.RUNNING
+        elif head.seq == 0 and RootPayload.of(root).submitted:
+            status = RunStatus.QUEUED
+        else:
+            status = RunStatus.INTERRUPTED
+    return RunSummary(
+        run_id=root.run_id,
+        workflow_name=root.workflow_name,
+        status=status,
+        head_checkpoint_id=head.checkpoint_id,
+        head_seq=head.seq,
+        created=root.timestamp,
+        updated=head.timestamp,
+        origin_run_id=root.origin_run_id,
+        origin_checkpoint_id=root.origin_checkpoint_id,
+        pending=pending_requests(head),
+        waiting=waiting_on(head) if status == "running" else None,
+    )
+
+
+async def load_checkpoint(
+    load_chain: Callable[[str], Awaitable[list[Checkpoint]]], checkpoint_id: str
+) -> Checkpoint:
+    """Return one checkpoint from its run's strict chain, as ``load_chain`` reads it.
+
+    Raises:
+        InvalidIdError: the id is malformed.
+        CheckpointNotFoundError: no such run or seq.
+        CheckpointCorruptError: the run does not verify.
+    """
+    run_id, seq = split_checkpoint_id(checkpoint_id)
+    try:
+        chain = await load_chain(run_id)
+    except RunNotFoundError:
+        raise CheckpointNotFoundError(checkpoint_id) from None
+    if seq >= len(chain):
+        raise CheckpointNotFoundError(checkpoint_id)
+    return chain[seq]
+
+
 def read_problem(exc: OSError) -> JournalProblem:
     """Say why a run could not be read: ``<file>: cannot read: <reason>``."""
     return JournalProblem(str(exc.filename or ""), f"cannot read: {exc.strerror or exc}")
 
 
-def _broken_summary(
+def broken_summary(
     run_id: str,
     workflow_name: str | None,
     problem: JournalProblem,

@@ -1,18 +1,27 @@
-"""The PostgreSQL store (being built): the opener's entry point for ``postgresql://`` URLs."""
+"""The PostgreSQL store: the opener's entry point for ``postgresql://`` URLs.
+
+Needs the ``postgres`` extra (psycopg 3 and psycopg-pool); without it, opening a URL says so.
+"""
 
 from __future__ import annotations
 
-from typing import NoReturn
+from typing import TYPE_CHECKING
 
-from wfctl._errors import StoreLocationError
+from wfctl._errors import WfctlError
+
+if TYPE_CHECKING:
+    from ._store import PostgresCheckpointStorage
 
 __all__ = ["PostgresCheckpointStorage"]
 
 
-def PostgresCheckpointStorage(url: str) -> NoReturn:
-    """Refuse: this build has no PostgreSQL store yet.
-
-    Raises:
-        StoreLocationError: always.
-    """
-    raise StoreLocationError(url, "is a PostgreSQL URL; this build of wfctl cannot open one yet")
+def __getattr__(name: str) -> object:
+    if name != "PostgresCheckpointStorage":
+        raise AttributeError(name)
+    try:
+        from ._store import PostgresCheckpointStorage
+    except ImportError as exc:
+        raise WfctlError(
+            f"a postgresql:// store needs the postgres extra: pip install 'wfctl[postgres]' ({exc})"
+        ) from None
+    return PostgresCheckpointStorage

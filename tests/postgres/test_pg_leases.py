@@ -1,0 +1,244 @@
+"""Leases, fences, pause requests and claims of the PostgreSQL store, on a real private server.
+
+Crash tests SIGKILL a real child process holding a lease; waits are for notifications or for
+the server to drop a dead session's lock (bounded, never a timing threshold).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from tests.postgres.conftest import opened
+from tests.storage.helpers import arun, ckpt
+from wfctl._errors import CheckpointCorruptError, RunLockedError, WfctlError
+from wfctl.storage.testing import PrivateServer, restart
+
+REPO = Path(__file__).resolve().parents[2]
+HOLDER = """
+import asyncio, sys
+from wfctl._storage._postgres import PostgresCheckpointStorage
+from tests.storage.helpers import ckpt
+
+async def main():
+    store = PostgresCheckpointStorage(sys.argv[1])
+    lease = await store.lease_run("r1")
+    await store.save(ckpt("r1", 0))
+    print("leased", flush=True)
+    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+
+asyncio.run(main())
+"""
+
+
+async def _save_all(store: Any, run_id: str, kinds: list[str]) -> None:
+    lease = await store.lease_run(run_id)
+    for seq, kind in enumerate(kinds):
+        await store.save(ckpt(run_id, seq, kind, minute=len(run_id)))
+    await lease.release()
+
+
+def test_a_lease_excludes_another_store_object_until_released(pg_url: str) -> None:
+    async def main() -> None:
+        async with opened(pg_url) as one, opened(pg_url) as two:
+            lease = await one.lease_run("r1")
+            assert lease.held
+            with pytest.raises(RunLockedError, match=rf"pid {os.getpid()} on host \S+ since"):
+                await two.lease_run("r1")
+            with pytest.raises(RunLockedError):
+                await one.lease_run("r1")  # a second lease in the same object too
+            await lease.release()
+            await lease.release()  # idempotent
+            assert not lease.held
+            again = await two.lease_run("r1")
+            await again.release()
+
+    arun(main())
+
+
+@pytest.fixture
+def holder(pg_url: str) -> Iterator[Any]:
+    """Start a child process that leases run r1 (saving its root) and holds it."""
+    children: list[subprocess.Popen[str]] = []
+
+    def start() -> subprocess.Popen[str]:
+        child = subprocess.Popen(
+            [sys.executable, "-c", HOLDER, pg_url],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=REPO,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+        )
+        children.append(child)
+        assert child.stdout is not None
+        assert child.stdout.readline().strip() == "leased"
+        return child
+
+    yield start
+    for child in children:
+        if child.poll() is None:
+            child.kill()
+        child.wait()
+        for stream in (child.stdin, child.stdout):
+            if stream is not None:
+                stream.close()
+
+
+async def _lease_when_free(store: Any, run_id: str) -> Any:
+    """Lease the run once the server has ended a dead holder's session (bounded wait)."""
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            return await store.lease_run(run_id)
+        except RunLockedError:
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.02)
+
+
+def test_a_lease_excludes_other_processes_and_dies_with_a_sigkilled_holder(
+    pg_url: str, holder: Any
+) -> None:
+    child = holder()
+
+    async def main() -> None:
+        async with opened(pg_url) as store:
+            with pytest.raises(RunLockedError, match=rf"pid {child.pid} on host"):
+                await store.lease_run("r1")
+            [summary] = await store.list_runs()
+            assert summary.status == "running"
+            os.kill(child.pid, signal.SIGKILL)
+            assert child.wait() == -signal.SIGKILL
+            lease = await _lease_when_free(store, "r1")  # the server dropped the lock
+            assert (await store.run_summary("r1")).status == "running"
+            await store.save(ckpt("r1", 1))  # taken over: the chain goes on
+            await lease.release()
+            assert (await store.run_summary("r1")).status == "interrupted"
+            assert await store.list_checkpoint_ids() == ["r1.0", "r1.1"]
+
+    arun(main())
+
+
+def test_a_writer_whose_lease_was_taken_over_cannot_append(pg_url: str) -> None:
+    async def main() -> None:
+        async with opened(pg_url) as stale, opened(pg_url) as fresh:
+            lease = await stale.lease_run("r1")
+            await stale.save(ckpt("r1", 0))
+            # Its lease's session ends (a network cut, a server-side kill): the lock is gone.
+            with psycopg.connect(pg_url, autocommit=True) as conn:
+                conn.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_locks"
+                    " WHERE locktype = 'advisory' AND granted"
+                )
+            taken = await _lease_when_free(fresh, "r1")
+            # The head did not move, yet the stale writer's next link is refused.
+            with pytest.raises(CheckpointCorruptError, match=r"lost its lease|taken over"):
+                await stale.save(ckpt("r1", 1))
+            await fresh.save(ckpt("r1", 1))
+            await taken.release()
+            await lease.release()
+            assert await fresh.list_checkpoint_ids() == ["r1.0", "r1.1"]
+
+    arun(main())
+
+
+def test_a_stale_fence_is_refused_by_the_database_even_with_the_head_unmoved(pg_url: str) -> None:
+    async def main() -> None:
+        async with opened(pg_url) as store:
+            lease = await store.lease_run("r1")
+            await store.save(ckpt("r1", 0))
+            with psycopg.connect(pg_url, autocommit=True) as conn:  # what a takeover does
+                conn.execute("UPDATE wfctl_runs SET fence = nextval('wfctl_fence')")
+            with pytest.raises(CheckpointCorruptError, match=r"taken over \(fence \d+, the run"):
+                await store.save(ckpt("r1", 1))
+            await lease.release()
+            assert await store.list_checkpoint_ids() == ["r1.0"]
+
+    arun(main())
+
+
+def test_a_pause_request_from_another_store_reaches_the_lease(pg_url: str) -> None:
+    async def main() -> None:
+        async with opened(pg_url) as driver, opened(pg_url) as other:
+            lease = await driver.lease_run("r1")
+            await driver.save(ckpt("r1", 0))
+            assert not lease.pause_requested()
+            await other.request_pause("r1")
+            await asyncio.wait_for(lease.pause_event.wait(), 30)  # the notification
+            assert lease.pause_requested()
+            await lease.release()
+            # A request made while nobody listened is read when the lease is taken.
+            again = await driver.lease_run("r1")
+            assert again.pause_requested()
+            await again.release()
+            await other.clear_pause("r1")
+            last = await driver.lease_run("r1")
+            assert not last.pause_requested()
+            await last.release()
+
+    arun(main())
+
+
+def test_claims_take_the_oldest_free_run_and_never_the_same_one_twice(pg_url: str) -> None:
+    async def main() -> None:
+        async with opened(pg_url) as one, opened(pg_url) as two:
+            await _save_all(one, "a", ["root"])  # claimable (oldest)
+            await _save_all(one, "bb", ["root", "completed"])
+            await _save_all(one, "ccc", ["root", "step"])  # claimable, but held below
+            await _save_all(one, "dddd", ["root", "pause"])
+            await _save_all(one, "eeeee", ["root", "step", "failed"])
+            await _save_all(one, "ffffff", ["root", "step", "failed", "resume"])  # claimable
+            await _save_all(one, "ggggggg", ["root", "cancelled"])
+            await _save_all(one, "hhhhhhhh", ["root", "step"])  # claimable, excluded below
+            held = await one.lease_run("ccc")
+            first, second = await asyncio.gather(
+                one.claim_run(exclude=["hhhhhhhh"]), two.claim_run(exclude=["hhhhhhhh"])
+            )
+            assert first is not None and second is not None
+            assert {first.run_id, second.run_id} == {"a", "ffffff"}
+            assert await one.claim_run(exclude=["hhhhhhhh"]) is None
+            third = await two.claim_run()
+            assert third is not None and third.run_id == "hhhhhhhh"
+            claimer = one if first.run_id == "a" else two
+            await claimer.save(ckpt("a", 1))  # a claim is a lease: it may append
+            for lease in (held, first, second, third):
+                await lease.release()
+            oldest = await one.claim_run()
+            assert oldest is not None and oldest.run_id == "a"
+            await oldest.release()
+
+    arun(main())
+
+
+def test_a_server_restart_mid_run_fails_the_save_cleanly_and_loses_nothing(
+    pg_server: PrivateServer, pg_url: str
+) -> None:
+    async def main() -> None:
+        async with opened(pg_url) as store:
+            lease = await store.lease_run("r1")
+            await store.save(ckpt("r1", 0))
+            await store.save(ckpt("r1", 1))
+            restart(pg_server)  # every session ends, the lease's too
+            with pytest.raises(WfctlError) as failed:
+                await store.save(ckpt("r1", 2))
+            assert "\n" not in str(failed.value)
+            assert await store.list_checkpoint_ids() == ["r1.0", "r1.1"]  # nothing half-written
+            assert (await store.run_summary("r1")).status == "interrupted"
+            await lease.release()
+            resumed = await store.lease_run("r1")  # the run goes on from its head
+            await store.save(ckpt("r1", 2))
+            await resumed.release()
+            assert await store.list_checkpoint_ids() == ["r1.0", "r1.1", "r1.2"]
+
+    arun(main())

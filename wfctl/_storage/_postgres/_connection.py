@@ -1,0 +1,104 @@
+"""The PostgreSQL store's connections: a pool per event loop, opened at first use.
+
+A store is built from a URL without connecting; its first call in an event loop connects once
+directly (so an unreachable server says why at once) to create or check the schema, then opens
+a pool there. A server failure becomes one :class:`StoreLocationError` line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+import psycopg
+from psycopg import AsyncConnection
+from psycopg.rows import TupleRow
+from psycopg_pool import AsyncConnectionPool
+
+from wfctl._errors import StoreLocationError
+from wfctl._storage._open import redact
+
+from ._schema import ensure_schema
+
+__all__ = ["Connection", "PostgresConnections"]
+
+Connection = AsyncConnection[TupleRow]
+
+
+class PostgresConnections:
+    """A database named by URL, and the connections to it of the running event loop."""
+
+    def __init__(self, url: str, *, max_connections: int = 8) -> None:
+        self._url = url
+        self._location = redact(url)
+        self._max = max_connections
+        self._pool: AsyncConnectionPool[Connection] | None = None
+        self._opening: asyncio.Task[AsyncConnectionPool[Connection]] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def location(self) -> str:
+        """The store's URL, without its password."""
+        return self._location
+
+    # -- connections -------------------------------------------------------------------------
+
+    async def _ready(self) -> AsyncConnectionPool[Connection]:
+        """Return the pool of this event loop, opening it (and checking the schema) at first use."""
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:  # first use, or a new loop: the old pool cannot serve it
+            self._loop, self._pool, self._opening = loop, None, None
+        if self._pool is not None:
+            return self._pool
+        if self._opening is None:
+            self._opening = loop.create_task(self._open())
+        try:
+            self._pool = await asyncio.shield(self._opening)
+        except BaseException:
+            if self._opening is not None and self._opening.done():
+                self._opening = None  # let the next call try again
+            raise
+        return self._pool
+
+    async def _open(self) -> AsyncConnectionPool[Connection]:
+        # A direct connection first: a server that cannot be reached says why at once (a pool
+        # would retry in the background until its timeout).
+        async with await psycopg.AsyncConnection.connect(self._url, autocommit=True) as conn:
+            await ensure_schema(conn, self._location)
+        pool: AsyncConnectionPool[Connection] = AsyncConnectionPool(
+            self._url,
+            min_size=1,
+            max_size=self._max,
+            kwargs={"autocommit": True, "prepare_threshold": 0},
+            open=False,
+            timeout=10.0,
+            name="wfctl",
+        )
+        await pool.open(wait=True, timeout=10.0)
+        return pool
+
+    @contextlib.asynccontextmanager
+    async def _connection(self) -> AsyncIterator[Connection]:
+        """Lend a pooled connection; a failure of the server becomes a one-line WfctlError."""
+        try:
+            pool = await self._ready()
+            async with pool.connection() as conn:
+                yield conn
+        except psycopg.Error as exc:
+            raise self._unreachable(exc) from None
+
+    def _unreachable(self, exc: psycopg.Error) -> StoreLocationError:
+        text = " ".join(str(exc).split()) or type(exc).__name__
+        if isinstance(exc, psycopg.OperationalError):
+            return StoreLocationError(self._location, f"cannot be reached: {text}")
+        return StoreLocationError(self._location, f"refused a query: {text}")
+
+    async def aclose(self) -> None:
+        """Close the connection pool; leases keep their own connections and stay held."""
+        pool, self._pool, self._opening = self._pool, None, None
+        if pool is not None and self._loop is asyncio.get_running_loop():
+            await pool.close()
+
+    def _source(self, run_id: str) -> str:
+        return f"{self._location} run {run_id}"

@@ -1,0 +1,193 @@
+"""The PostgreSQL store's reads: each record verified as the file store verifies its lines."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from wfctl._checkpoint import Checkpoint, validate_run_id
+from wfctl._errors import CheckpointCorruptError, RunNotFoundError
+from wfctl._storage._base import broken_summary, load_checkpoint, strict_chain, summarize
+from wfctl._storage._journal import check_journal, decode_record
+from wfctl._storage._protocol import JournalProblem, RunJournal, RunSummary
+
+from . import _sql
+from ._connection import PostgresConnections
+
+__all__ = ["PostgresReads"]
+
+#: Rows of :data:`_sql.RECORDS_OF`: run id, head seq, workflow name, held, record.
+_Row = tuple[Any, ...]
+
+
+class PostgresReads(PostgresConnections):
+    """The read methods of the run store protocol, on the store's tables."""
+
+    async def read_run(self, run_id: str) -> RunJournal:
+        """Return every record of the run, naming each one that fails its checksum or decoding.
+
+        Never raises for a corrupt record: it is a problem of the journal returned.
+
+        Raises:
+            InvalidIdError: ``run_id`` is malformed.
+            RunNotFoundError: the run has no committed checkpoint.
+        """
+        validate_run_id(run_id)
+        async with self._connection() as conn:
+            cursor = await conn.execute(_sql.RUN_RECORDS, (run_id,))
+            rows = await cursor.fetchall()
+        if not rows or int(rows[0][0]) < 0:  # no row, or leased but never started
+            raise RunNotFoundError(run_id)
+        return self._journal(run_id, int(rows[0][0]), _records(rows, 1))
+
+    def _journal(self, run_id: str, head_seq: int, records: list[bytes]) -> RunJournal:
+        source = self._source(run_id)
+        checkpoints: list[Checkpoint] = []
+        problems: list[JournalProblem] = []
+        for line, record in enumerate(records, 1):
+            try:
+                checkpoints.append(decode_record(record, f"{source}:{line}"))
+            except CheckpointCorruptError as exc:
+                problems.append(JournalProblem(exc.where, exc.reason, line))
+        if len(records) != head_seq + 1:
+            problems.append(JournalProblem(source, _head_mismatch(head_seq, len(records))))
+        return RunJournal(run_id, tuple(checkpoints), tuple(problems), 0, source)
+
+    async def load_chain(self, run_id: str) -> list[Checkpoint]:
+        """Return the run's checkpoints ``0..n-1``, verified as one chain (for restore).
+
+        Raises:
+            InvalidIdError: ``run_id`` is malformed.
+            RunNotFoundError: the run has no committed checkpoint.
+            CheckpointCorruptError: a record fails verification or the chain is broken.
+        """
+        return strict_chain(await self.read_run(run_id))
+
+    async def load(self, checkpoint_id: str) -> Checkpoint:
+        """Return one checkpoint, read strictly with its whole run.
+
+        Raises:
+            InvalidIdError: the id is malformed.
+            CheckpointNotFoundError: no such run or seq.
+            CheckpointCorruptError: the run does not verify.
+        """
+        return await load_checkpoint(self.load_chain, checkpoint_id)
+
+    async def _records_of(
+        self, run_id: str | None, workflow_name: str | None
+    ) -> list[tuple[str, list[_Row]]]:
+        """Every record of the matching runs, grouped by run, runs in creation order."""
+        async with self._connection() as conn:
+            cursor = await conn.execute(_sql.RECORDS_OF, {"run": run_id, "wf": workflow_name})
+            rows = await cursor.fetchall()
+        return [(str(rid), list(group)) for rid, group in itertools.groupby(rows, lambda r: r[0])]
+
+    async def list_checkpoints(
+        self, *, workflow_name: str | None = None, run_id: str | None = None
+    ) -> list[Checkpoint]:
+        """Return matching checkpoints, each run in chain order, runs oldest first (strict).
+
+        Raises:
+            CheckpointCorruptError: a matching run does not verify.
+        """
+        return [cp for chain in await self._chains(workflow_name, run_id) for cp in chain]
+
+    async def list_checkpoint_ids(
+        self, *, workflow_name: str | None = None, run_id: str | None = None
+    ) -> list[str]:
+        """Return the ids of :meth:`list_checkpoints`."""
+        return [cp.checkpoint_id for cp in await self.list_checkpoints(
+            workflow_name=workflow_name, run_id=run_id
+        )]  # fmt: skip
+
+    async def _chains(
+        self, workflow_name: str | None, run_id: str | None
+    ) -> list[list[Checkpoint]]:
+        if run_id is not None:
+            validate_run_id(run_id)
+        chains: list[list[Checkpoint]] = []
+        for rid, rows in await self._records_of(run_id, workflow_name):
+            journal = self._journal(rid, int(rows[0][1]), _records(rows, 4))
+            chain = strict_chain(journal)
+            if workflow_name is not None:
+                chain = [cp for cp in chain if cp.workflow_name == workflow_name]
+            if chain:
+                chains.append(chain)
+        chains.sort(key=lambda c: (c[0].timestamp, c[0].run_id))
+        return chains
+
+    async def get_latest(
+        self, *, workflow_name: str | None = None, run_id: str | None = None
+    ) -> Checkpoint | None:
+        """Return the newest head among matching runs (the run's head with ``run_id``), or None.
+
+        Raises:
+            CheckpointCorruptError: the head found does not verify (never skipped for an older
+                record).
+        """
+        async with self._connection() as conn:
+            if run_id is not None:
+                cursor = await conn.execute(_sql.HEAD_OF_RUN, (validate_run_id(run_id),))
+                found = await cursor.fetchone()
+                rid = run_id
+            else:
+                cursor = await conn.execute(_sql.NEWEST_HEAD, {"wf": workflow_name})
+                found = await cursor.fetchone()
+                rid = "" if found is None else str(found[0])
+        if found is None:
+            return None
+        head = decode_record(bytes(found[-1]), f"{self._source(rid)} (head)")
+        if workflow_name is not None and head.workflow_name != workflow_name:
+            return None
+        return head
+
+    async def list_runs(self, *, workflow_name: str | None = None) -> list[RunSummary]:
+        """Return one summary per run, oldest first, each run verified whole (one query).
+
+        A run whose records do not all verify is listed as ``corrupt`` with its problem.
+        ``running`` means its lease is held (by any process), read from ``pg_locks``.
+        """
+        summaries = [
+            self._summary(rid, rows) for rid, rows in await self._records_of(None, workflow_name)
+        ]
+        summaries.sort(key=lambda s: (s.created, s.run_id))
+        return summaries
+
+    async def run_summary(self, run_id: str) -> RunSummary:
+        """Return one run's summary, verified whole as :meth:`list_runs` does.
+
+        Raises:
+            InvalidIdError: ``run_id`` is malformed.
+            RunNotFoundError: the run has no committed checkpoint.
+        """
+        groups = await self._records_of(validate_run_id(run_id), None)
+        if not groups:
+            raise RunNotFoundError(run_id)
+        return self._summary(*groups[0])
+
+    def _summary(self, run_id: str, rows: list[_Row]) -> RunSummary:
+        """Verify every checksum and link of a run (decoding only its ends) and summarise it."""
+        source = self._source(run_id)
+        head_seq, workflow_name, locked = int(rows[0][1]), rows[0][2], bool(rows[0][3])
+        records = _records(rows, 4)
+        try:
+            ends = check_journal(records, source, run_id)
+            last = len(records)
+            if ends is None or last != head_seq + 1:
+                raise CheckpointCorruptError(source, _head_mismatch(head_seq, last))
+            root = decode_record(ends[0], f"{source}:1")
+            head = root if last == 1 else decode_record(ends[1], f"{source}:{last}")
+        except CheckpointCorruptError as exc:
+            wf = workflow_name if isinstance(workflow_name, str) else None
+            return broken_summary(run_id, wf, JournalProblem.from_error(exc))
+        return summarize(root, head, lambda: locked)
+
+
+def _records(rows: list[_Row], column: int) -> list[bytes]:
+    """The records of a run's rows (a run whose records are all gone has one row, without)."""
+    return [bytes(row[column]) for row in rows if row[column] is not None]
+
+
+def _head_mismatch(head_seq: int, records: int) -> str:
+    held = f"{records} records (seq 0..{records - 1})" if records else "no records"
+    return f"the run's head is seq {head_seq} but it holds {held}"

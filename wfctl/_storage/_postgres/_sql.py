@@ -1,0 +1,85 @@
+"""The queries of the PostgreSQL store, in one place."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from ._schema import LOCK_SEED
+
+#: The advisory-lock keys held right now in this database (every lease of every process).
+_HELD: Final = (
+    "held AS (SELECT (l.classid::bigint << 32) | l.objid::bigint AS key FROM pg_locks l"
+    " WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1"
+    " AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()))"
+)
+_LOCKED: Final = f"(hashtextextended(r.run_id, {LOCK_SEED}) IN (SELECT key FROM held))"
+
+INSERT: Final = (
+    "INSERT INTO wfctl_checkpoints (run_id, seq, kind, prev, workflow_name, ts, fence, record)"
+    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
+)
+
+#: One run's records, with its head as the run's row says (no row: no run).
+RUN_RECORDS: Final = (
+    "SELECT r.head_seq, c.record FROM wfctl_runs r"
+    " LEFT JOIN wfctl_checkpoints c ON c.run_id = r.run_id"
+    " WHERE r.run_id = %s ORDER BY c.seq"
+)
+
+#: Every record of the matching runs, with whether each run is held (summaries, listings).
+_RECORDS_OF: Final = (
+    "WITH " + _HELD + ", runs AS (SELECT r.run_id, r.head_seq, r.workflow_name, r.created,"
+    " " + _LOCKED + " AS locked FROM wfctl_runs r"
+    " WHERE r.head_seq >= 0 AND (%(run)s::text IS NULL OR r.run_id = %(run)s)"
+    " AND (%(wf)s::text IS NULL OR r.workflow_name = %(wf)s))"
+    " SELECT runs.run_id, runs.head_seq, runs.workflow_name, runs.locked, c.record"
+    " FROM runs LEFT JOIN wfctl_checkpoints c ON c.run_id = runs.run_id"
+    " ORDER BY runs.created, runs.run_id, c.seq"
+)
+RECORDS_OF: Final = _RECORDS_OF
+
+#: One run's head record (for get_latest with a run id).
+HEAD_OF_RUN: Final = (
+    "SELECT c.record FROM wfctl_runs r JOIN wfctl_checkpoints c"
+    " ON c.run_id = r.run_id AND c.seq = r.head_seq WHERE r.run_id = %s"
+)
+#: The newest head among the runs of a workflow (or all runs).
+NEWEST_HEAD: Final = (
+    "SELECT r.run_id, c.record FROM wfctl_runs r JOIN wfctl_checkpoints c"
+    " ON c.run_id = r.run_id AND c.seq = r.head_seq"
+    " WHERE r.head_seq >= 0 AND (%(wf)s::text IS NULL OR r.workflow_name = %(wf)s)"
+    " ORDER BY r.updated DESC, r.run_id DESC LIMIT 1"
+)
+
+#: Lock a run's row for a cut, and try its lease for the transaction (free: nobody drives it).
+CUT_START: Final = (
+    f"SELECT head_seq, pg_try_advisory_xact_lock(hashtextextended(run_id, {LOCK_SEED}))"
+    " FROM wfctl_runs WHERE run_id = %s FOR UPDATE"
+)
+DELETE_RUN: Final = (
+    "WITH gone AS (DELETE FROM wfctl_checkpoints WHERE run_id = %(run)s)"
+    " DELETE FROM wfctl_runs WHERE run_id = %(run)s"
+)
+#: Cut the chain at ``seq``: the head goes back to ``seq - 1``, and the fence moves on (a
+#: writer granted the old one cannot append to the shortened chain).
+CUT: Final = (
+    "WITH gone AS (DELETE FROM wfctl_checkpoints WHERE run_id = %(run)s AND seq >= %(seq)s)"
+    " UPDATE wfctl_runs r SET head_seq = c.seq, head_kind = c.kind, updated = c.ts,"
+    " fence = nextval('wfctl_fence')"
+    " FROM wfctl_checkpoints c WHERE r.run_id = %(run)s AND c.run_id = %(run)s"
+    " AND c.seq = %(seq)s - 1"
+)
+
+#: Set or clear a run's pause request and tell its lease, in one transaction.
+PAUSE: Final = (
+    "WITH u AS (UPDATE wfctl_runs SET pause_requested = %(flag)s WHERE run_id = %(run)s"
+    " RETURNING run_id)"
+    " SELECT pg_notify('wfctl_pause', %(note)s) FROM u"
+)
+
+#: The oldest run a worker may take over: its head does not end it, and nobody holds it.
+CLAIMABLE: Final = (
+    "WITH " + _HELD + " SELECT r.run_id FROM wfctl_runs r"
+    " WHERE r.head_kind IN ('root', 'step', 'resume') AND NOT (r.run_id = ANY(%s::text[]))"
+    " AND NOT " + _LOCKED + " ORDER BY r.created, r.run_id LIMIT 1 FOR UPDATE SKIP LOCKED"
+)

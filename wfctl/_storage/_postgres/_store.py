@@ -1,0 +1,264 @@
+"""``PostgresCheckpointStorage``: a run store in a PostgreSQL database (psycopg 3, async).
+
+Each checkpoint is one ``INSERT`` in its own transaction, checked by the database's append
+trigger (:mod:`._schema`); leases are advisory locks on connections of their own
+(:mod:`._lease`); reads verify each record's checksum as the file store does (:mod:`._reads`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+import psycopg
+from psycopg.rows import TupleRow
+
+from wfctl._checkpoint import Checkpoint, checkpoint_id_for, split_checkpoint_id, validate_run_id
+from wfctl._errors import CheckpointCorruptError, RunLockedError, RunNotFoundError
+from wfctl._storage._base import check_append
+from wfctl._storage._journal import encode_record
+
+from . import _sql
+from ._connection import Connection
+from ._lease import GRANT, PostgresLease, holder_text, lock_or_none, locked_error
+from ._reads import PostgresReads
+
+__all__ = ["PostgresCheckpointStorage"]
+
+
+class PostgresCheckpointStorage(PostgresReads):
+    """Runs in a PostgreSQL database: one row per checkpoint, the chain guarded by the schema.
+
+    ``save`` appends only to a run this object holds the lease of (:meth:`lease_run` or
+    :meth:`claim_run`): it carries that lease's fence, and the database refuses a fence that
+    is no longer the run's. Every other method may be called without a lease.
+    """
+
+    def __init__(self, url: str, *, max_connections: int = 8) -> None:
+        super().__init__(url, max_connections=max_connections)
+        #: run id -> each lease this object holds.
+        self._leases: dict[str, PostgresLease] = {}
+
+    def __repr__(self) -> str:
+        return f"PostgresCheckpointStorage({self._location!r})"
+
+    # -- writing -----------------------------------------------------------------------------
+
+    async def save(self, checkpoint: Checkpoint) -> None:
+        """Append ``checkpoint`` to its run: one ``INSERT``, one transaction, one round trip.
+
+        Only for a run this object holds the lease of; the database checks the link and the
+        lease's fence and advances the head in the same transaction.
+
+        Raises:
+            InvalidIdError: the run id is malformed.
+            CheckpointCorruptError: this object holds no lease on the run, its lease was taken
+                over (a stale fence), or the checkpoint does not extend the run's head by
+                exactly one link (wrong seq, wrong parent, a second root).
+            StoreLocationError: the server cannot be reached (nothing was written, or the
+                transaction committed whole: the next read says which).
+            TypeError, ValueError: its data is not plain JSON.
+        """
+        run_id = validate_run_id(checkpoint.run_id)
+        record = encode_record(checkpoint)[:-1]  # first: bad data changes nothing
+        where = self._source(run_id)
+        lease = self._leases.get(run_id)
+        if lease is None or lease.lost:
+            why = "holds no lease on" if lease is None else "lost its lease (connection ended) on"
+            raise CheckpointCorruptError(
+                where,
+                f"refusing checkpoint seq {checkpoint.seq} ({checkpoint.kind}) of run "
+                f"{run_id!r}: this store {why} the run; a writer without it cannot append",
+            )
+        fence = lease.fence
+        params = (
+            run_id,
+            checkpoint.seq,
+            str(checkpoint.kind),
+            checkpoint.previous_checkpoint_id,
+            checkpoint.workflow_name,
+            checkpoint.timestamp,
+            fence,
+            record,
+        )
+        async with self._connection() as conn:
+            try:
+                await conn.execute(_sql.INSERT, params)
+            except psycopg.errors.RaiseException as exc:
+                raise _refusal(checkpoint, fence, exc, where) from None
+
+    # -- leases and pauses -------------------------------------------------------------------
+
+    async def lease_run(self, run_id: str) -> PostgresLease:
+        """Take the run's lease: an advisory lock on a connection of its own, and a new fence.
+
+        Raises:
+            InvalidIdError: ``run_id`` is malformed.
+            RunLockedError: someone holds it (any process, or another lease of this one).
+            StoreLocationError: the server cannot be reached.
+        """
+        validate_run_id(run_id)
+        try:
+            await self._ready()  # the schema exists
+            lease_conn = await lock_or_none(self._url, run_id)
+        except psycopg.Error as exc:
+            raise self._unreachable(exc) from None
+        if lease_conn is None:
+            async with self._connection() as conn:
+                raise await locked_error(conn, run_id)
+        try:
+            # On a pooled connection, not the lease's: a notification the lease's connection
+            # received during a query of its own would bypass its listener. Whatever the grant
+            # reads of the flag, a later request reaches the listener.
+            async with self._connection() as conn:
+                cursor = await conn.execute(GRANT, (run_id, holder_text()))
+                row = await cursor.fetchone()
+        except BaseException:
+            await lease_conn.close()
+            raise
+        assert row is not None, "an upsert with RETURNING returns its row"
+        return self._granted(run_id, lease_conn, row)
+
+    async def claim_run(self, exclude: Collection[str] = ()) -> PostgresLease | None:
+        """Lease the oldest run a worker may take over, or return None if there is none.
+
+        A run may be taken over when its head is a root, step or resume record (not ended,
+        failed, cancelled or paused) and nobody holds its lease. The candidate's row is locked
+        ``FOR UPDATE SKIP LOCKED`` while its lease is taken, so concurrent claimers (in any
+        process) pass over it rather than wait or collide. ``exclude`` names runs not to take.
+
+        Raises:
+            StoreLocationError: the server cannot be reached.
+        """
+        skip = list(exclude)
+        while True:
+            async with self._connection() as conn, conn.transaction():
+                cursor = await conn.execute(_sql.CLAIMABLE, (skip,))
+                found = await cursor.fetchone()
+                if found is None:
+                    return None
+                run_id = str(found[0])
+                lease_conn = await lock_or_none(self._url, run_id)
+                if lease_conn is None:  # taken between the look and the lock
+                    skip.append(run_id)
+                    continue
+                try:
+                    cursor = await conn.execute(GRANT, (run_id, holder_text()))
+                    row = await cursor.fetchone()
+                except BaseException:
+                    await lease_conn.close()
+                    raise
+            assert row is not None, "an upsert with RETURNING returns its row"
+            return self._granted(run_id, lease_conn, row)
+
+    def _granted(self, run_id: str, conn: Connection, row: TupleRow) -> PostgresLease:
+        def forget() -> None:
+            if self._leases.get(run_id) is lease:
+                del self._leases[run_id]
+
+        lease = PostgresLease(run_id, conn, int(row[0]), bool(row[1]), forget)
+        self._leases[run_id] = lease
+        return lease
+
+    async def request_pause(self, run_id: str) -> None:
+        """Ask whoever drives the run to pause: set the run's flag and notify its lease.
+
+        Raises:
+            InvalidIdError: ``run_id`` is malformed.
+            RunNotFoundError: no such run.
+        """
+        if not await self._set_pause(validate_run_id(run_id), True):
+            raise RunNotFoundError(run_id)
+
+    async def clear_pause(self, run_id: str) -> None:
+        """Withdraw a pause request (no-op if there is none)."""
+        await self._set_pause(validate_run_id(run_id), False)
+
+    async def _set_pause(self, run_id: str, flag: bool) -> bool:
+        note = f"{int(flag)}:{run_id}"
+        async with self._connection() as conn:
+            cursor = await conn.execute(_sql.PAUSE, {"flag": flag, "run": run_id, "note": note})
+            return await cursor.fetchone() is not None
+
+    # -- deleting ----------------------------------------------------------------------------
+
+    async def delete(self, checkpoint_id: str) -> bool:
+        """Cut a run's chain at ``checkpoint_id`` (seq 0 removes the run); False if absent.
+
+        One transaction, which takes the run's advisory lock for itself: a run someone drives
+        is refused. A cut moves the run's fence on.
+
+        Raises:
+            InvalidIdError: the id is malformed.
+            RunLockedError: the run is being driven.
+        """
+        run_id, seq = split_checkpoint_id(checkpoint_id)
+        async with self._connection() as conn, conn.transaction():
+            cursor = await conn.execute(_sql.CUT_START, (run_id,))
+            row = await cursor.fetchone()
+            if row is None or seq > int(row[0]):
+                return False
+            if row[1] is not True:
+                raise await locked_error(conn, run_id)
+            if seq == 0:
+                await conn.execute(_sql.DELETE_RUN, {"run": run_id})
+            else:
+                await conn.execute(_sql.CUT, {"run": run_id, "seq": seq})
+        return True
+
+    async def delete_run(self, run_id: str) -> bool:
+        """Remove a run whole; False if it did not exist.
+
+        Raises:
+            InvalidIdError: ``run_id`` is malformed.
+            RunLockedError: the run is being driven.
+        """
+        return await self.delete(checkpoint_id_for(validate_run_id(run_id), 0))
+
+    async def delete_runs(self, run_ids: Sequence[str]) -> tuple[list[str], list[RunLockedError]]:
+        """Remove several runs: the ids removed, and the error of each run being driven (kept).
+
+        Raises:
+            InvalidIdError: a run id is malformed (nothing is removed).
+        """
+        for run_id in run_ids:
+            validate_run_id(run_id)
+        removed: list[str] = []
+        locked: list[RunLockedError] = []
+        for run_id in run_ids:
+            try:
+                if await self.delete_run(run_id):
+                    removed.append(run_id)
+            except RunLockedError as exc:
+                locked.append(exc)
+        return removed, locked
+
+
+def _refusal(
+    checkpoint: Checkpoint, fence: int, exc: psycopg.errors.RaiseException, where: str
+) -> CheckpointCorruptError:
+    """Turn the append trigger's refusal into the error the file store gives for it."""
+    message = exc.diag.message_primary or ""
+    _, _, rest = message.partition("wfctl:")
+    what, _, value = rest.partition(":")
+    run, seq = checkpoint.run_id, checkpoint.seq
+    prefix = f"refusing checkpoint seq {seq} ({checkpoint.kind}) of run {run!r}: "
+    if what == "head":
+        head_seq = int(value)
+        try:
+            check_append(
+                checkpoint,
+                head_seq,
+                checkpoint_id_for(run, head_seq) if head_seq >= 0 else None,
+                where,
+            )
+        except CheckpointCorruptError as refused:
+            return refused
+    if what == "fence":
+        return CheckpointCorruptError(
+            where,
+            f"{prefix}this store's lease on the run was taken over (fence {fence}, the run's "
+            f"is now {value}); a writer that lost its lease cannot append",
+        )
+    if what == "nolease":
+        return CheckpointCorruptError(where, f"{prefix}the run is not in the store (deleted?)")
+    return CheckpointCorruptError(where, f"{prefix}the database refused it: {message}")
