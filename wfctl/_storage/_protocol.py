@@ -185,7 +185,9 @@ class RunStore(CheckpointStorage, Protocol):
     Beyond :class:`CheckpointStorage`: reading a run whole with what cannot be trusted, one
     run's summary, leases, pause requests, deletion and closing. ``save`` must refuse (with
     ``CheckpointCorruptError``) a checkpoint that does not extend its run's head by exactly one
-    link, whatever the caller believes the head to be.
+    link, whatever the caller believes the head to be. A writer saves while it holds the run's
+    lease; a store may refuse a save without one (the PostgreSQL store does: that is how a
+    process that lost its lease is kept from appending), so every writer takes it first.
     """
 
     @property

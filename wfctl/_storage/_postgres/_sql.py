@@ -70,10 +70,11 @@ CUT: Final = (
     " AND c.seq = %(seq)s - 1"
 )
 
-#: Set or clear a run's pause request and tell its lease, in one transaction.
+#: Set or clear a run's pause request and tell its lease, in one transaction. A request needs a
+#: run with records (a leased run that has written none is not a run yet); clearing does not.
 PAUSE: Final = (
     "WITH u AS (UPDATE wfctl_runs SET pause_requested = %(flag)s WHERE run_id = %(run)s"
-    " RETURNING run_id)"
+    " AND (NOT %(flag)s OR head_seq >= 0) RETURNING run_id)"
     " SELECT pg_notify('wfctl_pause', %(note)s) FROM u"
 )
 
