@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -169,7 +170,10 @@ def render_section(report: dict[str, Any]) -> str:
         "process's (`time.process_time`, its threads included, the server's not). Re-run "
         f"after crash: the process is SIGKILLed the moment step {config['crash_at']:,} has "
         "returned to the workflow, a fresh process continues the run, and the steps that had "
-        f"returned and ran again are counted ({config['repeat']} crashes; min-max).",
+        f"returned and ran again are counted ({config['repeat']} crashes; min-max). The "
+        f"1-minute load average was {config['load_average'][0]} at the start and "
+        f"{config['load_average'][1]} at the end: with more runnable work than CPUs, wall times "
+        "spread and CPU per step is the steadier figure.",
         "",
         "| | ms/step | \N{MULTIPLICATION SIGN} floor | CPU ms/step | re-run after crash "
         "| durable per step? |",
@@ -244,7 +248,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     engines = [e for e in ENGINES if e in args.only]
-    started = time.time()
+    started, load_before = time.time(), os.getloadavg()[0]
     runs: dict[str, list[Row]] = {e: [] for e in engines}
     crashes: dict[str, list[Row]] = {e: [] for e in engines}
     try:
@@ -275,6 +279,7 @@ def main(argv: list[str] | None = None) -> int:
             "crash_at": args.crash_at,
             "engines": engines,
             "wall_seconds": round(time.time() - started, 1),
+            "load_average": [round(load_before, 2), round(os.getloadavg()[0], 2)],
         },
         "rows": rows,
     }
