@@ -92,3 +92,22 @@ def test_postgres_benchmark_reports_the_floor_and_wfctl(tmp_path: Path) -> None:
     assert text.endswith("\n## Targets\n\nkept too\n")
     assert text.count("## PostgreSQL") == 1 and "stale" not in text
     assert "| floor: one autocommit INSERT" in text
+
+
+def test_postgres_benchmark_crash_check_counts_steps_run_again(tmp_path: Path) -> None:
+    """The durability check's two processes, on a file store (the worker's wfctl row opens any
+    location ``open_storage`` does): killed right after step 3 returned, resumed, none re-run."""
+    worker = [sys.executable, str(ROOT / "bench" / "_pg_worker.py"), "wfctl"]
+    where = [str(tmp_path), "--crash-at", "3"]
+
+    crashed = subprocess.run([*worker, "crash", "6", *where], capture_output=True, timeout=60)
+    recovered = subprocess.run(
+        [*worker, "recover", "6", *where], capture_output=True, text=True, timeout=60
+    )
+
+    assert crashed.returncode == -9, crashed.stderr
+    assert crashed.stdout == b""  # killed before it could report
+    assert recovered.returncode == 0, recovered.stderr
+    row = json.loads(recovered.stdout)
+    assert row["status"] == "ok", row  # the last step's output, as a full run returns it
+    assert (row["rerun"], row["executed"]) == (0, 3), row  # steps 3, 4 and 5 only
