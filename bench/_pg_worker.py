@@ -39,6 +39,8 @@ FLOOR_RECORD_BYTES = 300
 EXECUTED: list[int] = []
 #: Kill this process once this many steps have returned to the workflow (crash mode only).
 CRASH_AT: int | None = None
+#: How long wfctl's recovery waits for the killed process's lease to end (its expiry, if any).
+LEASE_WAIT_SECONDS = 120.0
 
 
 class NotAvailable(Exception):
@@ -228,7 +230,7 @@ async def wfctl(url: str, n: int, mode: str) -> Timed:
         await storage.get_latest(run_id=RUN_ID)  # connect and create the schema: set-up
         wf = sequential_wf.build(checkpoint_storage=storage)
         if mode == "recover":
-            outcome = await timed(lambda: wf.resume(RUN_ID))
+            outcome = await timed(lambda: resume_when_free(wf.resume))
         else:
             outcome = await timed(lambda: wf.run(n, run_id=RUN_ID))
         result, wall, cpu = outcome
@@ -236,6 +238,21 @@ async def wfctl(url: str, n: int, mode: str) -> Timed:
         return (outputs[-1] if outputs else None), wall, cpu
     finally:
         await storage.aclose()
+
+
+async def resume_when_free(resume: Callable[[str], Awaitable[Any]]) -> Any:
+    """Resume the killed run once the dead process's lease is gone: at once where the lease
+    ends with its connection, after the expiry where it is a row with a deadline."""
+    from wfctl import RunLockedError
+
+    deadline = time.monotonic() + LEASE_WAIT_SECONDS
+    while True:
+        try:
+            return await resume(RUN_ID)
+        except RunLockedError:
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.1)
 
 
 #: Each engine's measurement: async ones run in ``asyncio.run``, sync ones (their own threads) not.

@@ -23,6 +23,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from importlib import metadata
 from pathlib import Path
@@ -89,7 +90,7 @@ class Bench:
             return {"status": "error", "note": f"the run finished: no kill after step {crash_at}"}
         return row
 
-    def on_fresh_database(self, run: Any) -> Row:
+    def on_fresh_database(self, run: Callable[[str], Row]) -> Row:
         """Create a database, call ``run(url)``, record the database's size, drop it."""
         import psycopg
 
