@@ -80,18 +80,69 @@ def call_steps_sync(echo: Callable[[str], str], steps: int) -> str:
 Timed = tuple[Any, float, float]
 
 
+class ServerCounts:
+    """What the server did during the measured run: statements run in the measured database
+    (pg_stat_statements, BEGIN and COMMIT included) and transaction ids assigned on the server
+    (one per transaction that wrote: a commit the client waits for). Read on a connection of
+    its own, to another database, so the reading is not counted."""
+
+    def __init__(self, stats_url: str, url: str) -> None:
+        import psycopg
+        from psycopg.conninfo import conninfo_to_dict
+
+        self.conn = psycopg.connect(stats_url, autocommit=True)
+        self.database = str(conninfo_to_dict(url)["dbname"])
+        self.before = (0, 0)
+        self.counted: dict[str, int] = {}
+
+    def read(self) -> tuple[int, int]:
+        row = self.conn.execute(
+            "SELECT (SELECT coalesce(sum(calls), 0) FROM pg_stat_statements s"
+            " JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = %s),"
+            " pg_snapshot_xmax(pg_current_snapshot())::text::bigint",
+            (self.database,),
+        ).fetchone()
+        assert row is not None
+        return int(row[0]), int(row[1])
+
+    def begin(self) -> None:
+        self.before = self.read()
+
+    def end(self) -> None:
+        after = self.read()
+        self.counted = {
+            "statements": after[0] - self.before[0],
+            "transaction_ids": after[1] - self.before[1],
+        }
+
+
+#: Set when the parent asks for the server's counts (``--stats-url``).
+COUNTS: ServerCounts | None = None
+
+
+def _start() -> tuple[float, float]:
+    if COUNTS is not None:
+        COUNTS.begin()
+    return time.perf_counter(), time.process_time()
+
+
+def _stop(result: Any, started: tuple[float, float]) -> Timed:
+    wall, cpu = time.perf_counter() - started[0], time.process_time() - started[1]
+    if COUNTS is not None:
+        COUNTS.end()
+    return result, wall, cpu
+
+
 async def timed(run: Callable[[], Awaitable[Any]]) -> Timed:
     """Await ``run()``; return its result, wall seconds and CPU seconds of this process."""
-    wall, cpu = time.perf_counter(), time.process_time()
-    result = await run()
-    return result, time.perf_counter() - wall, time.process_time() - cpu
+    started = _start()
+    return _stop(await run(), started)
 
 
 def timed_sync(run: Callable[[], Any]) -> Timed:
     """Call ``run()``; return its result, wall seconds and CPU seconds of this process."""
-    wall, cpu = time.perf_counter(), time.process_time()
-    result = run()
-    return result, time.perf_counter() - wall, time.process_time() - cpu
+    started = _start()
+    return _stop(run(), started)
 
 
 # -- the floor ------------------------------------------------------------------------------------
@@ -265,17 +316,21 @@ ENGINES: dict[str, Callable[[str, int, str], Awaitable[Timed] | Timed]] = {
 }
 
 
-def measure(engine: str, mode: str, n: int, url: str, crash_at: int) -> dict[str, Any]:
+def measure(
+    engine: str, mode: str, n: int, url: str, crash_at: int, stats_url: str | None = None
+) -> dict[str, Any]:
     """Make one measurement and return the JSON object the worker prints."""
-    global CRASH_AT
+    global CRASH_AT, COUNTS
     row: dict[str, Any] = {"engine": engine, "mode": mode, "n": n}
     CRASH_AT = crash_at if mode == "crash" else None
+    COUNTS = ServerCounts(stats_url, url) if stats_url else None
     try:
         outcome = ENGINES[engine](url, n, mode)
         result, wall, cpu = asyncio.run(outcome) if inspect.isawaitable(outcome) else outcome
     except (NotAvailable, ModuleNotFoundError) as exc:
         return row | {"status": "not available", "note": str(exc)}
     row |= {"status": "ok", "note": "", "seconds": wall, "cpu_seconds": cpu}
+    row |= COUNTS.counted if COUNTS is not None else {}
     expected = n if engine == "floor" else common.expected_outputs(n)[-1]  # rows / last output
     if result != expected:
         row |= {"status": "wrong", "note": f"wrong output: {repr(result)[:160]}"}
@@ -292,8 +347,11 @@ def main() -> None:
     parser.add_argument("n", type=int, help="number of sequential steps")
     parser.add_argument("url", help="postgresql:// URL of the fresh database to use")
     parser.add_argument("--crash-at", type=int, default=0, help="steps returned before the kill")
+    parser.add_argument(
+        "--stats-url", help="a database of the same server to count statements from"
+    )
     args = parser.parse_args()
-    row = measure(args.engine, args.mode, args.n, args.url, args.crash_at)
+    row = measure(args.engine, args.mode, args.n, args.url, args.crash_at, args.stats_url)
     print(json.dumps(row), flush=True)
 
 

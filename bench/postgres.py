@@ -73,6 +73,8 @@ class Bench:
         """
         command = [sys.executable, str(WORKER), engine, mode, str(n), url]
         command += [f"--crash-at={crash_at}"]
+        if mode == "sequential":  # count the server's statements and transactions
+            command += [f"--stats-url={self.server.url}"]
         try:
             done = subprocess.run(
                 command, capture_output=True, text=True, timeout=self.timeout, check=False
@@ -140,6 +142,8 @@ def summarize(engine: str, n: int, runs: list[Row], crashes: list[Row]) -> Row:
         }
         row["cpu_ms_per_step"] = statistics.median(r["cpu_seconds"] * 1000 / n for r in timed)
         row["database_bytes"] = statistics.median(r["database_bytes"] for r in timed)
+        for counted in ("statements", "transaction_ids"):
+            row[f"{counted}_per_step"] = statistics.median(r[counted] / n for r in timed)
     recovered = [r["rerun"] for r in crashes if r.get("status") == "ok"]
     if recovered:
         row["rerun_after_crash"] = {"min": min(recovered), "max": max(recovered)}
@@ -168,7 +172,11 @@ def render_section(report: dict[str, Any]) -> str:
         f"synchronous_commit on; {config['n']:,} sequential steps of 100-character strings, "
         f"each measurement a fresh process on a fresh database, {config['repeat']} repetitions "
         "interleaved engine by engine; the median, with the min-max range. CPU is the measuring "
-        "process's (`time.process_time`, its threads included, the server's not). Re-run "
+        "process's (`time.process_time`, its threads included, the server's not). "
+        "Statements/step: statements the server ran in the run's database during the timed "
+        "run (pg_stat_statements, BEGIN and COMMIT included; a pipeline sends several in one "
+        "round trip); write transactions/step: transaction ids the server assigned, one per "
+        "transaction that wrote, each a commit flushed to the WAL before it returns. Re-run "
         f"after crash: the process is SIGKILLed the moment step {config['crash_at']:,} has "
         "returned to the workflow, a fresh process continues the run, and the steps that had "
         f"returned and ran again are counted ({config['repeat']} crashes; min-max). The "
@@ -176,9 +184,9 @@ def render_section(report: dict[str, Any]) -> str:
         f"{config['load_average'][1]} at the end: with more runnable work than CPUs, wall times "
         "spread and CPU per step is the steadier figure.",
         "",
-        "| | ms/step | \N{MULTIPLICATION SIGN} floor | CPU ms/step | re-run after crash "
-        "| durable per step? |",
-        "|---|---|---|---|---|---|",
+        "| | ms/step | \N{MULTIPLICATION SIGN} floor | CPU ms/step | statements/step "
+        "| write transactions/step | re-run after crash | durable per step? |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     floor = next((r for r in report["rows"] if r["engine"] == "floor" and "ms_per_step" in r), None)
     for row in report["rows"]:
@@ -188,11 +196,12 @@ def render_section(report: dict[str, Any]) -> str:
 
 def _cells(row: Row, floor: Row | None) -> list[str]:
     if "ms_per_step" not in row:
-        return [row["status"] + (f": {row['note']}" if row["note"] else ""), "", "", "", ""]
+        return [row["status"] + (f": {row['note']}" if row["note"] else ""), *[""] * 6]
     ms = row["ms_per_step"]
     ratio = f"{ms['median'] / floor['ms_per_step']['median']:.1f}" if floor else "—"
     cells = [f"{ms['median']:.3f} ({ms['min']:.3f}-{ms['max']:.3f})", ratio]
     cells.append(f"{row['cpu_ms_per_step']:.3f}")
+    cells += [f"{row['statements_per_step']:.2f}", f"{row['transaction_ids_per_step']:.2f}"]
     rerun = row.get("rerun_after_crash")
     if row["engine"] == "floor":
         cells += ["—", "—"]
@@ -253,12 +262,13 @@ def main(argv: list[str] | None = None) -> int:
     runs: dict[str, list[Row]] = {e: [] for e in engines}
     crashes: dict[str, list[Row]] = {e: [] for e in engines}
     try:
-        with private_postgres() as server:
+        with private_postgres("shared_preload_libraries=pg_stat_statements") as server:
             bench = Bench(server, args.timeout)
             import psycopg
 
-            with psycopg.connect(server.url) as admin:
+            with psycopg.connect(server.url, autocommit=True) as admin:
                 version = admin.execute("SHOW server_version").fetchone()
+                admin.execute("CREATE EXTENSION pg_stat_statements")
             for repetition in range(args.repeat):
                 for engine in engines:
                     runs[engine].append(bench.sequential(engine, args.n))

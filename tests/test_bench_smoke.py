@@ -83,6 +83,9 @@ def test_postgres_benchmark_reports_the_floor_and_wfctl(tmp_path: Path) -> None:
     assert rows["floor"]["status"] == "ok", rows["floor"]
     assert rows["floor"]["ms_per_step"]["median"] > 0
     assert rows["floor"]["database_bytes"] > 0
+    # One INSERT per step, each its own transaction: the server's counts say exactly that.
+    assert rows["floor"]["statements_per_step"] == 1
+    assert rows["floor"]["transaction_ids_per_step"] == 1
     wfctl = rows["wfctl"]
     assert wfctl["status"] in ("ok", "not available"), wfctl
     if wfctl["status"] == "ok":  # durable per step: nothing that returned runs again
