@@ -5,8 +5,10 @@ workflow as run ``bench`` and SIGKILLs its own process the moment step ``--crash
 returned to the workflow (so nothing after that return gets a chance to run); ``recover``
 continues that run in a fresh process and reports how many steps that had returned before the
 kill ran again. Prints one JSON line: ``status`` (``ok``, ``wrong``, ``not available``),
-``note``, ``seconds``, ``cpu_seconds``, ``rerun``. Set-up (connecting, creating tables or
-schemas, launching DBOS) is not timed; only the workflow run is.
+``note``, ``seconds``, ``cpu_seconds``, ``rerun``, and with ``--stats-url`` (a database of the
+same server with pg_stat_statements) ``statements`` and ``transaction_ids``: what the server did
+during the timed run. Set-up (connecting, creating tables or schemas, launching DBOS) is not
+timed, nor counted; only the workflow run is.
 """
 
 from __future__ import annotations
