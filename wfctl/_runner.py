@@ -32,7 +32,6 @@ from ._errors import (
     ReplayInterrupted,
     RunStateError,
     UnencodableValueError,
-    UntrustedTargetError,
     WfctlError,
     WorkflowChangedError,
 )
@@ -54,9 +53,9 @@ from ._restore import load_target
 from ._storage import FileCheckpointStorage
 from ._storage._capabilities import load_chain
 from ._storage._durability import FULL, Durability
-from ._storage._open import open_storage, redact
+from ._storage._open import open_storage
 from ._storage._protocol import RunStore
-from ._trust import FOREIGN_REMEDY, refuse_code_in_store, vet_store_owner
+from ._trust import FOREIGN_REMEDY, refuse_code_in_store, refuse_code_outside, vet_store_owner
 
 if TYPE_CHECKING:
     from ._checkpoint import Checkpoint
@@ -501,14 +500,15 @@ def _load_recorded(
     if not isinstance(recorded, str) or not recorded:
         raise WfctlError(f"run {run_id!r} records no workflow target; pass --target")
     if isinstance(store, str):  # a server: anyone who can write to it could name the code
-        if not (trust_store or trusts_store(store)):
-            raise UntrustedTargetError(
-                recorded,
-                run_id,
-                f"the store {redact(store)} is a database others may write to",
-                FOREIGN_REMEDY,
+        if trust_store or trusts_store(store):
+            return load_workflow(recorded)
+
+        def under_cwd(locations: list[str]) -> None:
+            refuse_code_outside(
+                recorded, run_id, locations, ("the current directory", [Path.cwd()]), FOREIGN_REMEDY
             )
-        return load_workflow(recorded)
+
+        return load_workflow(recorded, before_import=under_cwd)
     vet_store_owner(store, run_id, recorded, trusted=trust_store)
 
     def inside_store(locations: list[str]) -> None:

@@ -30,7 +30,13 @@ from pathlib import Path
 from ._config import trusts_store
 from ._errors import UntrustedTargetError
 
-__all__ = ["FOREIGN_REMEDY", "module_locations", "refuse_code_in_store", "vet_store_owner"]
+__all__ = [
+    "FOREIGN_REMEDY",
+    "module_locations",
+    "refuse_code_in_store",
+    "refuse_code_outside",
+    "vet_store_owner",
+]
 
 FOREIGN_REMEDY = (
     "if you trust this store, pass --trust-store (or list it under trusted_stores in "
@@ -75,6 +81,39 @@ def module_locations(module_name: str) -> list[str]:
         if not search:
             break
     return locations
+
+
+def refuse_code_outside(
+    target: str,
+    run_id: str,
+    locations: Iterable[str | Path],
+    roots: tuple[str, Iterable[Path]],
+    remedy: str,
+) -> None:
+    """Raise unless every one of ``locations`` (the target's code) lies under one of ``roots``.
+
+    ``roots`` is what the message calls them (``--workflows``) and the directories. Both sides are resolved through symbolic links first; code that cannot be found counts
+    as outside.
+
+    Raises:
+        UntrustedTargetError: a location lies outside every root, or there is none.
+    """
+    label, directories = roots
+    real_roots = [Path(os.path.realpath(root)) for root in directories]
+    found = list(locations)
+    outside = [
+        str(location)
+        for location in found
+        if not any(Path(os.path.realpath(location)).is_relative_to(r) for r in real_roots)
+    ]
+    if outside or not found:
+        raise UntrustedTargetError(
+            target,
+            run_id,
+            f"its code ({', '.join(outside) or 'not found'}) is not under {label} "
+            f"({', '.join(map(str, real_roots))})",
+            remedy,
+        )
 
 
 def refuse_code_in_store(

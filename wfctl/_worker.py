@@ -30,14 +30,14 @@ from typing import Any
 from ._admission import continue_run
 from ._checkpoint import checkpoint_id_for
 from ._documents import document, epoch_time
-from ._errors import UntrustedTargetError, WfctlError
+from ._errors import WfctlError
 from ._interrupts import PAUSE_SIGNALS
 from ._loader import load_workflow
 from ._payloads import RootPayload
 from ._run import RunOptions
 from ._storage._open import is_url, open_storage
 from ._storage._protocol import RunLease, RunStore
-from ._trust import refuse_code_in_store
+from ._trust import refuse_code_in_store, refuse_code_outside
 from ._workflow import Workflow
 
 __all__ = ["WorkerEvent", "WorkerReport", "run_worker"]
@@ -150,19 +150,13 @@ class _Worker:
         def allowed(locations: list[str]) -> None:
             if not is_url(store):
                 refuse_code_in_store(target, run_id, locations, Path(store))
-            outside = [
-                location
-                for location in locations
-                if not any(Path(os.path.realpath(location)).is_relative_to(r) for r in self.roots)
-            ]
-            if outside or not locations:
-                raise UntrustedTargetError(
-                    target,
-                    run_id,
-                    f"its code ({', '.join(outside) or 'not found'}) is not under --workflows "
-                    f"({', '.join(map(str, self.roots))})",
-                    "start the worker with --workflows naming its directory",
-                )
+            refuse_code_outside(
+                target,
+                run_id,
+                locations,
+                ("--workflows", self.roots),
+                "start the worker with --workflows naming its directory",
+            )
 
         workflow = load_workflow(target, before_import=allowed)
         self.loaded[target] = workflow

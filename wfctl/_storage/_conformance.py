@@ -88,7 +88,7 @@ async def _build(
     last_data: dict[str, Any] | None = None,
 ) -> list[Checkpoint]:
     """Save a run of ``length`` records under its lease: a root, steps, optionally another last."""
-    saved = []
+    saved: list[Checkpoint] = []
     lease = await storage.lease_run(run_id)
     try:
         await _save_each(storage, run_id, length, workflow, minute, last_kind, last_data, saved)
