@@ -131,8 +131,11 @@ class RunStoreBase(abc.ABC):
     Subclass it, implement the duties below, and run :class:`~wfctl.storage.testing.
     StorageConformance` against it: the suite then checks every duty of
     :class:`~._protocol.RunStore`. The file and memory storages are subclasses. Every primitive
-    is a coroutine (a store backed by a server awaits it); ``run_id`` arguments are already
-    valid ids (see :func:`~wfctl._checkpoint.validate_run_id`) unless said otherwise.
+    is a coroutine (a store backed by a server awaits it). ``run_ids``, ``load_root``,
+    ``load_head`` and ``is_leased`` are given valid run ids; the protocol's own methods
+    (``read_run``, ``save``, ``delete``, ``lease_run``, ``request_pause``, ``clear_pause``) are
+    called with what the caller passed, so they refuse a malformed id with ``InvalidIdError``
+    (``validate_run_id`` and ``split_checkpoint_id``, exported by ``wfctl.storage``, do it).
 
     **Reading** (the base builds every read of the protocol on these five):
 
@@ -159,9 +162,10 @@ class RunStoreBase(abc.ABC):
     leased.
 
     **Leases and pause requests**: ``lease_run(run_id)`` returns a :class:`~._protocol.RunLease`
-    (exclusive across every process that shares the store; its ``pause_requested()`` is asked
-    at every step, so it must be cheap); ``request_pause(run_id)`` (``RunNotFoundError`` for a
-    run with no records) and ``clear_pause(run_id)`` reach it.
+    (exclusive across every process that shares the store, ``RunLockedError`` while another
+    holds it; a run with no records yet can be leased, to start it; its ``pause_requested()``
+    is asked at every step, so it must be cheap); ``request_pause(run_id)``
+    (``RunNotFoundError`` for a run with no records) and ``clear_pause(run_id)`` reach it.
 
     **Naming**: the ``location`` property (a path, or a URL without its password).
 
