@@ -38,7 +38,7 @@ from ._policies import AttemptRecord
 from ._query import RunQuery
 from ._readable import readable_text
 from ._storage import FileCheckpointStorage, RunSummary
-from ._storage._base import StorageQueries
+from ._storage._base import RunStoreBase
 from ._storage._capabilities import load_chain, request_pause
 from ._storage._open import on_store, open_storage
 from ._storage._protocol import RunStore
@@ -314,8 +314,8 @@ async def summary_and_chain(storage: RunStore, run_id: str) -> tuple[RunSummary,
         CheckpointCorruptError: a record fails verification or the chain is broken.
     """
     chain = await load_chain(storage, validate_run_id(run_id))
-    if isinstance(storage, StorageQueries):
-        return storage.summary_of_chain(chain), chain
+    if isinstance(storage, RunStoreBase):
+        return await storage.summary_of_chain(chain), chain
     return await storage.run_summary(run_id), chain
 
 

@@ -1,17 +1,20 @@
-"""Chain rules and queries shared by every wfctl storage.
+"""Chain rules and queries shared by every wfctl storage, and the base class a storage subclasses.
 
-A storage supplies five primitives (its run ids, a run's root, its head, its strict chain and
-whether it is locked), and may supply a sixth (a run's root and head, verified with the whole
-run); :class:`StorageQueries` builds the protocol's read methods on them, so the
-file and memory storages filter, order and summarise runs the same way. The module-level rules
-(:func:`check_append`, :func:`strict_chain`) are also used by :mod:`._capabilities` for storages
-that are not ours.
+:class:`RunStoreBase` (public as ``wfctl.storage.RunStoreBase``) builds the protocol's reads on a
+few coroutines a storage implements (its run ids, a run's root, its head, its records, whether
+it is leased) and documents the whole job of a storage author in its docstring; the file and
+memory storages are subclasses. The rules it applies are pure functions over what was read
+(:func:`summarize`, :func:`corrupt_summary`, :func:`is_listed`, ...), so the file storage's
+synchronous listing (``wfctl runs`` loads no asyncio) and the PostgreSQL store's own reads
+apply the same ones. The chain rules (:func:`check_append`, :func:`strict_chain`) are also used
+by :mod:`._capabilities` for storages that are not ours.
 """
 
 from __future__ import annotations
 
 import abc
-from collections.abc import Awaitable, Callable, Collection, Hashable
+from collections.abc import Awaitable, Callable, Collection, Hashable, Sequence
+from typing import TypeGuard
 
 from wfctl._checkpoint import (
     ENDING_STATUS,
@@ -34,14 +37,20 @@ from wfctl._policies import waiting_on
 from ._protocol import JournalProblem, RunJournal, RunLease, RunSummary
 
 __all__ = [
-    "StorageQueries",
+    "RunStoreBase",
     "broken_summary",
     "check_append",
+    "corrupt_summary",
+    "delete_each",
+    "is_listed",
     "load_checkpoint",
+    "oldest_first",
     "pending_requests",
     "read_problem",
+    "status_needs_lease",
     "strict_chain",
     "summarize",
+    "unreadable_summary",
 ]
 
 
@@ -116,30 +125,107 @@ def pending_requests(head: Checkpoint) -> tuple[str, ...]:
     return tuple(request.request_id for request in recorded_requests(head))
 
 
-class StorageQueries(abc.ABC):
-    """The protocol's read methods, built on five primitives each storage implements."""
+class RunStoreBase(abc.ABC):
+    """A run store built on a few primitives: what a storage author subclasses.
+
+    Subclass it, implement the duties below, and run :class:`~wfctl.storage.testing.
+    StorageConformance` against it: the suite then checks every duty of
+    :class:`~._protocol.RunStore`. The file and memory storages are subclasses. Every primitive
+    is a coroutine (a store backed by a server awaits it). ``run_ids``, ``load_root``,
+    ``load_head`` and ``is_leased`` are given valid run ids; the protocol's own methods
+    (``read_run``, ``save``, ``delete``, ``lease_run``, ``request_pause``, ``clear_pause``) are
+    called with what the caller passed, so they refuse a malformed id with ``InvalidIdError``
+    (``validate_run_id`` and ``split_checkpoint_id``, exported by ``wfctl.storage``, do it).
+
+    **Reading** (the base builds every read of the protocol on these five):
+
+    - ``run_ids()``: the ids of every stored run, in any order (a run leased but never written
+      may be among them).
+    - ``load_root(run_id)``: the run's first record, None if it has none; raise
+      ``CheckpointCorruptError`` if that record cannot be trusted.
+    - ``load_head(run_id)``: the run's last committed record, None if it has none; raise
+      ``CheckpointCorruptError`` if that record cannot be trusted.
+    - ``read_run(run_id)``: everything stored for the run, with what cannot be trusted (a
+      :class:`~._protocol.RunJournal`); validates ``run_id`` (``InvalidIdError``) and raises
+      ``RunNotFoundError`` for a run with no records. The strict chain is read from it.
+    - ``is_leased(run_id)``: whether someone (any process, any machine) holds the run's lease.
+
+    Two more a store may override to read less: ``verified_ends(run_id)`` (the root and head
+    once every record verifies; by default the strict chain's ends) and ``run_version(run_id)``
+    (a token that changes with the run's records, so that :meth:`claim_run` skips an ended run
+    in one look; by default None: no token).
+
+    **Writing**: ``save(checkpoint)``, refusing with ``CheckpointCorruptError`` a checkpoint
+    that does not extend the run's head by one link (:func:`check_append` says so, given the
+    head), atomically with respect to every other writer of the store; ``delete(checkpoint_id)``
+    cuts a run's chain (seq 0: the whole run), refusing with ``RunLockedError`` while it is
+    leased.
+
+    **Leases and pause requests**: ``lease_run(run_id)`` returns a :class:`~._protocol.RunLease`
+    (exclusive across every process that shares the store, ``RunLockedError`` while another
+    holds it; a run with no records yet can be leased, to start it; its ``pause_requested()``
+    is asked at every step, so it must be cheap); ``request_pause(run_id)``
+    (``RunNotFoundError`` for a run with no records) and ``clear_pause(run_id)`` reach it.
+
+    **Naming**: the ``location`` property (a path, or a URL without its password).
+
+    The base provides the rest: ``load_chain``, ``load``, ``list_checkpoints``,
+    ``list_checkpoint_ids``, ``get_latest``, ``list_runs``, ``run_summary``, ``claim_run``,
+    ``delete_run`` and ``delete_runs`` (through ``delete``), and an ``aclose`` that closes
+    nothing. The summarising and filtering rules are the module's pure functions
+    (:func:`summarize`, :func:`corrupt_summary`, ...), which a store with a faster path of its
+    own (the file store lists runs without an event loop) applies to what it read.
+    """
+
+    # -- the primitives a storage implements --------------------------------------------------
 
     @abc.abstractmethod
-    def _run_ids(self) -> list[str]:
+    async def run_ids(self) -> list[str]:
         """Return the ids of every stored run, in any order."""
 
     @abc.abstractmethod
-    def _root(self, run_id: str) -> Checkpoint | None:
+    async def load_root(self, run_id: str) -> Checkpoint | None:
         """Return the run's first record (None if it has none); raise if it is corrupt."""
 
     @abc.abstractmethod
-    def _head(self, run_id: str) -> Checkpoint | None:
+    async def load_head(self, run_id: str) -> Checkpoint | None:
         """Return the run's last committed record (None if none); raise if it is corrupt."""
 
     @abc.abstractmethod
-    def _chain(self, run_id: str) -> list[Checkpoint]:
-        """Return the run's strict chain (see :func:`strict_chain`)."""
+    async def read_run(self, run_id: str) -> RunJournal:
+        """Return everything stored for the run (see :meth:`~._protocol.RunStore.read_run`)."""
 
     @abc.abstractmethod
-    def _is_locked(self, run_id: str) -> bool:
-        """Return whether some process (or task) holds the run's lock right now."""
+    async def is_leased(self, run_id: str) -> bool:
+        """Return whether some process (or task) holds the run's lease right now."""
 
-    def _verified_ends(self, run_id: str) -> tuple[Checkpoint, Checkpoint] | None:
+    @property
+    @abc.abstractmethod
+    def location(self) -> str:
+        """Where the store is, as people name it (a path, or a URL without its password)."""
+
+    @abc.abstractmethod
+    async def save(self, checkpoint: Checkpoint) -> None:
+        """Append ``checkpoint`` to its run (see :meth:`~._protocol.RunStore.save`)."""
+
+    @abc.abstractmethod
+    async def delete(self, checkpoint_id: str) -> bool:
+        """Cut a run's chain at ``checkpoint_id`` (seq 0: the whole run); False if absent.
+
+        Raises:
+            InvalidIdError: the id is malformed.
+            RunLockedError: the run is leased.
+        """
+
+    @abc.abstractmethod
+    async def request_pause(self, run_id: str) -> None:
+        """Ask the run's lease holder to pause (``RunNotFoundError``: the run has no records)."""
+
+    @abc.abstractmethod
+    async def clear_pause(self, run_id: str) -> None:
+        """Withdraw a pause request (no-op if there is none)."""
+
+    async def verified_ends(self, run_id: str) -> tuple[Checkpoint, Checkpoint] | None:
         """Return the run's root and head once the whole run verifies (None if it has none).
 
         What :meth:`list_runs` trusts a run by. This default reads the strict chain; a storage
@@ -151,10 +237,12 @@ class StorageQueries(abc.ABC):
             OSError: the run cannot be read.
         """
         try:
-            chain = self._chain(run_id)
+            chain = await self.load_chain(run_id)
         except RunNotFoundError:
             return None
         return chain[0], chain[-1]
+
+    # -- what the base builds on them ---------------------------------------------------------
 
     async def load_chain(self, run_id: str) -> list[Checkpoint]:
         """Return the run's checkpoints ``0..n-1``, verified as one chain (for restore).
@@ -164,7 +252,7 @@ class StorageQueries(abc.ABC):
             RunNotFoundError: the run does not exist or has no committed checkpoint.
             CheckpointCorruptError: a record fails verification or the chain is broken.
         """
-        return self._chain(validate_run_id(run_id))
+        return strict_chain(await self.read_run(validate_run_id(run_id)))
 
     async def load(self, checkpoint_id: str) -> Checkpoint:
         """Return one checkpoint, read strictly with its whole run.
@@ -180,13 +268,14 @@ class StorageQueries(abc.ABC):
         self, *, workflow_name: str | None = None, run_id: str | None = None
     ) -> list[Checkpoint]:
         """Return matching checkpoints, each run in chain order, runs oldest first (strict)."""
-        return [cp for chain in self._chains(workflow_name, run_id) for cp in chain]
+        return [cp for chain in await self._chains(workflow_name, run_id) for cp in chain]
 
     async def list_checkpoint_ids(
         self, *, workflow_name: str | None = None, run_id: str | None = None
     ) -> list[str]:
         """Return the ids of :meth:`list_checkpoints`."""
-        return [cp.checkpoint_id for chain in self._chains(workflow_name, run_id) for cp in chain]
+        chains = await self._chains(workflow_name, run_id)
+        return [cp.checkpoint_id for chain in chains for cp in chain]
 
     async def get_latest(
         self, *, workflow_name: str | None = None, run_id: str | None = None
@@ -201,16 +290,16 @@ class StorageQueries(abc.ABC):
             CheckpointCorruptError: a candidate head does not verify.
         """
         if run_id is not None:
-            head = self._head(validate_run_id(run_id))
+            head = await self.load_head(validate_run_id(run_id))
             if head is None or (workflow_name is not None and head.workflow_name != workflow_name):
                 return None
             return head
         best: Checkpoint | None = None
-        for rid in self._run_ids():
+        for rid in await self.run_ids():
             try:
-                head = self._head(rid)
+                head = await self.load_head(rid)
             except CheckpointCorruptError:
-                if workflow_name is not None and self._root_workflow(rid) not in (
+                if workflow_name is not None and await self._root_workflow(rid) not in (
                     None,
                     workflow_name,
                 ):
@@ -232,21 +321,12 @@ class StorageQueries(abc.ABC):
         Raises:
             StoreLocationError: the store itself cannot be read as a store.
         """
-        return self.run_summaries(workflow_name=workflow_name)
-
-    def run_summaries(self, *, workflow_name: str | None = None) -> list[RunSummary]:
-        """:meth:`list_runs`, without an event loop (``wfctl runs`` does not load asyncio).
-
-        Raises:
-            StoreLocationError: the store itself cannot be read as a store.
-        """
         summaries: list[RunSummary] = []
-        for rid in self._run_ids():
-            summary = self._summary_of(rid, workflow_name)
+        for rid in await self.run_ids():
+            summary = await self._summary_of(rid, workflow_name)
             if summary is not None:
                 summaries.append(summary)
-        summaries.sort(key=lambda s: (s.created, s.run_id))
-        return summaries
+        return oldest_first(summaries)
 
     async def run_summary(self, run_id: str) -> RunSummary:
         """Return one run's summary, verified whole as :meth:`list_runs` does, reading only it.
@@ -257,39 +337,56 @@ class StorageQueries(abc.ABC):
             InvalidIdError: ``run_id`` is malformed.
             RunNotFoundError: the run has no committed checkpoint.
         """
-        summary = self._summary_of(validate_run_id(run_id), None)
+        summary = await self._summary_of(validate_run_id(run_id), None)
         if summary is None:
             raise RunNotFoundError(run_id)
         return summary
 
-    def summary_of_chain(self, chain: list[Checkpoint]) -> RunSummary:
+    async def summary_of_chain(self, chain: list[Checkpoint]) -> RunSummary:
         """Return the summary of a run whose strict chain (see :func:`strict_chain`) was read."""
-        return self._summarize(chain[0], chain[-1])
+        return await self._summarize(chain[0], chain[-1])
 
-    def _summary_of(self, run_id: str, workflow_name: str | None) -> RunSummary | None:
+    async def _summary_of(self, run_id: str, workflow_name: str | None) -> RunSummary | None:
         """Summarise one run (None: not a run yet, or another workflow's); never raise for it.
 
         A run whose records do not all verify is ``corrupt``, one that cannot be read
         ``unreadable``, each with its problem.
         """
         try:
-            ends = self._verified_ends(run_id)
+            ends = await self.verified_ends(run_id)
         except CheckpointCorruptError as exc:
-            wf = self._root_workflow(run_id)
-            if workflow_name is None or wf in (None, workflow_name):
-                return broken_summary(run_id, wf, JournalProblem.from_error(exc))
-            return None
+            wf = await self._root_workflow(run_id)
+            return corrupt_summary(run_id, workflow_name, wf, exc)
         except OSError as exc:  # listed under any workflow filter: its own is unknown
-            return broken_summary(run_id, None, read_problem(exc), RunStatus.UNREADABLE)
-        if ends is None:
-            return None  # created but never committed a root: not a run yet
-        root, head = ends
-        if workflow_name is not None and root.workflow_name != workflow_name:
+            return unreadable_summary(run_id, exc)
+        if not is_listed(ends, workflow_name):
             return None
-        return self._summarize(root, head)
+        return await self._summarize(*ends)
 
-    def _summarize(self, root: Checkpoint, head: Checkpoint) -> RunSummary:
-        return summarize(root, head, lambda: self._is_locked(root.run_id))
+    async def _summarize(self, root: Checkpoint, head: Checkpoint) -> RunSummary:
+        locked = status_needs_lease(head) and await self.is_leased(root.run_id)
+        return summarize(root, head, lambda: locked)
+
+    async def delete_run(self, run_id: str) -> bool:
+        """Remove a run whole (:meth:`delete` of its seq 0); False if it did not exist.
+
+        Raises:
+            InvalidIdError: ``run_id`` is malformed.
+            RunLockedError: the run is leased.
+        """
+        return await self.delete(checkpoint_id_for(validate_run_id(run_id), 0))
+
+    async def delete_runs(self, run_ids: Sequence[str]) -> tuple[list[str], list[RunLockedError]]:
+        """Remove several runs: the ids removed, and the error of each run that is leased.
+
+        Raises:
+            InvalidIdError: a run id is malformed (nothing is removed).
+        """
+        return await delete_each(self.delete_run, run_ids)
+
+    async def aclose(self) -> None:
+        """Let go of what the store holds open (this default holds nothing)."""
+        return  # deliberately empty: a store with connections or files overrides it
 
     async def claim_run(self, exclude: Collection[str] = ()) -> RunLease | None:
         """Lease the oldest run a worker may drive, or return None if there is none.
@@ -305,15 +402,15 @@ class StorageQueries(abc.ABC):
         # time, until they change (a resume appends). Kept on the storage object (a worker's).
         ended: dict[str, Hashable] = self.__dict__.setdefault("_claim_ended", {})
         candidates: list[tuple[str, str]] = []
-        for run_id in self._run_ids():
-            version = self._run_version(run_id)
+        for run_id in await self.run_ids():
+            version = await self.run_version(run_id)
             if run_id in exclude or (version is not None and ended.get(run_id) == version):
                 continue
-            if self._is_locked(run_id):
+            if await self.is_leased(run_id):
                 continue
             try:
-                head = self._head(run_id)
-                root = head if head is None or head.seq == 0 else self._root(run_id)
+                head = await self.load_head(run_id)
+                root = head if head is None or head.seq == 0 else await self.load_root(run_id)
             except (CheckpointCorruptError, OSError):
                 continue
             if head is None or root is None:
@@ -329,7 +426,7 @@ class StorageQueries(abc.ABC):
             except (RunLockedError, CheckpointCorruptError):
                 continue  # taken by another worker since it was looked at
             try:
-                ends = self._verified_ends(run_id)
+                ends = await self.verified_ends(run_id)
             except (CheckpointCorruptError, OSError):
                 ends = None
             if ends is not None and ends[1].kind not in ENDING_STATUS:
@@ -337,7 +434,7 @@ class StorageQueries(abc.ABC):
             await lease.release()
         return None
 
-    def _run_version(self, run_id: str) -> Hashable | None:
+    async def run_version(self, run_id: str) -> Hashable | None:
         """Return a token that changes whenever the run's records change (None: none known).
 
         :meth:`claim_run` skips a run it found ended while its token stays the same.
@@ -348,27 +445,29 @@ class StorageQueries(abc.ABC):
     async def lease_run(self, run_id: str) -> RunLease:
         """Take the run's lease now (see :meth:`~._protocol.RunStore.lease_run`)."""
 
-    def _root_workflow(self, run_id: str) -> str | None:
+    async def _root_workflow(self, run_id: str) -> str | None:
         try:
-            root = self._root(run_id)
+            root = await self.load_root(run_id)
         except (CheckpointCorruptError, OSError):
             return None
         return None if root is None else root.workflow_name
 
-    def _chains(self, workflow_name: str | None, run_id: str | None) -> list[list[Checkpoint]]:
-        run_ids = [validate_run_id(run_id)] if run_id is not None else self._run_ids()
+    async def _chains(
+        self, workflow_name: str | None, run_id: str | None
+    ) -> list[list[Checkpoint]]:
+        run_ids = [validate_run_id(run_id)] if run_id is not None else await self.run_ids()
         chains: list[list[Checkpoint]] = []
         for rid in run_ids:
             if workflow_name is not None:
                 try:
-                    root = self._root(rid)
+                    root = await self.load_root(rid)
                 except CheckpointCorruptError:
                     pass  # the strict read below reports it
                 else:
                     if root is None or root.workflow_name != workflow_name:
                         continue
             try:
-                chain = self._chain(rid)
+                chain = await self.load_chain(rid)
             except RunNotFoundError:
                 continue
             if workflow_name is not None:
@@ -450,3 +549,71 @@ def broken_summary(
         updated="",
         problem=str(problem),
     )
+
+
+def status_needs_lease(head: Checkpoint) -> bool:
+    """Return whether a run's status depends on its lease (its head does not end the run).
+
+    Only then is it worth asking whether the run is leased (see :func:`summarize`).
+    """
+    return head.kind not in ENDING_STATUS
+
+
+def is_listed(
+    ends: tuple[Checkpoint, Checkpoint] | None, workflow_name: str | None
+) -> TypeGuard[tuple[Checkpoint, Checkpoint]]:
+    """Return whether a verified run (its root and head; None: no records yet) is listed.
+
+    A run that never committed a root is not a run yet; with ``workflow_name``, a run of
+    another workflow is left out.
+    """
+    return ends is not None and workflow_name in (None, ends[0].workflow_name)
+
+
+def corrupt_summary(
+    run_id: str,
+    workflow_name: str | None,
+    root_workflow: str | None,
+    error: CheckpointCorruptError,
+) -> RunSummary | None:
+    """Return the listing of a run that does not verify (None: another workflow's).
+
+    ``root_workflow`` is the workflow its root names, None if even the root cannot be read:
+    such a run is listed under any ``workflow_name`` filter, its own being unknown.
+    """
+    if workflow_name is None or root_workflow in (None, workflow_name):
+        return broken_summary(run_id, root_workflow, JournalProblem.from_error(error))
+    return None
+
+
+def unreadable_summary(run_id: str, error: OSError) -> RunSummary:
+    """Return the listing of a run that cannot be read (listed under any workflow filter)."""
+    return broken_summary(run_id, None, read_problem(error), RunStatus.UNREADABLE)
+
+
+def oldest_first(summaries: list[RunSummary]) -> list[RunSummary]:
+    """Return ``summaries`` in listing order: oldest first, ties by run id."""
+    return sorted(summaries, key=lambda s: (s.created, s.run_id))
+
+
+async def delete_each(
+    delete_run: Callable[[str], Awaitable[bool]], run_ids: Sequence[str]
+) -> tuple[list[str], list[RunLockedError]]:
+    """Remove runs one by one with ``delete_run``: the ids removed, and each leased run's error.
+
+    Every id is validated first, so a malformed one removes nothing.
+
+    Raises:
+        InvalidIdError: a run id is malformed.
+    """
+    for run_id in run_ids:
+        validate_run_id(run_id)
+    removed: list[str] = []
+    locked: list[RunLockedError] = []
+    for run_id in run_ids:
+        try:
+            if await delete_run(run_id):
+                removed.append(run_id)
+        except RunLockedError as exc:
+            locked.append(exc)
+    return removed, locked

@@ -34,7 +34,16 @@ from wfctl._errors import (
 )
 
 from ._appender import READ_FLAGS, JournalAppender, symlink_error
-from ._base import StorageQueries, check_append, strict_chain
+from ._base import (
+    RunStoreBase,
+    check_append,
+    corrupt_summary,
+    is_listed,
+    oldest_first,
+    strict_chain,
+    summarize,
+    unreadable_summary,
+)
 from ._durability import Durability, DurabilityMode
 from ._follow import JournalFollower
 from ._fs import OS_FS, FileSystem, write_private
@@ -68,7 +77,7 @@ def _close_all(appenders: dict[str, JournalAppender]) -> None:
     appenders.clear()
 
 
-class FileCheckpointStorage(StorageQueries):
+class FileCheckpointStorage(RunStoreBase):
     """Checkpoints in an append-only journal per run under ``path`` (the default storage).
 
     Args:
@@ -344,6 +353,10 @@ class FileCheckpointStorage(StorageQueries):
     def _chain(self, run_id: str) -> list[Checkpoint]:
         return strict_chain(self._read_journal(run_id))
 
+    async def verified_ends(self, run_id: str) -> tuple[Checkpoint, Checkpoint] | None:
+        """Verify the whole journal's checksums and links in one read; decode only its ends."""
+        return self._verified_ends(run_id)
+
     def _verified_ends(self, run_id: str) -> tuple[Checkpoint, Checkpoint] | None:
         """Verify the whole journal's checksums and links in one read; decode only its ends."""
         path = self._layout.journal(run_id)
@@ -376,7 +389,7 @@ class FileCheckpointStorage(StorageQueries):
         if ends is None:
             raise RunNotFoundError(run_id)
         root, head = ends
-        return self._summarize(root, head), self._records(run_id, head.seq)
+        return self._summarize_now(root, head), self._records(run_id, head.seq)
 
     def _records(self, run_id: str, last_seq: int) -> Iterator[Checkpoint]:
         path = self._layout.journal(run_id)
@@ -431,13 +444,65 @@ class FileCheckpointStorage(StorageQueries):
     def _is_locked(self, run_id: str) -> bool:
         return probe_locked(self._layout.journal(run_id))
 
-    def _run_version(self, run_id: str) -> tuple[int, int, int, int] | None:
+    # The base's primitives: the synchronous reads above, which the listing below uses directly.
+
+    async def run_ids(self) -> list[str]:
+        """Return the names of the run directories (no journal is read)."""
+        return self._run_ids()
+
+    async def load_root(self, run_id: str) -> Checkpoint | None:
+        """Return the journal's first record (None if it has none), checked as the root."""
+        return self._root(run_id)
+
+    async def load_head(self, run_id: str) -> Checkpoint | None:
+        """Return the journal's last committed record (None if none), checked against the end."""
+        return self._head(run_id)
+
+    async def is_leased(self, run_id: str) -> bool:
+        """Return whether a process holds the OS lock on the run's journal (one probe)."""
+        return self._is_locked(run_id)
+
+    async def run_version(self, run_id: str) -> tuple[int, int, int, int] | None:
         """The journal's identity, length and modification time: an append changes them."""
         try:
             st = self._fs.lstat(self._layout.journal(run_id))
         except OSError:
             return None
         return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+    def run_summaries(self, *, workflow_name: str | None = None) -> list[RunSummary]:
+        """:meth:`list_runs`, without an event loop (``wfctl runs`` does not load asyncio).
+
+        The same rules as the base's (its pure functions), applied to the synchronous reads.
+
+        Raises:
+            StoreLocationError: the store itself cannot be read as a store.
+        """
+        summaries: list[RunSummary] = []
+        for rid in self._run_ids():
+            summary = self._summary_now(rid, workflow_name)
+            if summary is not None:
+                summaries.append(summary)
+        return oldest_first(summaries)
+
+    def _summary_now(self, run_id: str, workflow_name: str | None) -> RunSummary | None:
+        try:
+            ends = self._verified_ends(run_id)
+        except CheckpointCorruptError as exc:
+            try:
+                root = self._root(run_id)
+            except (CheckpointCorruptError, OSError):
+                root = None
+            wf = None if root is None else root.workflow_name
+            return corrupt_summary(run_id, workflow_name, wf, exc)
+        except OSError as exc:
+            return unreadable_summary(run_id, exc)
+        if not is_listed(ends, workflow_name):
+            return None
+        return self._summarize_now(*ends)
+
+    def _summarize_now(self, root: Checkpoint, head: Checkpoint) -> RunSummary:
+        return summarize(root, head, lambda: self._is_locked(root.run_id))
 
     # -- locks, pauses, deletion --------------------------------------------------------------
 

@@ -9,19 +9,19 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable
 
 from wfctl._checkpoint import Checkpoint, split_checkpoint_id, validate_run_id
 from wfctl._errors import RunLockedError, RunNotFoundError
 
-from ._base import StorageQueries, check_append
+from ._base import RunStoreBase, check_append
 from ._lock import HeldLease, LocalRunLock
 from ._protocol import RunJournal
 
 __all__ = ["InMemoryCheckpointStorage"]
 
 
-class InMemoryCheckpointStorage(StorageQueries):
+class InMemoryCheckpointStorage(RunStoreBase):
     """Checkpoints in a dict of run id -> chain; nothing survives the process."""
 
     def __init__(self) -> None:
@@ -69,21 +69,22 @@ class InMemoryCheckpointStorage(StorageQueries):
             raise RunNotFoundError(run_id)
         return chain
 
-    def _chain(self, run_id: str) -> list[Checkpoint]:
-        return list(self._get(run_id))
-
-    def _head(self, run_id: str) -> Checkpoint | None:
+    async def load_head(self, run_id: str) -> Checkpoint | None:
+        """Return the run's last checkpoint (None if it has none)."""
         chain = self._runs.get(run_id)
         return chain[-1] if chain else None
 
-    def _root(self, run_id: str) -> Checkpoint | None:
+    async def load_root(self, run_id: str) -> Checkpoint | None:
+        """Return the run's first checkpoint (None if it has none)."""
         chain = self._runs.get(run_id)
         return chain[0] if chain else None
 
-    def _run_ids(self) -> list[str]:
+    async def run_ids(self) -> list[str]:
+        """Return the ids of the runs held."""
         return list(self._runs)
 
-    def _is_locked(self, run_id: str) -> bool:
+    async def is_leased(self, run_id: str) -> bool:
+        """Return whether the run is held in this process (the only one that sees it)."""
         return run_id in self._locks
 
     @property
@@ -147,30 +148,3 @@ class InMemoryCheckpointStorage(StorageQueries):
             else:
                 del chain[seq:]
             return True
-
-    async def delete_run(self, run_id: str) -> bool:
-        """Remove a run; False if it did not exist.
-
-        Raises:
-            RunLockedError: the run is held.
-        """
-        validate_run_id(run_id)
-        return await self.delete(f"{run_id}.0")
-
-    async def delete_runs(self, run_ids: Sequence[str]) -> tuple[list[str], list[RunLockedError]]:
-        """Remove several runs: the ids removed, and the error of each run that is held.
-
-        Raises:
-            InvalidIdError: a run id is malformed (nothing is removed).
-        """
-        for run_id in run_ids:
-            validate_run_id(run_id)
-        removed: list[str] = []
-        locked: list[RunLockedError] = []
-        for run_id in run_ids:
-            try:
-                if await self.delete_run(run_id):
-                    removed.append(run_id)
-            except RunLockedError as exc:
-                locked.append(exc)
-        return removed, locked

@@ -14,7 +14,7 @@ from psycopg.rows import TupleRow
 
 from wfctl._checkpoint import Checkpoint, checkpoint_id_for, split_checkpoint_id, validate_run_id
 from wfctl._errors import CheckpointCorruptError, RunLockedError, RunNotFoundError
-from wfctl._storage._base import check_append
+from wfctl._storage._base import check_append, delete_each
 from wfctl._storage._journal import encode_record
 
 from . import _sql
@@ -220,17 +220,7 @@ class PostgresCheckpointStorage(PostgresReads):
         Raises:
             InvalidIdError: a run id is malformed (nothing is removed).
         """
-        for run_id in run_ids:
-            validate_run_id(run_id)
-        removed: list[str] = []
-        locked: list[RunLockedError] = []
-        for run_id in run_ids:
-            try:
-                if await self.delete_run(run_id):
-                    removed.append(run_id)
-            except RunLockedError as exc:
-                locked.append(exc)
-        return removed, locked
+        return await delete_each(self.delete_run, run_ids)
 
 
 def _refusal(
