@@ -14,8 +14,9 @@ from psycopg.rows import TupleRow
 
 from wfctl._checkpoint import Checkpoint, checkpoint_id_for, split_checkpoint_id, validate_run_id
 from wfctl._errors import CheckpointCorruptError, RunLockedError, RunNotFoundError
+from wfctl._payloads import handed_over
 from wfctl._storage._base import check_append
-from wfctl._storage._journal import encode_record
+from wfctl._storage._journal import decode_record, encode_record
 
 from . import _sql
 from ._connection import Connection
@@ -121,8 +122,9 @@ class PostgresCheckpointStorage(PostgresReads):
     async def claim_run(self, exclude: Collection[str] = ()) -> PostgresLease | None:
         """Lease the oldest run a worker may take over, or return None if there is none.
 
-        A run may be taken over when its head is a root, step or resume record (not ended,
-        failed, cancelled or paused) and nobody holds its lease. The candidate's row is locked
+        A run may be taken over when its head is a root, step or resume record, or a pause a
+        stopping worker wrote to hand it over (not ended, failed, cancelled or paused
+        otherwise), and nobody holds its lease. The candidate's row is locked
         ``FOR UPDATE SKIP LOCKED`` while its lease is taken, so concurrent claimers (in any
         process) pass over it rather than wait or collide. ``exclude`` names runs not to take.
 
@@ -137,6 +139,9 @@ class PostgresCheckpointStorage(PostgresReads):
                 if found is None:
                     return None
                 run_id = str(found[0])
+                if found[1] is not None and not _hands_over(run_id, bytes(found[1])):
+                    skip.append(run_id)  # a pause that only looked like a hand-over
+                    continue
                 lease_conn = await lock_or_none(self._url, run_id)
                 if lease_conn is None:  # taken between the look and the lock
                     skip.append(run_id)
@@ -262,3 +267,11 @@ def _refusal(
     if what == "nolease":
         return CheckpointCorruptError(where, f"{prefix}the run is not in the store (deleted?)")
     return CheckpointCorruptError(where, f"{prefix}the database refused it: {message}")
+
+
+def _hands_over(run_id: str, record: bytes) -> bool:
+    """Whether a paused run's head ``record`` hands it over (False if it cannot be read)."""
+    try:
+        return handed_over(decode_record(record, f"{run_id} (head)"))
+    except CheckpointCorruptError:
+        return False  # never taken: reading the run reports its problem
