@@ -13,7 +13,12 @@ import psycopg
 from psycopg.rows import TupleRow
 
 from wfctl._checkpoint import Checkpoint, checkpoint_id_for, split_checkpoint_id, validate_run_id
-from wfctl._errors import CheckpointCorruptError, RunLockedError, RunNotFoundError
+from wfctl._errors import (
+    CheckpointCorruptError,
+    LeaseLostError,
+    RunLockedError,
+    RunNotFoundError,
+)
 from wfctl._payloads import handed_over
 from wfctl._storage._base import check_append
 from wfctl._storage._journal import decode_record, encode_record
@@ -63,13 +68,15 @@ class PostgresCheckpointStorage(PostgresReads):
         record = encode_record(checkpoint)[:-1]  # first: bad data changes nothing
         where = self._source(run_id)
         lease = self._leases.get(run_id)
-        if lease is None or lease.lost:
-            why = "holds no lease on" if lease is None else "lost its lease (connection ended) on"
+        if lease is None:
             raise CheckpointCorruptError(
                 where,
                 f"refusing checkpoint seq {checkpoint.seq} ({checkpoint.kind}) of run "
-                f"{run_id!r}: this store {why} the run; a writer without it cannot append",
+                f"{run_id!r}: this store holds no lease on the run; a writer without it cannot "
+                "append",
             )
+        if lease.lost:
+            raise _lost(checkpoint, where)
         fence = lease.fence
         params = (
             run_id,
@@ -238,6 +245,17 @@ class PostgresCheckpointStorage(PostgresReads):
         return removed, locked
 
 
+def _lost(checkpoint: Checkpoint, where: str) -> LeaseLostError:
+    """The refusal of a save whose lease's connection ended (the server dropped the lock)."""
+    run = checkpoint.run_id
+    return LeaseLostError(
+        where,
+        f"run {run!r} lost its lease: its connection to the server ended (a server restart, a "
+        f"network cut), so checkpoint seq {checkpoint.seq} ({checkpoint.kind}) was not stored; "
+        f"the run stays at its last checkpoint: `wfctl resume {run}` continues it",
+    )
+
+
 def _refusal(
     checkpoint: Checkpoint, fence: int, exc: psycopg.errors.RaiseException, where: str
 ) -> CheckpointCorruptError:
@@ -259,10 +277,11 @@ def _refusal(
         except CheckpointCorruptError as refused:
             return refused
     if what == "fence":
-        return CheckpointCorruptError(
+        return LeaseLostError(
             where,
             f"{prefix}this store's lease on the run was taken over (fence {fence}, the run's "
-            f"is now {value}); a writer that lost its lease cannot append",
+            f"is now {value}): another process drives it; a writer that lost its lease cannot "
+            "append",
         )
     if what == "nolease":
         return CheckpointCorruptError(where, f"{prefix}the run is not in the store (deleted?)")
