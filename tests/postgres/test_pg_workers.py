@@ -21,7 +21,7 @@ from typing import Any
 
 import psycopg
 
-from tests.cli.conftest import WORKFLOWS, base_env, wfctl, wfctl_executable
+from tests.cli.conftest import WORKFLOWS, base_env, spawn, wfctl, wfctl_executable
 from tests.postgres.conftest import opened
 from tests.storage.helpers import arun, ckpt
 from wfctl._payloads import HANDOFF, PausePayload
@@ -273,10 +273,9 @@ def test_a_server_restart_under_wfctl_run_stops_it_cleanly_and_resume_completes(
 ) -> None:
     gate = tmp_path / "gate"
     gate.mkdir()
-    driver = subprocess.Popen(
-        [wfctl_executable(), "run", str(WORKFLOWS / "relay.py"), "--input", json.dumps(str(gate)),
-         "--run-id", "relayed", "--store", pg_url, "--json"],
-        env=base_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    driver = spawn(
+        "run", WORKFLOWS / "relay.py", "--input", json.dumps(str(gate)), "--run-id", "relayed",
+        "--store", pg_url, "--json",
     )  # fmt: skip
     _poll((gate / "started").exists, "the gated step", driver)  # `first` is committed
     restart(pg_server)  # every session ends: the run's lease and its pool's connections
