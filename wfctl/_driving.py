@@ -91,7 +91,7 @@ async def drive(
     run.emit("status", state=WorkflowRunState.IN_PROGRESS)
     try:
         outcome = await run.execute(lambda: workflow.body(message, run.context))
-        outcome = await commit_ending(run, outcome)
+        outcome = await commit_ending(run, outcome, _pause_reason(lease))
         if outcome.status == "paused":
             await clear_pause(storage, run.run_id)
             workflow._last_paused = chain.head_id
@@ -99,3 +99,10 @@ async def drive(
         await chain.drain()
         await lease.release()
     return Driven(build_result(run, outcome), tuple(chain.committed))
+
+
+def _pause_reason(lease: RunLease) -> str:
+    """The reason a pause without requests records: the lease's own (a worker's), else the
+    plain ``interrupt``."""
+    reason_of = getattr(lease, "pause_reason", None)
+    return str(reason_of()) if callable(reason_of) else "interrupt"

@@ -16,8 +16,13 @@ from ._run import BodyOutcome, Run
 __all__ = ["build_result", "commit_ending", "failed_result", "own_notes", "raise_if_failed"]
 
 
-async def commit_ending(run: Run, outcome: BodyOutcome) -> BodyOutcome:
+async def commit_ending(
+    run: Run, outcome: BodyOutcome, interrupt_reason: str = "interrupt"
+) -> BodyOutcome:
     """Commit the pause, completed or failed checkpoint that ends this call.
+
+    A pause with no request to answer records ``interrupt_reason``: ``interrupt`` (it stays
+    paused until resumed) or ``handoff`` (a stopping worker gives the run to any other).
 
     The storage failing to write that checkpoint (a full disk) fails the run with its
     ``OSError``. When even the ``failed`` checkpoint cannot be written, the run still ends
@@ -34,7 +39,7 @@ async def commit_ending(run: Run, outcome: BodyOutcome) -> BodyOutcome:
                 RecordedRequest(key, encoded, type_name(event.response_type, key))
                 for key, (event, encoded) in run.pending.items()
             )
-            await chain.commit(PausePayload(requests, "request" if requests else "interrupt"))
+            await chain.commit(PausePayload(requests, "request" if requests else interrupt_reason))
             run.emit(
                 "run_paused",
                 None,

@@ -17,6 +17,7 @@ __all__ = [
     "DuplicateStepKeyError",
     "InvalidIdError",
     "JournalChangedError",
+    "LeaseLostError",
     "ReplayDivergenceError",
     "ReplayInterrupted",
     "RunArgumentError",
@@ -115,6 +116,20 @@ class JournalChangedError(CheckpointCorruptError):
     would fork or lose the chain: the append is refused, and so is every later one, and the run
     stops. ``where`` is the journal; ``reason`` says what changed.
     """
+
+
+class LeaseLostError(JournalChangedError):
+    """Raised when a writer appends to a run whose lease it no longer holds (a database store).
+
+    Its session with the server ended (a server restart, a network cut, a killed connection)
+    or another process took the run over. Nothing was written; as for
+    :class:`JournalChangedError`, every later append of this writer is refused and the run
+    stops. Its records are intact: the message says so rather than calling them corrupt.
+    """
+
+    def __init__(self, where: str, reason: str) -> None:
+        super().__init__(where, reason)
+        self.args = (f"{reason} (store {where})",)
 
 
 class UnencodableValueError(WfctlError, TypeError):

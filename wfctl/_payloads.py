@@ -14,7 +14,7 @@ inspectors and the storages never look inside ``data`` themselves. The shapes on
   (``answer``, ``continue`` after an interrupt, or ``retry``), ``signature`` (only when a retry
   was allowed to change the code).
 - :class:`PausePayload` (``pause``): ``requests`` (:class:`RecordedRequest`), ``reason``
-  (``request`` or ``interrupt``).
+  (``request``, ``interrupt``, or ``handoff`` from a stopping worker).
 - :class:`CompletedPayload` (``completed``): ``result``, ``outputs``.
 - :class:`FailedPayload` (``failed``): ``error`` (``type``, ``message``), ``step`` (the step it
   failed in, when it failed in one).
@@ -43,6 +43,7 @@ from ._policies import AttemptRecord
 from ._recorded import StepRecord
 
 __all__ = [
+    "HANDOFF",
     "CancelledPayload",
     "CompletedPayload",
     "FailedPayload",
@@ -52,12 +53,18 @@ __all__ = [
     "ResumePayload",
     "RootPayload",
     "StepPayload",
+    "handed_over",
     "payload_of",
     "recorded_requests",
     "recorded_signature",
     "served_count",
     "served_keys",
 ]
+
+
+#: The reason of a pause a stopping worker writes: the run is anyone's to take (not a person's
+#: pause, which stays until resumed).
+HANDOFF = "handoff"
 
 
 def _text_or_none(value: Any) -> str | None:
@@ -227,7 +234,9 @@ class RecordedRequest:
 
 @dataclass(frozen=True, slots=True)
 class PausePayload(_KindPayload):
-    """A run that stopped for answers (``request``) or was interrupted (``interrupt``)."""
+    """A run that stopped for answers (``request``), was interrupted (``interrupt``: stays
+    paused until resumed) or was handed over by a stopping worker (``handoff``: any worker may
+    take it, see :func:`handed_over`)."""
 
     KIND: ClassVar[Kind] = Kind.PAUSE
 
@@ -400,6 +409,18 @@ def recorded_requests(checkpoint: Checkpoint) -> tuple[RecordedRequest, ...]:
     if checkpoint.kind != Kind.PAUSE:
         return ()
     return PausePayload.of(checkpoint).requests
+
+
+def handed_over(checkpoint: Checkpoint) -> bool:
+    """Whether ``checkpoint`` is a pause a stopping worker wrote to hand its run over.
+
+    Such a run waits for no answer and no person: a worker may take it as it takes an
+    interrupted run, and ``wfctl runs`` lists it as ``interrupted``.
+    """
+    if checkpoint.kind != Kind.PAUSE:
+        return False
+    pause = PausePayload.of(checkpoint)
+    return pause.reason == HANDOFF and not pause.requests
 
 
 def recorded_signature(chain: Sequence[Checkpoint], upto: int) -> str:

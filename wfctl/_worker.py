@@ -33,7 +33,7 @@ from ._documents import document, epoch_time
 from ._errors import WfctlError
 from ._interrupts import PAUSE_SIGNALS
 from ._loader import load_workflow
-from ._payloads import RootPayload
+from ._payloads import HANDOFF, RootPayload
 from ._run import RunOptions
 from ._storage._open import is_url, open_storage
 from ._storage._protocol import RunLease, RunStore
@@ -94,11 +94,17 @@ WorkerListener = Callable[[WorkerEvent], None]
 
 
 class _DrainingLease:
-    """A claimed run's lease that also answers "pause" once the worker is stopping."""
+    """A claimed run's lease that also answers "pause" once the worker is stopping.
+
+    The pause it asks for hands the run over (:data:`~wfctl._payloads.HANDOFF`): any worker
+    may take it next. A pause someone asked for (``wfctl pause``) stays a plain interrupt.
+    """
 
     def __init__(self, lease: RunLease, stopping: asyncio.Event) -> None:
         self._lease = lease
         self._stopping = stopping
+        #: The reason :meth:`pause_reason` last gave (what the pause record says).
+        self.given: str | None = None
 
     @property
     def run_id(self) -> str:
@@ -106,6 +112,12 @@ class _DrainingLease:
 
     def pause_requested(self) -> bool:
         return self._stopping.is_set() or self._lease.pause_requested()
+
+    def pause_reason(self) -> str:
+        """The reason the engine records for a pause without requests."""
+        handoff = self._stopping.is_set() and not self._lease.pause_requested()
+        self.given = HANDOFF if handoff else "interrupt"
+        return self.given
 
     async def release(self) -> None:
         await self._lease.release()
@@ -180,8 +192,8 @@ class _Worker:
             return
         self.taken += 1
         self.emit(WorkerEvent("taken", run_id, name))
+        held = _DrainingLease(lease, self.stopping)
         try:
-            held = _DrainingLease(lease, self.stopping)
             driven = await continue_run(bound, run_id, None, {}, self.options, None, held)
         except WfctlError as exc:  # refused before the body ran (its code changed, ...)
             self._refuse(run_id, name, str(exc))
@@ -195,9 +207,11 @@ class _Worker:
             return
         result = driven.result
         status: str = result.status
+        reason = _describe(result.error) if result.error is not None else None
         if status == "paused" and not result.get_request_info_events():
             status = "interrupted"
-        reason = _describe(result.error) if result.error is not None else None
+            if held.given == HANDOFF:
+                reason = HANDOFF
         head = result.checkpoint_id or None
         self._end(WorkerEvent("ended", run_id, name, status, reason, head))
 

@@ -108,3 +108,14 @@ def run_id_of(outcome: Invocation) -> str:
     run_id = outcome.json()["run_id"]
     assert isinstance(run_id, str)
     return run_id
+
+
+def spawn(*args: str | os.PathLike[str]) -> subprocess.Popen[str]:
+    """Start the installed ``wfctl`` with ``args`` in the background (text pipes, no colour)."""
+    return subprocess.Popen(
+        [wfctl_executable(), *map(str, args)],
+        env=base_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )

@@ -68,6 +68,18 @@ def _runs(store: Path) -> dict[str, str]:
     return {run["run_id"]: run["status"] for run in runs}
 
 
+def _worker_completes(store: Path, run_id: str) -> dict[str, Any]:
+    """Run one worker until idle; check it took and completed ``run_id``; return its log."""
+    events = _finish(_worker(store, "--exit-when-idle", "--workflows", WORKFLOWS))
+    assert [(e["event"], e["run_id"], e["status"]) for e in events] == [
+        ("taken", run_id, None),
+        ("ended", run_id, "completed"),
+        ("idle", None, None),
+    ]
+    log: dict[str, Any] = wfctl("log", run_id, "--store", store, "--json").json()
+    return log
+
+
 def _lineage_ok(store: Path) -> None:
     done = wfctl("verify-lineage", "--store", store, "--json")
     assert done.code == 0, done.stdout
@@ -81,13 +93,7 @@ def test_submit_queues_and_a_worker_completes(tmp_path: Path) -> None:
     log = wfctl("log", run_id, "--store", store, "--json").json()
     assert [c["kind"] for c in log["checkpoints"]] == ["root"]
 
-    events = _finish(_worker(store, "--exit-when-idle", "--workflows", WORKFLOWS))
-    assert [(e["event"], e["run_id"], e["status"]) for e in events] == [
-        ("taken", run_id, None),
-        ("ended", run_id, "completed"),
-        ("idle", None, None),
-    ]
-    log = wfctl("log", run_id, "--store", store, "--json").json()
+    log = _worker_completes(store, run_id)
     assert log["run"]["status"] == "completed"
     # A queued run starts from its root: no retry record before its first step.
     assert [c["kind"] for c in log["checkpoints"]] == ["root", "step", "completed"]
@@ -197,7 +203,7 @@ def test_workers_share_a_store_and_drive_each_run_once(tmp_path: Path) -> None:
     _lineage_ok(store)
 
 
-def test_sigterm_drains_the_runs_being_driven(tmp_path: Path) -> None:
+def test_sigterm_hands_the_runs_being_driven_over_to_another_worker(tmp_path: Path) -> None:
     store, gate = tmp_path / "store", tmp_path / "gate"
     run_id, process = _driving(store, gate, "gated.py")
     process.send_signal(signal.SIGTERM)
@@ -206,12 +212,47 @@ def test_sigterm_drains_the_runs_being_driven(tmp_path: Path) -> None:
     assert [(e["event"], e["reason"]) for e in lines] == [("taken", None), ("stopping", "SIGTERM")]
     (gate / "gate").touch()  # the running step finishes; the run pauses before the next one
     events = _finish(process)
-    assert [(e["event"], e["status"]) for e in events] == [("ended", "interrupted")]
+    assert [(e["event"], e["status"], e["reason"]) for e in events] == [
+        ("ended", "interrupted", "handoff")
+    ]
     log = wfctl("log", run_id, "--store", store, "--json").json()
     assert [c["kind"] for c in log["checkpoints"]] == ["root", "step", "pause"]
-    assert _runs(store) == {run_id: "paused"}
+    assert _runs(store) == {run_id: "interrupted"}  # not a person's pause: anyone's to take
 
-    # A paused run is not taken; `wfctl resume` continues it.
+    # Another worker takes the handed-over run and completes it, in the same chain.
+    log = _worker_completes(store, run_id)
+    assert [c["kind"] for c in log["checkpoints"]] == [
+        "root", "step", "pause", "resume", "step", "completed",
+    ]  # fmt: skip
+    assert _runs(store) == {run_id: "completed"}
+    _lineage_ok(store)
+
+
+def test_a_handed_over_run_resumes_from_the_command_line(tmp_path: Path) -> None:
+    store, gate = tmp_path / "store", tmp_path / "gate"
+    run_id, process = _driving(store, gate, "gated.py")
+    process.send_signal(signal.SIGTERM)
+    (gate / "gate").touch()
+    _finish(process)
+    done = wfctl("resume", run_id, "--store", store, "--json")
+    assert done.code == 0, done.stderr
+    assert done.json()["status"] == "completed"
+    _lineage_ok(store)
+
+
+def test_a_run_paused_by_a_person_under_a_worker_stays_paused(tmp_path: Path) -> None:
+    store, gate = tmp_path / "store", tmp_path / "gate"
+    run_id, process = _driving(store, gate, "gated.py")
+    paused = wfctl("pause", run_id, "--store", store)
+    assert paused.code == 0, paused.stderr
+    (gate / "gate").touch()
+    assert process.stdout is not None
+    _taken, ended = (json.loads(process.stdout.readline()) for _ in range(2))
+    assert (ended["event"], ended["status"], ended["reason"]) == ("ended", "interrupted", None)
+    process.send_signal(signal.SIGTERM)
+    _finish(process)
+    assert _runs(store) == {run_id: "paused"}
+    # A person's pause is not a hand-over: no worker takes it.
     idle = _finish(_worker(store, "--exit-when-idle", "--workflows", WORKFLOWS))
     assert [e["event"] for e in idle] == ["idle"]
     assert wfctl("resume", run_id, "--store", store).code == 0

@@ -31,7 +31,7 @@ from wfctl._errors import (
     RunLockedError,
     RunNotFoundError,
 )
-from wfctl._payloads import RootPayload, recorded_requests
+from wfctl._payloads import RootPayload, handed_over, recorded_requests
 from wfctl._policies import waiting_on
 
 from ._protocol import JournalProblem, RunJournal, RunLease, RunSummary
@@ -392,7 +392,8 @@ class RunStoreBase(abc.ABC):
         """Lease the oldest run a worker may drive, or return None if there is none.
 
         A run may be driven when its head is a root, step or resume record (queued, or
-        interrupted: its driver died), nobody holds its lease and it is not in ``exclude``.
+        interrupted: its driver died) or a pause a stopping worker wrote to hand it over
+        (:func:`~wfctl._payloads.handed_over`), nobody holds its lease and it is not in ``exclude``.
         Each poll reads only each run's last record (and the root of the candidates, for their
         age); the run taken is then verified whole under its lease, and one that does not
         verify (or that ended meanwhile) is given back and skipped: a corrupt run is never
@@ -415,7 +416,7 @@ class RunStoreBase(abc.ABC):
                 continue
             if head is None or root is None:
                 continue
-            if head.kind in ENDING_STATUS:
+            if head.kind in ENDING_STATUS and not handed_over(head):
                 if version is not None:
                     ended[run_id] = version
                 continue
@@ -429,7 +430,7 @@ class RunStoreBase(abc.ABC):
                 ends = await self.verified_ends(run_id)
             except (CheckpointCorruptError, OSError):
                 ends = None
-            if ends is not None and ends[1].kind not in ENDING_STATUS:
+            if ends is not None and (ends[1].kind not in ENDING_STATUS or handed_over(ends[1])):
                 return lease
             await lease.release()
         return None
@@ -482,10 +483,11 @@ def summarize(root: Checkpoint, head: Checkpoint, locked: Callable[[], bool]) ->
     """Return the summary of a verified run from its root and head.
 
     ``locked`` says whether someone holds the run's lease; it is asked only when the head's
-    kind does not end the run (a run whose head is a root/step/resume record is ``running``
+    kind does not end the run (a run whose head is a root/step/resume record, or a pause that
+    hands the run over to another worker, is ``running``
     if held, else ``queued`` when it is a submitted run's root, else ``interrupted``).
     """
-    status = ENDING_STATUS.get(head.kind)
+    status = None if handed_over(head) else ENDING_STATUS.get(head.kind)
     if status is None:
         if locked():
             status = RunStatus.RUNNING

@@ -120,8 +120,9 @@ class RunSummary:
     """One run as ``wfctl runs`` lists it.
 
     ``status`` is ``completed``, ``failed``, ``paused``, ``running`` (its lock is held) or
-    ``interrupted`` (its head is a root/step/resume record and nobody holds its lock: it
-    crashed or was killed and can be resumed); ``corrupt`` when one of its records cannot be
+    ``interrupted`` (its head is a root/step/resume record, or a pause a stopping worker wrote
+    to hand the run over, and nobody holds its lock: it crashed, was killed or was handed over,
+    and can be resumed or taken by a worker); ``corrupt`` when one of its records cannot be
     trusted (a checksum or a chain link fails), or ``unreadable`` when its journal cannot be
     read at all (permissions, an I/O error). ``problem`` then says where and why (``head_seq``
     is -1 and the timestamps are empty). ``waiting`` says what a running run whose newest
@@ -225,8 +226,9 @@ class RunStore(CheckpointStorage, Protocol):
     async def claim_run(self, exclude: Collection[str] = ()) -> RunLease | None:
         """Lease one run a worker may drive, oldest first; None if there is none.
 
-        A run may be driven when its head is a root, step, resume or answer record (not
-        completed, failed, cancelled or paused), nobody holds its lease, and its id is not in
+        A run may be driven when its head is a root, step, resume or answer record, or a
+        pause a stopping worker wrote to hand it over (``reason: "handoff"``; not completed,
+        failed, cancelled or paused otherwise), nobody holds its lease, and its id is not in
         ``exclude``. A run whose records cannot be trusted is never returned. Workers on
         several processes and machines may claim at once: each run goes to one of them.
         """

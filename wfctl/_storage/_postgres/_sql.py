@@ -78,9 +78,15 @@ PAUSE: Final = (
     " SELECT pg_notify('wfctl_pause', %(note)s) FROM u"
 )
 
-#: The oldest run a worker may take over: its head does not end it, and nobody holds it.
+#: The oldest run a worker may take over: its head does not end it (or is a pause that may be a
+#: hand-over: the record is returned, the caller decides), and nobody holds it. The text test
+#: only narrows the pauses read; the caller decodes the record and judges it.
 CLAIMABLE: Final = (
-    "WITH " + _HELD + " SELECT r.run_id FROM wfctl_runs r"
-    " WHERE r.head_kind IN ('root', 'step', 'resume') AND NOT (r.run_id = ANY(%s::text[]))"
-    " AND NOT " + _LOCKED + " ORDER BY r.created, r.run_id LIMIT 1 FOR UPDATE SKIP LOCKED"
+    "WITH " + _HELD + " SELECT r.run_id, c.record FROM wfctl_runs r"
+    " LEFT JOIN wfctl_checkpoints c ON r.head_kind = 'pause' AND c.run_id = r.run_id"
+    " AND c.seq = r.head_seq"
+    " WHERE (r.head_kind IN ('root', 'step', 'resume') OR (r.head_kind = 'pause'"
+    ' AND position(\'"reason":"handoff"\'::bytea IN c.record) > 0))'
+    " AND NOT (r.run_id = ANY(%s::text[]))"
+    " AND NOT " + _LOCKED + " ORDER BY r.created, r.run_id LIMIT 1 FOR UPDATE OF r SKIP LOCKED"
 )

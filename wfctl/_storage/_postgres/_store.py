@@ -13,9 +13,15 @@ import psycopg
 from psycopg.rows import TupleRow
 
 from wfctl._checkpoint import Checkpoint, checkpoint_id_for, split_checkpoint_id, validate_run_id
-from wfctl._errors import CheckpointCorruptError, RunLockedError, RunNotFoundError
+from wfctl._errors import (
+    CheckpointCorruptError,
+    LeaseLostError,
+    RunLockedError,
+    RunNotFoundError,
+)
+from wfctl._payloads import handed_over
 from wfctl._storage._base import check_append, delete_each
-from wfctl._storage._journal import encode_record
+from wfctl._storage._journal import decode_record, encode_record
 
 from . import _sql
 from ._connection import Connection
@@ -62,13 +68,15 @@ class PostgresCheckpointStorage(PostgresReads):
         record = encode_record(checkpoint)[:-1]  # first: bad data changes nothing
         where = self._source(run_id)
         lease = self._leases.get(run_id)
-        if lease is None or lease.lost:
-            why = "holds no lease on" if lease is None else "lost its lease (connection ended) on"
+        if lease is None:
             raise CheckpointCorruptError(
                 where,
                 f"refusing checkpoint seq {checkpoint.seq} ({checkpoint.kind}) of run "
-                f"{run_id!r}: this store {why} the run; a writer without it cannot append",
+                f"{run_id!r}: this store holds no lease on the run; a writer without it cannot "
+                "append",
             )
+        if lease.lost:
+            raise _lost(checkpoint, where)
         fence = lease.fence
         params = (
             run_id,
@@ -121,8 +129,9 @@ class PostgresCheckpointStorage(PostgresReads):
     async def claim_run(self, exclude: Collection[str] = ()) -> PostgresLease | None:
         """Lease the oldest run a worker may take over, or return None if there is none.
 
-        A run may be taken over when its head is a root, step or resume record (not ended,
-        failed, cancelled or paused) and nobody holds its lease. The candidate's row is locked
+        A run may be taken over when its head is a root, step or resume record, or a pause a
+        stopping worker wrote to hand it over (not ended, failed, cancelled or paused
+        otherwise), and nobody holds its lease. The candidate's row is locked
         ``FOR UPDATE SKIP LOCKED`` while its lease is taken, so concurrent claimers (in any
         process) pass over it rather than wait or collide. ``exclude`` names runs not to take.
 
@@ -137,6 +146,9 @@ class PostgresCheckpointStorage(PostgresReads):
                 if found is None:
                     return None
                 run_id = str(found[0])
+                if found[1] is not None and not _hands_over(run_id, bytes(found[1])):
+                    skip.append(run_id)  # a pause that only looked like a hand-over
+                    continue
                 lease_conn = await lock_or_none(self._url, run_id)
                 if lease_conn is None:  # taken between the look and the lock
                     skip.append(run_id)
@@ -223,6 +235,17 @@ class PostgresCheckpointStorage(PostgresReads):
         return await delete_each(self.delete_run, run_ids)
 
 
+def _lost(checkpoint: Checkpoint, where: str) -> LeaseLostError:
+    """The refusal of a save whose lease's connection ended (the server dropped the lock)."""
+    run = checkpoint.run_id
+    return LeaseLostError(
+        where,
+        f"run {run!r} lost its lease: its connection to the server ended (a server restart, a "
+        f"network cut), so checkpoint seq {checkpoint.seq} ({checkpoint.kind}) was not stored; "
+        f"the run stays at its last checkpoint: `wfctl resume {run}` continues it",
+    )
+
+
 def _refusal(
     checkpoint: Checkpoint, fence: int, exc: psycopg.errors.RaiseException, where: str
 ) -> CheckpointCorruptError:
@@ -244,11 +267,20 @@ def _refusal(
         except CheckpointCorruptError as refused:
             return refused
     if what == "fence":
-        return CheckpointCorruptError(
+        return LeaseLostError(
             where,
             f"{prefix}this store's lease on the run was taken over (fence {fence}, the run's "
-            f"is now {value}); a writer that lost its lease cannot append",
+            f"is now {value}): another process drives it; a writer that lost its lease cannot "
+            "append",
         )
     if what == "nolease":
         return CheckpointCorruptError(where, f"{prefix}the run is not in the store (deleted?)")
     return CheckpointCorruptError(where, f"{prefix}the database refused it: {message}")
+
+
+def _hands_over(run_id: str, record: bytes) -> bool:
+    """Whether a paused run's head ``record`` hands it over (False if it cannot be read)."""
+    try:
+        return handed_over(decode_record(record, f"{run_id} (head)"))
+    except CheckpointCorruptError:
+        return False  # never taken: reading the run reports its problem

@@ -1,0 +1,308 @@
+"""Workers, crashes, stale writers and a server restart on a real private PostgreSQL server.
+
+Every worker and driver is a real ``wfctl`` process; one is SIGKILLed mid-run, a lease's
+session is terminated by the server, the server is restarted under a running ``wfctl run``.
+Steps are gated on files the test creates and count their executions in files; the only waits
+are bounded polls for what another process or the server does (never a timing threshold).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from tests.cli.conftest import WORKFLOWS, base_env, spawn, wfctl, wfctl_executable
+from tests.postgres.conftest import opened
+from tests.storage.helpers import arun, ckpt
+from wfctl._payloads import HANDOFF, PausePayload
+from wfctl._submit import submit_workflow
+from wfctl.storage.testing import PrivateServer, restart
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _worker(url: str, *args: str | Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [wfctl_executable(), "worker", "--store", url, "--json", "--workflows", str(WORKFLOWS),
+         *map(str, args)],
+        env=base_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
+def _finish(process: subprocess.Popen[str], code: int = 0) -> list[dict[str, Any]]:
+    """Wait for a process; check its exit code; return its JSON Lines."""
+    stdout, stderr = process.communicate(timeout=300)
+    assert process.returncode == code, stderr
+    return [json.loads(line) for line in stdout.splitlines()]
+
+
+def _poll(
+    done: Callable[[], bool], what: str, process: subprocess.Popen[str] | None = None
+) -> None:
+    """Wait (bounded) for another process or the server to make ``done()`` true."""
+    end = time.monotonic() + 60
+    while not done():
+        assert process is None or process.poll() is None, process.communicate()
+        assert time.monotonic() < end, f"{what} never happened"
+        time.sleep(0.02)
+
+
+def _runs(url: str) -> dict[str, str]:
+    done = wfctl("runs", "--store", url, "--json")
+    assert done.code == 0, done.stderr
+    return {run["run_id"]: run["status"] for run in done.json()["runs"]}
+
+
+def _kinds(url: str, run_id: str) -> list[str]:
+    log = wfctl("log", run_id, "--store", url, "--json").json()
+    return [c["kind"] for c in log["checkpoints"]]
+
+
+def _lineage_ok(url: str, runs: int) -> None:
+    done = wfctl("verify-lineage", "--store", url, "--json")
+    assert done.code == 0, done.stdout
+    verdict = done.json()
+    assert verdict["ok"] is True
+    assert len(verdict["runs"]) == runs
+
+
+def _compete(url: str, tmp_path: Path, runs: int, workers: int) -> None:
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    # Submitted in-process (the library call behind `wfctl submit`): one process per run is slow.
+    run_ids = [
+        submit_workflow(
+            str(WORKFLOWS / "tally.py"), store=url, input_json=json.dumps(str(marks))
+        ).run_id
+        for _ in range(runs)
+    ]
+    started = [_worker(url, "--exit-when-idle", "--concurrency", "2") for _ in range(workers)]
+    events = [event for process in started for event in _finish(process)]
+    taken = sorted(e["run_id"] for e in events if e["event"] == "taken")
+    assert taken == sorted(run_ids)  # each run taken by exactly one worker, once
+    ended = {e["run_id"]: e["status"] for e in events if e["event"] == "ended"}
+    assert ended == dict.fromkeys(run_ids, "completed")
+    assert _runs(url) == dict.fromkeys(run_ids, "completed")
+    for run_id in run_ids:  # no worker died: each step of each run executed exactly once
+        lines = (marks / run_id).read_text(encoding="utf-8").splitlines()
+        assert lines == ["step 0", "step 1", "step 2"], run_id
+    _lineage_ok(url, runs)
+
+
+def test_eight_workers_drive_two_hundred_runs_each_once(pg_url: str, tmp_path: Path) -> None:
+    _compete(pg_url, tmp_path, runs=200, workers=8)  # about 30 s on 2 shared cores
+
+
+def _driving(url: str, gate: Path, workflow: str) -> tuple[str, subprocess.Popen[str]]:
+    """Submit a gated run and start a worker; return once its gated step is running."""
+    gate.mkdir()
+    run_id = submit_workflow(
+        str(WORKFLOWS / workflow), store=url, input_json=json.dumps(str(gate))
+    ).run_id
+    process = _worker(url)
+    _poll((gate / "started").exists, "the gated step", process)
+    return run_id, process
+
+
+def test_a_sigkilled_worker_s_run_is_finished_by_another(pg_url: str, tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+    run_id, first = _driving(pg_url, gate, "relay.py")
+    assert _runs(pg_url) == {run_id: "running"}
+    first.send_signal(signal.SIGKILL)
+    first.communicate(timeout=60)
+    # The server ends the dead session, and with it the lease's advisory lock.
+    _poll(lambda: _runs(pg_url) == {run_id: "interrupted"}, "the lease's release")
+
+    (gate / "gate").touch()
+    events = _finish(_worker(pg_url, "--exit-when-idle"))
+    ended = [(e["event"], e["run_id"], e["status"]) for e in events if e["event"] == "ended"]
+    assert ended == [("ended", run_id, "completed")]
+    assert _kinds(pg_url, run_id) == ["root", "step", "resume", "step", "step", "completed"]
+    # `first` committed before the kill: served. `hold` had not: it ran again. `last` once.
+    executed = (gate / run_id).read_text(encoding="utf-8").splitlines()
+    assert executed == ["first", "hold", "hold", "last"]
+    _lineage_ok(pg_url, 1)
+
+
+def test_sigterm_hands_a_run_over_to_another_worker(pg_url: str, tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+    run_id, first = _driving(pg_url, gate, "gated.py")
+    first.send_signal(signal.SIGTERM)
+    assert first.stdout is not None
+    lines = [json.loads(first.stdout.readline()) for _ in range(2)]
+    assert [(e["event"], e["reason"]) for e in lines] == [("taken", None), ("stopping", "SIGTERM")]
+    (gate / "gate").touch()
+    events = _finish(first)
+    assert [(e["event"], e["status"], e["reason"]) for e in events] == [
+        ("ended", "interrupted", HANDOFF)
+    ]
+    assert _runs(pg_url) == {run_id: "interrupted"}
+    events = _finish(_worker(pg_url, "--exit-when-idle"))
+    assert [(e["event"], e["status"]) for e in events] == [
+        ("taken", None),
+        ("ended", "completed"),
+        ("idle", None),
+    ]
+    assert _kinds(pg_url, run_id) == ["root", "step", "pause", "resume", "step", "completed"]
+    _lineage_ok(pg_url, 1)
+
+
+def test_only_a_handoff_pause_is_claimed(pg_url: str) -> None:
+    """A request pause whose data holds the hand-over's bytes is still not claimed."""
+
+    def pause(reason: str, requests: list[Any]) -> dict[str, Any]:
+        return {"requests": requests, "reason": reason}
+
+    decoy = [{"request_id": "q", "data": {"reason": HANDOFF}}]
+    assert PausePayload.from_json(pause(HANDOFF, []), "x").reason == HANDOFF
+
+    async def main() -> None:
+        async with opened(pg_url) as store:
+            for run_id, data in (
+                ("handed", pause(HANDOFF, [])),
+                ("person", pause("interrupt", [])),
+                ("asks", pause("request", decoy)),
+            ):
+                lease = await store.lease_run(run_id)
+                await store.save(ckpt(run_id, 0))
+                await store.save(ckpt(run_id, 1, "pause", data=data))
+                await lease.release()
+            claimed = await store.claim_run()
+            assert claimed is not None and claimed.run_id == "handed"
+            assert await store.claim_run() is None
+            await claimed.release()
+            statuses = {s.run_id: s.status for s in await store.list_runs()}
+            assert statuses == {"handed": "interrupted", "person": "paused", "asks": "paused"}
+
+    arun(main())
+
+
+STALE = """
+import asyncio, sys
+from wfctl._storage._postgres import PostgresCheckpointStorage
+from tests.storage.helpers import ckpt
+
+async def main():
+    store = PostgresCheckpointStorage(sys.argv[1])
+    lease = await store.lease_run("r1")
+    await store.save(ckpt("r1", 0))
+    print(lease._conn.info.backend_pid, flush=True)
+    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
+    try:
+        await store.save(ckpt("r1", 1, data={"by": "stale"}))
+    except Exception as exc:
+        print("refused", type(exc).__name__, str(exc).replace("\\n", " "), flush=True)
+    else:
+        print("saved", flush=True)
+    await lease.release()
+    await store.aclose()
+
+asyncio.run(main())
+"""
+
+
+def test_a_writer_whose_lease_session_was_killed_cannot_append(pg_url: str) -> None:
+    stale = subprocess.Popen(
+        [sys.executable, "-c", STALE, pg_url],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )  # fmt: skip
+    assert stale.stdin is not None and stale.stdout is not None
+    try:
+        backend = int(stale.stdout.readline())
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute("SELECT pg_terminate_backend(%s)", (backend,))
+
+        async def take_over() -> tuple[Any, Any]:
+            store = await opened(pg_url).__aenter__()
+            deadline = time.monotonic() + 60
+            while True:  # the server ends the killed session and drops its lock
+                try:
+                    return store, await store.lease_run("r1")
+                except Exception:
+                    assert time.monotonic() < deadline
+                    await asyncio.sleep(0.02)
+
+        async def main() -> None:
+            store, lease = await take_over()
+            try:
+                stale.stdin.write("go\n")  # type: ignore[union-attr]
+                stale.stdin.flush()  # type: ignore[union-attr]
+                said = await asyncio.to_thread(stale.stdout.readline)  # type: ignore[union-attr]
+                # Refused by the store (its lease's session ended) or by the database (a
+                # stale fence): either way the stale writer's link is not stored.
+                assert said.startswith("refused LeaseLostError"), said
+                assert "lost its lease" in said or "taken over" in said, said
+                await store.save(ckpt("r1", 1, data={"by": "taker"}))
+                fence = lease.fence
+            finally:
+                await lease.release()
+                await store.aclose()
+            with psycopg.connect(pg_url) as conn:
+                rows = conn.execute(
+                    "SELECT seq, fence FROM wfctl_checkpoints WHERE run_id = 'r1' ORDER BY seq"
+                ).fetchall()
+            assert [seq for seq, _ in rows] == [0, 1]
+            assert rows[1][1] == fence  # the taker's link, not the stale writer's
+            async with opened(pg_url) as reader:
+                [_, second] = await reader.list_checkpoints(run_id="r1")
+                assert second.data == {"by": "taker"}
+
+        arun(main())
+        assert stale.wait(timeout=60) == 0
+    finally:
+        if stale.poll() is None:
+            stale.kill()
+        stale.wait()
+        stale.stdin.close()
+        stale.stdout.close()
+
+
+def test_a_server_restart_under_wfctl_run_stops_it_cleanly_and_resume_completes(
+    pg_server: PrivateServer, pg_url: str, tmp_path: Path
+) -> None:
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    driver = spawn(
+        "run", WORKFLOWS / "relay.py", "--input", json.dumps(str(gate)), "--run-id", "relayed",
+        "--store", pg_url, "--json",
+    )  # fmt: skip
+    _poll((gate / "started").exists, "the gated step", driver)  # `first` is committed
+    restart(pg_server)  # every session ends: the run's lease and its pool's connections
+    (gate / "gate").touch()
+    stdout, stderr = driver.communicate(timeout=120)
+    assert "Traceback" not in stderr
+    before = _kinds(pg_url, "relayed")
+    assert before[:2] == ["root", "step"]
+    if driver.returncode == 0:  # it committed before it saw its session end: all is stored
+        assert before == ["root", "step", "step", "step", "completed"], stderr
+        _lineage_ok(pg_url, 1)
+        return
+    # Its lease's session ended: the next save is refused, nothing more is written, and the
+    # run stops with one line (exit 2: the store refused it), its records intact.
+    assert (driver.returncode, stdout) == (2, ""), stderr
+    [line] = stderr.splitlines()
+    assert line.startswith("wfctl: error: run 'relayed' lost its lease"), line
+    assert "wfctl resume relayed" in line and "corrupt" not in line
+    assert before == ["root", "step"]
+    assert _runs(pg_url) == {"relayed": "interrupted"}
+
+    done = wfctl("resume", "relayed", "--store", pg_url, "--json", cwd=WORKFLOWS)
+    assert done.code == 0, done.stderr
+    assert done.json()["status"] == "completed"
+    after = _kinds(pg_url, "relayed")
+    assert after[: len(before)] == before  # nothing lost or rewritten
+    assert after[len(before) :] == ["resume", "step", "step", "completed"]
+    executed = (gate / "relayed").read_text(encoding="utf-8").splitlines()
+    assert executed == ["first", "hold", "hold", "last"]  # `first` was served, not run again
+    _lineage_ok(pg_url, 1)
