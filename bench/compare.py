@@ -28,27 +28,39 @@ import tempfile
 from pathlib import Path
 
 #: Runs one measurement of a checkout's ``bench/_worker.py`` with its CPU time around it:
-#: argv is TREE ENGINE SCENARIO N STORE.
+#: argv is TREE ENGINE SCENARIO N STORE OPTIONS (a JSON object).
 _CPU_WRAPPER = """
 import json, sys, time
 from pathlib import Path
-tree, engine, scenario, n, store = sys.argv[1:]
+tree, engine, scenario, n, store, options = sys.argv[1:]
 sys.path[:0] = [str(Path(tree) / "bench"), tree]
 import _worker
 _worker.load(engine)
 started = time.process_time()
-row = _worker.measure(engine, scenario, int(n), Path(store), {})
+row = _worker.measure(engine, scenario, int(n), Path(store), json.loads(options))
 row["cpu_seconds"] = time.process_time() - started
 print(json.dumps(row))
 """
 
 
-def _measure(tree: Path, engine: str, scenario: str, n: int, workdir: Path) -> tuple[float, float]:
+def _measure(
+    tree: Path, engine: str, scenario: str, n: int, workdir: Path, options: dict[str, object]
+) -> tuple[float, float]:
     """Return the wall and CPU seconds per step of one fresh process."""
     store = tempfile.mkdtemp(dir=workdir)
     try:
         done = subprocess.run(
-            [sys.executable, "-c", _CPU_WRAPPER, str(tree), engine, scenario, str(n), store],
+            [
+                sys.executable,
+                "-c",
+                _CPU_WRAPPER,
+                str(tree),
+                engine,
+                scenario,
+                str(n),
+                store,
+                json.dumps(options),
+            ],
             capture_output=True,
             text=True,
             check=True,
@@ -73,7 +85,15 @@ def main() -> None:
     )
     parser.add_argument("--rounds", type=int, default=20, help="rounds of three runs")
     parser.add_argument("--workdir", type=Path, help="where stores are made (default: a temp dir)")
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=JSON",
+        help="scenario option for every process, e.g. durability='\"none\"' (no fdatasync: CPU)",
+    )
     args = parser.parse_args()
+    options = {k: json.loads(v) for k, _, v in (o.partition("=") for o in args.option)}
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="wfctl-compare-"))
     jobs = {
         "floor": (args.after.resolve(), "floor"),
@@ -89,7 +109,7 @@ def main() -> None:
         turn = round_ % len(names)
         for name in names[turn:] + names[:turn]:
             tree, engine = jobs[name]
-            wall, used = _measure(tree, engine, args.scenario, args.n, workdir)
+            wall, used = _measure(tree, engine, args.scenario, args.n, workdir, options)
             times[name].append(wall)
             cpu[name].append(used)
     for name in names:
