@@ -191,7 +191,46 @@ def render_section(report: dict[str, Any]) -> str:
     floor = next((r for r in report["rows"] if r["engine"] == "floor" and "ms_per_step" in r), None)
     for row in report["rows"]:
         lines.append("| " + " | ".join([row["label"], *_cells(row, floor)]) + " |")
+    paired = _paired(report["rows"])
+    if paired:
+        lines += ["", paired]
     return "\n".join(lines) + "\n"
+
+
+def _paired(rows: list[Row]) -> str:
+    """Ratios taken within each repetition (the same minutes, the same load), then the median
+    and range over the repetitions: wfctl over the floor, each peer over wfctl; wall and CPU."""
+    by_engine = {row["engine"]: row["runs"] for row in rows}
+    if "wfctl" not in by_engine:
+        return ""
+
+    def ratios(over: str, under: str, field: str) -> str | None:
+        pairs = zip(by_engine[over], by_engine[under], strict=False)
+        values = sorted(
+            a[field] / b[field]
+            for a, b in pairs
+            if a.get("status") == "ok" and b.get("status") == "ok" and b[field] > 0
+        )
+        if not values:
+            return None
+        span = f" ({values[0]:.1f}-{values[-1]:.1f})" if len(values) > 1 else ""
+        return f"{statistics.median(values):.1f}\N{MULTIPLICATION SIGN}{span}"
+
+    parts = []
+    pairs = [("wfctl", "floor")] + [(e, "wfctl") for e in by_engine if e not in ("wfctl", "floor")]
+    for over, under in pairs:
+        if under not in by_engine:
+            continue
+        wall, cpu = ratios(over, under, "seconds"), ratios(over, under, "cpu_seconds")
+        if wall and cpu:
+            parts.append(f"{over} / {under} {wall}, CPU {cpu}")
+    if not parts:
+        return ""
+    return (
+        "Ratios within each repetition (median over the repetitions, min-max), wall then CPU: "
+        + "; ".join(parts)
+        + "."
+    )
 
 
 def _cells(row: Row, floor: Row | None) -> list[str]:
@@ -218,9 +257,10 @@ def _cells(row: Row, floor: Row | None) -> list[str]:
 
 
 def write_section(path: Path, section: str) -> None:
-    """Replace the ``## PostgreSQL`` section of ``path`` (or append it); keep the rest as is."""
+    """Replace the section of ``path`` headed by ``section``'s first line (``## PostgreSQL``,
+    ``## Workers``), or append it; keep the rest of the file as it is."""
     text = path.read_text(encoding="utf-8") if path.exists() else ""
-    start = text.find(f"\n{SECTION}\n")
+    start = text.find(f"\n{section.partition(chr(10))[0]}\n")
     if start < 0:
         text = (text.rstrip("\n") + "\n\n" if text else "") + section
     else:
