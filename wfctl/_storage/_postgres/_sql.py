@@ -71,10 +71,12 @@ CUT: Final = (
 )
 
 #: Set or clear a run's pause request and tell its lease, in one transaction. A request needs a
-#: run with records (a leased run that has written none is not a run yet); clearing does not.
+#: run with records (a leased run that has written none is not a run yet); clearing does not,
+#: and clears only a request that is there: every run clears at its end, and one that was never
+#: asked to pause then writes nothing (no transaction id, no WAL flush, no notification).
 PAUSE: Final = (
     "WITH u AS (UPDATE wfctl_runs SET pause_requested = %(flag)s WHERE run_id = %(run)s"
-    " AND (NOT %(flag)s OR head_seq >= 0) RETURNING run_id)"
+    " AND (NOT %(flag)s OR head_seq >= 0) AND (%(flag)s OR pause_requested) RETURNING run_id)"
     " SELECT pg_notify('wfctl_pause', %(note)s) FROM u"
 )
 
