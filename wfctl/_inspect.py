@@ -116,7 +116,9 @@ def list_runs(
     if isinstance(storage, FileCheckpointStorage):
         runs = storage.run_summaries(workflow_name=workflow_name)  # no event loop: start-up
     else:
-        runs = on_store(store, lambda s: s.list_runs(workflow_name=workflow_name))
+        runs = on_store(
+            store, lambda s: s.list_runs(workflow_name=workflow_name), must_exist=must_exist
+        )
     if status is not None:
         runs = [r for r in runs if r.status == status]
     query = query or RunQuery()
