@@ -51,6 +51,7 @@ __all__ = [
     "JsonOption",
     "RunIdOption",
     "StoreOption",
+    "TargetArgument",
     "TargetOverride",
     "TrustStoreOption",
     "WfctlGroup",
@@ -228,6 +229,14 @@ DebugOption = Annotated[
     bool,
     typer.Option(
         "--debug", help="Show the traceback of an error.", callback=_set_debug, is_eager=True
+    ),
+]
+TargetArgument = Annotated[
+    str,
+    typer.Argument(
+        metavar="TARGET",
+        help="path/to/file.py:name, package.module:name, or a file with one workflow.",
+        show_default=False,
     ),
 ]
 TargetOverride = Annotated[

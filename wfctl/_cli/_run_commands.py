@@ -18,6 +18,7 @@ from ._app import (
     JsonOption,
     RunIdOption,
     StoreOption,
+    TargetArgument,
     TargetOverride,
     TrustStoreOption,
     app,
@@ -36,14 +37,7 @@ __all__ = ["replay", "resume", "run"]
 
 @app.command()
 def run(
-    target: Annotated[
-        str,
-        typer.Argument(
-            metavar="TARGET",
-            help="path/to/file.py:name, package.module:name, or a file with one workflow.",
-            show_default=False,
-        ),
-    ],
+    target: TargetArgument,
     input_json: InputOption = None,
     input_file: InputFileOption = None,
     run_id: RunIdOption = None,

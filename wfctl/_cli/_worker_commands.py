@@ -17,6 +17,7 @@ from ._app import (
     JsonOption,
     RunIdOption,
     StoreOption,
+    TargetArgument,
     app,
     emit_json,
     exit_with,
@@ -30,14 +31,7 @@ __all__ = ["submit", "worker"]
 
 @app.command()
 def submit(
-    target: Annotated[
-        str,
-        typer.Argument(
-            metavar="TARGET",
-            help="path/to/file.py:name, package.module:name, or a file with one workflow.",
-            show_default=False,
-        ),
-    ],
+    target: TargetArgument,
     input_json: InputOption = None,
     input_file: InputFileOption = None,
     run_id: RunIdOption = None,
