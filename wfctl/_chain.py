@@ -7,13 +7,22 @@ everything queued in one checkpoint (group commit): when many steps finish while
 flight, or in the same loop iteration, one record covers them all. Saves run in their own task
 and callers wait through :func:`asyncio.shield`, so cancelling a caller never loses a save;
 :meth:`CheckpointChain.drain` waits for everything in flight before a run returns.
+
+A step that no other task of the run could join in a group commit (``solo``: the run's body
+alone, sequential code) starts its commit at once, in the caller, instead of in a new task.
+The commit runs until it first has to wait: a storage that saves without waiting (the file and
+memory stores) finishes it there, with no task, no future and no extra turn of the loop. One
+that has to wait hands the rest of the commit to a committer task at that point, which callers
+then wait for as for any other (shielded, drained, and collecting the steps that finish while
+it waits). Nothing can cancel the first part: a cancellation only lands where a coroutine
+waits.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine, Generator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -60,6 +69,9 @@ class CheckpointChain:
         #: with the number of cached steps (a resume of 100,000 would list them all).
         self._served = 0
         self._committer: asyncio.Task[None] | None = None
+        #: Whether the caller of a commit is the only task of the run that could queue a
+        #: step result now (see the module docstring); None: never assumed.
+        self.solo: Callable[[], bool] | None = None
         self._saves: set[asyncio.Task[Checkpoint]] = set()
         #: The step records committed through this chain, in commit order, when kept
         #: (``keep_committed``: replay compares them; a plain run lets them go).
@@ -97,11 +109,31 @@ class CheckpointChain:
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         queue.append((entry, future))
         if self._committer is None:
-            # Started in an empty context: an engine task must not take a scope of the run.
-            self._committer = asyncio.Task(self._commit_queued(), context=contextvars.Context())
+            # In an empty context: a commit must not take a scope of the run (a task it starts
+            # would be keyed as the run's).
+            context = contextvars.Context()
+            solo = self.solo
+            if solo is not None and solo():
+                self._commit_now(context)
+            else:
+                self._committer = asyncio.Task(self._commit_queued(), context=context)
+            if future.done():  # committed without waiting: still let the loop turn once
+                await asyncio.sleep(0)  # (signals, the supervisor, a stream's reader)
         # The future only reports the outcome: cancelling this caller cancels the future, not
         # the committer's save, which goes on and is drained before the run returns.
         await future
+
+    def _commit_now(self, context: contextvars.Context) -> None:
+        """Commit what is queued in the caller, up to the commit's first wait.
+
+        If the storage has to wait, the rest of the commit becomes the committer task.
+        """
+        commit = self._commit_queued()
+        try:
+            waiting = context.run(commit.send, None)
+        except StopIteration:
+            return
+        self._committer = asyncio.Task(_resume(commit, waiting), context=context)
 
     async def commit(self, payload: Payload) -> Checkpoint:
         """Commit a run-level checkpoint (root, resume, pause, completed, failed) of ``payload``.
@@ -180,3 +212,41 @@ class CheckpointChain:
         if self.on_commit is not None:
             self.on_commit(checkpoint)
         return checkpoint
+
+
+async def _resume(coro: Coroutine[Any, Any, None], waiting: Any) -> None:
+    """Go on with ``coro``, started by hand and now waiting on ``waiting`` (a task's body)."""
+    await _Resumed(coro, waiting)
+
+
+class _Resumed:
+    """Awaits the rest of a coroutine that was stepped by hand until it yielded ``waiting``.
+
+    What the task running this sends or throws goes on to the coroutine (as ``yield from``
+    would), so the coroutine waits on its future, is woken and can be cancelled as in a task.
+    """
+
+    __slots__ = ("coro", "waiting")
+
+    def __init__(self, coro: Coroutine[Any, Any, None], waiting: Any) -> None:
+        self.coro = coro
+        self.waiting = waiting
+
+    def __await__(self) -> Generator[Any, Any, None]:
+        coro, waiting = self.coro, self.waiting
+        while True:
+            try:
+                sent = yield waiting
+            except GeneratorExit:
+                coro.close()
+                raise
+            except BaseException as exc:  # each goes on to the coroutine, as yield from would
+                try:
+                    waiting = coro.throw(exc)
+                except StopIteration:
+                    return
+            else:
+                try:
+                    waiting = coro.send(sent)
+                except StopIteration:
+                    return

@@ -165,6 +165,8 @@ class Run:
             random.Random(options.shuffle_seed) if options.shuffle_seed is not None else None
         )
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._body: asyncio.Task[Any] | None = None
+        chain.solo = self._solo
         self.gate = PauseGate()
         self._request_ids: set[str] = set()
         self._unsettled: list[tuple[str, str | None, str, str, str | None, str]] = []
@@ -180,6 +182,14 @@ class Run:
         """Own a task created inside the run, so none outlives it."""
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    def _solo(self) -> bool:
+        """Whether the caller is the body with no other task of the run alive (sequential code).
+
+        Only then may a step commit at once, in its caller: no other step could join its group
+        commit (see ``wfctl._chain``).
+        """
+        return not self._tasks and asyncio.current_task() is self._body
 
     def guard(self, coro: Coroutine[Any, Any, Any]) -> Coroutine[Any, Any, Any]:
         """Wrap workflow code about to run in its own task: its SystemExit fails the run."""
@@ -516,6 +526,7 @@ class Run:
         body_task: asyncio.Task[Any] = asyncio.Task(
             ExitGuard(body(), "the workflow body"), context=context
         )
+        self._body = body_task
         try:
             await self._supervise(body_task)
         finally:

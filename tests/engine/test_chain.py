@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+import wfctl._chain
 from tests.conftest import ObservedStorage, arun, assert_one_chain
 from wfctl import InMemoryCheckpointStorage, step, workflow
 
@@ -124,5 +125,105 @@ def test_a_cancelled_caller_does_not_lose_its_save() -> None:
         steps = [s["key"] for c in observed.saved if c.kind == "step" for s in c.data["steps"]]
         assert steps == ["slow_to_save#0"]
         assert_one_chain(await observed.list_checkpoints(run_id=result.run_id))
+
+    arun(main())
+
+
+def _commit_tasks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Count the tasks the chain starts to commit step results (their coroutines' names)."""
+    started: list[str] = []
+    real = asyncio.Task
+
+    def counting(coro: Any, **kwargs: Any) -> asyncio.Task[Any]:
+        name = getattr(coro, "__qualname__", "")
+        if name.startswith("CheckpointChain._commit") or name == "_resume":
+            started.append(name)
+        return real(coro, **kwargs)
+
+    monkeypatch.setattr(wfctl._chain.asyncio, "Task", counting)
+    return started
+
+
+def test_sequential_steps_commit_in_their_caller(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A store that saves without waiting: a sequential step starts no committer task."""
+    started = _commit_tasks(monkeypatch)
+
+    @workflow
+    async def ten() -> list[int]:
+        return [await add_one(i) for i in range(10)]
+
+    async def main() -> None:
+        storage = InMemoryCheckpointStorage()
+        result = await ten.build(checkpoint_storage=storage).run()
+        assert result.get_outputs() == [list(range(1, 11))]
+        checkpoints = await storage.list_checkpoints(run_id=result.run_id)
+        assert_one_chain(checkpoints)
+        steps = [[s["key"] for s in c.data["steps"]] for c in checkpoints if c.kind == "step"]
+        assert steps == [[f"add_one#{i}"] for i in range(10)]
+
+    arun(main())
+    assert started == []
+
+
+def test_fan_out_still_commits_as_a_group(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sibling tasks alive: steps finishing in one loop iteration share one commit."""
+    started = _commit_tasks(monkeypatch)
+
+    async def lane(i: int) -> int:
+        total = i
+        for _ in range(3):
+            total = await add_one(total)
+        return total
+
+    @workflow
+    async def lanes(n: int) -> list[int]:
+        return list(await asyncio.gather(*(lane(i) for i in range(n))))
+
+    async def main() -> None:
+        storage = InMemoryCheckpointStorage()
+        result = await lanes.build(checkpoint_storage=storage).run(50)
+        assert result.get_outputs() == [[i + 3 for i in range(50)]]
+        checkpoints = await storage.list_checkpoints(run_id=result.run_id)
+        assert_one_chain(checkpoints)
+        assert [len(c.data["steps"]) for c in checkpoints if c.kind == "step"] == [50, 50, 50]
+
+    arun(main())
+    assert started == ["CheckpointChain._commit_queued"] * 3
+
+
+def test_a_save_that_waits_goes_on_when_its_sequential_caller_is_cancelled() -> None:
+    """The commit started in the caller waits in the storage: cancelling the caller does not
+    cancel it, and the run drains it before its failed ending."""
+
+    async def main() -> None:
+        observed = ObservedStorage(InMemoryCheckpointStorage())
+        hold = asyncio.Event()
+        observed.gates[1] = hold  # save 0 is the root; save 1 holds the step's result
+        body: list[asyncio.Task[Any]] = []
+
+        @step
+        async def kept() -> str:
+            body.append(asyncio.current_task())  # type: ignore[arg-type]
+            return "kept"
+
+        @workflow
+        async def cancelled() -> str:
+            return await kept()
+
+        async def cancel_the_body() -> None:
+            await observed.save_started(1).wait()
+            body[0].cancel()
+            await asyncio.sleep(0)  # the cancellation lands while the save is held
+            hold.set()
+
+        canceller = asyncio.create_task(cancel_the_body())
+        with pytest.raises(asyncio.CancelledError, match="the run was cancelled"):
+            await cancelled.build(checkpoint_storage=observed).run()
+        await canceller
+        kinds = [(c.kind, [s["key"] for s in c.data.get("steps", [])]) for c in observed.saved]
+        assert kinds[:2] == [("root", []), ("step", ["kept#0"])]
+        assert kinds[2][0] == "failed" and len(kinds) == 3
+        assert observed.max_concurrent_saves == 1
+        assert_one_chain(await observed.list_checkpoints(run_id=observed.saved[0].run_id))
 
     arun(main())
