@@ -13,7 +13,7 @@ import builtins
 import time
 import traceback
 from collections.abc import Mapping
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import KW_ONLY, dataclass, field, fields
 from enum import Enum
 from types import GenericAlias
 from typing import Any, Final
@@ -244,21 +244,48 @@ class RequestInfoEvent(WorkflowEvent):
         return type(self.request_data)
 
 
+#: Each field's slot, to fill an engine event in without the dataclass's ``__init__`` (a
+#: frozen dataclass sets each field through ``object.__setattr__``: a run makes three events a
+#: step, and that was half of their cost).
+_SLOT = {f.name: getattr(WorkflowEvent, f.name).__set__ for f in fields(WorkflowEvent)}
+_SET_TYPE, _SET_DATA, _SET_EXECUTOR_ID, _SET_STATE, _SET_DETAILS = (
+    _SLOT.pop(name) for name in ("type", "data", "executor_id", "state", "details")
+)
+_SET_ORIGIN, _SET_KIND, _SET_RUN_ID, _SET_KEY, _SET_TIMESTAMP, _SET_EXTRA = (
+    _SLOT.pop(name) for name in ("origin", "kind", "run_id", "key", "timestamp", "extra")
+)
+assert not _SLOT, f"event_of does not set {sorted(_SLOT)}"  # a field was added to events
+_new_event = object.__new__
+_type_of = EVENT_TYPES.get
+
+
 def event_of(
     kind: str,
     run_id: str,
     key: str | None = None,
     data: Any = None,
-    **fields: Any,
+    *,
+    executor_id: str | None = None,
+    state: WorkflowRunState | None = None,
+    details: WorkflowErrorDetails | None = None,
+    extra: Mapping[str, Any] | None = None,
+    origin: WorkflowEventSource = WorkflowEventSource.FRAMEWORK,
 ) -> WorkflowEvent:
-    """Return an engine event of wfctl's ``kind``, typed with agent-framework's name for it."""
-    fields.setdefault("origin", WorkflowEventSource.FRAMEWORK)
-    return WorkflowEvent(
-        EVENT_TYPES.get(kind, kind),
-        data,
-        kind=kind,
-        run_id=run_id,
-        key=key,
-        timestamp=time.time(),
-        **fields,
-    )
+    """Return an engine event of wfctl's ``kind``, typed with agent-framework's name for it.
+
+    The event is the one ``WorkflowEvent(...)`` would make of these fields (``extra`` None:
+    an empty dict), filled in slot by slot.
+    """
+    event: WorkflowEvent = _new_event(WorkflowEvent)
+    _SET_TYPE(event, _type_of(kind, kind))
+    _SET_DATA(event, data)
+    _SET_EXECUTOR_ID(event, executor_id)
+    _SET_STATE(event, state)
+    _SET_DETAILS(event, details)
+    _SET_ORIGIN(event, origin)
+    _SET_KIND(event, kind)
+    _SET_RUN_ID(event, run_id)
+    _SET_KEY(event, key)
+    _SET_TIMESTAMP(event, time.time())
+    _SET_EXTRA(event, {} if extra is None else extra)
+    return event
