@@ -19,7 +19,7 @@ import contextvars
 import random
 import time
 from collections import deque
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -196,32 +196,13 @@ class Run:
         return ExitGuard(coro, f"{getattr(coro, '__qualname__', 'a task')}()")
 
     def emit(
-        self,
-        kind: str,
-        key: str | None = None,
-        data: Any = None,
-        *,
-        executor_id: str | None = None,
-        state: WorkflowRunState | None = None,
-        details: WorkflowErrorDetails | None = None,
-        extra: Mapping[str, Any] | None = None,
-        origin: WorkflowEventSource = WorkflowEventSource.FRAMEWORK,
+        self, kind: str, key: str | None = None, data: Any = None, **fields: Any
     ) -> WorkflowEvent:
         """Record an event of wfctl's ``kind`` and hand it to the live listener.
 
-        The keywords are the event's other fields (``extra`` None: an empty dict).
+        ``fields`` are the event's other fields (``executor_id``, ``extra``, ``state``, ...).
         """
-        event = event_of(
-            kind,
-            self.run_id,
-            key,
-            data,
-            executor_id=executor_id,
-            state=state,
-            details=details,
-            extra=extra,
-            origin=origin,
-        )
+        event = event_of(kind, self.run_id, key, data, **fields)
         self._publish(event)
         return event
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 import wfctl._chain
 from tests.conftest import ObservedStorage, arun, assert_one_chain
 from wfctl import InMemoryCheckpointStorage, step, workflow
+from wfctl._chain import utc_now
 
 
 @step
@@ -227,3 +229,16 @@ def test_a_save_that_waits_goes_on_when_its_sequential_caller_is_cancelled() -> 
         assert_one_chain(await observed.list_checkpoints(run_id=observed.saved[0].run_id))
 
     arun(main())
+
+
+@pytest.mark.parametrize(
+    "ns",
+    [0, 999_999_999, 1_700_000_000_123_456_789, 1_700_000_001_000_000_000, 4_102_444_799 * 10**9],
+)
+def test_checkpoint_timestamps_read_as_datetime_writes_them(
+    monkeypatch: pytest.MonkeyPatch, ns: int
+) -> None:
+    expected = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=ns // 1000)
+    monkeypatch.setattr(wfctl._chain.time, "time_ns", lambda: ns)
+    assert utc_now() == expected.isoformat(timespec="microseconds")
+    assert utc_now() == expected.isoformat(timespec="microseconds")  # the second, cached
