@@ -11,11 +11,11 @@ and callers wait through :func:`asyncio.shield`, so cancelling a caller never lo
 A step that no other task of the run could join in a group commit (``solo``: the run's body
 alone, sequential code) starts its commit at once, in the caller, instead of in a new task.
 The commit runs until it first has to wait: a storage that saves without waiting (the file and
-memory stores) finishes it there, with no task, no future and no extra turn of the loop. One
-that has to wait hands the rest of the commit to a committer task at that point, which callers
-then wait for as for any other (shielded, drained, and collecting the steps that finish while
-it waits). Nothing can cancel the first part: a cancellation only lands where a coroutine
-waits.
+memory stores) finishes it there, with no task and no turn of the event loop; the caller then
+lets the loop turn if ``TURN_EVERY`` has passed since it last did. A storage that has to wait
+hands the rest of the commit to a committer task at that point, which callers then wait for as
+for any other (shielded, drained, and collecting the steps that finish while it waits).
+Nothing can cancel the first part: a cancellation only lands where a coroutine waits.
 """
 
 from __future__ import annotations
@@ -56,6 +56,12 @@ def utc_now() -> str:
     return f"{text}.{micros:06d}+00:00"
 
 
+#: Seconds a run may go on committing steps in their caller before it lets the event loop
+#: turn (signal handlers, the supervisor's pause watch, a stream's reader, other runs).
+TURN_EVERY = 0.001
+_monotonic = time.monotonic
+
+
 class CheckpointChain:
     """Appends checkpoints to one run's chain, one at a time, in seq order."""
 
@@ -87,6 +93,8 @@ class CheckpointChain:
         #: Whether the caller of a commit is the only task of the run that could queue a
         #: step result now (see the module docstring); None: never assumed.
         self.solo: Callable[[], bool] | None = None
+        #: When a commit made in its caller last let the loop turn (``time.monotonic``).
+        self._turned = 0.0
         self._saves: set[asyncio.Task[Checkpoint]] = set()
         #: The step records committed through this chain, in commit order, when kept
         #: (``keep_committed``: replay compares them; a plain run lets them go).
@@ -132,8 +140,11 @@ class CheckpointChain:
                 self._commit_now(context)
             else:
                 self._committer = asyncio.Task(self._commit_queued(), context=context)
-            if future.done():  # committed without waiting: still let the loop turn once
-                await asyncio.sleep(0)  # (signals, the supervisor, a stream's reader)
+            if future.done():  # committed without waiting: let the loop turn now and then
+                now = _monotonic()
+                if now - self._turned >= TURN_EVERY:  # (signals, the supervisor, a stream)
+                    self._turned = now
+                    await asyncio.sleep(0)
         # The future only reports the outcome: cancelling this caller cancels the future, not
         # the committer's save, which goes on and is drained before the run returns.
         await future

@@ -189,7 +189,10 @@ class Run:
         Only then may a step commit at once, in its caller: no other step could join its group
         commit (see ``wfctl._chain``).
         """
-        return not self._tasks and asyncio.current_task() is self._body
+        body = self._body
+        return (
+            not self._tasks and body is not None and asyncio.current_task(body.get_loop()) is body
+        )
 
     def guard(self, coro: Coroutine[Any, Any, Any]) -> Coroutine[Any, Any, Any]:
         """Wrap workflow code about to run in its own task: its SystemExit fails the run."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -242,3 +243,41 @@ def test_checkpoint_timestamps_read_as_datetime_writes_them(
     monkeypatch.setattr(wfctl._chain.time, "time_ns", lambda: ns)
     assert utc_now() == expected.isoformat(timespec="microseconds")
     assert utc_now() == expected.isoformat(timespec="microseconds")  # the second, cached
+
+
+@pytest.mark.parametrize("clock_moves", [True, False])
+def test_a_sequential_run_lets_the_loop_turn_every_turn_every_seconds(
+    monkeypatch: pytest.MonkeyPatch, clock_moves: bool
+) -> None:
+    """Steps committed in their caller let the loop turn once ``TURN_EVERY`` has passed,
+    and not before: a task outside the run counts the turns each step sees."""
+    ticks = itertools.count(1.0, 2 * wfctl._chain.TURN_EVERY if clock_moves else 0.0)
+    monkeypatch.setattr(wfctl._chain, "_monotonic", lambda: next(ticks))
+    turns = 0
+    seen: list[int] = []
+
+    @step
+    async def look() -> int:
+        seen.append(turns)
+        return turns
+
+    @workflow
+    async def sequential() -> None:
+        for _ in range(20):
+            await look()
+
+    async def count_turns() -> None:
+        nonlocal turns
+        while True:
+            await asyncio.sleep(0)
+            turns += 1
+
+    async def main() -> None:
+        counter = asyncio.create_task(count_turns())
+        await sequential.build(checkpoint_storage=InMemoryCheckpointStorage()).run()
+        counter.cancel()
+
+    arun(main())
+    # The first commit made in its caller always lets the loop turn.
+    steps_apart = [b - a for a, b in itertools.pairwise(seen)]
+    assert steps_apart == [1] + [1 if clock_moves else 0] * 18
