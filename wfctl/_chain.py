@@ -10,11 +10,14 @@ and callers wait through :func:`asyncio.shield`, so cancelling a caller never lo
 
 A step that no other task of the run could join in a group commit (``solo``: the run's body
 alone, sequential code) starts its commit at once, in the caller, instead of in a new task.
-The commit runs until it first has to wait: a storage that saves without waiting (the file and
-memory stores) finishes it there, with no task and no turn of the event loop; the caller then
-lets the loop turn if ``TURN_EVERY`` has passed since it last did. A storage that has to wait
-hands the rest of the commit to a committer task at that point, which callers then wait for as
-for any other (shielded, drained, and collecting the steps that finish while it waits).
+This is done only for a storage whose ``save`` declares it never waits (the file and memory
+stores: ``_SAVES_WITHOUT_WAITING``); any other (PostgreSQL, a user's) always commits in the
+committer task, since its save might enter a context bound to the current task
+(``asyncio.timeout``) before its first wait. The commit runs to its end in the caller, with no
+task and no turn of the event loop; the caller then lets the loop turn if ``TURN_EVERY`` has
+passed since it last did. Should such a save wait after all, the rest of the commit becomes the
+committer task at that point, which callers then wait for as for any other (shielded, drained,
+and collecting the steps that finish while it waits).
 Nothing can cancel the first part: a cancellation only lands where a coroutine waits.
 """
 
@@ -77,6 +80,11 @@ class CheckpointChain:
         clock: Callable[[], str] = utc_now,
     ) -> None:
         self._storage = storage
+        #: Whether a commit may start in its caller (see the module docstring): only for the
+        #: stores that declare their saves never wait. Another storage's save might enter a
+        #: context bound to the current task (``asyncio.timeout``) before its first wait,
+        #: which must then be the committer task, not the caller.
+        self._inline = _saves_without_waiting(storage)
         self.run_id = run_id
         self.workflow_name = workflow_name
         self.head = head
@@ -136,7 +144,7 @@ class CheckpointChain:
             # would be keyed as the run's).
             context = contextvars.Context()
             solo = self.solo
-            if solo is not None and solo():
+            if self._inline and solo is not None and solo():
                 self._commit_now(context)
             else:
                 self._committer = asyncio.Task(self._commit_queued(), context=context)
@@ -238,6 +246,15 @@ class CheckpointChain:
         if self.on_commit is not None:
             self.on_commit(checkpoint)
         return checkpoint
+
+
+def _saves_without_waiting(storage: CheckpointStorage) -> bool:
+    """Whether the class that defines ``storage.save`` declares that it never waits.
+
+    A subclass that overrides ``save`` does not inherit the declaration.
+    """
+    owner = next((c for c in type(storage).__mro__ if "save" in vars(c)), None)
+    return owner is not None and vars(owner).get("_SAVES_WITHOUT_WAITING") is True
 
 
 async def _resume(coro: Coroutine[Any, Any, None], waiting: Any) -> None:

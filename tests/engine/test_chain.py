@@ -13,7 +13,8 @@ import pytest
 import wfctl._chain
 from tests.conftest import ObservedStorage, arun, assert_one_chain
 from wfctl import InMemoryCheckpointStorage, step, workflow
-from wfctl._chain import utc_now
+from wfctl._chain import CheckpointChain, utc_now
+from wfctl._checkpoint import Checkpoint
 
 
 @step
@@ -194,12 +195,43 @@ def test_fan_out_still_commits_as_a_group(monkeypatch: pytest.MonkeyPatch) -> No
     assert started == ["CheckpointChain._commit_queued"] * 3
 
 
-def test_a_save_that_waits_goes_on_when_its_sequential_caller_is_cancelled() -> None:
-    """The commit started in the caller waits in the storage: cancelling the caller does not
-    cancel it, and the run drains it before its failed ending."""
+class WaitsAfterAll(ObservedStorage):
+    """Declares that its saves never wait, and waits: the commit started in the caller goes on
+    in the committer task."""
+
+    _SAVES_WITHOUT_WAITING = True
+
+    async def save(self, checkpoint: Checkpoint) -> None:
+        await super().save(checkpoint)
+
+
+def test_only_a_store_whose_save_declares_it_commits_in_the_caller() -> None:
+    """A save that might enter a context bound to its task (``asyncio.timeout``) is not begun
+    in the caller's task; a subclass overriding ``save`` does not inherit the declaration."""
+
+    class Overrides(InMemoryCheckpointStorage):
+        async def save(self, checkpoint: Checkpoint) -> None:
+            await super().save(checkpoint)
+
+    def inline(storage: Any) -> bool:
+        return CheckpointChain(storage, "r", "w")._inline
+
+    assert inline(InMemoryCheckpointStorage())
+    assert inline(WaitsAfterAll(InMemoryCheckpointStorage()))
+    assert not inline(ObservedStorage(InMemoryCheckpointStorage()))
+    assert not inline(Overrides())
+
+
+@pytest.mark.parametrize("storage_class", [ObservedStorage, WaitsAfterAll])
+def test_a_save_that_waits_goes_on_when_its_sequential_caller_is_cancelled(
+    storage_class: type[ObservedStorage],
+) -> None:
+    """The commit waits in the storage (begun in the caller, or in the committer task):
+    cancelling the caller does not cancel it, and the run drains it before its failed
+    ending."""
 
     async def main() -> None:
-        observed = ObservedStorage(InMemoryCheckpointStorage())
+        observed = storage_class(InMemoryCheckpointStorage())
         hold = asyncio.Event()
         observed.gates[1] = hold  # save 0 is the root; save 1 holds the step's result
         body: list[asyncio.Task[Any]] = []

@@ -23,7 +23,7 @@ import threading
 import weakref
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Final
+from typing import ClassVar, Final
 
 from wfctl._checkpoint import ENDING_STATUS, Checkpoint, Kind, split_checkpoint_id, validate_run_id
 from wfctl._errors import (
@@ -104,6 +104,10 @@ class FileCheckpointStorage(RunStoreBase):
             directory) or is the root of the file system (where ``runs`` would be created).
         ValueError: an unknown durability mode, or ``durable=False`` with another mode.
     """
+
+    #: Its ``save`` never waits (no await suspends it): the engine may run a sequential
+    #: step's commit in the caller instead of a task (``wfctl._chain``).
+    _SAVES_WITHOUT_WAITING: ClassVar[bool] = True
 
     def __init__(
         self,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Hashable
+from typing import ClassVar
 
 from wfctl._checkpoint import Checkpoint, split_checkpoint_id, validate_run_id
 from wfctl._errors import RunLockedError, RunNotFoundError
@@ -23,6 +24,10 @@ __all__ = ["InMemoryCheckpointStorage"]
 
 class InMemoryCheckpointStorage(RunStoreBase):
     """Checkpoints in a dict of run id -> chain; nothing survives the process."""
+
+    #: Its ``save`` never waits (no await suspends it): the engine may run a sequential
+    #: step's commit in the caller instead of a task (``wfctl._chain``).
+    _SAVES_WITHOUT_WAITING: ClassVar[bool] = True
 
     def __init__(self) -> None:
         self._runs: dict[str, list[Checkpoint]] = {}
