@@ -28,8 +28,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import tomli_w
-
 from ._errors import WfctlError
 from ._inputs import NotJsonError, load_json, load_toml, read_text
 from ._next_steps import resume_command
@@ -68,6 +66,8 @@ def _comment(text: str) -> list[str]:
 
 def template_text(run_id: str, requests: Sequence[PendingRequest], path: Path) -> str:
     """Return the answers template for ``requests`` (see the module docstring)."""
+    import tomli_w  # only when a run pauses on requests (start-up time)
+
     store = path.parent.parent.parent  # <store>/runs/<run_id>/answers.toml
     lines = [
         f"# Answers for the requests run {run_id} is waiting on.",

@@ -18,7 +18,6 @@ it would silently mean the current directory. An empty ``WFCTL_STORE`` counts as
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,6 +52,8 @@ def _config_tables(directory: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
             path = parent / name
             if not path.is_file():
                 continue
+            import tomllib  # only where there is a file to read (start-up time)
+
             try:
                 table = tomllib.loads(path.read_text(encoding="utf-8"))
             except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import math
 import sys
-import tomllib
 from pathlib import Path
 from typing import Any, Final
 
@@ -101,6 +100,8 @@ def load_toml(text: str, what: str) -> Any:
         WfctlError: it is not valid TOML, or too large, too deep, or holds a number out of
             range.
     """
+    import tomllib  # only for TOML input (start-up time)
+
     _check_size(text, what)
     try:
         value = tomllib.loads(text, parse_float=_toml_float)

@@ -11,8 +11,10 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+import typer.main
 
 import wfctl
 from tests.cli.conftest import WORKFLOWS, base_env, invoke
@@ -37,10 +39,15 @@ COMMANDS = (
 )  # fmt: skip
 
 
-def _modules_after(code: str) -> set[str]:
+def _modules_after(code: str, cwd: Path | None = None) -> set[str]:
     script = f"import json, sys\n{code}\nprint(json.dumps(sorted(sys.modules)))"
     done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, env=base_env(), check=True
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env=base_env(),
+        cwd=cwd,
+        check=True,
     )
     return set(json.loads(done.stdout.strip().splitlines()[-1]))
 
@@ -80,12 +87,42 @@ def test_runs_and_run_load_neither_pydantic_nor_unneeded_modules(tmp_path: Path)
     ran = _modules_after(
         "from wfctl._cli import app\n"
         f"app(['run', {str(WORKFLOWS / 'greet.py')!r}, '--store', {str(store)!r}],"
-        " prog_name='wfctl', standalone_mode=False)"
+        " prog_name='wfctl', standalone_mode=False)",
+        cwd=tmp_path,  # no wfctl.toml or pyproject.toml to read
     )
     assert "wfctl._runner" in ran and not [m for m in ran if m.startswith("pydantic")]
+    # what a one-step run does not need: the live display (stderr is no terminal), TOML (no
+    # config file, no TOML input, no answers template), PostgreSQL, other commands' modules
+    unneeded = ("rich.live", "rich.spinner", "rich.table", "tomllib", "tomli_w", "psycopg")
+    assert not [m for m in ran if m.split(".")[0] in unneeded or m in unneeded]
+    for module in ("wfctl._storage._postgres", "wfctl._inspect", "wfctl._replay", "wfctl._gc"):
+        assert module not in ran
     # a value that needs converting still goes through typer's own converter, and its errors
     refused = invoke("gc", "--keep", "-1", "--store", store)
     assert refused.code == 2 and "--keep" in refused.stderr
+
+
+def test_a_command_line_builds_only_its_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # typer makes a command by reading its function's signature and annotations (~2 ms each):
+    # a command line makes the one it runs; help makes them all
+    built: list[str] = []
+    make = typer.main.get_command_from_info
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        command = make(*args, **kwargs)
+        built.append(command.name)
+        return command
+
+    monkeypatch.setattr(typer.main, "get_command_from_info", counted)
+    assert invoke("runs", "--store", tmp_path).code == 0
+    assert built == ["runs"]
+    built.clear()
+    assert invoke("--help").code == 0
+    assert set(COMMANDS) <= set(built) and len(built) == len(set(built))
+    built.clear()
+    assert invoke("rnus").code == 2 and not built  # a typo is refused without making any
 
 
 def test_the_package_is_lazy_but_complete() -> None:

@@ -14,13 +14,15 @@ import enum
 import json
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
+import typer.main
 from typer.core import TyperGroup
+from typer.models import CommandInfo
 
 from wfctl._visible import visible
 
@@ -79,8 +81,74 @@ def _set_debug(value: bool) -> bool:
     return value
 
 
+_Function = TypeVar("_Function", bound=Callable[..., Any])
+
+
+class _WfctlTyper(typer.Typer):
+    """typer's app, whose commands are built one by one, when looked up.
+
+    typer builds every registered command whenever it builds the group: it reads each
+    function's signature and evaluates its annotations, ~35 ms for wfctl's commands, as much as
+    the rest of ``wfctl runs`` on an empty store. The commands registered here are kept out of
+    typer's list, in :attr:`deferred`, and the group's :class:`_CommandTable` builds each with
+    typer's own ``get_command_from_info`` when it is first looked up: ``wfctl run`` builds
+    ``run`` alone; ``--help``, the man page and completion of command names build them all.
+    """
+
+    def __init__(self, **settings: Any) -> None:
+        super().__init__(**settings)
+        #: The registered commands by name, in registration (help) order.
+        self.deferred: dict[str, CommandInfo] = {}
+
+    def command(self, *args: Any, **kwargs: Any) -> Callable[[_Function], _Function]:
+        """Register a command as typer does, for the group to build when it is looked up."""
+        register = super().command(*args, **kwargs)
+
+        def defer(function: _Function) -> _Function:
+            register(function)
+            info = self.registered_commands.pop()
+            self.deferred[info.name or typer.main.get_command_name(function.__name__)] = info
+            return function
+
+        return defer
+
+
+class _CommandTable(MutableMapping[str, Any]):
+    """A group's commands by name: a command's registration until it is first looked up."""
+
+    def __init__(self, app: _WfctlTyper, commands: Mapping[str, Any]) -> None:
+        self._app = app
+        self._entries: dict[str, Any] = {**app.deferred, **commands}
+
+    def __getitem__(self, name: str) -> Any:
+        entry = self._entries[name]
+        if isinstance(entry, CommandInfo):
+            entry = self._entries[name] = typer.main.get_command_from_info(
+                entry,
+                pretty_exceptions_short=self._app.pretty_exceptions_short,
+                rich_markup_mode=self._app.rich_markup_mode,
+            )
+        return entry
+
+    def __setitem__(self, name: str, command: Any) -> None:
+        self._entries[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        del self._entries[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
 class WfctlGroup(TyperGroup):
     """The ``wfctl`` group: the one place where errors become a line on stderr and an exit code."""
+
+    def __init__(self, **attrs: Any) -> None:
+        super().__init__(**attrs)
+        self.commands = _CommandTable(app, self.commands)  # built when looked up
 
     def main(  # type: ignore[override]
         self,
@@ -160,7 +228,7 @@ def _report_error(exc: BaseException) -> int:
     return code
 
 
-app = typer.Typer(
+app = _WfctlTyper(
     name="wfctl",
     cls=WfctlGroup,
     help=(

@@ -8,12 +8,13 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
-from rich.live import Live
-from rich.spinner import Spinner
 
 from ._common import Text, stderr
 
 if TYPE_CHECKING:
+    from rich.live import Live
+    from rich.spinner import Spinner
+
     from wfctl._events import WorkflowEvent
 
 __all__ = ["RunProgress"]
@@ -24,7 +25,7 @@ class RunProgress:
 
     A context manager whose :meth:`on_event` and :meth:`on_interrupt` are handed to the run
     driver. Drawn only when ``enabled`` and stderr is a terminal; Ctrl-C notes are printed
-    either way.
+    either way. rich's live display and spinner are imported only to draw (start-up time).
     """
 
     def __init__(self, *, enabled: bool = True) -> None:
@@ -39,11 +40,13 @@ class RunProgress:
         self._cached = self._done = self._failed = 0
         self._run_id = ""
         self._started = time.monotonic()
-        self._spinner = Spinner("dots")
+        self._spinner: Spinner | None = None
         self._live: Live | None = None
 
     def __enter__(self) -> RunProgress:
         if self._enabled:
+            from rich.live import Live
+
             self._live = Live(
                 console=self._console,
                 transient=True,
@@ -106,6 +109,10 @@ class RunProgress:
         self._console.print(Text(text, style="yellow"))
 
     def _renderable(self) -> RenderableType:
+        if self._spinner is None:
+            from rich.spinner import Spinner
+
+            self._spinner = Spinner("dots")
         now = time.monotonic()
         with self._lock:
             running = sorted(self._running.items(), key=lambda item: item[1])
