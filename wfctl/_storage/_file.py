@@ -2,7 +2,8 @@
 
 Each run has a directory under the storage root (see ._layout): its journal, on which the OS
 lock held while the run executes is taken (see ._lock), its end marker (see ._marker), who holds
-that lock, and a pause request while there is one.
+that lock, and a pause request while there is one. A run a worker may take also has a marker in
+the store's queue (see ._queue), which is all a worker's claim looks at.
 
 A commit is one ``write`` of a whole line to an ``O_APPEND`` descriptor kept open per run,
 then ``fdatasync`` (deferred or skipped by the ``batch`` and ``none`` durability modes, see
