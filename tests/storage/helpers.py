@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+import subprocess
+from collections.abc import Coroutine, Iterable
 from typing import Any, TypeVar
 
 from wfctl._checkpoint import Checkpoint, checkpoint_id_for
@@ -16,6 +17,17 @@ _KINDS_BY_SEQ = {0: "root"}
 def arun(coro: Coroutine[Any, Any, T]) -> T:
     """Run ``coro`` on a fresh event loop (no pytest-asyncio here)."""
     return asyncio.run(coro)
+
+
+def stop_children(children: Iterable[subprocess.Popen[str]]) -> None:
+    """Kill the child processes a test left running, reap them and close their pipes."""
+    for child in children:
+        if child.poll() is None:
+            child.kill()
+        child.wait()
+        for stream in (child.stdin, child.stdout):
+            if stream is not None:
+                stream.close()
 
 
 def ckpt(

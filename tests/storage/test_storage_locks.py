@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.storage.helpers import arun, build_run
+from tests.storage.helpers import arun, build_run, stop_children
 from wfctl._errors import RunLockedError
 from wfctl._storage import FileCheckpointStorage
 
@@ -54,13 +54,7 @@ def holder(tmp_path: Path) -> Iterator[Any]:
         return child
 
     yield start
-    for child in children:
-        if child.poll() is None:
-            child.kill()
-        child.wait()
-        for stream in (child.stdin, child.stdout):
-            if stream is not None:
-                stream.close()
+    stop_children(children)
 
 
 def test_a_lock_held_by_another_process_names_its_pid(tmp_path: Path, holder: Any) -> None:

@@ -2,7 +2,8 @@
 
 Each run has a directory under the storage root (see ._layout): its journal, on which the OS
 lock held while the run executes is taken (see ._lock), its end marker (see ._marker), who holds
-that lock, and a pause request while there is one.
+that lock, and a pause request while there is one. A run a worker may take also has a marker in
+the store's queue (see ._queue), which is all a worker's claim looks at.
 
 A commit is one ``write`` of a whole line to an ``O_APPEND`` descriptor kept open per run,
 then ``fdatasync`` (deferred or skipped by the ``batch`` and ``none`` durability modes, see
@@ -20,8 +21,9 @@ import contextlib
 import os
 import stat
 import threading
+import time
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterator, Sequence
 from pathlib import Path
 from typing import ClassVar, Final
 
@@ -31,7 +33,9 @@ from wfctl._errors import (
     JournalChangedError,
     RunLockedError,
     RunNotFoundError,
+    StoreLocationError,
 )
+from wfctl._payloads import handed_over
 
 from ._appender import READ_FLAGS, JournalAppender, symlink_error
 from ._base import (
@@ -48,6 +52,7 @@ from ._durability import Durability, DurabilityMode
 from ._follow import JournalFollower
 from ._fs import OS_FS, FileSystem, write_private
 from ._journal import (
+    Tail,
     check_journal,
     check_last_is_newest,
     decode_record,
@@ -58,17 +63,21 @@ from ._journal import (
     read_lines,
     read_tail,
     record_crc,
+    record_link,
 )
 from ._layout import StoreLayout
-from ._lock import FileRunLock, HeldLease, probe_locked
+from ._lock import LOCK_GRACE, FileRunLock, HeldLease, probe_locked
 from ._marker import check_end, end_marker_problem, mark_end, read_end_marker
 from ._protocol import JournalProblem, RunJournal, RunSummary
+from ._queue import RESCAN_SECONDS, RunQueue
 from ._removal import cut_run, remove_run, remove_runs
 
 __all__ = ["FileCheckpointStorage", "open_store"]
 
 #: Journals kept open for appending at once; the least recently opened is closed beyond this.
 _MAX_OPEN: Final = 128
+#: Queued runs of unknown age a claim reads on the event loop; more are read in a thread.
+_AGES_INLINE: Final = 8
 
 
 def _close_all(appenders: dict[str, JournalAppender]) -> None:
@@ -133,6 +142,14 @@ class FileCheckpointStorage(RunStoreBase):
         self._locked: dict[str, tuple[int, int]] = {}
         self._mutex = threading.Lock()
         self._finalizer = weakref.finalize(self, _close_all, self._appenders)
+        self._queue = RunQueue(self._layout)
+        #: What claim_run learnt: each queued run's age (its root's time), for the queue's
+        #: order; the runs found not claimable (ended, corrupt), by the version of their
+        #: journal then; when the store was last rescanned whole (monotonic seconds).
+        self._ages: dict[str, str] = {}
+        self._skipped: dict[str, Hashable] = {}
+        self._rescanned: float | None = None
+        self._rescan_every = RESCAN_SECONDS
 
     def __repr__(self) -> str:
         root = str(self._layout.root)
@@ -424,6 +441,10 @@ class FileCheckpointStorage(RunStoreBase):
         check_end(self._layout, run_id, head.seq, record_crc(tail.line))
         return head
 
+    def _tail(self, fd: int | None) -> Tail | None:
+        """The last line of the journal open at ``fd`` (None: the run has no journal)."""
+        return None if fd is None else read_tail(self._fs, fd, self._fs.fstat(fd).st_size)
+
     def _root(self, run_id: str) -> Checkpoint | None:
         with self._reading(run_id) as fd:
             line = None if fd is None else read_head(self._fs, fd)
@@ -468,6 +489,9 @@ class FileCheckpointStorage(RunStoreBase):
 
     async def run_version(self, run_id: str) -> tuple[int, int, int, int] | None:
         """The journal's identity, length and modification time: an append changes them."""
+        return self._version(run_id)
+
+    def _version(self, run_id: str) -> tuple[int, int, int, int] | None:
         try:
             st = self._fs.lstat(self._layout.journal(run_id))
         except OSError:
@@ -523,14 +547,20 @@ class FileCheckpointStorage(RunStoreBase):
             CheckpointCorruptError: the journal is a symbolic link or not a regular file.
         """
         validate_run_id(run_id)
+        self._layout.make_run_dir(run_id, durable=self._durable)
+        return self._lock(run_id, LOCK_GRACE)
+
+    def _lock(self, run_id: str, grace: float) -> FileRunLock:
+        """:meth:`lock_run` of a run whose directory was made and checked."""
         layout = self._layout
-        layout.make_run_dir(run_id, durable=self._durable)
 
         def released() -> None:
             self._locked.pop(run_id, None)
             self._forget(run_id)
 
-        lock = FileRunLock.acquire(run_id, layout.journal(run_id), layout.owner(run_id), released)
+        lock = FileRunLock.acquire(
+            run_id, layout.journal(run_id), layout.owner(run_id), released, grace
+        )
         self._forget(run_id)
         if lock.identity is not None:
             self._locked[run_id] = lock.identity
@@ -539,14 +569,176 @@ class FileCheckpointStorage(RunStoreBase):
     async def lease_run(self, run_id: str) -> HeldLease:
         """Take the run's lease: its OS lock (see :meth:`lock_run`) and its pause marker's probe.
 
+        The run's queue marker is written too (see :mod:`._queue`), before any record: a worker
+        finds the run while it may be driven, and the lease's release removes the marker if
+        the run ended.
+
         Raises:
             InvalidIdError: ``run_id`` is malformed.
             RunLockedError: another process, or another lease in this one, holds it.
             CheckpointCorruptError: the journal is a symbolic link or not a regular file.
+            StoreLocationError: the store's ``queue`` is a symbolic link or a file.
         """
-        lock = self.lock_run(run_id)
-        marker = self._layout.pause(run_id)
-        return HeldLease(lock, lambda: self._fs.lexists(marker))
+        return self._lease(self.lock_run(run_id))
+
+    def _lease(self, lock: FileRunLock, *, mark: bool = True) -> HeldLease:
+        if mark:
+            try:
+                self._queue.mark(lock.run_id)
+            except BaseException:
+                lock.release()
+                raise
+        marker = self._layout.pause(lock.run_id)
+        return _QueuedLease(self, lock, lambda: self._fs.lexists(marker))
+
+    def _settle(self, run_id: str) -> None:
+        """Remove the run's queue marker if its head ends it (called under its lease).
+
+        When this storage appended to the run, its appender knows the head's seq: the journal
+        is read only if the head is the pause the end marker names (a hand-over or not).
+        """
+        appender = self._appenders.get(run_id)
+        claimable: bool | None
+        if appender is None or appender.fd < 0:
+            claimable = self._head_claimable(run_id)
+        elif appender.last_seq < 0:
+            claimable = None
+        else:
+            end = read_end_marker(self._layout, run_id)
+            if end is None or end.seq != appender.last_seq:
+                claimable = True
+            elif end.kind == Kind.PAUSE:
+                claimable = self._head_claimable(run_id)
+            else:
+                claimable = False
+        if claimable is not True:
+            self._queue.unmark(run_id)
+
+    def _head_claimable(self, run_id: str) -> bool | None:
+        """Whether the run's newest record lets a worker take it; None if it has no records.
+
+        Read from the journal's last line and the end marker, decoding no record but a pause
+        (a hand-over is claimable): the last line is the ending record the end marker names,
+        or the run went on after it. A hint only: a claim verifies the run whole.
+
+        Raises:
+            CheckpointCorruptError: the journal or the end marker cannot be read as one.
+            OSError: they cannot be read.
+        """
+        end = read_end_marker(self._layout, run_id)
+        with self._reading(run_id) as fd:
+            tail = self._tail(fd)
+        if tail is None or tail.line is None:
+            return None
+        if end is None or record_crc(tail.line) != end.last:
+            return True
+        where = f"{self._layout.journal(run_id)} (last record, byte {tail.offset})"
+        if record_link(tail.line, where)[1] != end.seq:
+            return True
+        return end.kind == Kind.PAUSE and handed_over(decode_record(tail.line, where))
+
+    # -- claiming -----------------------------------------------------------------------------
+
+    async def claim_run(self, exclude: Collection[str] = ()) -> HeldLease | None:
+        """Lease the oldest run a worker may drive, looking only at the queue's markers.
+
+        The rules of :meth:`RunStoreBase.claim_run <wfctl.storage.RunStoreBase.claim_run>`;
+        the candidates are the runs marked in ``queue/`` (see :mod:`._queue`), oldest first by
+        their root's time (read once per run and remembered), so a claim's cost does not grow
+        with the runs that ended. Leased runs are skipped by one probe, and the first free one
+        is verified whole under its lease; a marker found stale (the run ended, has no
+        records or was removed) is removed then. The first claim of this object, and one
+        every ``RESCAN_SECONDS`` after, rescans the whole store in a thread and marks the
+        claimable runs that have no marker (queued by an older wfctl, or lost in a power cut).
+
+        Raises:
+            StoreLocationError: the store's ``runs`` or ``queue`` cannot be read as such.
+        """
+        import asyncio  # loaded by then: not at import (start-up time)
+
+        now = time.monotonic()
+        if self._rescanned is None or now - self._rescanned >= self._rescan_every:
+            await asyncio.to_thread(self._rescan)
+            self._rescanned = now
+        names = self._queue.names()
+        if len(self._ages) > 2 * len(names) + 64:  # forget the runs that left the queue
+            self._ages = {run_id: self._ages[run_id] for run_id in names if run_id in self._ages}
+        unknown = [run_id for run_id in names if run_id not in self._ages]
+        if len(unknown) > _AGES_INLINE:
+            await asyncio.to_thread(self._learn_ages, unknown)
+        elif unknown:
+            self._learn_ages(unknown)
+        ages = self._ages
+        for run_id in sorted(names, key=lambda rid: (ages.get(rid, ""), rid)):
+            if run_id in exclude or run_id in self._locked:
+                continue
+            lease = self._claim(run_id)
+            if lease is not None:
+                return lease
+        return None
+
+    def _learn_ages(self, run_ids: list[str]) -> None:
+        """Remember each run's root time (its place in the queue); "" for a corrupt root."""
+        for run_id in run_ids:
+            try:
+                root = self._root(run_id)
+            except (CheckpointCorruptError, OSError):
+                self._ages[run_id] = ""
+                continue
+            if root is not None:  # none yet: being submitted, or a stale marker
+                self._ages[run_id] = root.timestamp
+
+    def _claim(self, run_id: str) -> HeldLease | None:
+        """Lease one marked run if it is free and may be driven; clean its stale marker."""
+        version = self._version(run_id)
+        if version is None:  # no journal: removed (or not created yet)
+            if not self._fs.lexists(self._layout.run_dir(run_id)):
+                self._unqueue(run_id)
+            return None
+        if self._skipped.get(run_id) == version or self._is_locked(run_id):
+            return None
+        try:
+            self._layout.check_run_dir(run_id)
+            lock = self._lock(run_id, 0.0)
+        except (RunLockedError, CheckpointCorruptError):
+            return None  # taken since the probe, or not a journal anyone can drive
+        lease = self._lease(lock, mark=False)  # its marker is there: it was listed
+        try:
+            ends = self._verified_ends(run_id)
+        except (CheckpointCorruptError, OSError):  # never driven; `wfctl runs` names it
+            self._skipped[run_id] = version
+            lock.release()
+            return None
+        if ends is not None:
+            self._ages[run_id] = ends[0].timestamp
+            head = ends[1]
+            if head.kind not in ENDING_STATUS or handed_over(head):
+                return lease
+        self._unqueue(run_id)  # ended, or no records: a stale marker
+        lock.release()
+        return None
+
+    def _unqueue(self, run_id: str) -> None:
+        self._queue.unmark(run_id)
+        self._ages.pop(run_id, None)
+
+    def _rescan(self) -> None:
+        """Mark every claimable run that has no marker (the store read whole, once)."""
+        queued = set(self._queue.names())
+        for run_id in self._run_ids():
+            if run_id in queued:
+                continue
+            version = self._version(run_id)
+            if version is None or self._skipped.get(run_id) == version:
+                continue
+            try:
+                claimable = self._head_claimable(run_id)
+            except (CheckpointCorruptError, OSError):
+                claimable = False
+            if claimable:
+                self._queue.mark(run_id)
+            elif claimable is not None:
+                self._skipped[run_id] = version
 
     async def request_pause(self, run_id: str) -> None:
         """Ask the process running ``run_id`` to pause at its next step boundary.
@@ -594,8 +786,13 @@ class FileCheckpointStorage(RunStoreBase):
         """
         run_id, seq = split_checkpoint_id(checkpoint_id)
         if seq == 0:
-            return remove_run(self._layout, run_id, self.lock_run, self._durable)
-        return cut_run(self._layout, run_id, seq, self.lock_run, self._durable)
+            return await self.delete_run(run_id)
+        cut = cut_run(self._layout, run_id, seq, self.lock_run, self._durable)
+        if cut:  # its head may be claimable now (a pause cut away): a stale marker is cheap
+            # The cut is done whatever happens here; a marker not written is found by a rescan.
+            with contextlib.suppress(OSError, StoreLocationError):
+                self._queue.mark(run_id)
+        return cut
 
     async def delete_run(self, run_id: str) -> bool:
         """Remove a run's directory; False if it did not exist.
@@ -604,7 +801,10 @@ class FileCheckpointStorage(RunStoreBase):
             InvalidIdError: ``run_id`` is malformed.
             RunLockedError: the run is being executed.
         """
-        return remove_run(self._layout, validate_run_id(run_id), self.lock_run, self._durable)
+        removed = remove_run(self._layout, validate_run_id(run_id), self.lock_run, self._durable)
+        if removed:
+            self._unqueue(run_id)
+        return removed
 
     def follow(self, run_id: str) -> JournalFollower:
         """Return a follower of the run's journal, reading nothing yet (``wfctl log --follow``).
@@ -625,7 +825,10 @@ class FileCheckpointStorage(RunStoreBase):
         """
         for run_id in run_ids:
             validate_run_id(run_id)
-        return remove_runs(self._layout, run_ids, self.lock_run, self._durable)
+        removed, locked = remove_runs(self._layout, run_ids, self.lock_run, self._durable)
+        for run_id in removed:
+            self._unqueue(run_id)
+        return removed, locked
 
 
 def open_store(path: str | os.PathLike[str], *, must_exist: bool = True) -> FileCheckpointStorage:
@@ -643,3 +846,21 @@ def open_store(path: str | os.PathLike[str], *, must_exist: bool = True) -> File
     storage = FileCheckpointStorage(path)
     storage.check_location(must_exist=must_exist)
     return storage
+
+
+class _QueuedLease(HeldLease):
+    """A file store's lease: its release removes the run's queue marker if the run ended."""
+
+    def __init__(
+        self, storage: FileCheckpointStorage, lock: FileRunLock, probe: Callable[[], bool]
+    ) -> None:
+        super().__init__(lock, probe)
+        self._storage = storage
+
+    async def release(self) -> None:
+        """Give the run back (idempotent), its marker removed first if the run ended."""
+        if self.held:
+            # A hint: if this fails, the next claim finds the marker stale and removes it.
+            with contextlib.suppress(CheckpointCorruptError, OSError):
+                self._storage._settle(self.run_id)
+        await super().release()

@@ -6,6 +6,7 @@ Layout under the storage root::
     runs/<run_id>/end.json        the end marker (see ._marker)
     runs/<run_id>/owner.json      who holds the run's lock (see ._lock)
     runs/<run_id>/pause           present while a pause has been requested
+    queue/<run_id>                a run a worker may take (see ._queue)
 
 The root may be a symbolic link to a directory; ``runs`` and the run directories inside it may
 not (they are refused, never followed).

@@ -99,7 +99,7 @@ def _names(fd: int, path: str) -> bool:
     return (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino)
 
 
-def _flock_journal(run_id: str, path: str, owner_path: str) -> int:
+def _flock_journal(run_id: str, path: str, owner_path: str, grace: float = LOCK_GRACE) -> int:
     """Open ``path`` (creating it) and take an exclusive ``flock`` on it; return the fd.
 
     ``flock`` (not ``fcntl``/``lockf`` record locks) because it belongs to the open file
@@ -108,7 +108,7 @@ def _flock_journal(run_id: str, path: str, owner_path: str) -> int:
     :mod:`filelock` cannot do this: it locks a path it opens itself for writing, with
     ``O_TRUNC``, which is exactly the deletable side file this replaces.
     """
-    deadline = time.monotonic() + LOCK_GRACE
+    deadline = time.monotonic() + grace
     while True:
         fd = _open_journal(path, create=True)
         try:
@@ -154,12 +154,18 @@ class FileRunLock:
 
     @classmethod
     def acquire(
-        cls, run_id: str, journal_path: str, owner_path: str, on_release: Callable[[], None]
+        cls,
+        run_id: str,
+        journal_path: str,
+        owner_path: str,
+        on_release: Callable[[], None],
+        grace: float = LOCK_GRACE,
     ) -> FileRunLock:
         """Take the run's lock now (creating an empty journal if needed); record the holder.
 
         Two locks on the same run conflict even inside one process (each holds its own open
-        file description, and ``flock`` locks those, not processes).
+        file description, and ``flock`` locks those, not processes). ``grace`` is how long a
+        held lock is waited for (a worker's claim waits for none: it takes another run).
 
         Raises:
             RunLockedError: someone holds it; the message names them from ``owner.json``.
@@ -169,12 +175,12 @@ class FileRunLock:
         hold: int | FileLock
         identity = None
         if fcntl is not None:
-            hold = _flock_journal(run_id, journal_path, owner_path)
+            hold = _flock_journal(run_id, journal_path, owner_path, grace)
             st = os.fstat(hold)
             identity = (st.st_dev, st.st_ino)
         else:  # pragma: no cover - Windows
             lock_path = os.path.join(os.path.dirname(journal_path), "lock")
-            hold = _file_lock(lock_path, LOCK_GRACE)
+            hold = _file_lock(lock_path, grace)
             from filelock import Timeout
 
             try:
