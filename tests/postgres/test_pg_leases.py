@@ -23,6 +23,7 @@ from tests.postgres.conftest import opened
 from tests.storage.helpers import arun, ckpt
 from wfctl._errors import CheckpointCorruptError, LeaseLostError, RunLockedError, WfctlError
 from wfctl._storage._postgres._schema import LOCK_SEED
+from wfctl._storage._postgres._sql import PAUSE
 from wfctl.storage.testing import PrivateServer, restart
 
 REPO = Path(__file__).resolve().parents[2]
@@ -306,5 +307,23 @@ def test_a_save_after_the_lease_session_ended_fails_even_before_the_lease_notice
             await store.save(ckpt("r1", 1))
             await again.release()
             assert await store.list_checkpoint_ids() == ["r1.0", "r1.1"]
+
+    arun(main())
+
+
+def test_a_pause_request_read_during_a_save_on_the_lease_connection_is_not_lost(
+    pg_url: str,
+) -> None:
+    async def main() -> None:
+        async with opened(pg_url) as store:
+            lease = await store.lease_run("r1")
+            await store.save(ckpt("r1", 0))
+            with psycopg.connect(pg_url, autocommit=True) as conn:  # the loop does not run
+                conn.execute(PAUSE, {"flag": True, "run": "r1", "note": "1:r1"})
+            # The save's statement is sent before the loop runs again, so the notification is
+            # read with its result (the server sends it before the save's ReadyForQuery).
+            await store.save(ckpt("r1", 1))
+            assert lease.pause_requested()
+            await lease.release()
 
     arun(main())
