@@ -254,12 +254,17 @@ _LEASE_BACKEND = (
 )
 
 
+def _query(url: str, query: str, params: Any = None) -> list[tuple[Any, ...]]:
+    """Run one statement on a connection of its own, blocking (the test's loop does not run)."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        cursor = conn.execute(query, params)
+        return cursor.fetchall() if cursor.description else []
+
+
 def _xids(url: str) -> int:
     """The next transaction id the server assigns (each transaction that writes takes one)."""
-    with psycopg.connect(url, autocommit=True) as conn:
-        row = conn.execute("SELECT pg_snapshot_xmax(pg_current_snapshot())::text").fetchone()
-    assert row is not None
-    return int(row[0])
+    [(xmax,)] = _query(url, "SELECT pg_snapshot_xmax(pg_current_snapshot())::text")
+    return int(xmax)
 
 
 def test_saves_go_over_the_lease_connection_one_transaction_each_and_no_pool_checkout(
@@ -275,8 +280,7 @@ def test_saves_go_over_the_lease_connection_one_transaction_each_and_no_pool_che
                 await store.save(ckpt("r1", seq))
             assert _xids(pg_url) - xids == 20  # one transaction per save, nothing else writes
             assert pool.get_stats().get("requests_num", 0) == requests  # no pooled connection
-            with psycopg.connect(pg_url, autocommit=True) as conn:
-                [(_, last)] = conn.execute(_LEASE_BACKEND).fetchall()
+            [(_, last)] = _query(pg_url, _LEASE_BACKEND)
             assert last.startswith("INSERT INTO wfctl_checkpoints")  # on the locked session
             await lease.release()
             assert len(await store.list_checkpoint_ids()) == 20
@@ -291,10 +295,9 @@ def test_a_save_after_the_lease_session_ended_fails_even_before_the_lease_notice
         async with opened(pg_url) as store:
             lease = await store.lease_run("r1")
             await store.save(ckpt("r1", 0))
-            with psycopg.connect(pg_url, autocommit=True) as conn:
-                [(pid, _)] = conn.execute(_LEASE_BACKEND).fetchall()
-                # Ended, and waited for: the lock is gone; the loop has not run since.
-                conn.execute("SELECT pg_terminate_backend(%s, 10000)", (pid,))
+            [(pid, _)] = _query(pg_url, _LEASE_BACKEND)
+            # Ended, and waited for: the lock is gone; the loop has not run since.
+            _query(pg_url, "SELECT pg_terminate_backend(%s, 10000)", (pid,))
             with pytest.raises(LeaseLostError, match=r"^run 'r1' lost its lease") as failed:
                 await store.save(ckpt("r1", 1))  # it would land without the run's lock
             assert "wfctl resume r1" in str(failed.value)
@@ -318,8 +321,7 @@ def test_a_pause_request_read_during_a_save_on_the_lease_connection_is_not_lost(
         async with opened(pg_url) as store:
             lease = await store.lease_run("r1")
             await store.save(ckpt("r1", 0))
-            with psycopg.connect(pg_url, autocommit=True) as conn:  # the loop does not run
-                conn.execute(PAUSE, {"flag": True, "run": "r1", "note": "1:r1"})
+            _query(pg_url, PAUSE, {"flag": True, "run": "r1", "note": "1:r1"})
             # The save's statement is sent before the loop runs again, so the notification is
             # read with its result (the server sends it before the save's ReadyForQuery).
             await store.save(ckpt("r1", 1))
