@@ -21,7 +21,9 @@ import pytest
 
 from tests.postgres.conftest import opened
 from tests.storage.helpers import arun, ckpt
-from wfctl._errors import CheckpointCorruptError, RunLockedError, WfctlError
+from wfctl._errors import CheckpointCorruptError, LeaseLostError, RunLockedError, WfctlError
+from wfctl._storage._postgres._schema import LOCK_SEED
+from wfctl._storage._postgres._sql import PAUSE
 from wfctl.storage.testing import PrivateServer, restart
 
 REPO = Path(__file__).resolve().parents[2]
@@ -240,5 +242,90 @@ def test_a_server_restart_mid_run_fails_the_save_cleanly_and_loses_nothing(
             await store.save(ckpt("r1", 2))
             await resumed.release()
             assert await store.list_checkpoint_ids() == ["r1.0", "r1.1", "r1.2"]
+
+    arun(main())
+
+
+#: The backend holding run r1's lease (its advisory lock), and the last statement it ran.
+_LEASE_BACKEND = (
+    "SELECT a.pid, a.query FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
+    " WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1"
+    f" AND ((l.classid::bigint << 32) | l.objid::bigint) = hashtextextended('r1', {LOCK_SEED})"
+)
+
+
+def _query(url: str, query: str, params: Any = None) -> list[tuple[Any, ...]]:
+    """Run one statement on a connection of its own, blocking (the test's loop does not run)."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        cursor = conn.execute(query, params)
+        return cursor.fetchall() if cursor.description else []
+
+
+def _xids(url: str) -> int:
+    """The next transaction id the server assigns (each transaction that writes takes one)."""
+    [(xmax,)] = _query(url, "SELECT pg_snapshot_xmax(pg_current_snapshot())::text")
+    return int(xmax)
+
+
+def test_saves_go_over_the_lease_connection_one_transaction_each_and_no_pool_checkout(
+    pg_url: str,
+) -> None:
+    async def main() -> None:
+        async with opened(pg_url) as store:
+            lease = await store.lease_run("r1")
+            pool = await store._ready()
+            requests = pool.get_stats().get("requests_num", 0)
+            xids = _xids(pg_url)
+            for seq in range(20):
+                await store.save(ckpt("r1", seq))
+            assert _xids(pg_url) - xids == 20  # one transaction per save, nothing else writes
+            assert pool.get_stats().get("requests_num", 0) == requests  # no pooled connection
+            [(_, last)] = _query(pg_url, _LEASE_BACKEND)
+            assert last.startswith("INSERT INTO wfctl_checkpoints")  # on the locked session
+            await lease.release()
+            assert len(await store.list_checkpoint_ids()) == 20
+
+    arun(main())
+
+
+def test_a_save_after_the_lease_session_ended_fails_even_before_the_lease_noticed(
+    pg_url: str,
+) -> None:
+    async def main() -> None:
+        async with opened(pg_url) as store:
+            lease = await store.lease_run("r1")
+            await store.save(ckpt("r1", 0))
+            [(pid, _)] = _query(pg_url, _LEASE_BACKEND)
+            # Ended, and waited for: the lock is gone; the loop has not run since.
+            _query(pg_url, "SELECT pg_terminate_backend(%s, 10000)", (pid,))
+            with pytest.raises(LeaseLostError, match=r"^run 'r1' lost its lease") as failed:
+                await store.save(ckpt("r1", 1))  # it would land without the run's lock
+            assert "wfctl resume r1" in str(failed.value)
+            assert not lease.held
+            assert await store.list_checkpoint_ids() == ["r1.0"]
+            with pytest.raises(LeaseLostError):
+                await store.save(ckpt("r1", 1))  # refused at once now
+            await lease.release()
+            again = await store.lease_run("r1")
+            await store.save(ckpt("r1", 1))
+            await again.release()
+            assert await store.list_checkpoint_ids() == ["r1.0", "r1.1"]
+
+    arun(main())
+
+
+def test_a_pause_request_read_during_a_save_on_the_lease_connection_is_not_lost(
+    pg_url: str,
+) -> None:
+    async def main() -> None:
+        async with opened(pg_url) as store:
+            lease = await store.lease_run("r1")
+            await store.save(ckpt("r1", 0))
+            _query(pg_url, PAUSE, {"flag": True, "run": "r1", "note": "1:r1"})
+            # The save's statement is sent before the loop runs again, so the notification is
+            # read with its result (the server sends it before the save's ReadyForQuery).
+            await store.save(ckpt("r1", 1))
+            assert lease.pause_requested()
+            await lease.release()
 
     arun(main())

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 
 import psycopg
 from psycopg import AsyncConnection
+from psycopg.pq import ConnStatus
 from psycopg.rows import TupleRow
 from psycopg_pool import AsyncConnectionPool
 
@@ -71,6 +72,7 @@ class PostgresConnections:
             min_size=1,
             max_size=self._max,
             kwargs={"autocommit": True, "prepare_threshold": 0},
+            check=_alive,
             open=False,
             timeout=10.0,
             name="wfctl",
@@ -102,3 +104,20 @@ class PostgresConnections:
 
     def _source(self, run_id: str) -> str:
         return f"{self._location} run {run_id}"
+
+
+async def _alive(conn: Connection) -> None:
+    """The pool's check of a connection it lends: one whose session ended while it sat idle (a
+    server restart) is replaced instead of failing the caller's query. No round trip: it reads
+    what the idle socket holds (nothing, or the server's goodbye and the end of the stream).
+
+    Raises:
+        psycopg.OperationalError: the connection ended.
+    """
+    pgconn = conn.pgconn
+    # Non-blocking reads; the second sees the end of the stream after a goodbye the first read
+    # (libpq stops reading once it gets data), and raises then.
+    pgconn.consume_input()
+    pgconn.consume_input()
+    if pgconn.status != ConnStatus.OK:
+        raise psycopg.OperationalError("the server ended the connection")

@@ -5,8 +5,14 @@ connection opened for the lease alone and held until :meth:`PostgresLease.releas
 the server drops it when that connection ends, however its process died. Taking it bumps the
 run's ``fence`` (a lease epoch from a sequence, never reused); every save carries the fence
 it was granted, and the append trigger refuses any other, so a writer that lost its lease
-cannot append even where the head did not move. The connection also ``LISTEN``s for pause
-requests: a background task keeps :meth:`~PostgresLease.pause_requested` a plain read.
+cannot append even where the head did not move.
+
+Saves go over the lease's connection (:meth:`PostgresLease.execute`): no pool checkout per
+save, and a save after that connection ended fails instead of landing without the lock. The
+connection also ``LISTEN``s for pause requests: a notification read during a query of the
+lease is handled as it is read, and while the connection is idle a reader on its socket reads
+it (and notices the connection ending), so :meth:`~PostgresLease.pause_requested` stays a
+plain read.
 """
 
 from __future__ import annotations
@@ -17,16 +23,19 @@ import os
 import socket
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Final
+from typing import Any, Final
 
 import psycopg
+from psycopg import AsyncCursor
+from psycopg.pq import ConnStatus
+from psycopg.rows import TupleRow
 
 from wfctl._errors import RunLockedError
 
 from ._connection import Connection
 from ._schema import run_key
 
-__all__ = ["CHANNEL", "PostgresLease", "holder_text", "lock_or_none"]
+__all__ = ["CHANNEL", "GRANT", "PostgresLease", "holder_text", "lease_or_none", "locked_error"]
 
 #: The notification channel of pause requests; the payload is ``<0|1>:<run id>``.
 CHANNEL: Final = "wfctl_pause"
@@ -49,25 +58,28 @@ def holder_text() -> str:
     return f"pid {os.getpid()} on host {socket.gethostname()} since {since}"
 
 
-async def lock_or_none(url: str, run_id: str) -> Connection | None:
+async def lease_or_none(
+    url: str, run_id: str, on_release: Callable[[PostgresLease], None]
+) -> PostgresLease | None:
     """Open a dedicated connection listening for pause requests and lock the run on it.
 
-    Returns the connection holding the run's advisory lock, or None if someone holds it (the
-    connection is closed then).
+    Returns the lease (its fence not granted yet: :meth:`PostgresLease.grant`), or None if
+    someone holds the run (the connection is closed then).
     """
     conn = await psycopg.AsyncConnection.connect(url, autocommit=True)
+    lease = PostgresLease(run_id, conn, on_release)
     try:
         # Listening before the lock, and so before the grant reads the pause flag: a request
-        # committed after that read is notified here, once this connection is idle.
-        await conn.execute(_LISTEN)
-        cursor = await conn.execute(_TRY_LOCK, (run_id,))
+        # committed after that read is notified here.
+        await lease.execute(_LISTEN)
+        cursor = await lease.execute(_TRY_LOCK, (run_id,))
         row = await cursor.fetchone()
     except BaseException:
-        await conn.close()
+        await lease.close()
         raise
     if row is not None and row[0] is True:
-        return conn
-    await conn.close()
+        return lease
+    await lease.close()
     return None
 
 
@@ -80,31 +92,31 @@ async def locked_error(conn: Connection, run_id: str) -> RunLockedError:
 
 
 class PostgresLease:
-    """The right to drive one run, held by an advisory lock on :attr:`connection`.
+    """The right to drive one run, held by an advisory lock on the lease's connection.
 
-    ``on_release`` is called once, when the lease is released (the store forgets the fence).
+    ``on_release`` is called with the lease once, when it is released (the store forgets it).
     """
 
     def __init__(
-        self,
-        run_id: str,
-        conn: Connection,
-        fence: int,
-        paused: bool,
-        on_release: Callable[[], None],
+        self, run_id: str, conn: Connection, on_release: Callable[[PostgresLease], None]
     ) -> None:
         self._run_id = run_id
         self._conn: Connection | None = conn
-        self.fence = fence
+        self._suffix = f":{run_id}"
+        #: The lease's fence, once granted (:meth:`grant` or :meth:`granted`).
+        self.fence = -1
         #: Set while a pause is requested (what :meth:`pause_requested` reads), for a caller
         #: that would rather wait for a request than poll.
         self.pause_event = asyncio.Event()
-        if paused:
-            self.pause_event.set()
+        self._notified = False  # a notification arrived: it is newer than the grant's read
         #: Whether the lease's connection ended under it (the server dropped the lock).
         self.lost = False
         self._on_release = on_release
-        self._listener = asyncio.get_running_loop().create_task(self._listen(conn))
+        self._loop = asyncio.get_running_loop()
+        self._fd = conn.pgconn.socket
+        self._busy = 0  # queries of the lease in flight: psycopg waits on the socket then
+        self._watching = False
+        conn.add_notify_handler(lambda note: self._note(note.payload))
 
     @property
     def run_id(self) -> str:
@@ -120,32 +132,115 @@ class PostgresLease:
         """Return whether a pause was requested (a plain read: notifications set it)."""
         return self.pause_event.is_set()
 
-    async def _listen(self, conn: Connection) -> None:
-        suffix = f":{self._run_id}"
+    # -- queries -----------------------------------------------------------------------------
+
+    async def execute(
+        self, query: str, params: tuple[Any, ...] | None = None, *, prepare: bool | None = None
+    ) -> AsyncCursor[TupleRow]:
+        """Run one statement on the lease's connection (a save, the grant, the lock).
+
+        Raises:
+            psycopg.OperationalError: the connection ended (the lease is then :attr:`lost`),
+                or was released.
+            psycopg.Error: the server refused the statement.
+        """
+        conn = self._conn
+        if conn is None:
+            raise psycopg.OperationalError("the lease was released")
+        # psycopg waits on the socket with a reader of its own, which replaces the idle
+        # reader and removes it when the statement ends: the idle reader is put back after.
+        self._watching = False
+        self._busy += 1
         try:
-            async for note in conn.notifies():
-                flag = note.payload.removesuffix(suffix)
-                if flag == "1":
-                    self.pause_event.set()
-                elif flag == "0":
-                    self.pause_event.clear()
-        except psycopg.Error:
+            return await conn.execute(query, params, prepare=prepare)
+        except psycopg.OperationalError:
+            if conn.pgconn.status != ConnStatus.OK:
+                self.lost = True  # the connection ended: the server has dropped the lock
+            raise
+        finally:
+            self._busy -= 1
+            self._watch()
+
+    async def grant(self) -> None:
+        """Take the run's fence on the lease's own connection (:data:`GRANT`)."""
+        cursor = await self.execute(GRANT, (self._run_id, holder_text()))
+        row = await cursor.fetchone()
+        assert row is not None, "an upsert with RETURNING returns its row"
+        self.granted(row)
+
+    def granted(self, row: TupleRow) -> None:
+        """Take the fence and pause flag :data:`GRANT` returned (run on any connection)."""
+        self.fence = int(row[0])
+        if not self._notified:  # a notification read since is newer than this read
+            if row[1]:
+                self.pause_event.set()
+            else:
+                self.pause_event.clear()
+
+    # -- notifications -----------------------------------------------------------------------
+
+    def _note(self, payload: str) -> None:
+        flag = payload.removesuffix(self._suffix)
+        if flag == "1":
+            self.pause_event.set()
+        elif flag == "0":
+            self.pause_event.clear()
+        else:
+            return
+        self._notified = True
+
+    def _watch(self) -> None:
+        """Read the idle connection's socket when it has something (a notification, an end)."""
+        if self._busy or self._watching or self._conn is None or self.lost:
+            return
+        self._loop.add_reader(self._fd, self._readable)
+        self._watching = True
+
+    def _unwatch(self) -> None:
+        if self._watching:
+            self._loop.remove_reader(self._fd)
+            self._watching = False
+
+    def _readable(self) -> None:
+        conn = self._conn
+        if self._busy or conn is None:  # a statement starts: psycopg reads the socket now
+            self._unwatch()
+            return
+        pgconn = conn.pgconn
+        try:
+            pgconn.consume_input()  # at the end of the stream (now or at a next call): raises
+        except psycopg.OperationalError:
             self.lost = True  # the connection ended: the server has dropped the lock
+        else:
+            while (pgn := pgconn.notifies()) is not None:
+                self._note(pgn.extra.decode(conn.info.encoding))
+            if pgconn.status != ConnStatus.OK:
+                self.lost = True
+        if self.lost:
+            self._unwatch()
+
+    # -- ending ------------------------------------------------------------------------------
 
     async def release(self) -> None:
         """Give the run back: unlock it and close the lease's connection (idempotent)."""
+        if self._conn is None:
+            return
+        try:
+            if not self.lost:
+                with contextlib.suppress(psycopg.Error):
+                    # Unlock first: the server ends a closed connection's session (and its
+                    # locks) only after the close returns, so a look right after could still
+                    # see it held.
+                    await self.execute(_UNLOCK, (self._run_id,))
+            await self.close()
+        finally:
+            self._on_release(self)
+
+    async def close(self) -> None:
+        """Close the lease's connection (the server drops its lock)."""
         conn, self._conn = self._conn, None
         if conn is None:
             return
-        self._listener.cancel()
-        try:
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._listener
-            with contextlib.suppress(psycopg.Error):
-                # Unlock first: the server ends a closed connection's session (and its locks)
-                # only after the close returns, so a look right after could still see it held.
-                await conn.execute(_UNLOCK, (self._run_id,))
-            with contextlib.suppress(psycopg.Error):
-                await conn.close()
-        finally:
-            self._on_release()
+        self._unwatch()
+        with contextlib.suppress(psycopg.Error):
+            await conn.close()

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 import psycopg
-from psycopg.rows import TupleRow
 
 from wfctl._checkpoint import Checkpoint, checkpoint_id_for, split_checkpoint_id, validate_run_id
 from wfctl._errors import (
@@ -24,8 +23,7 @@ from wfctl._storage._base import check_append, delete_each
 from wfctl._storage._journal import decode_record, encode_record
 
 from . import _sql
-from ._connection import Connection
-from ._lease import GRANT, PostgresLease, holder_text, lock_or_none, locked_error
+from ._lease import GRANT, PostgresLease, holder_text, lease_or_none, locked_error
 from ._reads import PostgresReads
 
 __all__ = ["PostgresCheckpointStorage"]
@@ -88,11 +86,16 @@ class PostgresCheckpointStorage(PostgresReads):
             fence,
             record,
         )
-        async with self._connection() as conn:
-            try:
-                await conn.execute(_sql.INSERT, params)
-            except psycopg.errors.RaiseException as exc:
-                raise _refusal(checkpoint, fence, exc, where) from None
+        try:
+            # On the connection holding the lease's lock: no pool checkout, and a save after
+            # that connection ended (the lock with it) fails instead of landing unlocked.
+            await lease.execute(_sql.INSERT, params, prepare=True)
+        except psycopg.errors.RaiseException as exc:
+            raise _refusal(checkpoint, fence, exc, where) from None
+        except psycopg.Error as exc:
+            if lease.lost:
+                raise _lost(checkpoint, where, sent=True) from None
+            raise self._unreachable(exc) from None
 
     # -- leases and pauses -------------------------------------------------------------------
 
@@ -107,24 +110,21 @@ class PostgresCheckpointStorage(PostgresReads):
         validate_run_id(run_id)
         try:
             await self._ready()  # the schema exists
-            lease_conn = await lock_or_none(self._url, run_id)
+            lease = await lease_or_none(self._url, run_id, self._forget)
         except psycopg.Error as exc:
             raise self._unreachable(exc) from None
-        if lease_conn is None:
+        if lease is None:
             async with self._connection() as conn:
                 raise await locked_error(conn, run_id)
         try:
-            # On a pooled connection, not the lease's: a notification the lease's connection
-            # received during a query of its own would bypass its listener. Whatever the grant
-            # reads of the flag, a later request reaches the listener.
-            async with self._connection() as conn:
-                cursor = await conn.execute(GRANT, (run_id, holder_text()))
-                row = await cursor.fetchone()
-        except BaseException:
-            await lease_conn.close()
+            await lease.grant()
+        except BaseException as exc:
+            await lease.close()
+            if isinstance(exc, psycopg.Error):
+                raise self._unreachable(exc) from None
             raise
-        assert row is not None, "an upsert with RETURNING returns its row"
-        return self._granted(run_id, lease_conn, row)
+        self._leases[run_id] = lease
+        return lease
 
     async def claim_run(self, exclude: Collection[str] = ()) -> PostgresLease | None:
         """Lease the oldest run a worker may take over, or return None if there is none.
@@ -149,27 +149,26 @@ class PostgresCheckpointStorage(PostgresReads):
                 if found[1] is not None and not _hands_over(run_id, bytes(found[1])):
                     skip.append(run_id)  # a pause that only looked like a hand-over
                     continue
-                lease_conn = await lock_or_none(self._url, run_id)
-                if lease_conn is None:  # taken between the look and the lock
+                lease = await lease_or_none(self._url, run_id, self._forget)
+                if lease is None:  # taken between the look and the lock
                     skip.append(run_id)
                     continue
                 try:
+                    # On the claim's connection: it holds the run's row locked.
                     cursor = await conn.execute(GRANT, (run_id, holder_text()))
                     row = await cursor.fetchone()
                 except BaseException:
-                    await lease_conn.close()
+                    await lease.close()
                     raise
             assert row is not None, "an upsert with RETURNING returns its row"
-            return self._granted(run_id, lease_conn, row)
+            lease.granted(row)
+            self._leases[run_id] = lease
+            return lease
 
-    def _granted(self, run_id: str, conn: Connection, row: TupleRow) -> PostgresLease:
-        def forget() -> None:
-            if self._leases.get(run_id) is lease:
-                del self._leases[run_id]
-
-        lease = PostgresLease(run_id, conn, int(row[0]), bool(row[1]), forget)
-        self._leases[run_id] = lease
-        return lease
+    def _forget(self, lease: PostgresLease) -> None:
+        """Called by each lease when released: the store forgets it."""
+        if self._leases.get(lease.run_id) is lease:
+            del self._leases[lease.run_id]
 
     async def request_pause(self, run_id: str) -> None:
         """Ask whoever drives the run to pause: set the run's flag and notify its lease.
@@ -235,14 +234,21 @@ class PostgresCheckpointStorage(PostgresReads):
         return await delete_each(self.delete_run, run_ids)
 
 
-def _lost(checkpoint: Checkpoint, where: str) -> LeaseLostError:
-    """The refusal of a save whose lease's connection ended (the server dropped the lock)."""
-    run = checkpoint.run_id
+def _lost(checkpoint: Checkpoint, where: str, *, sent: bool = False) -> LeaseLostError:
+    """The failure of a save whose lease's connection ended (the server dropped the lock):
+    found before the save was sent (nothing stored), or while it was in flight (``sent``)."""
+    run, seq, kind = checkpoint.run_id, checkpoint.seq, checkpoint.kind
+    what = (
+        f" during the save of checkpoint seq {seq} ({kind}), which is stored only if the server "
+        f"committed it before: `wfctl log {run}` shows the run's last checkpoint, and"
+        if sent
+        else f", so checkpoint seq {seq} ({kind}) was not stored; the run stays at its last "
+        "checkpoint:"
+    )
     return LeaseLostError(
         where,
         f"run {run!r} lost its lease: its connection to the server ended (a server restart, a "
-        f"network cut), so checkpoint seq {checkpoint.seq} ({checkpoint.kind}) was not stored; "
-        f"the run stays at its last checkpoint: `wfctl resume {run}` continues it",
+        f"network cut){what} `wfctl resume {run}` continues it",
     )
 
 
