@@ -32,4 +32,7 @@ def visible(text: str) -> str:
     stored ``\\x1b`` (four characters) looks the same as a real escape character; ``--json``
     tells them apart.
     """
-    return text.translate(_TABLE)
+    # Every character the table replaces is one str.isprintable refuses (a control or a format
+    # character), and that check is ~10x faster than translate with a table: most text has
+    # nothing to replace.
+    return text if text.isprintable() else text.translate(_TABLE)
