@@ -10,11 +10,14 @@ holding awkward text; and count that rich renders none of the common lines.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.cli.conftest import WORKFLOWS, invoke, run_id_of
+from wfctl import _inspect
 from wfctl._inspect import RunLog, run_log
 from wfctl._render import print_log
 from wfctl._render._common import Text, _Console
@@ -132,3 +135,26 @@ def test_rich_renders_none_of_a_long_timeline(
     assert lines[-1] == "    └── result: 101025"
     assert "".join(rendered).startswith(f"run {run_id} · many · ")
     assert "├──" not in "".join(rendered)  # no timeline line went through rich
+
+
+def test_log_json_is_the_standard_librarys_text(
+    awkward_runs: tuple[Path, list[str]], store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Entries without answers are written with orjson: the same text, floats included."""
+    ran = invoke("run", MANY, "--input", "300", "--durability", "none", "--store", store, "--json")
+    logs = [(store, run_id_of(ran))] + [(awkward_runs[0], run_id) for run_id in awkward_runs[1]]
+    for where, run_id in logs:
+        expected = json.dumps(run_log(where, run_id).to_json(), indent=2, ensure_ascii=False)
+        assert "".join(run_log(where, run_id).json_text()) == expected + "\n"
+    dumped: list[object] = []
+    dumps = json.dumps
+
+    def counted(value: object, **kwargs: Any) -> str:
+        if kwargs.get("indent"):  # the slow encoder (readable texts use the compact one)
+            dumped.append(value)
+        return dumps(value, **kwargs)
+
+    monkeypatch.setattr(_inspect.json, "dumps", counted)
+    text = "".join(run_log(*logs[0]).json_text())
+    assert json.loads(text)["checkpoint_count"] == 302
+    assert len(dumped) == 1  # the document's head: no entry went through the slow encoder
