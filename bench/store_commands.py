@@ -14,8 +14,10 @@ round in rotating order so that both checkouts see the same disk and CPU moments
 - ``runs`` (table, at 200 columns, and ``--json``) per run listed, on the largest store;
 - with ``--gc``: ``gc --keep 10`` on a copy of the largest store, per removed run, and the file
   system's own cost of removing a run directory (rename, then delete its files) beside it;
-- with ``--log-steps N``: ``log`` and ``log --json`` of one run of N steps (wall seconds and peak
-  RSS of the process, from ``wait4``).
+- with ``--log-steps N``: ``log`` and ``log --json`` of one run of N steps.
+
+Each job's wall seconds, CPU seconds (user + system, of the process, from ``wait4``: less
+disturbed by other load than wall time) and peak RSS are printed.
 
 Wall times are medians over the rounds; they include interpreter start-up (also printed as
 ``--help``), which is the same for every size.
@@ -69,12 +71,12 @@ def spawn_wfctl(tree: Path, args: list[str]) -> tuple[float, int, Any]:
     return time.perf_counter() - start, os.waitstatus_to_exitcode(status), usage
 
 
-def _timed(tree: Path, args: list[str]) -> tuple[float, float]:
-    """Run ``wfctl ARGS`` from ``tree``; return (wall seconds, peak RSS in MB)."""
+def _timed(tree: Path, args: list[str]) -> tuple[float, float, float]:
+    """Run ``wfctl ARGS`` from ``tree``; return (wall seconds, peak RSS in MB, CPU seconds)."""
     seconds, exit_code, usage = spawn_wfctl(tree, args)
     if exit_code not in (0, 2):  # 2: pause of a finished run is refused, after the lookup timed
         raise SystemExit(f"wfctl {' '.join(args)} from {tree} exited {exit_code}")
-    return seconds, usage.ru_maxrss / 1024
+    return seconds, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
 def _removal_floor(store: Path, workdir: Path) -> float:
@@ -133,7 +135,7 @@ def main() -> None:
         jobs[f"log --json {args.log_steps} steps"] = [
             "log", run, "--json", "--store", str(long_store)
         ]  # fmt: skip
-    times: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    times: dict[tuple[str, str], list[tuple[float, float, float]]] = {}
     for r in range(args.rounds):
         order = trees[r % len(trees) :] + trees[: r % len(trees)]
         for name, job in jobs.items():
@@ -141,31 +143,37 @@ def main() -> None:
                 times.setdefault((str(tree), name), []).append(_timed(tree, job))
         if args.gc:
             times.setdefault(("floor", "rename + rmtree (ms per run)"), []).append(
-                (_removal_floor(largest, args.workdir), 0.0)
+                (_removal_floor(largest, args.workdir), 0.0, 0.0)
             )
             for tree in order:
                 copy = args.workdir / "gc-copy"
                 shutil.rmtree(copy, ignore_errors=True)
                 shutil.copytree(largest, copy, symlinks=True)
                 removed = len(os.listdir(copy / "runs")) - 10
-                seconds, rss = _timed(tree, ["gc", "--keep", "10", "--store", str(copy)])
+                seconds, rss, cpu = _timed(tree, ["gc", "--keep", "10", "--store", str(copy)])
                 times.setdefault((str(tree), "gc --keep 10 (ms per removed run)"), []).append(
-                    (seconds * 1000 / removed, rss)
+                    (seconds * 1000 / removed, rss, cpu * 1000 / removed)
                 )
                 shutil.rmtree(copy, ignore_errors=True)
     listed = max(sizes)
     for tree in [*trees, "floor"]:
-        print(f"{tree}: median of {args.rounds} rounds (wall s, peak RSS MB)")
+        print(f"{tree}: median of {args.rounds} rounds (wall s, CPU s, peak RSS MB)")
         for (t, name), values in times.items():
             if t != str(tree):
                 continue
             wall = statistics.median(v[0] for v in values)
             rss = max(v[1] for v in values)
+            cpu = statistics.median(v[2] for v in values)
             extra = ""
             if name.startswith("runs"):
-                base = statistics.median(v[0] for v in times[(t, "--help")])
-                extra = f"  ({(wall - base) * 1000 / listed:.3f} ms per run beyond --help)"
-            print(f"  {name:<34} {wall:8.3f}  {rss:7.1f}{extra}")
+                help_runs = times[(t, "--help")]
+                base = statistics.median(v[0] for v in help_runs)
+                base_cpu = statistics.median(v[2] for v in help_runs)
+                extra = (
+                    f"  ({(wall - base) * 1000 / listed:.3f} ms wall, "
+                    f"{(cpu - base_cpu) * 1000 / listed:.3f} ms CPU per run beyond --help)"
+                )
+            print(f"  {name:<34} {wall:8.3f} {cpu:8.3f}  {rss:7.1f}{extra}")
 
 
 if __name__ == "__main__":

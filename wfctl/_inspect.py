@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from ._checkpoint import Checkpoint, validate_run_id
 from ._config import StoreRef
 from ._documents import document, epoch_time, summary_json, utc_time
@@ -238,9 +240,35 @@ class RunLog:
         separator = ""
         for entry in self.entries:
             yield separator or before
-            yield json.dumps(entry.to_json(), indent=2, ensure_ascii=False).replace("\n", "\n    ")
+            yield _indented_json(entry).replace("\n", "\n    ")
             separator = ",\n    "
         yield after + "\n"
+
+
+def _indented_json(entry: LogEntry) -> str:
+    """Return ``json.dumps(entry.to_json(), indent=2, ensure_ascii=False)``, with orjson if it can.
+
+    The standard library's encoder runs in Python when it indents (~40 µs an entry). orjson
+    writes the same text (indent, separators, escapes, UTF-8: the journal relies on the
+    escapes being the same) except for floats (``1e-5`` for the standard library's ``1e-05``),
+    so durations, the only floats of an entry without answers, are given as the standard
+    library writes them. An entry with answers (any value) or with what orjson refuses (an
+    integer beyond 64 bits, a lone surrogate) is written by the standard library.
+    """
+    document = entry.to_json()
+    if not entry.answers:
+        for step in document["steps"]:
+            if step["duration_s"] is not None:
+                step["duration_s"] = orjson.Fragment(_JSON_FLOAT.encode(step["duration_s"]))
+        try:
+            return orjson.dumps(document, option=orjson.OPT_INDENT_2).decode()
+        except orjson.JSONEncodeError:
+            document = entry.to_json()
+    return json.dumps(document, indent=2, ensure_ascii=False)
+
+
+#: Writes a float as ``json.dumps`` does (``NaN`` and ``Infinity`` included).
+_JSON_FLOAT = json.JSONEncoder()
 
 
 def log_entry(checkpoint: Checkpoint) -> LogEntry:

@@ -92,3 +92,31 @@ def test_a_run_id_wider_than_the_terminal_is_never_cut_silently() -> None:
     shown = _printed(table, 60, color=False)
     assert long_id in shown or "…" in shown  # whole, or visibly shortened as rich does
     assert all(len(line) <= 60 for line in shown.splitlines())
+
+
+def test_a_row_of_one_line_cells_is_joined_without_per_cell_layout(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Cells that fit on one line are padded and joined; only the others are laid out."""
+    from wfctl._render import _fit
+
+    laid_out: list[object] = []
+    cell_lines = _fit._cell_lines
+
+    def counted(console: Console, cell: object, *args: object) -> object:
+        laid_out.append(cell)
+        return cell_lines(console, cell, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_fit, "_cell_lines", counted)
+    columns = [Column("run"), Column("status"), Column("notes", rank=1, wrap_min=6)]
+    rows = [[f"run-{i}", status_text("completed"), "short"] for i in range(100)]
+    rows.append(["run-x", status_text("failed"), "a note far too long for its column"])
+    for color in (False, True):
+        laid_out.clear()
+        printed = _printed(fitted_table(columns, rows, 40), 40, color=color)
+        assert "run-99" in printed and "its    │" in printed
+        assert laid_out == [
+            "run-x",
+            Text("failed", style="red"),
+            "a note far too long for its column",
+        ]

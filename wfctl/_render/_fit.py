@@ -16,6 +16,7 @@ from rich import box
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.segment import Segment
+from rich.style import Style
 
 from wfctl._visible import visible
 
@@ -238,6 +239,25 @@ class _PlainTable:
         sizes: Sequence[int],
     ) -> Iterator[Segment]:
         left, mid, right = edges
+        padded = [
+            _padded(cell, size, width, column.justify)
+            for cell, size, width, column in zip(row, sizes, widths, self.columns, strict=True)
+        ]
+        if None not in padded:  # one line, every cell as it is: no lists of segments per cell
+            joined = [left]
+            for number, (text, style) in enumerate(padded):  # type: ignore[misc]
+                if number:
+                    joined.append(mid)
+                if style and console.color_system is not None:
+                    if any(joined):
+                        yield Segment("".join(joined))
+                    yield Segment(text, console.get_style(style))
+                    joined = []
+                else:
+                    joined.append(text)
+            joined.append(right + "\n")
+            yield Segment("".join(joined))
+            return
         cells = [
             _cell_lines(console, cell, size, width, column.justify)
             for cell, size, width, column in zip(row, sizes, widths, self.columns, strict=True)
@@ -263,6 +283,26 @@ class _PlainTable:
             yield Segment("".join(plain))
 
 
+def _padded(
+    cell: str | Text, size: int, width: int, justify: Literal["left", "right"]
+) -> tuple[str, str | Style] | None:
+    """Return a cell's one line padded to ``width`` and its style, or None if it must wrap.
+
+    None too for text with styled spans, and for a right-justified line with trailing spaces
+    (rich drops them): such a cell takes rich's general path.
+    """
+    style: str | Style = ""
+    if isinstance(cell, str):
+        plain, spans = cell, False  # made visible by fitted_table
+    else:
+        plain, style, spans = cell.plain, cell.style, bool(cell.spans)
+    trailing = justify == "right" and plain[-1:].isspace()
+    if spans or size > width or trailing or "\n" in plain:
+        return None
+    gap = " " * (width - size)
+    return (gap + plain if justify == "right" else plain + gap), style
+
+
 def _cell_lines(
     console: Console, cell: str | Text, size: int, width: int, justify: Literal["left", "right"]
 ) -> list[_Line]:
@@ -270,17 +310,11 @@ def _cell_lines(
 
     ``size`` is the cell's measured width (see :func:`_width`).
     """
-    if isinstance(cell, str):
-        plain, style, spans = cell, None, False  # made visible by fitted_table
-    else:
-        plain, style, spans = cell.plain, cell.style, bool(cell.spans)
-    # rich drops a right-justified line's trailing spaces: such a cell takes the general path
-    trailing = justify == "right" and plain[-1:].isspace()
-    if not spans and size <= width and not trailing and "\n" not in plain:
-        gap = " " * (width - size)
-        padded = gap + plain if justify == "right" else plain + gap
-        return [[Segment(padded, console.get_style(style) if style else None)]]
-    text = cell if isinstance(cell, Text) else Text(plain)
+    padded = _padded(cell, size, width, justify)
+    if padded is not None:
+        shown, style = padded
+        return [[Segment(shown, console.get_style(style) if style else None)]]
+    text = cell if isinstance(cell, Text) else Text(cell)
     lines = text.wrap(console, width, justify=justify, overflow="fold")
     out: list[_Line] = []
     for line in lines:

@@ -3,19 +3,25 @@
 from __future__ import annotations
 
 from datetime import datetime
+from itertools import chain
 from typing import TYPE_CHECKING
 
+from rich.cells import cell_len
+from rich.console import COLOR_SYSTEMS
+from rich.style import Style
 from rich.tree import Tree
 
 from wfctl._readable import readable
+from wfctl._visible import visible
 
 from ._common import Text, json_text, render_stored, render_value, status_text, stderr, stdout
 from ._fit import Cell, Column, fitted_table
-from ._time import local_time, now, relative_time, zone_name
+from ._time import LocalMillis, local_time, now, relative_time, zone_name
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from rich.console import Console
-    from rich.text import Text as RichText
 
     from wfctl._checkpoint import Checkpoint
     from wfctl._gc import GcReport
@@ -151,20 +157,22 @@ def _count_line(report: RunsReport) -> str:
     )
 
 
-#: Log entries rendered per ``print`` call: the first page shows at once, and rich's fixed cost
-#: per call is shared by many entries (one call per entry costs ~5x more for a long run).
+#: Log entries written per ``write`` call: the first page shows at once, and the cost of a
+#: write and a flush is shared by many entries.
 _LOG_PAGE = 200
 
+#: A line of a timeline (made visible, see :func:`~wfctl._visible.visible`) and its style.
+_Line = tuple[str, str]
 #: One line under a checkpoint, with the lines under it (a step's arguments and result).
-_Detail = tuple[Text, list[Text]]
+_Detail = tuple[_Line, list[_Line]]
 
 
-def _entry_header(entry: LogEntry, current: datetime) -> RichText:
-    return Text.assemble(
+def _entry_header(entry: LogEntry, shown_time: Callable[[str], str]) -> list[_Line]:
+    return [
         (f"{entry.seq:>3} ", "bold"),
-        (f"{entry.kind:<9}", "cyan"),
-        f" {local_time(entry.timestamp, current, millis=True)}  {entry.checkpoint_id}",
-    )
+        (visible(f"{entry.kind:<9}"), "cyan"),
+        (visible(f" {shown_time(entry.timestamp)}  {entry.checkpoint_id}"), ""),
+    ]
 
 
 def _entry_details(entry: LogEntry, *, verbose: bool) -> list[_Detail]:
@@ -174,25 +182,27 @@ def _entry_details(entry: LogEntry, *, verbose: bool) -> list[_Detail]:
         took = f" ({step.duration * 1000:.1f} ms)" if step.duration is not None else ""
         under = (
             [
-                Text(f"args: {step.describe_args()}", style="dim"),
-                Text(f"result: {step.describe_result()}", style="dim"),
+                (visible(f"args: {step.describe_args()}"), "dim"),
+                (visible(f"result: {step.describe_result()}"), "dim"),
             ]
             if verbose
             else []
         )
-        details.append((Text(f"✓ {step.key}{took}", style="green"), under))
-    lines = [Text(f"↻ {a.key}: {a.describe()}", style="yellow") for a in entry.attempts]
+        details.append(((visible(f"✓ {step.key}{took}"), "green"), under))
+    lines = [(visible(f"↻ {a.key}: {a.describe()}"), "yellow") for a in entry.attempts]
     if entry.served:
-        lines.append(Text(f"↺ cached: {', '.join(entry.served)}", style="dim"))
+        lines.append((visible(f"↺ cached: {', '.join(entry.served)}"), "dim"))
     elif entry.served_count:
         plural = "s" if entry.served_count != 1 else ""
-        lines.append(Text(f"↺ cached: {entry.served_count} call{plural}", style="dim"))
-    lines.extend(Text(f"? request {r}") for r in entry.requests)
-    lines.extend(Text(f"→ answer {k} = {json_text(readable(v))}") for k, v in entry.answers)
+        lines.append((f"↺ cached: {entry.served_count} call{plural}", "dim"))
+    lines.extend((visible(f"? request {r}"), "") for r in entry.requests)
+    lines.extend(
+        (visible(f"→ answer {k} = {json_text(readable(v))}"), "") for k, v in entry.answers
+    )
     if entry.error:
-        lines.append(Text(f"✗ {entry.error}", style="red"))
+        lines.append((visible(f"✗ {entry.error}"), "red"))
     if entry.detail:
-        lines.append(Text(entry.detail, style="dim"))
+        lines.append((visible(entry.detail), "dim"))
     return details + [(line, []) for line in lines]
 
 
@@ -201,7 +211,9 @@ def print_log(log: RunLog, *, verbose: bool = False) -> None:
 
     Entries are rendered as they are read, a page at a time, never as one tree of the whole run:
     the first lines show at once and memory stays flat however long the run is. ``verbose``
-    adds what each executed step received and returned.
+    adds what each executed step received and returned. The lines are the ones rich draws for
+    the run as a ``Tree`` (guides, wrapping, styles), written without rich's per-line layout:
+    see :class:`_Timeline`.
     """
     summary = log.summary
     out = stdout()
@@ -217,40 +229,119 @@ def print_log(log: RunLog, *, verbose: bool = False) -> None:
             f" ({relative_time(summary.created, current)})"
         )
     out.print(title)
-    page = Text()
+    timeline = _Timeline(out)
+    shown_time = LocalMillis(current)
     for count, entry in enumerate(log.entries, 1):
         last = entry.seq == summary.head_seq  # the tree's guides, drawn as rich's Tree does
-        page.append("└── " if last else "├── ")
-        page.append_text(_entry_header(entry, current))
-        page.append("\n")
-        _append_lines(page, out, "    " if last else "│   ", _entry_details(entry, verbose=verbose))
+        timeline.add("└── " if last else "├── ", _entry_header(entry, shown_time))
+        timeline.add_details("    " if last else "│   ", _entry_details(entry, verbose=verbose))
         if count % _LOG_PAGE == 0:
-            page.rstrip()
-            out.print(page, soft_wrap=True)
-            page = Text()
-    if page:
-        page.rstrip()
-        out.print(page, soft_wrap=True)
+            timeline.flush()
+    timeline.flush()
 
 
-def _append_lines(page: Text, out: Console, outer: str, details: list[_Detail]) -> None:
-    """Append a checkpoint's detail lines under ``outer`` guides, wrapping long ones."""
-    for index, (line, under) in enumerate(details):
-        final = index == len(details) - 1
-        _append_wrapped(page, out, outer, "└── " if final else "├── ", line)
-        inner = outer + ("    " if final else "│   ")
-        for sub, child in enumerate(under):
-            _append_wrapped(page, out, inner, "└── " if sub == len(under) - 1 else "├── ", child)
+class _Timeline:
+    """The lines of a timeline, written a page at a time as rich would write them.
+
+    A line is its guides, then stretches of text each with a style. rich renders each styled
+    stretch as ``<style's escape codes>text<reset>`` (nothing around it without colour), which
+    is what :meth:`flush` writes, from codes rich makes once per style. A line with a tab or a
+    line feed in it, or too long for the terminal, goes through rich's own wrapping and
+    rendering (:meth:`_add_wrapped`): only the common lines skip rich's machinery. As rich's
+    ``print`` of one text per page did, a page's trailing whitespace is stripped.
+    """
+
+    def __init__(self, out: Console) -> None:
+        self._out = out
+        self._width = out.width
+        self._system = COLOR_SYSTEMS.get(out.color_system or "")
+        self._codes: dict[Style | str, tuple[str, str]] = {"": ("", "")}
+        #: The page so far: stretches of text, each between its style's escape codes.
+        self._page: list[tuple[str, str, str]] = []
+
+    def _wrap(self, style: Style | str) -> tuple[str, str]:
+        """Return the escape codes rich writes before and after text in ``style``."""
+        codes = self._codes.get(style)
+        if codes is None:
+            found = self._out.get_style(style) if isinstance(style, str) else style
+            if self._out.no_color and self._system:
+                found = found.without_color  # as rich's render does without colour
+            shown = found.render("\0", color_system=self._system) if found else "\0"
+            before, _, after = shown.partition("\0")
+            codes = self._codes[style] = (before, after)
+        return codes
+
+    def add(self, guides: str, stretches: list[_Line]) -> None:
+        """Add one line that is never wrapped: ``guides``, then the ``stretches``."""
+        page, wrap = self._page, self._wrap
+        page.append(("", guides, ""))
+        for text, style in stretches:
+            if text:
+                before, after = wrap(style)
+                page.append((before, text, after))
+        page.append(("", "\n", ""))
+
+    def add_details(self, outer: str, details: list[_Detail]) -> None:
+        """Add a checkpoint's detail lines under ``outer`` guides, wrapping long ones."""
+        for index, (line, under) in enumerate(details):
+            final = index == len(details) - 1
+            self._add_wrapped(outer, "└── " if final else "├── ", line)
+            inner = outer + ("    " if final else "│   ")
+            for sub, child in enumerate(under):
+                self._add_wrapped(inner, "└── " if sub == len(under) - 1 else "├── ", child)
+
+    def _add_wrapped(self, outer: str, branch: str, line: _Line) -> None:
+        text, style = line
+        room = max(self._width - len(outer) - 4, 8)  # the line's width after its guides
+        if "\n" not in text and "\t" not in text and _cells(text) <= room:
+            self.add(outer + branch, [line])
+            return
+        out = self._out
+        rich_line = Text(text, style=style)
+        parts = [rich_line] if rich_line.cell_len <= room else rich_line.wrap(out, room)
+        continued = "    " if branch.startswith("└") else "│   "
+        options = out.options.update(no_wrap=True, overflow="ignore")  # print's soft_wrap
+        for part, wrapped in enumerate(parts):
+            drawn = Text(outer + (branch if part == 0 else continued))
+            drawn.append_text(wrapped)
+            for segment in out.render(drawn, options):
+                if segment.text:
+                    before, after = self._wrap(segment.style or "")
+                    self._page.append((before, segment.text, after))
+
+    def flush(self) -> None:
+        """Write the page (its trailing whitespace stripped, then a line feed) and flush."""
+        page = self._page
+        while page and not page[-1][1].rstrip():
+            page.pop()
+        if not page:
+            return
+        before, text, after = page[-1]
+        page[-1] = (before, text.rstrip(), after)
+        page.append(("", "\n", ""))
+        chunk = "".join(chain.from_iterable(page))
+        page.clear()
+        out = self._out
+        if out.legacy_windows:  # the Windows console API, not escape codes: rich writes it
+            out.print(Text.from_ansi(chunk, end=""), soft_wrap=True)
+            return
+        try:
+            out.file.write(chunk)
+            out.file.flush()
+        except BrokenPipeError:
+            out.on_broken_pipe()  # as rich does: quiet, exit 1
 
 
-def _append_wrapped(page: Text, out: Console, outer: str, branch: str, line: Text) -> None:
-    room = max(out.width - len(outer) - 4, 8)  # the line's width after its guides
-    parts = [line] if line.cell_len <= room else line.wrap(out, room)
-    continued = "    " if branch.startswith("└") else "│   "
-    for part, text in enumerate(parts):
-        page.append(outer + (branch if part == 0 else continued))
-        page.append_text(text)
-        page.append("\n")
+def _cells(text: str) -> int:
+    """Return how many cells ``text`` (no tab, no line feed, controls made visible) takes.
+
+    ``rich.cells.cell_len`` sums every character's width in Python; printable ASCII is one
+    cell a character, so only the rest is measured (a detail line starts with a symbol).
+    """
+    if text.isascii():
+        return len(text)
+    rest = text[1:]
+    return cell_len(text[0]) + len(rest) if rest.isascii() else cell_len(text)
 
 
 def entry_tree(entry: LogEntry, current: datetime | None = None, *, verbose: bool = False) -> Tree:
@@ -260,11 +351,11 @@ def entry_tree(entry: LogEntry, current: datetime | None = None, *, verbose: boo
     adds each step's arguments and result.
     """
     current = current or now()
-    node = Tree(_entry_header(entry, current))
+    node = Tree(Text.assemble(*_entry_header(entry, LocalMillis(current))))
     for line, under in _entry_details(entry, verbose=verbose):
-        branch = node.add(line)
+        branch = node.add(Text(*line))
         for child in under:
-            branch.add(child)
+            branch.add(Text(*child))
     return node
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-__all__ = ["local_time", "now", "relative_time", "zone_name"]
+__all__ = ["LocalMillis", "local_time", "now", "relative_time", "zone_name"]
 
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 #: Units of a relative time, largest first.
@@ -53,6 +53,34 @@ def local_time(text: str, current: datetime, *, millis: bool = False) -> str:
     if millis:
         clock += f".{moment.microsecond // 1000:03d}"
     return f"{day} {clock}"
+
+
+class LocalMillis:
+    """``local_time(text, current, millis=True)`` for many times, each second converted once.
+
+    A long run's log shows thousands of times within each second: a time as wfctl stores it
+    (``2026-12-01T07:33:18.374520+00:00``) takes its date and clock from the last conversion of
+    the same second (zones change their offset on whole seconds) and its milliseconds from its
+    own digits. Any other text is converted as :func:`local_time` does.
+    """
+
+    def __init__(self, current: datetime) -> None:
+        self._current = current
+        self._second = ""
+        self._shown = ""
+
+    def __call__(self, text: str) -> str:
+        """Return ``text`` as :func:`local_time` with ``millis`` shows it."""
+        if len(text) != 32 or text[19] != "." or text[26:] != "+00:00" or not text.isascii():
+            return local_time(text, self._current, millis=True)
+        fraction = text[20:26]
+        if not fraction.isdigit():
+            return local_time(text, self._current, millis=True)
+        second = text[:19]
+        if second != self._second:
+            self._shown = local_time(second + "+00:00", self._current)
+            self._second = second
+        return f"{self._shown}.{fraction[:3]}"
 
 
 def relative_time(text: str, current: datetime) -> str:

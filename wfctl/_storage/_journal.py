@@ -126,14 +126,34 @@ def decode_record(line: bytes, where: str) -> Checkpoint:
         CheckpointCorruptError: the checksum is missing or wrong, the JSON is invalid, or a field
             fails :meth:`Checkpoint.from_dict` (including a newer format version).
     """
-    body = verified_body(line, where)
+    return Checkpoint.from_dict(_loads(verified_body(line, where), where), where)
+
+
+#: Digits to ``0``, every other byte to ``.``: a run of 19 zeros is then a run of 19 digits,
+#: which an integer orjson could read as a float (beyond 64 bits) has (a regular expression
+#: finds it ~8x slower).
+_DIGIT_RUNS: Final = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x2E for byte in range(256))
+_LONG_DIGITS: Final = b"0" * 19
+
+
+def _loads(body: bytes, where: str) -> object:
+    """Parse a record's JSON body exactly as the standard library does, with orjson if it can.
+
+    orjson reads a record ~2.5x faster, but it reads an integer beyond 64 bits (below -2**63
+    or above 2**64-1) as a float, silently, and it refuses what the standard library accepts
+    (``NaN``, lone surrogates, a UTF-8 BOM, nesting deeper than 1,024). A body with a run of 19
+    digits, or one orjson refuses, is read by the standard library instead, which reads it
+    as written or names what is wrong: the value read is always the standard library's.
+    """
+    if _LONG_DIGITS not in body.translate(_DIGIT_RUNS):
+        try:
+            return orjson.loads(body)
+        except orjson.JSONDecodeError:
+            pass
     try:
-        # Not orjson: it reads an integer below -2**63 as a float, silently (measured 4x
-        # faster, but the record must read back as written).
-        raw = json.loads(body)
+        return json.loads(body)
     except (ValueError, RecursionError) as exc:
         raise CheckpointCorruptError(where, f"invalid JSON: {exc}") from None
-    return Checkpoint.from_dict(raw, where)
 
 
 def record_link(line: bytes, where: str) -> tuple[str, int]:

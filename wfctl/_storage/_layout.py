@@ -56,14 +56,17 @@ class StoreLayout:
 
     # -- paths -------------------------------------------------------------------------------
 
+    # Joined by hand, not by os.path.join (~1 µs a call, three per run listed): ``runs`` is
+    # absolute and never ends with a separator, and a run id never holds one.
+
     def run_dir(self, run_id: str) -> str:
-        return os.path.join(self.runs, run_id)
+        return f"{self.runs}{os.sep}{run_id}"
 
     def journal(self, run_id: str) -> str:
-        return os.path.join(self.runs, run_id, JOURNAL_NAME)
+        return f"{self.runs}{os.sep}{run_id}{os.sep}{JOURNAL_NAME}"
 
     def end(self, run_id: str) -> str:
-        return os.path.join(self.runs, run_id, "end.json")
+        return f"{self.runs}{os.sep}{run_id}{os.sep}end.json"
 
     def owner(self, run_id: str) -> str:
         return os.path.join(self.runs, run_id, "owner.json")
