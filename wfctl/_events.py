@@ -13,10 +13,12 @@ import builtins
 import time
 import traceback
 from collections.abc import Mapping
-from dataclasses import KW_ONLY, dataclass, field, fields
+from dataclasses import KW_ONLY, dataclass, field
 from enum import Enum
 from types import GenericAlias
 from typing import Any, Final
+
+from ._frozen import slot_setters
 
 #: ``EVENT_TYPES`` and ``event_of`` are the engine's, not exported from ``wfctl``.
 __all__ = [
@@ -247,14 +249,23 @@ class RequestInfoEvent(WorkflowEvent):
 #: Each field's slot, to fill an engine event in without the dataclass's ``__init__`` (a
 #: frozen dataclass sets each field through ``object.__setattr__``: a run makes three events a
 #: step, and that was half of their cost).
-_SLOT = {f.name: getattr(WorkflowEvent, f.name).__set__ for f in fields(WorkflowEvent)}
-_SET_TYPE, _SET_DATA, _SET_EXECUTOR_ID, _SET_STATE, _SET_DETAILS = (
-    _SLOT.pop(name) for name in ("type", "data", "executor_id", "state", "details")
+(
+    _SET_TYPE,
+    _SET_DATA,
+    _SET_EXECUTOR_ID,
+    _SET_STATE,
+    _SET_DETAILS,
+    _SET_ORIGIN,
+    _SET_KIND,
+    _SET_RUN_ID,
+    _SET_KEY,
+    _SET_TIMESTAMP,
+    _SET_EXTRA,
+) = slot_setters(
+    WorkflowEvent,
+    *("type", "data", "executor_id", "state", "details"),
+    *("origin", "kind", "run_id", "key", "timestamp", "extra"),
 )
-_SET_ORIGIN, _SET_KIND, _SET_RUN_ID, _SET_KEY, _SET_TIMESTAMP, _SET_EXTRA = (
-    _SLOT.pop(name) for name in ("origin", "kind", "run_id", "key", "timestamp", "extra")
-)
-assert not _SLOT, f"event_of does not set {sorted(_SLOT)}"  # a field was added to events
 _new_event = object.__new__
 _type_of = EVENT_TYPES.get
 

@@ -174,11 +174,12 @@ class StepPayload(_KindPayload):
             raise CheckpointCorruptError(where, "step checkpoint without a steps list")
         entries = raw.get("attempts")
         attempts = (
-            tuple(a for a in map(AttemptRecord.from_json, entries) if a is not None)
+            tuple([a for a in map(AttemptRecord.from_json, entries) if a is not None])
             if isinstance(entries, list)
             else ()
         )
-        return cls(tuple(StepRecord.from_json(step, where) for step in steps), attempts)
+        read = StepRecord.from_json
+        return cls(tuple([read(step, where) for step in steps]), attempts)
 
 
 @dataclass(frozen=True, slots=True)

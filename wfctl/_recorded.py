@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._codec import EncodedCall
+from ._errors import CheckpointCorruptError
+from ._frozen import slot_setters
 
 __all__ = ["ARGS_OPTED_OUT", "ARGS_UNENCODABLE", "Divergence", "RecordedCalls", "StepRecord"]
 
@@ -81,8 +83,6 @@ class StepRecord:
         Raises:
             CheckpointCorruptError: a field is missing or of the wrong type.
         """
-        from ._errors import CheckpointCorruptError
-
         if not isinstance(raw, dict):
             raise CheckpointCorruptError(where, "step record is not an object")
         key, digest = raw.get("key"), raw.get("digest")
@@ -108,19 +108,20 @@ class StepRecord:
             raise CheckpointCorruptError(where, f"step {key}: invalid timing")
         # Arguments are shown, never served: a malformed field reads as not recorded.
         args, kwargs, omitted = raw.get("args"), raw.get("kwargs"), raw.get("args_omitted")
-        return cls(
-            key,
-            scope,
-            name,
-            digest,
-            raw["result"],
-            explicit,
-            duration,
-            effects,
-            args if isinstance(args, list) else None,
-            kwargs if isinstance(kwargs, dict) and isinstance(args, list) else None,
-            omitted if isinstance(omitted, str) else None,
-        )
+        # Filled in slot by slot: what ``cls(...)`` makes of these values, at half the cost.
+        record = _new(cls)
+        _SET_KEY(record, key)
+        _SET_SCOPE(record, scope)
+        _SET_NAME(record, name)
+        _SET_DIGEST(record, digest)
+        _SET_RESULT(record, raw["result"])
+        _SET_EXPLICIT(record, explicit)
+        _SET_DURATION(record, duration)
+        _SET_EFFECTS(record, effects)
+        _SET_ARGS(record, args if isinstance(args, list) else None)
+        _SET_KWARGS(record, kwargs if isinstance(kwargs, dict) and isinstance(args, list) else None)
+        _SET_ARGS_OMITTED(record, omitted if isinstance(omitted, str) else None)
+        return record
 
     def describe_args(self) -> str:
         """Return the call's arguments as one line of compact JSON, or why they are not stored."""
@@ -128,6 +129,25 @@ class StepRecord:
             return _NOT_RECORDED.get(self.args_omitted or "", "not recorded")
         return args_text(self.args, self.kwargs)
 
+
+(
+    _SET_KEY,
+    _SET_SCOPE,
+    _SET_NAME,
+    _SET_DIGEST,
+    _SET_RESULT,
+    _SET_EXPLICIT,
+    _SET_DURATION,
+    _SET_EFFECTS,
+    _SET_ARGS,
+    _SET_KWARGS,
+    _SET_ARGS_OMITTED,
+) = slot_setters(
+    StepRecord,
+    *("key", "scope", "name", "digest", "result", "explicit", "duration", "effects"),
+    *("args", "kwargs", "args_omitted"),
+)
+_new = object.__new__
 
 _NOT_RECORDED = {
     ARGS_OPTED_OUT: "not recorded (record_args=False)",

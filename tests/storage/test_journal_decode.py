@@ -8,6 +8,8 @@ what, and compare the results on the records where the two differ.
 
 from __future__ import annotations
 
+import builtins
+import dataclasses
 import json
 import math
 import zlib
@@ -16,10 +18,15 @@ from typing import Any
 import pytest
 
 from tests.storage.helpers import ckpt
-from wfctl._checkpoint import Checkpoint
+from wfctl._checkpoint import Checkpoint, Kind
 from wfctl._errors import CheckpointCorruptError
+from wfctl._frozen import slot_setters
+from wfctl._inspect import LogEntry, StepEntry, log_entry
+from wfctl._payloads import StepPayload, payload_of
+from wfctl._recorded import StepRecord
 from wfctl._storage import _journal
 from wfctl._storage._journal import decode_record, encode_record
+from wfctl._storage._marker import decode_end, encode_end
 
 
 def _signed(body: bytes) -> bytes:
@@ -100,3 +107,79 @@ def test_invalid_json_is_named_as_the_standard_library_names_it() -> None:
     with pytest.raises(CheckpointCorruptError) as raised:
         decode_record(_signed(body), "t")
     assert raised.value.reason == f"invalid JSON: {stdlib.value}"
+
+
+def _step_line() -> tuple[Checkpoint, bytes]:
+    """A step record of a restored run with every field of a step record set, and its line."""
+    step = {
+        "key": "k",
+        "scope": "s",
+        "name": "n",
+        "digest": "d",
+        "args": [1],
+        "kwargs": {"a": 2},
+        "result": {"r": 1},
+        "dt": 0.5,
+        "explicit": "k",
+        "effects": {"state": {}},
+    }
+    checkpoint = ckpt("r1", 3, Kind.STEP, data={"steps": [step, {"key": "w#0", "result": None}]})
+    checkpoint = dataclasses.replace(checkpoint, origin_run_id="r0", origin_checkpoint_id="r0.2")
+    return checkpoint, encode_record(checkpoint)[:-1]
+
+
+def test_records_read_are_what_their_classes_make_and_stay_frozen() -> None:
+    checkpoint, line = _step_line()
+    read = decode_record(line, "t")
+    assert read == checkpoint and repr(read) == repr(checkpoint)
+    payload = payload_of(read)
+    assert isinstance(payload, StepPayload)
+    first = payload.steps[0]
+    made = StepRecord("k", "s", "n", "d", {"r": 1}, "k", 0.5, {"state": {}}, [1], {"a": 2}, None)
+    assert first == made and repr(first) == repr(made)
+    assert payload.steps[1] == StepRecord("w#0", "", "w", None, None)
+    entry = log_entry(read)
+    assert entry == LogEntry(
+        "r1.3",
+        3,
+        Kind.STEP,
+        checkpoint.timestamp,
+        steps=(StepEntry("k", 0.5, first), StepEntry("w#0", 0.0, payload.steps[1])),
+    )
+    for frozen, name in ((read, "seq"), (first, "key"), (entry, "seq"), (entry.steps[0], "key")):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(frozen, name, None)
+
+
+def test_reading_records_imports_nothing_per_record(monkeypatch: pytest.MonkeyPatch) -> None:
+    # an import inside a function runs the import machinery on every call (a dict look-up and
+    # a lock at least): reading a record, its payload and its log entry must make none
+    _, line = _step_line()
+    marker = encode_end(ckpt("r1", 3, "completed"), line + b"\n")
+    imports: list[str] = []
+    original = builtins.__import__
+
+    def counted(name: str, *args: Any, **kwargs: Any) -> Any:
+        imports.append(name)
+        return original(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", counted)
+    for _ in range(3):
+        log_entry(decode_record(line, "t"))
+        decode_end(marker, "t", "r1")
+    assert imports == []
+
+
+def test_end_markers_are_not_read_by_the_standard_library(stdlib_reads: list[bytes]) -> None:
+    _, line = _step_line()
+    marker = decode_end(encode_end(ckpt("r1", 3, "completed"), line + b"\n"), "t", "r1")
+    assert (marker.run_id, marker.seq, marker.kind) == ("r1", 3, "completed")
+    assert stdlib_reads == []
+    body = b'{"v":1,"run":"r1","seq":%d,"kind":"completed","last":"0000abcd"}' % 2**64
+    assert decode_end(_signed(body), "t", "r1").seq == 2**64  # as written, not a float
+    assert len(stdlib_reads) == 1
+
+
+def test_slot_setters_must_set_every_field() -> None:
+    with pytest.raises(TypeError, match="StepEntry has fields"):
+        slot_setters(StepEntry, "key", "duration")

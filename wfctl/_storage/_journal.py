@@ -41,6 +41,7 @@ __all__ = [
     "decode_record",
     "encode_record",
     "encode_record_parts",
+    "load_body",
     "parse_journal",
     "read_all",
     "read_head",
@@ -126,7 +127,7 @@ def decode_record(line: bytes, where: str) -> Checkpoint:
         CheckpointCorruptError: the checksum is missing or wrong, the JSON is invalid, or a field
             fails :meth:`Checkpoint.from_dict` (including a newer format version).
     """
-    return Checkpoint.from_dict(_loads(verified_body(line, where), where), where)
+    return Checkpoint.from_dict(load_body(verified_body(line, where), where), where)
 
 
 #: Digits to ``0``, every other byte to ``.``: a run of 19 zeros is then a run of 19 digits,
@@ -136,8 +137,8 @@ _DIGIT_RUNS: Final = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x2E for byte in ra
 _LONG_DIGITS: Final = b"0" * 19
 
 
-def _loads(body: bytes, where: str) -> object:
-    """Parse a record's JSON body exactly as the standard library does, with orjson if it can.
+def load_body(body: bytes, where: str) -> object:
+    """Parse a record's or end marker's JSON body exactly as the stdlib does, with orjson if it can.
 
     orjson reads a record ~2.5x faster, but it reads an integer beyond 64 bits (below -2**63
     or above 2**64-1) as a float, silently, and it refuses what the standard library accepts

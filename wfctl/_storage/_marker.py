@@ -31,7 +31,7 @@ from wfctl._errors import CheckpointCorruptError
 
 from ._appender import READ_FLAGS
 from ._fs import write_private_bytes
-from ._journal import crc_of_seq, verified_body
+from ._journal import crc_of_seq, load_body, verified_body
 from ._layout import StoreLayout
 from ._protocol import JournalProblem
 
@@ -84,11 +84,7 @@ def decode_end(data: bytes, where: str, run_id: str) -> EndMarker:
     Raises:
         CheckpointCorruptError: bad checksum, JSON or fields, or another run's marker.
     """
-    body = verified_body(data.rstrip(b"\n"), where)
-    try:
-        raw = json.loads(body)
-    except (ValueError, RecursionError) as exc:
-        raise CheckpointCorruptError(where, f"invalid JSON: {exc}") from None
+    raw = load_body(verified_body(data.rstrip(b"\n"), where), where)
     if not isinstance(raw, dict) or raw.get("v") != _END_VERSION:
         raise CheckpointCorruptError(where, "not an end marker of a known version")
     seq, kind, last = raw.get("seq"), raw.get("kind"), raw.get("last")
