@@ -20,7 +20,7 @@ import psycopg
 import pytest
 
 from tests.postgres.conftest import opened
-from tests.storage.helpers import arun, ckpt
+from tests.storage.helpers import arun, ckpt, stop_children
 from wfctl._errors import CheckpointCorruptError, LeaseLostError, RunLockedError, WfctlError
 from wfctl._storage._postgres._schema import LOCK_SEED
 from wfctl._storage._postgres._sql import PAUSE
@@ -88,13 +88,7 @@ def holder(pg_url: str) -> Iterator[Any]:
         return child
 
     yield start
-    for child in children:
-        if child.poll() is None:
-            child.kill()
-        child.wait()
-        for stream in (child.stdin, child.stdout):
-            if stream is not None:
-                stream.close()
+    stop_children(children)
 
 
 async def _lease_when_free(store: Any, run_id: str) -> Any:
