@@ -10,7 +10,6 @@ import asyncio
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +19,7 @@ import psycopg
 import pytest
 
 from tests.postgres.conftest import opened
-from tests.storage.helpers import arun, ckpt, stop_children
+from tests.storage.helpers import arun, ckpt, start_holder, stop_children
 from wfctl._errors import CheckpointCorruptError, LeaseLostError, RunLockedError, WfctlError
 from wfctl._storage._postgres._schema import LOCK_SEED
 from wfctl._storage._postgres._sql import PAUSE
@@ -74,18 +73,7 @@ def holder(pg_url: str) -> Iterator[Any]:
     children: list[subprocess.Popen[str]] = []
 
     def start() -> subprocess.Popen[str]:
-        child = subprocess.Popen(
-            [sys.executable, "-c", HOLDER, pg_url],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            cwd=REPO,
-            env={**os.environ, "PYTHONPATH": str(REPO)},
-        )
-        children.append(child)
-        assert child.stdout is not None
-        assert child.stdout.readline().strip() == "leased"
-        return child
+        return start_holder(children, HOLDER, [pg_url], "leased")
 
     yield start
     stop_children(children)

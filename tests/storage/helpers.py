@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
+import sys
 from collections.abc import Coroutine, Iterable
+from pathlib import Path
 from typing import Any, TypeVar
 
 from wfctl._checkpoint import Checkpoint, checkpoint_id_for
@@ -17,6 +20,30 @@ _KINDS_BY_SEQ = {0: "root"}
 def arun(coro: Coroutine[Any, Any, T]) -> T:
     """Run ``coro`` on a fresh event loop (no pytest-asyncio here)."""
     return asyncio.run(coro)
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def start_holder(
+    children: list[subprocess.Popen[str]], script: str, args: list[str], ready: str
+) -> subprocess.Popen[str]:
+    """Start ``python -c script args`` in the repository and wait for its ``ready`` line.
+
+    The child goes into ``children``, for :func:`stop_children` to stop.
+    """
+    child = subprocess.Popen(
+        [sys.executable, "-c", script, *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    children.append(child)
+    assert child.stdout is not None
+    assert child.stdout.readline().strip() == ready
+    return child
 
 
 def stop_children(children: Iterable[subprocess.Popen[str]]) -> None:

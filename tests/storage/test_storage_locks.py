@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.storage.helpers import arun, build_run, stop_children
+from tests.storage.helpers import arun, build_run, start_holder, stop_children
 from wfctl._errors import RunLockedError
 from wfctl._storage import FileCheckpointStorage
 
@@ -40,18 +40,7 @@ def holder(tmp_path: Path) -> Iterator[Any]:
     children: list[subprocess.Popen[str]] = []
 
     def start(store: Path, run_id: str = "r1") -> subprocess.Popen[str]:
-        child = subprocess.Popen(
-            [sys.executable, "-c", HOLDER, str(store), run_id],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            cwd=REPO,
-            env={**os.environ, "PYTHONPATH": str(REPO)},
-        )
-        children.append(child)
-        assert child.stdout is not None
-        assert child.stdout.readline().strip() == "locked"
-        return child
+        return start_holder(children, HOLDER, [str(store), run_id], "locked")
 
     yield start
     stop_children(children)
