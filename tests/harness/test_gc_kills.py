@@ -25,6 +25,7 @@ import random
 import shutil
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ import pytest
 from tests.cli.conftest import base_env, wfctl_executable
 from wfctl import FileCheckpointStorage, RunContext, step, workflow
 from wfctl._lineage import verify_lineage
+from wfctl._storage import _removal
 from wfctl._storage._fs import OsFileSystem
 
 FINISHED = [f"done-{i}" for i in range(5)]
@@ -78,21 +80,24 @@ class DieAtCall(OsFileSystem):
     def __init__(self, at: int) -> None:
         self.at = at
         self.calls = 0
+        self.counting = threading.Lock()  # deletions may run in several threads
 
     def __getattribute__(self, name: str) -> Any:
         attr = super().__getattribute__(name)
-        if name.startswith("_") or not callable(attr) or name in ("at", "calls"):
+        if name.startswith("_") or not callable(attr) or name in ("at", "calls", "counting"):
             return attr
 
         def call(*args: Any, **kwargs: Any) -> Any:
-            if self.calls == self.at:
+            with self.counting:
+                dies = self.calls == self.at
+                self.calls += 1
+            if dies:
                 if name == "rmtree":  # part way through the tree, at its worst point:
                     for file in sorted(os.listdir(args[0]), reverse=True):
                         os.unlink(os.path.join(args[0], file))
                         if file == "journal.jsonl":  # the journal gone, the rest still there
                             break
                 os.kill(os.getpid(), signal.SIGKILL)
-            self.calls += 1
             return attr(*args, **kwargs)
 
         return call
@@ -141,10 +146,16 @@ def _assert_whole(store: Path) -> set[str]:
     return set(runs)
 
 
-@pytest.mark.parametrize("batch", [False, True], ids=["one-by-one", "batch"])
+@pytest.mark.parametrize(
+    ("batch", "threads"),
+    [(False, False), (True, False), (True, True)],
+    ids=["one-by-one", "batch", "batch-deleted-in-threads"],
+)
 def test_removal_killed_at_every_io_call_leaves_whole_runs(
-    template: Path, tmp_path: Path, batch: bool
+    template: Path, tmp_path: Path, batch: bool, threads: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    if threads:  # five runs count as many: their trees are deleted by several threads at once
+        monkeypatch.setattr(_removal, "_DELETE_IN_PARALLEL_FROM", 2)
     killed = 0
     for at in range(MAX_POINTS):
         store = tmp_path / f"at-{at}"

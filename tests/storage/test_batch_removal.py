@@ -6,14 +6,17 @@ Crash safety of the batch (killed at every I/O call) is in tests/harness/test_gc
 from __future__ import annotations
 
 import asyncio
+import json
+import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from wfctl import FileCheckpointStorage, step, workflow
-from wfctl._errors import InvalidIdError
+from wfctl._errors import InvalidIdError, RunLockedError
 from wfctl._gc import collect_garbage
+from wfctl._storage import _removal
 from wfctl._storage._fs import OsFileSystem
 
 RUNS = [f"done-{i}" for i in range(6)]
@@ -96,3 +99,77 @@ def test_delete_runs_refuses_a_bad_id_before_removing_anything(store: Path) -> N
     with pytest.raises(InvalidIdError):
         asyncio.run(storage.delete_runs([RUNS[0], "../escape"]))
     assert len(asyncio.run(storage.list_runs())) == len(RUNS)
+
+
+class MeetingRmtree(OsFileSystem):
+    """The real file system, whose ``rmtree`` calls wait for each other in pairs.
+
+    A removal that deleted one tree after the other would never get two calls to meet: the
+    barrier breaks at its timeout (a failure guard, not an ordering) and the removal fails.
+    """
+
+    def __init__(self) -> None:
+        self.meet = threading.Barrier(2, timeout=30)
+        self.threads: set[int] = set()
+
+    def rmtree(self, path: str) -> None:
+        self.threads.add(threading.get_ident())
+        self.meet.wait()
+        super().rmtree(path)
+
+
+def test_many_removed_runs_are_deleted_several_at_once(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Six runs: lower the threshold so that they count as many (a store of 16 is slow to fill).
+    monkeypatch.setattr(_removal, "_DELETE_IN_PARALLEL_FROM", 2)
+    fs = MeetingRmtree()
+    storage = FileCheckpointStorage(store, fs=fs)
+    assert asyncio.run(storage.delete_runs(RUNS)) == (RUNS, [])
+    assert len(fs.threads) >= 2
+    assert sorted(p.name for p in (store / "runs").iterdir()) == []
+
+
+def test_a_failed_deletion_fails_the_removal_and_the_next_one_finishes_it(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_removal, "_DELETE_IN_PARALLEL_FROM", 2)
+
+    class FailsOnce(OsFileSystem):
+        failed = False
+
+        def rmtree(self, path: str) -> None:
+            if not FailsOnce.failed:
+                FailsOnce.failed = True
+                raise PermissionError(13, "Permission denied", path)
+            super().rmtree(path)
+
+    with pytest.raises(PermissionError):
+        asyncio.run(FileCheckpointStorage(store, fs=FailsOnce()).delete_runs(RUNS))
+    # Every run is out of the store; one removal directory is left, which no listing reads.
+    left = [p.name for p in (store / "runs").iterdir()]
+    assert len(left) == 1 and left[0].startswith(".removing-"), left
+    storage = FileCheckpointStorage(store)
+    assert asyncio.run(storage.list_runs()) == []
+    assert asyncio.run(storage.delete_runs(["never-was"])) == ([], [])
+    assert list((store / "runs").iterdir()) == []
+
+
+def test_a_removal_names_no_holder_and_leaves_no_stale_one_to_read(store: Path) -> None:
+    # A holder killed earlier left its record; the removal's lock (held for one rename) must
+    # neither write a record of its own nor let the stale one name the holder.
+    owner = store / "runs" / RUNS[0] / "owner.json"
+    owner.write_text(json.dumps({"pid": 4_000_000, "host": "elsewhere", "since": "then"}))
+    seen: list[str] = []
+
+    class Renames(OsFileSystem):
+        def replace(self, src: str, dst: str) -> None:
+            seen.append(str(owner.exists()))
+            with pytest.raises(RunLockedError) as refused:
+                FileCheckpointStorage(store).lock_run(RUNS[0])
+            seen.append(refused.value.holder)
+            super().replace(src, dst)
+
+    storage = FileCheckpointStorage(store, fs=Renames())
+    assert asyncio.run(storage.delete_runs([RUNS[0]])) == ([RUNS[0]], [])
+    assert seen == ["False", "another process"]

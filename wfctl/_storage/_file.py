@@ -550,7 +550,13 @@ class FileCheckpointStorage(RunStoreBase):
         self._layout.make_run_dir(run_id, durable=self._durable)
         return self._lock(run_id, LOCK_GRACE)
 
-    def _lock(self, run_id: str, grace: float) -> FileRunLock:
+    def _lock_to_remove(self, run_id: str) -> FileRunLock:
+        """:meth:`lock_run` for a removal's rename: the holder is not recorded (see ``named``)."""
+        validate_run_id(run_id)
+        self._layout.make_run_dir(run_id, durable=self._durable)
+        return self._lock(run_id, LOCK_GRACE, named=False)
+
+    def _lock(self, run_id: str, grace: float, *, named: bool = True) -> FileRunLock:
         """:meth:`lock_run` of a run whose directory was made and checked."""
         layout = self._layout
 
@@ -559,7 +565,7 @@ class FileCheckpointStorage(RunStoreBase):
             self._forget(run_id)
 
         lock = FileRunLock.acquire(
-            run_id, layout.journal(run_id), layout.owner(run_id), released, grace
+            run_id, layout.journal(run_id), layout.owner(run_id), released, grace, named=named
         )
         self._forget(run_id)
         if lock.identity is not None:
@@ -801,7 +807,9 @@ class FileCheckpointStorage(RunStoreBase):
             InvalidIdError: ``run_id`` is malformed.
             RunLockedError: the run is being executed.
         """
-        removed = remove_run(self._layout, validate_run_id(run_id), self.lock_run, self._durable)
+        removed = remove_run(
+            self._layout, validate_run_id(run_id), self._lock_to_remove, self._durable
+        )
         if removed:
             self._unqueue(run_id)
         return removed
@@ -825,7 +833,7 @@ class FileCheckpointStorage(RunStoreBase):
         """
         for run_id in run_ids:
             validate_run_id(run_id)
-        removed, locked = remove_runs(self._layout, run_ids, self.lock_run, self._durable)
+        removed, locked = remove_runs(self._layout, run_ids, self._lock_to_remove, self._durable)
         for run_id in removed:
             self._unqueue(run_id)
         return removed, locked

@@ -115,7 +115,10 @@ class FileSystem(Protocol):
         ...
 
     def rmtree(self, path: str) -> None:
-        """Remove a directory tree (:func:`shutil.rmtree`)."""
+        """Remove a directory tree (:func:`shutil.rmtree`).
+
+        Called from several threads at once when many runs are removed together.
+        """
         ...
 
     def fsync_dir(self, path: str) -> None:

@@ -160,12 +160,17 @@ class FileRunLock:
         owner_path: str,
         on_release: Callable[[], None],
         grace: float = LOCK_GRACE,
+        *,
+        named: bool = True,
     ) -> FileRunLock:
         """Take the run's lock now (creating an empty journal if needed); record the holder.
 
         Two locks on the same run conflict even inside one process (each holds its own open
         file description, and ``flock`` locks those, not processes). ``grace`` is how long a
         held lock is waited for (a worker's claim waits for none: it takes another run).
+        Without ``named`` the holder is not recorded, only a record left by an earlier holder
+        removed (someone refused meanwhile reads "another process"): for a lock held for one
+        rename, where writing the record would cost more than the rename (a removal).
 
         Raises:
             RunLockedError: someone holds it; the message names them from ``owner.json``.
@@ -191,7 +196,11 @@ class FileRunLock:
                 raise WfctlError(f"cannot lock run {run_id!r} at {lock_path}: {exc}") from exc
         lock = cls(run_id, hold, owner_path, lambda: None, identity)
         try:
-            write_private(OS_FS, owner_path, _owner_record())
+            if named:
+                write_private(OS_FS, owner_path, _owner_record())
+            else:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(owner_path)
         except BaseException:
             lock.release()
             raise
