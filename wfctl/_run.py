@@ -68,6 +68,7 @@ from ._recorded import (
     StepRecord,
     args_text,
     record_args_of,
+    step_record_of,
 )
 from ._response_types import convert_answer
 from ._response_types import type_name as response_type_name
@@ -456,18 +457,18 @@ class Run:
                 value = await call_with_policy(
                     self, key, policy or _NO_POLICY, lambda: step.fn(*args, **kwargs)
                 )
-            record = StepRecord(
-                key=key,
-                scope=scope_path,
-                name=step.name,
-                digest=call_digest,
-                result=self._encode(value, key),
-                explicit=explicit,
-                duration=time.perf_counter() - clock,
-                effects=effects.to_json(),
-                args=call_args,
-                kwargs=call_kwargs,
-                args_omitted=args_omitted,
+            record = step_record_of(
+                key,
+                scope_path,
+                step.name,
+                call_digest,
+                self._encode(value, key),
+                explicit,
+                time.perf_counter() - clock,
+                effects.to_json(),
+                call_args,
+                call_kwargs,
+                args_omitted,
             )
             await self.chain.commit_step(record)
         except (PauseSignal, asyncio.CancelledError):
