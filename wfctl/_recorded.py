@@ -57,8 +57,10 @@ class StepRecord:
         ``scope`` and ``name`` are stored only when the key does not already say them (an
         explicit key may contain anything, so it always carries both).
         """
-        out: dict[str, Any] = {"key": self.key}
-        if self.explicit is not None or _split_key(self.key) != (self.scope, self.name):
+        key = self.key
+        out: dict[str, Any] = {"key": key}
+        scope, _, last = key.rpartition("/")  # (``_split_key``, inline: once per step)
+        if self.explicit is not None or scope != self.scope or last.partition("#")[0] != self.name:
             out["scope"] = self.scope
             out["name"] = self.name
         out["digest"] = self.digest
@@ -272,6 +274,8 @@ class RecordedCalls:
             unconsumed records in this scope but none for this call; None if the step has no
             unconsumed records here (the call is new and runs live).
         """
+        if not self._buckets:
+            return None  # nothing left to serve (a fresh run): every call is new
         where = (scope, name, explicit, digest)
         bucket = self._buckets.get(where)
         if bucket is not None:
