@@ -30,7 +30,7 @@ from collections.abc import Callable, Coroutine, Generator
 from datetime import UTC, datetime
 from typing import Any
 
-from ._checkpoint import Checkpoint, Kind, checkpoint_id_for
+from ._checkpoint import Checkpoint, Kind, checkpoint_id_for, checkpoint_of
 from ._errors import JournalChangedError
 from ._payloads import Payload, StepPayload
 from ._policies import AttemptRecord
@@ -127,7 +127,75 @@ class CheckpointChain:
         Raises:
             Exception: whatever the storage raised while saving that checkpoint.
         """
+        if (
+            self._committer is None
+            and self._inline
+            and not (self._queued or self._attempts or self._saves)
+        ):
+            solo = self.solo
+            if solo is not None and solo():
+                await self._commit_solo(record)
+                return
         await self._enqueue(self._queued, record)
+
+    async def _commit_solo(self, record: StepRecord) -> None:
+        """Commit ``record`` alone, in the caller (see the module docstring).
+
+        Nothing is queued, no committer runs and no run-level save is in flight, so no other
+        save holds the lock or waits for it, and none can start before this one waits: the
+        save is made without the lock, with no queue and no future. Should it wait, the rest
+        of it becomes the committer task, and a run-level save waits for that (``flush``)
+        before it takes the lock; the task then commits what was queued meanwhile.
+        """
+        checkpoint = self._next(Kind.STEP, {"steps": [record.to_json()]})
+        context = contextvars.Context()  # empty: a commit takes no scope of the run
+        save = self._storage.save(checkpoint)
+        try:
+            waiting = context.run(save.send, None)
+        except StopIteration:
+            self._saved(checkpoint, record)
+            now = _monotonic()
+            if now - self._turned >= TURN_EVERY:  # let the loop turn now and then
+                self._turned = now
+                await asyncio.sleep(0)
+            return
+        except JournalChangedError as exc:
+            self.lost = exc
+            raise
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._committer = asyncio.Task(
+            self._finish_solo(checkpoint, record, _resume(save, waiting), future),
+            context=context,
+        )
+        # Cancelling this caller cancels the future only, never the save (see _enqueue).
+        await future
+
+    async def _finish_solo(
+        self,
+        checkpoint: Checkpoint,
+        record: StepRecord,
+        save: Coroutine[Any, Any, None],
+        future: asyncio.Future[None],
+    ) -> None:
+        """The committer task of a solo commit whose save waited (see :meth:`_commit_solo`)."""
+        try:
+            try:
+                await save
+            except JournalChangedError as exc:
+                self.lost = exc
+                if not future.done():
+                    future.set_exception(exc)
+            except Exception as exc:
+                if not future.done():
+                    future.set_exception(exc)
+            else:
+                self._saved(checkpoint, record)
+                if not future.done():
+                    future.set_result(None)
+        except BaseException:
+            self._committer = None
+            raise
+        await self._commit_queued()  # what was queued while it waited; ends the committer
 
     async def commit_attempt(self, attempt: AttemptRecord) -> None:
         """Queue a failed attempt of a step call; return once a checkpoint holding it is durable.
@@ -221,22 +289,7 @@ class CheckpointChain:
 
     async def _save(self, kind: Kind, data: dict[str, Any]) -> Checkpoint:
         async with self._lock:
-            if self._served:
-                data["served"], self._served = self._served, 0
-            head = self.head
-            seq = head.seq + 1 if head is not None else 0
-            origin_run, origin_ckpt = self._origin or (None, None)
-            checkpoint = Checkpoint(
-                run_id=self.run_id,
-                seq=seq,
-                kind=kind,
-                workflow_name=self.workflow_name,
-                timestamp=self._clock(),
-                previous_checkpoint_id=checkpoint_id_for(self.run_id, head.seq) if head else None,
-                origin_run_id=origin_run,
-                origin_checkpoint_id=origin_ckpt,
-                data=data,
-            )
+            checkpoint = self._next(kind, data)
             try:
                 await self._storage.save(checkpoint)
             except JournalChangedError as exc:
@@ -246,6 +299,33 @@ class CheckpointChain:
         if self.on_commit is not None:
             self.on_commit(checkpoint)
         return checkpoint
+
+    def _next(self, kind: Kind, data: dict[str, Any]) -> Checkpoint:
+        """Return the checkpoint of ``data`` that extends the head (saved under the lock)."""
+        if self._served:
+            data["served"], self._served = self._served, 0
+        head = self.head
+        origin_run, origin_ckpt = self._origin or (None, None)
+        return checkpoint_of(
+            self.run_id,
+            head.seq + 1 if head is not None else 0,
+            kind,
+            self.workflow_name,
+            self._clock(),
+            checkpoint_id_for(self.run_id, head.seq) if head is not None else None,
+            origin_run,
+            origin_ckpt,
+            data,
+        )
+
+    def _saved(self, checkpoint: Checkpoint, record: StepRecord) -> None:
+        """Advance the head to a solo commit's ``checkpoint``, as :meth:`_save` and
+        ``_commit_queued`` do after a save."""
+        self.head = checkpoint
+        if self.on_commit is not None:
+            self.on_commit(checkpoint)
+        if self.keep_committed:
+            self.committed.append(record)
 
 
 def _saves_without_waiting(storage: CheckpointStorage) -> bool:
@@ -257,7 +337,7 @@ def _saves_without_waiting(storage: CheckpointStorage) -> bool:
     return owner is not None and vars(owner).get("_SAVES_WITHOUT_WAITING") is True
 
 
-async def _resume(coro: Coroutine[Any, Any, None], waiting: Any) -> None:
+async def _resume(coro: Coroutine[Any, Any, Any], waiting: Any) -> None:
     """Go on with ``coro``, started by hand and now waiting on ``waiting`` (a task's body)."""
     await _Resumed(coro, waiting)
 
@@ -271,7 +351,7 @@ class _Resumed:
 
     __slots__ = ("coro", "waiting")
 
-    def __init__(self, coro: Coroutine[Any, Any, None], waiting: Any) -> None:
+    def __init__(self, coro: Coroutine[Any, Any, Any], waiting: Any) -> None:
         self.coro = coro
         self.waiting = waiting
 

@@ -30,6 +30,7 @@ __all__ = [
     "Kind",
     "RunStatus",
     "checkpoint_id_for",
+    "checkpoint_of",
     "split_checkpoint_id",
     "validate_run_id",
 ]
@@ -182,19 +183,9 @@ class Checkpoint:
             ):
                 raise CheckpointCorruptError(where, "invalid origin")
             origin_run, origin_ckpt = origin
-        # Filled in slot by slot: what ``cls(...)`` makes of these values, at half the cost.
-        checkpoint = _new(cls)
-        _SET_RUN_ID(checkpoint, run_id)
-        _SET_SEQ(checkpoint, seq)
-        _SET_KIND(checkpoint, _KIND_OF[kind])
-        _SET_WORKFLOW_NAME(checkpoint, wf)
-        _SET_TIMESTAMP(checkpoint, ts)
-        _SET_PREVIOUS(checkpoint, prev)
-        _SET_ORIGIN_RUN(checkpoint, origin_run)
-        _SET_ORIGIN_CHECKPOINT(checkpoint, origin_ckpt)
-        _SET_DATA(checkpoint, data)
-        _SET_VERSION(checkpoint, version)
-        return checkpoint
+        return checkpoint_of(
+            run_id, seq, _KIND_OF[kind], wf, ts, prev, origin_run, origin_ckpt, data, version
+        )
 
 
 (
@@ -214,6 +205,34 @@ class Checkpoint:
     *("origin_run_id", "origin_checkpoint_id", "data", "version"),
 )
 _new = object.__new__
+
+
+def checkpoint_of(
+    run_id: str,
+    seq: int,
+    kind: Kind,
+    workflow_name: str,
+    timestamp: str,
+    previous_checkpoint_id: str | None,
+    origin_run_id: str | None,
+    origin_checkpoint_id: str | None,
+    data: dict[str, Any],
+    version: int = FORMAT_VERSION,
+) -> Checkpoint:
+    """Return ``Checkpoint(...)`` of these fields, filled in slot by slot (at half the cost:
+    the engine makes one per commit, a read one per record)."""
+    checkpoint: Checkpoint = _new(Checkpoint)
+    _SET_RUN_ID(checkpoint, run_id)
+    _SET_SEQ(checkpoint, seq)
+    _SET_KIND(checkpoint, kind)
+    _SET_WORKFLOW_NAME(checkpoint, workflow_name)
+    _SET_TIMESTAMP(checkpoint, timestamp)
+    _SET_PREVIOUS(checkpoint, previous_checkpoint_id)
+    _SET_ORIGIN_RUN(checkpoint, origin_run_id)
+    _SET_ORIGIN_CHECKPOINT(checkpoint, origin_checkpoint_id)
+    _SET_DATA(checkpoint, data)
+    _SET_VERSION(checkpoint, version)
+    return checkpoint
 
 
 def validate_run_id(run_id: object) -> str:

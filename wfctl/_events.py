@@ -281,11 +281,12 @@ def event_of(
     details: WorkflowErrorDetails | None = None,
     extra: Mapping[str, Any] | None = None,
     origin: WorkflowEventSource = WorkflowEventSource.FRAMEWORK,
+    timestamp: float | None = None,
 ) -> WorkflowEvent:
     """Return an engine event of wfctl's ``kind``, typed with agent-framework's name for it.
 
     The event is the one ``WorkflowEvent(...)`` would make of these fields (``extra`` None:
-    an empty dict), filled in slot by slot.
+    an empty dict; ``timestamp`` None: now), filled in slot by slot.
     """
     event: WorkflowEvent = _new_event(WorkflowEvent)
     _SET_TYPE(event, _type_of(kind, kind))
@@ -297,6 +298,6 @@ def event_of(
     _SET_KIND(event, kind)
     _SET_RUN_ID(event, run_id)
     _SET_KEY(event, key)
-    _SET_TIMESTAMP(event, time.time())
+    _SET_TIMESTAMP(event, time.time() if timestamp is None else timestamp)
     _SET_EXTRA(event, {} if extra is None else extra)
     return event

@@ -57,8 +57,10 @@ class StepRecord:
         ``scope`` and ``name`` are stored only when the key does not already say them (an
         explicit key may contain anything, so it always carries both).
         """
-        out: dict[str, Any] = {"key": self.key}
-        if self.explicit is not None or _split_key(self.key) != (self.scope, self.name):
+        key = self.key
+        out: dict[str, Any] = {"key": key}
+        scope, _, last = key.rpartition("/")  # (``_split_key``, inline: once per step)
+        if self.explicit is not None or scope != self.scope or last.partition("#")[0] != self.name:
             out["scope"] = self.scope
             out["name"] = self.name
         out["digest"] = self.digest
@@ -108,20 +110,19 @@ class StepRecord:
             raise CheckpointCorruptError(where, f"step {key}: invalid timing")
         # Arguments are shown, never served: a malformed field reads as not recorded.
         args, kwargs, omitted = raw.get("args"), raw.get("kwargs"), raw.get("args_omitted")
-        # Filled in slot by slot: what ``cls(...)`` makes of these values, at half the cost.
-        record = _new(cls)
-        _SET_KEY(record, key)
-        _SET_SCOPE(record, scope)
-        _SET_NAME(record, name)
-        _SET_DIGEST(record, digest)
-        _SET_RESULT(record, raw["result"])
-        _SET_EXPLICIT(record, explicit)
-        _SET_DURATION(record, duration)
-        _SET_EFFECTS(record, effects)
-        _SET_ARGS(record, args if isinstance(args, list) else None)
-        _SET_KWARGS(record, kwargs if isinstance(kwargs, dict) and isinstance(args, list) else None)
-        _SET_ARGS_OMITTED(record, omitted if isinstance(omitted, str) else None)
-        return record
+        return step_record_of(
+            key,
+            scope,
+            name,
+            digest,
+            raw["result"],
+            explicit,
+            duration,
+            effects,
+            args if isinstance(args, list) else None,
+            kwargs if isinstance(kwargs, dict) and isinstance(args, list) else None,
+            omitted if isinstance(omitted, str) else None,
+        )
 
     def describe_args(self) -> str:
         """Return the call's arguments as one line of compact JSON, or why they are not stored."""
@@ -148,6 +149,37 @@ class StepRecord:
     *("args", "kwargs", "args_omitted"),
 )
 _new = object.__new__
+
+
+def step_record_of(
+    key: str,
+    scope: str,
+    name: str,
+    digest: str | None,
+    result: Any,
+    explicit: str | None,
+    duration: float,
+    effects: dict[str, Any] | None,
+    args: list[Any] | None,
+    kwargs: dict[str, Any] | None,
+    args_omitted: str | None,
+) -> StepRecord:
+    """Return ``StepRecord(...)`` of these fields, filled in slot by slot (at half the cost:
+    the engine makes one per executed step, a read one per recorded step)."""
+    record: StepRecord = _new(StepRecord)
+    _SET_KEY(record, key)
+    _SET_SCOPE(record, scope)
+    _SET_NAME(record, name)
+    _SET_DIGEST(record, digest)
+    _SET_RESULT(record, result)
+    _SET_EXPLICIT(record, explicit)
+    _SET_DURATION(record, duration)
+    _SET_EFFECTS(record, effects)
+    _SET_ARGS(record, args)
+    _SET_KWARGS(record, kwargs)
+    _SET_ARGS_OMITTED(record, args_omitted)
+    return record
+
 
 _NOT_RECORDED = {
     ARGS_OPTED_OUT: "not recorded (record_args=False)",
@@ -242,6 +274,8 @@ class RecordedCalls:
             unconsumed records in this scope but none for this call; None if the step has no
             unconsumed records here (the call is new and runs live).
         """
+        if not self._buckets:
+            return None  # nothing left to serve (a fresh run): every call is new
         where = (scope, name, explicit, digest)
         bucket = self._buckets.get(where)
         if bucket is not None:

@@ -68,6 +68,7 @@ from ._recorded import (
     StepRecord,
     args_text,
     record_args_of,
+    step_record_of,
 )
 from ._response_types import convert_answer
 from ._response_types import type_name as response_type_name
@@ -148,9 +149,10 @@ class Run:
         self.state: dict[str, Any] = {}
         self.outputs: list[Any] = []
         self.encoded_outputs: list[Any] = []
-        #: The most recent events (all of them with ``event_history=None``); how many older
-        #: ones were let go. The live listener sees every event either way.
-        self.events: deque[WorkflowEvent] = deque(maxlen=options.event_history)
+        #: The most recent events (all of them with ``event_history=None``; see ``events``);
+        #: how many older ones were let go. The live listener sees every event either way.
+        self._events: deque[WorkflowEvent | _Deferred] = deque(maxlen=options.event_history)
+        self._deferred = False
         self.events_dropped = 0
         self.pending: dict[str, tuple[RequestInfoEvent, Any]] = {}
         self.executed: list[str] = []
@@ -198,23 +200,51 @@ class Run:
         """Wrap workflow code about to run in its own task: its SystemExit fails the run."""
         return ExitGuard(coro, f"{getattr(coro, '__qualname__', 'a task')}()")
 
-    def emit(
-        self, kind: str, key: str | None = None, data: Any = None, **fields: Any
-    ) -> WorkflowEvent:
+    @property
+    def events(self) -> deque[WorkflowEvent]:
+        """The most recent events, oldest first (``RunOptions.event_history`` of them).
+
+        With no live listener an event is kept as its fields and time, and made here, when
+        the history is first read after it (the same event ``emit`` would have made then).
+        """
+        if self._deferred:
+            run_id, events = self.run_id, self._events
+            self._events = deque(
+                (
+                    event_of(e[0], run_id, e[1], e[2], timestamp=e[4], **e[3])
+                    if type(e) is tuple
+                    else e
+                    for e in events
+                ),
+                maxlen=events.maxlen,
+            )
+            self._deferred = False
+        return self._events  # type: ignore[return-value]  # no _Deferred is left in it
+
+    def emit(self, kind: str, key: str | None = None, data: Any = None, **fields: Any) -> None:
         """Record an event of wfctl's ``kind`` and hand it to the live listener.
 
         ``fields`` are the event's other fields (``executor_id``, ``extra``, ``state``, ...).
+        With no listener, nothing but the history reads the event: it is made when that is
+        read (see ``events``), and not at all once it has been let go.
         """
-        event = event_of(kind, self.run_id, key, data, **fields)
-        self._publish(event)
-        return event
+        if self._on_event is not None:
+            self._publish(event_of(kind, self.run_id, key, data, **fields))
+            return
+        events = self._events
+        if len(events) == events.maxlen:
+            self.events_dropped += 1
+            if events.maxlen == 0:  # ``event_history=0``: nothing is kept
+                return
+        events.append((kind, key, data, fields, time.time()))
+        self._deferred = True
 
     def publish_custom(self, event: WorkflowEvent) -> None:
         """Record an event user code made (``ctx.add_event``), stamped with this run."""
         self._publish(replace(event, kind="custom", run_id=self.run_id, timestamp=time.time()))
 
     def _publish(self, event: WorkflowEvent) -> None:
-        events = self.events
+        events = self._events
         if len(events) == events.maxlen:
             self.events_dropped += 1
         events.append(event)
@@ -427,18 +457,18 @@ class Run:
                 value = await call_with_policy(
                     self, key, policy or _NO_POLICY, lambda: step.fn(*args, **kwargs)
                 )
-            record = StepRecord(
-                key=key,
-                scope=scope_path,
-                name=step.name,
-                digest=call_digest,
-                result=self._encode(value, key),
-                explicit=explicit,
-                duration=time.perf_counter() - clock,
-                effects=effects.to_json(),
-                args=call_args,
-                kwargs=call_kwargs,
-                args_omitted=args_omitted,
+            record = step_record_of(
+                key,
+                scope_path,
+                step.name,
+                call_digest,
+                self._encode(value, key),
+                explicit,
+                time.perf_counter() - clock,
+                effects.to_json(),
+                call_args,
+                call_kwargs,
+                args_omitted,
             )
             await self.chain.commit_step(record)
         except (PauseSignal, asyncio.CancelledError):
@@ -590,6 +620,10 @@ class Run:
         if divergence is not None:
             return BodyOutcome("failed", error=divergence)
         return BodyOutcome("completed", value=body_task.result())
+
+
+#: An event kept as what makes it (see ``Run.events``): kind, key, data, other fields, time.
+_Deferred = tuple[str, str | None, Any, dict[str, Any], float]
 
 
 def _invocation(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any] | None:

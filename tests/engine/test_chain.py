@@ -264,6 +264,58 @@ def test_a_save_that_waits_goes_on_when_its_sequential_caller_is_cancelled(
     arun(main())
 
 
+@pytest.mark.parametrize("storage_class", [ObservedStorage, WaitsAfterAll])
+def test_steps_made_while_a_waiting_save_goes_on_are_committed_after_it(
+    storage_class: type[ObservedStorage],
+) -> None:
+    """The body goes on after its step's caller was cancelled while the save waited: its
+    next step queues behind that save and is committed after it, by the same committer."""
+
+    async def main() -> None:
+        observed = storage_class(InMemoryCheckpointStorage())
+        hold = asyncio.Event()
+        observed.gates[1] = hold  # save 0 is the root; save 1 holds the first step's result
+        body: list[asyncio.Task[Any]] = []
+
+        @step
+        async def first() -> str:
+            body.append(asyncio.current_task())  # type: ignore[arg-type]
+            return "first"
+
+        @step
+        async def second() -> str:
+            hold.set()  # queued behind the held save, which may now end
+            return "second"
+
+        @workflow
+        async def goes_on() -> str:
+            try:
+                return await first()
+            except asyncio.CancelledError:
+                return await second()
+
+        async def cancel_the_caller() -> None:
+            await observed.save_started(1).wait()
+            body[0].cancel()
+
+        canceller = asyncio.create_task(cancel_the_caller())
+        # A guard against a hang (a queued step nobody commits), not a timing threshold.
+        result = await asyncio.wait_for(goes_on.build(checkpoint_storage=observed).run(), 10)
+        await canceller
+        assert result.get_outputs() == ["second"]
+        kinds = [(c.kind, [s["key"] for s in c.data.get("steps", [])]) for c in observed.saved]
+        assert kinds == [
+            ("root", []),
+            ("step", ["first#0"]),
+            ("step", ["second#0"]),
+            ("completed", []),
+        ]
+        assert observed.max_concurrent_saves == 1
+        assert_one_chain(await observed.list_checkpoints(run_id=result.run_id))
+
+    arun(main())
+
+
 @pytest.mark.parametrize(
     "ns",
     [0, 999_999_999, 1_700_000_000_123_456_789, 1_700_000_001_000_000_000, 4_102_444_799 * 10**9],
