@@ -22,7 +22,7 @@ def test_version_command_lists_python_and_the_runtime_libraries() -> None:
     lines = people.stdout.splitlines()
     assert lines[0] == f"wfctl {metadata.version('wfctl')}"
     assert lines[1].startswith(f"Python {platform.python_version()} ")
-    for name in ("typer", "rich", "tomli-w", "filelock", "orjson"):
+    for name in ("typer", "rich", "tomli-w", "filelock", "orjson", "zlib-ng"):
         assert f"{name} {metadata.version(name)}" in lines
 
     document = wfctl("version", "--json").json()
@@ -31,7 +31,8 @@ def test_version_command_lists_python_and_the_runtime_libraries() -> None:
     assert document["python"] == platform.python_version()
     libraries = {item["name"]: item["version"] for item in document["libraries"]}
     assert libraries == {
-        name: metadata.version(name) for name in ("typer", "rich", "tomli-w", "filelock", "orjson")
+        name: metadata.version(name)
+        for name in ("typer", "rich", "tomli-w", "filelock", "orjson", "zlib-ng")
     }
 
 
