@@ -357,6 +357,28 @@ def test_a_save_waits_once_on_a_plain_future_and_adds_no_reader_writer_or_timer(
         runner.run(main())
 
 
+def test_a_save_larger_than_the_socket_takes_at_once_is_sent_whole(pg_url: str) -> None:
+    blob = "0123456789abcdef" * 65_536  # 1 MiB: more than a socket's buffer takes at once
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        assert isinstance(loop, _CountingLoop)
+        async with opened(pg_url) as store:
+            lease = await store.lease_run("r1")
+            await store.save(ckpt("r1", 0))
+            loop.counting = True
+            await store.save(ckpt("r1", 1, data={"blob": blob}))
+            loop.counting = False
+            assert loop.calls["add_writer"] == 1 == loop.calls["remove_writer"]  # sent in parts
+            await store.save(ckpt("r1", 2))
+            await lease.release()
+            assert (await store.load("r1.1")).data == {"blob": blob}
+            assert await store.list_checkpoint_ids() == ["r1.0", "r1.1", "r1.2"]
+
+    with asyncio.Runner(loop_factory=_CountingLoop) as runner:
+        runner.run(main())
+
+
 def test_a_save_whose_caller_is_cancelled_still_lands_and_the_next_one_waits_for_it(
     pg_url: str,
 ) -> None:
