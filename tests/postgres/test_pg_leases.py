@@ -12,7 +12,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Coroutine, Generator, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from tests.storage.helpers import arun, ckpt, start_holder, stop_children
 from wfctl._errors import CheckpointCorruptError, LeaseLostError, RunLockedError, WfctlError
 from wfctl._storage._postgres._schema import LOCK_SEED
 from wfctl._storage._postgres._sql import PAUSE
+from wfctl._storage._postgres._store import PostgresCheckpointStorage
 from wfctl.storage.testing import PrivateServer, restart
 
 REPO = Path(__file__).resolve().parents[2]
@@ -326,6 +327,24 @@ class _Waits:
                 value, step = exc, self.coro.throw
 
 
+def _counting_saves(
+    url: str, saves: Callable[[_CountingLoop, PostgresCheckpointStorage], Awaitable[None]]
+) -> None:
+    """Lease run r1 and save its root, then await ``saves(loop, store)`` on a counting loop."""
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        assert isinstance(loop, _CountingLoop)
+        async with opened(url) as store:
+            lease = await store.lease_run("r1")
+            await store.save(ckpt("r1", 0))
+            await saves(loop, store)
+            await lease.release()
+
+    with asyncio.Runner(loop_factory=_CountingLoop) as runner:
+        runner.run(main())
+
+
 def test_a_save_waits_once_on_a_plain_future_and_adds_no_reader_writer_or_timer(
     pg_url: str,
 ) -> None:
@@ -333,50 +352,36 @@ def test_a_save_waits_once_on_a_plain_future_and_adds_no_reader_writer_or_timer(
     socket: nothing is added to or removed from the event loop per save, and the one thing it
     waits on is a plain future (which any task may await), not a task or a timer."""
 
-    async def main() -> None:
-        loop = asyncio.get_running_loop()
-        assert isinstance(loop, _CountingLoop)
-        async with opened(pg_url) as store:
-            lease = await store.lease_run("r1")
-            await store.save(ckpt("r1", 0))
-            waited: list[Any] = []
-            loop.counting = True
-            for seq in range(1, 21):
-                waits = _Waits(store.save(ckpt("r1", seq)))
-                await waits
-                waited += waits.waited
-            loop.counting = False
-            assert dict(loop.calls) == {}
-            assert len(waited) == 20
-            assert all(isinstance(w, asyncio.Future) for w in waited)
-            assert not any(isinstance(w, asyncio.Task) for w in waited)
-            await lease.release()
-            assert len(await store.list_checkpoint_ids()) == 21
+    async def saves(loop: _CountingLoop, store: PostgresCheckpointStorage) -> None:
+        waited: list[Any] = []
+        loop.counting = True
+        for seq in range(1, 21):
+            waits = _Waits(store.save(ckpt("r1", seq)))
+            await waits
+            waited += waits.waited
+        loop.counting = False
+        assert dict(loop.calls) == {}
+        assert len(waited) == 20
+        assert all(isinstance(w, asyncio.Future) for w in waited)
+        assert not any(isinstance(w, asyncio.Task) for w in waited)
+        assert len(await store.list_checkpoint_ids()) == 21
 
-    with asyncio.Runner(loop_factory=_CountingLoop) as runner:
-        runner.run(main())
+    _counting_saves(pg_url, saves)
 
 
 def test_a_save_larger_than_the_socket_takes_at_once_is_sent_whole(pg_url: str) -> None:
     blob = "0123456789abcdef" * 65_536  # 1 MiB: more than a socket's buffer takes at once
 
-    async def main() -> None:
-        loop = asyncio.get_running_loop()
-        assert isinstance(loop, _CountingLoop)
-        async with opened(pg_url) as store:
-            lease = await store.lease_run("r1")
-            await store.save(ckpt("r1", 0))
-            loop.counting = True
-            await store.save(ckpt("r1", 1, data={"blob": blob}))
-            loop.counting = False
-            assert loop.calls["add_writer"] == 1 == loop.calls["remove_writer"]  # sent in parts
-            await store.save(ckpt("r1", 2))
-            await lease.release()
-            assert (await store.load("r1.1")).data == {"blob": blob}
-            assert await store.list_checkpoint_ids() == ["r1.0", "r1.1", "r1.2"]
+    async def saves(loop: _CountingLoop, store: PostgresCheckpointStorage) -> None:
+        loop.counting = True
+        await store.save(ckpt("r1", 1, data={"blob": blob}))
+        loop.counting = False
+        assert loop.calls["add_writer"] == 1 == loop.calls["remove_writer"]  # sent in parts
+        await store.save(ckpt("r1", 2))
+        assert (await store.load("r1.1")).data == {"blob": blob}
+        assert await store.list_checkpoint_ids() == ["r1.0", "r1.1", "r1.2"]
 
-    with asyncio.Runner(loop_factory=_CountingLoop) as runner:
-        runner.run(main())
+    _counting_saves(pg_url, saves)
 
 
 def test_a_save_whose_caller_is_cancelled_still_lands_and_the_next_one_waits_for_it(
