@@ -7,11 +7,12 @@ the server to drop a dead session's lock (bounded, never a timing threshold).
 from __future__ import annotations
 
 import asyncio
+import collections
 import os
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from tests.storage.helpers import arun, ckpt, start_holder, stop_children
 from wfctl._errors import CheckpointCorruptError, LeaseLostError, RunLockedError, WfctlError
 from wfctl._storage._postgres._schema import LOCK_SEED
 from wfctl._storage._postgres._sql import PAUSE
+from wfctl._storage._postgres._store import PostgresCheckpointStorage
 from wfctl.storage.testing import PrivateServer, restart
 
 REPO = Path(__file__).resolve().parents[2]
@@ -263,9 +265,141 @@ def test_saves_go_over_the_lease_connection_one_transaction_each_and_no_pool_che
             assert _xids(pg_url) - xids == 20  # one transaction per save, nothing else writes
             assert pool.get_stats().get("requests_num", 0) == requests  # no pooled connection
             [(_, last)] = _query(pg_url, _LEASE_BACKEND)
-            assert last.startswith("INSERT INTO wfctl_checkpoints")  # on the locked session
+            # On the locked session (its prepared INSERT shows as the PREPARE that made it).
+            assert "INSERT INTO wfctl_checkpoints" in last
             await lease.release()
             assert len(await store.list_checkpoint_ids()) == 20
+
+    arun(main())
+
+
+class _CountingLoop(asyncio.SelectorEventLoop):
+    """An event loop that counts, while ``counting``, the readers, writers and timers asked of it
+    (``call_later`` goes through ``call_at``)."""
+
+    COUNTED = ("add_reader", "remove_reader", "add_writer", "remove_writer", "call_at")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.counting = False
+        self.calls: collections.Counter[str] = collections.Counter()
+
+
+def _counted(name: str) -> Any:
+    plain = getattr(asyncio.SelectorEventLoop, name)
+
+    def method(self: _CountingLoop, *args: Any, **kwargs: Any) -> Any:
+        if self.counting:
+            self.calls[name] += 1
+        return plain(self, *args, **kwargs)
+
+    return method
+
+
+for _name in _CountingLoop.COUNTED:
+    setattr(_CountingLoop, _name, _counted(_name))
+
+
+class _Waits:
+    """Awaits a coroutine and records each object it waits on (what it yields to the task).
+
+    What the task throws in (a cancellation) goes on to the coroutine, as ``await`` would.
+    """
+
+    def __init__(self, coro: Coroutine[Any, Any, None]) -> None:
+        self.coro = coro
+        self.waited: list[Any] = []
+        self.waiting = asyncio.Event()  # set at its first wait
+
+    def __await__(self) -> Generator[Any, Any, None]:
+        step = self.coro.send
+        value: Any = None
+        while True:
+            try:
+                waiting = step(value)
+            except StopIteration:
+                return
+            self.waited.append(waiting)
+            self.waiting.set()
+            try:
+                value, step = (yield waiting), self.coro.send
+            except BaseException as exc:  # each goes on to the coroutine
+                value, step = exc, self.coro.throw
+
+
+def _counting_saves(
+    url: str, saves: Callable[[_CountingLoop, PostgresCheckpointStorage], Awaitable[None]]
+) -> None:
+    """Lease run r1 and save its root, then await ``saves(loop, store)`` on a counting loop."""
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        assert isinstance(loop, _CountingLoop)
+        async with opened(url) as store:
+            lease = await store.lease_run("r1")
+            await store.save(ckpt("r1", 0))
+            await saves(loop, store)
+            await lease.release()
+
+    with asyncio.Runner(loop_factory=_CountingLoop) as runner:
+        runner.run(main())
+
+
+def test_a_save_waits_once_on_a_plain_future_and_adds_no_reader_writer_or_timer(
+    pg_url: str,
+) -> None:
+    """A save is one send and one wait for its reply, on the reader the lease keeps on its
+    socket: nothing is added to or removed from the event loop per save, and the one thing it
+    waits on is a plain future (which any task may await), not a task or a timer."""
+
+    async def saves(loop: _CountingLoop, store: PostgresCheckpointStorage) -> None:
+        waited: list[Any] = []
+        loop.counting = True
+        for seq in range(1, 21):
+            waits = _Waits(store.save(ckpt("r1", seq)))
+            await waits
+            waited += waits.waited
+        loop.counting = False
+        assert dict(loop.calls) == {}
+        assert len(waited) == 20
+        assert all(isinstance(w, asyncio.Future) for w in waited)
+        assert not any(isinstance(w, asyncio.Task) for w in waited)
+        assert len(await store.list_checkpoint_ids()) == 21
+
+    _counting_saves(pg_url, saves)
+
+
+def test_a_save_larger_than_the_socket_takes_at_once_is_sent_whole(pg_url: str) -> None:
+    blob = "0123456789abcdef" * 65_536  # 1 MiB: more than a socket's buffer takes at once
+
+    async def saves(loop: _CountingLoop, store: PostgresCheckpointStorage) -> None:
+        loop.counting = True
+        await store.save(ckpt("r1", 1, data={"blob": blob}))
+        loop.counting = False
+        assert loop.calls["add_writer"] == 1 == loop.calls["remove_writer"]  # sent in parts
+        await store.save(ckpt("r1", 2))
+        assert (await store.load("r1.1")).data == {"blob": blob}
+        assert await store.list_checkpoint_ids() == ["r1.0", "r1.1", "r1.2"]
+
+    _counting_saves(pg_url, saves)
+
+
+def test_a_save_whose_caller_is_cancelled_still_lands_and_the_next_one_waits_for_it(
+    pg_url: str,
+) -> None:
+    async def main() -> None:
+        async with opened(pg_url) as store:
+            lease = await store.lease_run("r1")
+            await store.save(ckpt("r1", 0))
+            waits = _Waits(store.save(ckpt("r1", 1)))
+            caller = asyncio.ensure_future(waits)
+            await waits.waiting.wait()  # sent: waiting for its reply
+            caller.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await caller
+            await store.save(ckpt("r1", 2))  # sent once the cancelled one's reply is read
+            await lease.release()
+            assert await store.list_checkpoint_ids() == ["r1.0", "r1.1", "r1.2"]
 
     arun(main())
 

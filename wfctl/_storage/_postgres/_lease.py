@@ -7,12 +7,19 @@ run's ``fence`` (a lease epoch from a sequence, never reused); every save carrie
 it was granted, and the append trigger refuses any other, so a writer that lost its lease
 cannot append even where the head did not move.
 
-Saves go over the lease's connection (:meth:`PostgresLease.execute`): no pool checkout per
-save, and a save after that connection ended fails instead of landing without the lock. The
-connection also ``LISTEN``s for pause requests: a notification read during a query of the
-lease is handled as it is read, and while the connection is idle a reader on its socket reads
-it (and notices the connection ending), so :meth:`~PostgresLease.pause_requested` stays a
-plain read.
+Saves go over the lease's connection (:meth:`PostgresLease.save`): no pool checkout per
+save, and a save after that connection ended fails instead of landing without the lock. A save
+runs the INSERT the lease prepared when it opened (``PREPARE``, sent with its ``LISTEN``) at the
+level of libpq: its parameters arrive encoded, the record as binary, and the reply is read by
+the reader that stays on the connection's socket for as long as the lease is held. So a save is
+one send and one wait on one future, with no reader added or removed, no cursor, no timer and no
+adaptation of its parameters; it yields to the event loop only at that future (a plain
+``asyncio.Future``: it may be awaited from any task). The other statements of a lease (the lock,
+the grant, the unlock) go through psycopg (:meth:`PostgresLease.execute`), which waits on the
+socket with a reader of its own meanwhile. The connection also ``LISTEN``s for pause requests:
+a notification read during a psycopg statement is handled by a notify handler, and any other
+one by the socket's reader (which notices the connection ending too), so
+:meth:`~PostgresLease.pause_requested` stays a plain read.
 """
 
 from __future__ import annotations
@@ -21,17 +28,19 @@ import asyncio
 import contextlib
 import os
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any, Final
 
 import psycopg
 from psycopg import AsyncCursor
-from psycopg.pq import ConnStatus
+from psycopg.pq import ConnStatus, ExecStatus
+from psycopg.pq.abc import PGresult
 from psycopg.rows import TupleRow
 
 from wfctl._errors import RunLockedError
 
+from . import _sql
 from ._connection import Connection
 from ._schema import run_key
 
@@ -39,7 +48,8 @@ __all__ = ["CHANNEL", "GRANT", "PostgresLease", "holder_text", "lease_or_none", 
 
 #: The notification channel of pause requests; the payload is ``<0|1>:<run id>``.
 CHANNEL: Final = "wfctl_pause"
-_LISTEN: Final = f"LISTEN {CHANNEL}"
+#: Sent once when a lease opens (one round trip): listen, and prepare the save.
+_OPEN: Final = f"LISTEN {CHANNEL}; {_sql.PREPARE_SAVE}"
 _TRY_LOCK: Final = f"SELECT pg_try_advisory_lock({run_key()})"
 _UNLOCK: Final = f"SELECT pg_advisory_unlock({run_key()})"
 #: Bump the run's fence (creating its row for a run with no records yet), say who holds it,
@@ -71,7 +81,7 @@ async def lease_or_none(
     try:
         # Listening before the lock, and so before the grant reads the pause flag: a request
         # committed after that read is notified here.
-        await lease.execute(_LISTEN)
+        await lease.execute(_OPEN)
         cursor = await lease.execute(_TRY_LOCK, (run_id,))
         row = await cursor.fetchone()
     except BaseException:
@@ -116,6 +126,14 @@ class PostgresLease:
         self._fd = conn.pgconn.socket
         self._busy = 0  # queries of the lease in flight: psycopg waits on the socket then
         self._watching = False
+        #: The Python codec of the connection's client encoding (a save's text parameters).
+        self.encoding = conn.info.encoding
+        #: One statement at a time on the connection: held by a psycopg statement while it
+        #: runs, and by a save from its send until the socket's reader has read its reply.
+        self._turn = asyncio.Lock()
+        self._reply: asyncio.Future[None] | None = None  # the save in flight's, if any
+        self._results: list[PGresult] = []  # read so far for it
+        self._sending = False  # a writer sends the rest of it
         conn.add_notify_handler(lambda note: self._note(note.payload))
 
     @property
@@ -135,31 +153,89 @@ class PostgresLease:
     # -- queries -----------------------------------------------------------------------------
 
     async def execute(
-        self, query: str, params: tuple[Any, ...] | None = None, *, prepare: bool | None = None
+        self, query: str, params: tuple[Any, ...] | None = None
     ) -> AsyncCursor[TupleRow]:
-        """Run one statement on the lease's connection (a save, the grant, the lock).
+        """Run one statement through psycopg on the lease's connection (the lock, the grant).
 
         Raises:
             psycopg.OperationalError: the connection ended (the lease is then :attr:`lost`),
                 or was released.
             psycopg.Error: the server refused the statement.
         """
-        conn = self._conn
-        if conn is None:
-            raise psycopg.OperationalError("the lease was released")
-        # psycopg waits on the socket with a reader of its own, which replaces the idle
-        # reader and removes it when the statement ends: the idle reader is put back after.
-        self._watching = False
-        self._busy += 1
+        async with self._turn:  # after a save in flight has had its reply
+            conn = self._conn
+            if conn is None:
+                raise psycopg.OperationalError("the lease was released")
+            # psycopg waits on the socket with a reader of its own, which replaces the idle
+            # reader and removes it when the statement ends: the idle reader is put back after.
+            self._watching = False
+            self._busy += 1
+            try:
+                return await conn.execute(query, params)
+            except psycopg.OperationalError:
+                if conn.pgconn.status != ConnStatus.OK:
+                    self.lost = True  # the connection ended: the server has dropped the lock
+                raise
+            finally:
+                self._busy -= 1
+                self._watch()
+
+    async def save(self, params: Sequence[bytes | None]) -> None:
+        """Run the save the lease prepared (:data:`._sql.PREPARE_SAVE`): one send, one wait.
+
+        ``params`` are encoded already: text in :attr:`encoding`, the record as binary (the
+        formats of :data:`._sql.SAVE_FORMATS`). The only wait is on a plain future, which the
+        socket's reader resolves once the whole reply is read. Cancelling the caller does not
+        cancel the statement: its reply is still read, and the lease's next statement waits
+        for it.
+
+        Raises:
+            psycopg.OperationalError: the connection ended (the lease is then :attr:`lost`),
+                or was released.
+            psycopg.Error: the server refused the statement (the trigger's refusal is a
+                ``RaiseException``).
+        """
+        turn = self._turn
+        await turn.acquire()
+        # From here the turn is released by the end of the reply (:meth:`_answer`).
         try:
-            return await conn.execute(query, params, prepare=prepare)
-        except psycopg.OperationalError:
-            if conn.pgconn.status != ConnStatus.OK:
-                self.lost = True  # the connection ended: the server has dropped the lock
+            conn = self._conn
+            if conn is None or self.lost:
+                raise psycopg.OperationalError("the lease was released")
+            pgconn = conn.pgconn
+            try:
+                pgconn.send_query_prepared(_sql.SAVE, params, _sql.SAVE_FORMATS)
+                unsent = pgconn.flush()
+            except psycopg.OperationalError:
+                if pgconn.status != ConnStatus.OK:
+                    self.lost = True  # the connection ended: the server has dropped the lock
+                raise
+        except BaseException:
+            turn.release()
             raise
-        finally:
-            self._busy -= 1
-            self._watch()
+        reply = self._reply = self._loop.create_future()
+        self._watch()
+        if unsent:  # a record larger than the socket's buffer: send the rest when writable
+            self._loop.add_writer(self._fd, self._writable)
+            self._sending = True
+        await reply
+
+    def _writable(self) -> None:
+        """Send more of a save the socket's buffer could not take at once."""
+        conn = self._conn
+        try:
+            unsent = conn is not None and conn.pgconn.flush()
+        except psycopg.OperationalError as exc:
+            self.lost = True
+            self._answer(exc)
+            return
+        if not unsent:
+            self._stop_sending()
+
+    def _stop_sending(self) -> None:
+        if self._sending:
+            self._loop.remove_writer(self._fd)
+            self._sending = False
 
     async def grant(self) -> None:
         """Take the run's fence on the lease's own connection (:data:`GRANT`)."""
@@ -207,17 +283,49 @@ class PostgresLease:
             self._unwatch()
             return
         pgconn = conn.pgconn
+        error: psycopg.Error | None = None
         try:
             pgconn.consume_input()  # at the end of the stream (now or at a next call): raises
-        except psycopg.OperationalError:
+        except psycopg.OperationalError as exc:
             self.lost = True  # the connection ended: the server has dropped the lock
+            error = exc
         else:
             while (pgn := pgconn.notifies()) is not None:
-                self._note(pgn.extra.decode(conn.info.encoding))
+                self._note(pgn.extra.decode(self.encoding))
+            if self._reply is not None:
+                # A save's reply: its result, then the end of the results (when all is read).
+                while not pgconn.is_busy():
+                    result = pgconn.get_result()
+                    if result is None:
+                        self._answer(self._outcome())
+                        break
+                    self._results.append(result)
             if pgconn.status != ConnStatus.OK:
                 self.lost = True
         if self.lost:
             self._unwatch()
+            self._answer(error or psycopg.OperationalError("the server ended the connection"))
+
+    def _outcome(self) -> psycopg.Error | None:
+        """The error a save's results hold (None: the row was inserted)."""
+        for result in self._results:
+            if result.status != ExecStatus.COMMAND_OK:
+                return psycopg.errors.error_from_result(result, encoding=self.encoding)
+        return None if self._results else psycopg.InterfaceError("a save returned no result")
+
+    def _answer(self, error: BaseException | None) -> None:
+        """End the save in flight (if any) with ``error`` or success; free the connection."""
+        reply, self._reply = self._reply, None
+        if reply is None:
+            return
+        self._results = []
+        self._stop_sending()
+        self._turn.release()
+        if not reply.done():  # its caller may have been cancelled
+            if error is None:
+                reply.set_result(None)
+            else:
+                reply.set_exception(error)
 
     # -- ending ------------------------------------------------------------------------------
 
@@ -238,9 +346,11 @@ class PostgresLease:
 
     async def close(self) -> None:
         """Close the lease's connection (the server drops its lock)."""
-        conn, self._conn = self._conn, None
+        conn = self._conn
         if conn is None:
             return
         self._unwatch()
+        self._answer(psycopg.OperationalError("the lease was released"))
+        self._conn = None
         with contextlib.suppress(psycopg.Error):
             await conn.close()

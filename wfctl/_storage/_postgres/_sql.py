@@ -14,10 +14,16 @@ _HELD: Final = (
 )
 _LOCKED: Final = f"(hashtextextended(r.run_id, {LOCK_SEED}) IN (SELECT key FROM held))"
 
-INSERT: Final = (
-    "INSERT INTO wfctl_checkpoints (run_id, seq, kind, prev, workflow_name, ts, fence, record)"
-    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
+#: A save: the prepared INSERT of one checkpoint row (prepared once per lease connection, run
+#: at the level of libpq). Its parameters: run id, seq, kind, parent, workflow name, timestamp,
+#: fence (as text) and the record (as binary: no escaping, no parsing).
+SAVE: Final = b"wfctl_save"
+PREPARE_SAVE: Final = (
+    "PREPARE wfctl_save (text, bigint, text, text, text, text, bigint, bytea) AS"
+    " INSERT INTO wfctl_checkpoints (run_id, seq, kind, prev, workflow_name, ts, fence, record)"
+    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
 )
+SAVE_FORMATS: Final = (0, 0, 0, 0, 0, 0, 0, 1)
 
 #: One run's records, with its head as the run's row says (no row: no run).
 RUN_RECORDS: Final = (

@@ -76,20 +76,22 @@ class PostgresCheckpointStorage(PostgresReads):
         if lease.lost:
             raise _lost(checkpoint, where)
         fence = lease.fence
-        params = (
-            run_id,
-            checkpoint.seq,
-            str(checkpoint.kind),
-            checkpoint.previous_checkpoint_id,
-            checkpoint.workflow_name,
-            checkpoint.timestamp,
-            fence,
+        encoding = lease.encoding
+        parent = checkpoint.previous_checkpoint_id
+        params = (  # as _sql.PREPARE_SAVE declares them
+            run_id.encode(encoding),
+            b"%d" % checkpoint.seq,
+            checkpoint.kind.encode(encoding),
+            None if parent is None else parent.encode(encoding),
+            checkpoint.workflow_name.encode(encoding),
+            checkpoint.timestamp.encode(encoding),
+            b"%d" % fence,
             record,
         )
         try:
             # On the connection holding the lease's lock: no pool checkout, and a save after
             # that connection ended (the lock with it) fails instead of landing unlocked.
-            await lease.execute(_sql.INSERT, params, prepare=True)
+            await lease.save(params)
         except psycopg.errors.RaiseException as exc:
             raise _refusal(checkpoint, fence, exc, where) from None
         except psycopg.Error as exc:
