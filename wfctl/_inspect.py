@@ -352,17 +352,21 @@ _new = object.__new__
 def run_log(store: StoreRef, run_id: str, *, must_exist: bool = True) -> RunLog:
     """Return the run's chain as a timeline, its entries read as they are iterated.
 
-    The whole run is verified first (every checksum and link), so a corrupt run raises here,
-    before any entry is shown.
+    From a file store, the summary is read from the run's root and head (both verified), and
+    each entry is yielded only once its record and every one before it are verified (checksum
+    and link) and decoded: the journal is read once, and the first entry shows at once. A
+    record that fails raises while iterating, after the entries before it. Other stores give
+    the whole chain verified first.
 
     Raises:
         StoreLocationError: the store is missing (with ``must_exist``) or is not one.
         InvalidIdError, RunNotFoundError: no such run.
-        CheckpointCorruptError: a record fails verification or the chain is broken.
+        CheckpointCorruptError: a record fails verification or the chain is broken (from a
+            file store, any record but the root and head: while iterating).
     """
     storage = open_storage(store, must_exist=must_exist)
     if isinstance(storage, FileCheckpointStorage):
-        summary, records = storage.stream_chain(run_id)  # read as they are shown
+        summary, records = storage.stream_checked_chain(run_id)  # verified as they are shown
         return RunLog(summary, map(log_entry, records))
 
     summary, chain = on_store(

@@ -1,0 +1,114 @@
+"""``wfctl log`` reads a run's journal once, verifying each record before its entry is shown.
+
+The summary (the first line) comes from the run's root and head, both verified; then every
+record is checked (checksum, link to its parent) and decoded as it is read, once, and its entry
+is shown only after it and every record before it held. A record that fails stops the command
+(exit 2, one stderr line naming it, as before) after the entries before it; a broken root or
+head is found before anything is shown, and named as the whole journal's check names it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import WORKFLOWS, invoke, run_id_of
+from wfctl._checkpoint import Checkpoint
+from wfctl._errors import CheckpointCorruptError
+from wfctl._inspect import run_log
+from wfctl._storage import _file
+
+MANY = WORKFLOWS / "many.py"
+STEPS = 250  # more than one page of the timeline (200 entries)
+_ARGS: Iterable[tuple[str, ...]] = ((), ("--json",))
+
+
+@pytest.fixture
+def long_run(store: Path) -> str:
+    """A completed run of STEPS steps: STEPS + 2 records."""
+    return run_id_of(invoke("run", MANY, "--input", str(STEPS), "--store", store, "--json"))
+
+
+def _journal(store: Path, run_id: str) -> Path:
+    return store / "runs" / run_id / "journal.jsonl"
+
+
+def _corrupt(store: Path, run_id: str, index: int) -> None:
+    """Change one character of the record at line ``index + 1`` (its checksum then fails)."""
+    journal = _journal(store, run_id)
+    lines = journal.read_bytes().split(b"\n")
+    lines[index] = lines[index].replace(b'"step"', b'"stap"')
+    journal.write_bytes(b"\n".join(lines))
+
+
+def test_each_record_is_read_once_and_decoded_once(
+    store: Path, long_run: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lines_read = 0
+    decoded = 0
+    real_read_lines, real_from_dict = _file.read_lines, Checkpoint.from_dict.__func__
+
+    def counted_lines(*args: object) -> Iterator[bytes]:
+        nonlocal lines_read
+        for line in real_read_lines(*args):  # type: ignore[arg-type]
+            lines_read += 1
+            yield line
+
+    def counted_from_dict(cls: type[Checkpoint], raw: object, where: str) -> Checkpoint:
+        nonlocal decoded
+        decoded += 1
+        return real_from_dict(cls, raw, where)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(_file, "read_lines", counted_lines)
+    monkeypatch.setattr(Checkpoint, "from_dict", classmethod(counted_from_dict))
+    entries = list(run_log(store, long_run).entries)
+    assert [e.seq for e in entries] == list(range(STEPS + 2))
+    assert lines_read == STEPS + 2  # one read of the journal (two before: verify, then decode)
+    assert decoded == STEPS + 2  # the root and head once each (twice before)
+
+
+def test_a_broken_record_is_named_after_the_entries_before_it(store: Path, long_run: str) -> None:
+    _corrupt(store, long_run, 230)
+    log = run_log(store, long_run)  # the root and the head hold: nothing raised yet
+    assert log.summary.status == "completed"
+    shown: list[int] = []
+    with pytest.raises(CheckpointCorruptError) as raised:
+        shown.extend(entry.seq for entry in log.entries)
+    assert shown == list(range(230))
+    assert raised.value.where == f"{_journal(store, long_run)}:231"
+    assert raised.value.reason.startswith("checksum mismatch (record says ")
+
+
+def test_the_command_shows_what_held_then_names_the_broken_record(
+    store: Path, long_run: str
+) -> None:
+    _corrupt(store, long_run, 230)
+    text = invoke("log", long_run, "--store", store)
+    assert text.code == 2
+    assert text.error_line().startswith(
+        f"wfctl: error: corrupt checkpoint data in {_journal(store, long_run)}:231: checksum "
+    )
+    shown = [line for line in text.stdout.splitlines() if f"  {long_run}." in line]
+    assert [line.rsplit(".", 1)[1] for line in shown] == [str(seq) for seq in range(230)]
+    document = invoke("log", long_run, "--store", store, "--json")
+    assert document.code == 2 and document.error_line() == text.error_line()
+    assert f'"{long_run}.229"' in document.stdout and f'"{long_run}.230"' not in document.stdout
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(document.stdout)  # cut short: never mistaken for the whole document
+
+
+@pytest.mark.parametrize("index", [0, STEPS + 1], ids=["root", "head"])
+def test_a_broken_end_is_refused_before_anything_is_shown(
+    store: Path, long_run: str, index: int
+) -> None:
+    journal = _journal(store, long_run)
+    lines = journal.read_bytes().split(b"\n")
+    lines[index] = lines[index].replace(b'"ts":"2', b'"ts":"3')
+    journal.write_bytes(b"\n".join(lines))
+    for args in _ARGS:
+        done = invoke("log", long_run, "--store", store, *args)
+        assert done.code == 2 and done.stdout == ""
+        assert f"journal.jsonl:{index + 1}: checksum mismatch" in done.error_line()
