@@ -13,8 +13,9 @@ reported by name (``CheckpointCorruptError``) rather than shown in part.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from math import isfinite
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -170,11 +171,15 @@ class LogEntry:
 
     def to_json(self) -> dict[str, Any]:
         """Return the entry as an item of the log document's ``checkpoints``."""
+        return self._document(utc_time)
+
+    def _document(self, utc: Callable[[str], str | None]) -> dict[str, Any]:
+        """:meth:`to_json`, with stored times converted by ``utc`` (:func:`utc_time`'s results)."""
         return {
             "checkpoint_id": self.checkpoint_id,
             "seq": self.seq,
             "kind": self.kind,
-            "created_at": utc_time(self.timestamp),
+            "created_at": utc(self.timestamp),
             "steps": [{"key": s.key, "duration_s": s.duration} for s in self.steps],
             "served_keys": list(self.served),
             "served_count": self.served_count,
@@ -238,15 +243,30 @@ class RunLog:
             ensure_ascii=False,
         )
         before, _, after = head.rpartition("null")  # the list's one item: the last value
-        separator = ""
-        for entry in self.entries:
-            yield separator or before
-            yield _indented_json(entry).replace("\n", "\n    ")
-            separator = ",\n    "
-        yield after + "\n"
+        # A page of entries per string: fewer, larger writes. The entries read before one that
+        # fails are given before the error goes on.
+        page = [before]
+        utc = _UtcTimes()
+        try:
+            for count, entry in enumerate(self.entries, 1):
+                if count > 1:
+                    page.append(",\n    ")
+                page.append(_indented_json(entry, utc).replace("\n", "\n    "))
+                if count % _JSON_PAGE == 0:
+                    yield "".join(page)
+                    page.clear()
+        except Exception:
+            yield "".join(page)
+            raise
+        page.append(after + "\n")
+        yield "".join(page)
 
 
-def _indented_json(entry: LogEntry) -> str:
+#: Entries of ``log --json`` given per string by :meth:`RunLog.json_text`.
+_JSON_PAGE = 200
+
+
+def _indented_json(entry: LogEntry, utc: Callable[[str], str | None] = utc_time) -> str:
     """Return ``json.dumps(entry.to_json(), indent=2, ensure_ascii=False)``, with orjson if it can.
 
     The standard library's encoder runs in Python when it indents (~40 µs an entry). orjson
@@ -254,22 +274,61 @@ def _indented_json(entry: LogEntry) -> str:
     escapes being the same) except for floats (``1e-5`` for the standard library's ``1e-05``),
     so durations, the only floats of an entry without answers, are given as the standard
     library writes them. An entry with answers (any value) or with what orjson refuses (an
-    integer beyond 64 bits, a lone surrogate) is written by the standard library.
+    integer beyond 64 bits, a lone surrogate) is written by the standard library. ``utc``
+    converts stored times as :func:`utc_time` does.
     """
-    document = entry.to_json()
+    document = entry._document(utc)
     if not entry.answers:
         for step in document["steps"]:
-            if step["duration_s"] is not None:
-                step["duration_s"] = orjson.Fragment(_JSON_FLOAT.encode(step["duration_s"]))
+            duration = step["duration_s"]
+            if duration is not None:
+                step["duration_s"] = orjson.Fragment(
+                    _float_repr(duration) if isfinite(duration) else _JSON_FLOAT.encode(duration)
+                )
         try:
             return orjson.dumps(document, option=orjson.OPT_INDENT_2).decode()
         except orjson.JSONEncodeError:
-            document = entry.to_json()
+            document = entry._document(utc)
     return json.dumps(document, indent=2, ensure_ascii=False)
 
 
-#: Writes a float as ``json.dumps`` does (``NaN`` and ``Infinity`` included).
+#: Writes a float as ``json.dumps`` does (``NaN`` and ``Infinity`` included); a finite float
+#: it writes as ``float.__repr__`` does (``json.encoder``'s ``floatstr``), which is cheaper.
 _JSON_FLOAT = json.JSONEncoder()
+_float_repr = float.__repr__
+
+
+class _UtcTimes:
+    """:func:`utc_time`, converting each second once for the stored times of one run.
+
+    A run's checkpoints are written thousands a second: a time as wfctl stores it
+    (``2026-12-01T07:33:18.374520+00:00``, UTC already) keeps its microseconds as written,
+    and its second is checked and converted once (``...07:33:18Z``). Any other text (another
+    offset, no fraction, a fraction of zero, which :func:`utc_time` leaves out) is converted by
+    :func:`utc_time` itself.
+    """
+
+    def __init__(self) -> None:
+        self._second = ""
+        self._shown: str | None = None
+
+    def __call__(self, text: str) -> str | None:
+        fraction = text[20:26]
+        if (
+            len(text) != 32
+            or text[19] != "."
+            or text[26:] != "+00:00"
+            or not text.isascii()
+            or not fraction.isdigit()
+            or fraction == "000000"
+        ):
+            return utc_time(text)
+        second = text[:19]
+        if second != self._second:
+            self._shown = utc_time(second + "+00:00")  # None: not a time
+            self._second = second
+        shown = self._shown
+        return None if shown is None else f"{shown[:-1]}.{fraction}Z"
 
 
 def log_entry(checkpoint: Checkpoint) -> LogEntry:

@@ -10,13 +10,16 @@ head is found before anything is shown, and named as the whole journal's check n
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.cli.conftest import WORKFLOWS, invoke, run_id_of
+from wfctl import _inspect
 from wfctl._checkpoint import Checkpoint
+from wfctl._documents import utc_time
 from wfctl._errors import CheckpointCorruptError
 from wfctl._inspect import run_log
 from wfctl._storage import _file
@@ -112,3 +115,39 @@ def test_a_broken_end_is_refused_before_anything_is_shown(
         done = invoke("log", long_run, "--store", store, *args)
         assert done.code == 2 and done.stdout == ""
         assert f"journal.jsonl:{index + 1}: checksum mismatch" in done.error_line()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2026-12-01T07:33:18.374520+00:00",
+        "2026-12-01T07:33:18.000000+00:00",  # utc_time leaves a zero fraction out
+        "2026-12-01T07:33:18.000001+00:00",
+        "2026-12-01T07:33:19.374520+00:00",
+        "2026-12-01T07:33:18.374520+02:00",
+        "2026-12-01T07:33:18+00:00",
+        "2026-12-01T07:33:18.374+00:00",
+        "2026-02-30T07:33:18.374520+00:00",  # not a date
+        "2026-12-01T07:33:18.3745a0+00:00",
+        "2026-12-01T07:33:18.37452\u0660+00:00",  # a digit, not ASCII
+        "2026-12-01 07:33:18.374520+00:00",
+        "2026-12-01T07:33:18.374520",
+        "",
+    ],
+)
+def test_log_json_times_are_utc_times(text: str) -> None:
+    convert = _inspect._UtcTimes()
+    for before in ("", "2026-12-01T07:33:18.100000+00:00", "2026-02-30T07:33:18.100000+00:00"):
+        if before:
+            convert(before)  # the second just converted: remembered or not, the same text
+        assert convert(text) == utc_time(text)
+
+
+def test_log_json_durations_are_written_as_the_standard_library_writes_them() -> None:
+    durations = (1e-05, 0.1, 2.5e-07, 1e20, 123456.789, 0.0, -0.0, math.nan, math.inf, -math.inf)
+    entry = _inspect.LogEntry(
+        "r.1", 1, "step", "2026-12-01T07:33:18.374520+00:00",
+        tuple(_inspect.StepEntry(f"work#{i}", d) for i, d in enumerate(durations)),
+    )  # fmt: skip
+    expected = json.dumps(entry.to_json(), indent=2, ensure_ascii=False)
+    assert _inspect._indented_json(entry, _inspect._UtcTimes()) == expected
