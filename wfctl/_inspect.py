@@ -366,8 +366,12 @@ def log_entry(checkpoint: Checkpoint) -> LogEntry:
     _SET_KIND(entry, checkpoint.kind)
     _SET_TIMESTAMP(entry, checkpoint.timestamp)
     _SET_STEPS(entry, steps)
-    _SET_SERVED(entry, served_keys(checkpoint))
-    _SET_SERVED_COUNT(entry, served_count(checkpoint))
+    if "served" in checkpoint.data:
+        _SET_SERVED(entry, served_keys(checkpoint))
+        _SET_SERVED_COUNT(entry, served_count(checkpoint))
+    else:  # what both give without it: most records served nothing
+        _SET_SERVED(entry, ())
+        _SET_SERVED_COUNT(entry, 0)
     _SET_REQUESTS(entry, requests)
     _SET_ANSWERS(entry, answers)
     _SET_ERROR(entry, error)

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rich.cells import cell_len
+
 from wfctl._visible import visible
 
 from ._common import Text, status_text, stdout
-from ._runs import _LOG_PAGE, _cells, _entry_details, _Timeline
+from ._runs import _LOG_PAGE, _entry_details, _Timeline
 from ._time import LocalMillis, local_time, now, relative_time, zone_name
 
 if TYPE_CHECKING:
@@ -27,6 +29,9 @@ if TYPE_CHECKING:
     from wfctl._storage import RunSummary
 
 __all__ = ["print_log"]
+
+#: The cells the check mark starting a step's line takes.
+_CHECK_CELLS = cell_len("✓")
 
 
 def print_log(log: RunLog, *, verbose: bool = False) -> None:
@@ -118,10 +123,11 @@ class _LogTimeline(_Timeline):
             took = f" ({step.duration * 1000:.1f} ms)" if step.duration is not None else ""
             text = visible(f"✓ {step.key}{took}")
             branch = "└── " if index == final else "├── "
+            rest = text[1:]  # after the check mark: ASCII, one cell a character, as a rule
             if (
                 "\n" in text
                 or "\t" in text
-                or _cells(text) > room
+                or _CHECK_CELLS + (len(rest) if rest.isascii() else cell_len(rest)) > room
                 or (green_off and text[-1:].isspace())
             ):
                 self._add_wrapped(outer, branch, (text, "green"))
