@@ -229,7 +229,11 @@ class RunLog:
         )
 
     def json_text(self) -> Iterator[str]:
-        """Yield :meth:`to_json`'s document as indented JSON text, one entry at a time."""
+        """Yield :meth:`to_json`'s document as indented JSON text, a page of entries at a time.
+
+        If reading an entry fails, the entries read before it are given before the error goes
+        on (the document is then left unfinished).
+        """
         head = json.dumps(
             document(
                 "log",
@@ -242,28 +246,61 @@ class RunLog:
             indent=2,
             ensure_ascii=False,
         )
-        before, _, after = head.rpartition("null")  # the list's one item: the last value
-        # A page of entries per string: fewer, larger writes. The entries read before one that
-        # fails are given before the error goes on.
-        page = [before]
+        opening, _, closing = head.rpartition("null")  # the list's one item: the last value
         utc = _UtcTimes()
+        page: list[LogEntry] = []
+        before = opening  # then the separator of the list's items
         try:
-            for count, entry in enumerate(self.entries, 1):
-                if count > 1:
-                    page.append(",\n    ")
-                page.append(_indented_json(entry, utc).replace("\n", "\n    "))
-                if count % _JSON_PAGE == 0:
-                    yield "".join(page)
+            for entry in self.entries:
+                page.append(entry)
+                if len(page) == _JSON_PAGE:
+                    yield before + _page_json(page, utc)
+                    before = _ITEM_SEPARATOR
                     page.clear()
         except Exception:
-            yield "".join(page)
+            if page:
+                yield before + _page_json(page, utc)
             raise
-        page.append(after + "\n")
-        yield "".join(page)
+        if page:
+            yield before + _page_json(page, utc) + closing + "\n"
+        else:  # after a full page, or with no entry at all
+            yield (opening if before == opening else "") + closing + "\n"
 
 
 #: Entries of ``log --json`` given per string by :meth:`RunLog.json_text`.
 _JSON_PAGE = 200
+#: What ``json.dumps`` writes between two items of ``checkpoints`` (indented by 4).
+_ITEM_SEPARATOR = ",\n    "
+
+
+def _page_json(entries: list[LogEntry], utc: Callable[[str], str | None]) -> str:
+    """Return the entries as items of the document's ``checkpoints``, as ``json.dumps`` writes
+    them there (each indented by 4, joined by :data:`_ITEM_SEPARATOR`).
+
+    With orjson, the whole page as one list, when no entry needs the standard library (see
+    :func:`_indented_json`); a list's items are indented by 2, so each line gets 2 more.
+    """
+    documents = [None if entry.answers else _orjson_document(entry, utc) for entry in entries]
+    if None not in documents:
+        try:
+            text = orjson.dumps(documents, option=orjson.OPT_INDENT_2).decode()
+        except orjson.JSONEncodeError:
+            pass
+        else:
+            return text[4:-2].replace("\n", "\n  ")  # within "[\n  " and "\n]"
+    return _ITEM_SEPARATOR.join([_indented_json(e, utc).replace("\n", "\n    ") for e in entries])
+
+
+def _orjson_document(entry: LogEntry, utc: Callable[[str], str | None]) -> dict[str, Any]:
+    """The entry's document with its durations as the standard library writes them."""
+    document = entry._document(utc)
+    for step in document["steps"]:
+        duration = step["duration_s"]
+        if duration is not None:
+            step["duration_s"] = orjson.Fragment(
+                _float_repr(duration) if isfinite(duration) else _JSON_FLOAT.encode(duration)
+            )
+    return document
 
 
 def _indented_json(entry: LogEntry, utc: Callable[[str], str | None] = utc_time) -> str:
@@ -277,19 +314,12 @@ def _indented_json(entry: LogEntry, utc: Callable[[str], str | None] = utc_time)
     integer beyond 64 bits, a lone surrogate) is written by the standard library. ``utc``
     converts stored times as :func:`utc_time` does.
     """
-    document = entry._document(utc)
     if not entry.answers:
-        for step in document["steps"]:
-            duration = step["duration_s"]
-            if duration is not None:
-                step["duration_s"] = orjson.Fragment(
-                    _float_repr(duration) if isfinite(duration) else _JSON_FLOAT.encode(duration)
-                )
         try:
-            return orjson.dumps(document, option=orjson.OPT_INDENT_2).decode()
+            return orjson.dumps(_orjson_document(entry, utc), option=orjson.OPT_INDENT_2).decode()
         except orjson.JSONEncodeError:
-            document = entry._document(utc)
-    return json.dumps(document, indent=2, ensure_ascii=False)
+            pass
+    return json.dumps(entry._document(utc), indent=2, ensure_ascii=False)
 
 
 #: Writes a float as ``json.dumps`` does (``NaN`` and ``Infinity`` included); a finite float

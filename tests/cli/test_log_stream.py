@@ -151,3 +151,13 @@ def test_log_json_durations_are_written_as_the_standard_library_writes_them() ->
     )  # fmt: skip
     expected = json.dumps(entry.to_json(), indent=2, ensure_ascii=False)
     assert _inspect._indented_json(entry, _inspect._UtcTimes()) == expected
+
+
+@pytest.mark.parametrize("steps", [198, 199, STEPS])  # pages: one full; one and one entry; two
+def test_log_json_pages_make_the_document_json_writes(store: Path, steps: int) -> None:
+    outcome = invoke("run", MANY, "--input", str(steps), "--store", store, "--json")
+    run_id = run_id_of(outcome)
+    streamed = "".join(run_log(store, run_id).json_text())
+    whole = run_log(store, run_id).to_json()
+    assert streamed == json.dumps(whole, indent=2, ensure_ascii=False) + "\n"
+    assert len(whole["checkpoints"]) == steps + 2
