@@ -14,7 +14,8 @@ round in rotating order so that both checkouts see the same disk and CPU moments
 - ``runs`` (table, at 200 columns, and ``--json``) per run listed, on the largest store;
 - with ``--gc``: ``gc --keep 10`` on a copy of the largest store, per removed run, and the file
   system's own cost of removing a run directory (rename, then delete its files) beside it;
-- with ``--log-steps N``: ``log`` and ``log --json`` of one run of N steps.
+- with ``--log-steps N``: ``log`` and ``log --json`` of one run of N steps, and how long
+  ``log`` takes to print its first line (wall seconds only).
 
 Each job's wall seconds, CPU seconds (user + system, of the process, from ``wait4``: less
 disturbed by other load than wall time) and peak RSS are printed.
@@ -79,6 +80,31 @@ def _timed(tree: Path, args: list[str]) -> tuple[float, float, float]:
     return seconds, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
+def _first_line(tree: Path, args: list[str]) -> tuple[float, float, float]:
+    """Run ``wfctl ARGS`` from ``tree``; return (seconds to its first line of output, 0, 0).
+
+    How long someone waits before a long output starts (the process then runs to its end, and
+    is not timed further).
+    """
+    env = {**os.environ, "PYTHONPATH": str(tree.resolve()), "COLUMNS": "200"}
+    code = "import sys; from wfctl._cli import main; sys.argv[0] = 'wfctl'; main()"
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=tree,
+    )
+    assert proc.stdout is not None
+    proc.stdout.readline()
+    seconds = time.perf_counter() - start
+    with open(os.devnull, "wb") as sink:
+        shutil.copyfileobj(proc.stdout, sink)  # read to its end
+    proc.wait()
+    return seconds, 0.0, 0.0
+
+
 def _removal_floor(store: Path, workdir: Path) -> float:
     """Milliseconds per run to rename each run directory of a copy of ``store`` and delete it.
 
@@ -118,6 +144,7 @@ def main() -> None:
         _fill(store, n, 10)
     largest = stores[max(sizes)]
     jobs: dict[str, list[str]] = {"--help": ["--help"]}
+    first_lines: dict[str, list[str]] = {}
     for n, store in stores.items():
         run = _first_run(store)
         at = ["--store", str(store)]
@@ -135,12 +162,16 @@ def main() -> None:
         jobs[f"log --json {args.log_steps} steps"] = [
             "log", run, "--json", "--store", str(long_store)
         ]  # fmt: skip
+        first_lines[f"log {args.log_steps} steps: first line"] = jobs[f"log {args.log_steps} steps"]
     times: dict[tuple[str, str], list[tuple[float, float, float]]] = {}
     for r in range(args.rounds):
         order = trees[r % len(trees) :] + trees[: r % len(trees)]
         for name, job in jobs.items():
             for tree in order:
                 times.setdefault((str(tree), name), []).append(_timed(tree, job))
+        for name, job in first_lines.items():
+            for tree in order:
+                times.setdefault((str(tree), name), []).append(_first_line(tree, job))
         if args.gc:
             times.setdefault(("floor", "rename + rmtree (ms per run)"), []).append(
                 (_removal_floor(largest, args.workdir), 0.0, 0.0)

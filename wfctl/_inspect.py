@@ -13,8 +13,9 @@ reported by name (``CheckpointCorruptError``) rather than shown in part.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from math import isfinite
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -170,11 +171,15 @@ class LogEntry:
 
     def to_json(self) -> dict[str, Any]:
         """Return the entry as an item of the log document's ``checkpoints``."""
+        return self._document(utc_time)
+
+    def _document(self, utc: Callable[[str], str | None]) -> dict[str, Any]:
+        """:meth:`to_json`, with stored times converted by ``utc`` (:func:`utc_time`'s results)."""
         return {
             "checkpoint_id": self.checkpoint_id,
             "seq": self.seq,
             "kind": self.kind,
-            "created_at": utc_time(self.timestamp),
+            "created_at": utc(self.timestamp),
             "steps": [{"key": s.key, "duration_s": s.duration} for s in self.steps],
             "served_keys": list(self.served),
             "served_count": self.served_count,
@@ -224,7 +229,11 @@ class RunLog:
         )
 
     def json_text(self) -> Iterator[str]:
-        """Yield :meth:`to_json`'s document as indented JSON text, one entry at a time."""
+        """Yield :meth:`to_json`'s document as indented JSON text, a page of entries at a time.
+
+        If reading an entry fails, the entries read before it are given before the error goes
+        on (the document is then left unfinished).
+        """
         head = json.dumps(
             document(
                 "log",
@@ -237,16 +246,64 @@ class RunLog:
             indent=2,
             ensure_ascii=False,
         )
-        before, _, after = head.rpartition("null")  # the list's one item: the last value
-        separator = ""
-        for entry in self.entries:
-            yield separator or before
-            yield _indented_json(entry).replace("\n", "\n    ")
-            separator = ",\n    "
-        yield after + "\n"
+        opening, _, closing = head.rpartition("null")  # the list's one item: the last value
+        utc = _UtcTimes()
+        page: list[LogEntry] = []
+        before = opening  # then the separator of the list's items
+        try:
+            for entry in self.entries:
+                page.append(entry)
+                if len(page) == _JSON_PAGE:
+                    yield before + _page_json(page, utc)
+                    before = _ITEM_SEPARATOR
+                    page.clear()
+        except Exception:
+            if page:
+                yield before + _page_json(page, utc)
+            raise
+        if page:
+            yield before + _page_json(page, utc) + closing + "\n"
+        else:  # after a full page, or with no entry at all
+            yield (opening if before == opening else "") + closing + "\n"
 
 
-def _indented_json(entry: LogEntry) -> str:
+#: Entries of ``log --json`` given per string by :meth:`RunLog.json_text`.
+_JSON_PAGE = 200
+#: What ``json.dumps`` writes between two items of ``checkpoints`` (indented by 4).
+_ITEM_SEPARATOR = ",\n    "
+
+
+def _page_json(entries: list[LogEntry], utc: Callable[[str], str | None]) -> str:
+    """Return the entries as items of the document's ``checkpoints``, as ``json.dumps`` writes
+    them there (each indented by 4, joined by :data:`_ITEM_SEPARATOR`).
+
+    With orjson, the whole page as one list, when no entry needs the standard library (see
+    :func:`_indented_json`); a list's items are indented by 2, so each line gets 2 more.
+    """
+    documents = [None if entry.answers else _orjson_document(entry, utc) for entry in entries]
+    if None not in documents:
+        try:
+            text = orjson.dumps(documents, option=orjson.OPT_INDENT_2).decode()
+        except orjson.JSONEncodeError:
+            pass
+        else:
+            return text[4:-2].replace("\n", "\n  ")  # within "[\n  " and "\n]"
+    return _ITEM_SEPARATOR.join([_indented_json(e, utc).replace("\n", "\n    ") for e in entries])
+
+
+def _orjson_document(entry: LogEntry, utc: Callable[[str], str | None]) -> dict[str, Any]:
+    """The entry's document with its durations as the standard library writes them."""
+    document = entry._document(utc)
+    for step in document["steps"]:
+        duration = step["duration_s"]
+        if duration is not None:
+            step["duration_s"] = orjson.Fragment(
+                _float_repr(duration) if isfinite(duration) else _JSON_FLOAT.encode(duration)
+            )
+    return document
+
+
+def _indented_json(entry: LogEntry, utc: Callable[[str], str | None] = utc_time) -> str:
     """Return ``json.dumps(entry.to_json(), indent=2, ensure_ascii=False)``, with orjson if it can.
 
     The standard library's encoder runs in Python when it indents (~40 µs an entry). orjson
@@ -254,22 +311,54 @@ def _indented_json(entry: LogEntry) -> str:
     escapes being the same) except for floats (``1e-5`` for the standard library's ``1e-05``),
     so durations, the only floats of an entry without answers, are given as the standard
     library writes them. An entry with answers (any value) or with what orjson refuses (an
-    integer beyond 64 bits, a lone surrogate) is written by the standard library.
+    integer beyond 64 bits, a lone surrogate) is written by the standard library. ``utc``
+    converts stored times as :func:`utc_time` does.
     """
-    document = entry.to_json()
     if not entry.answers:
-        for step in document["steps"]:
-            if step["duration_s"] is not None:
-                step["duration_s"] = orjson.Fragment(_JSON_FLOAT.encode(step["duration_s"]))
         try:
-            return orjson.dumps(document, option=orjson.OPT_INDENT_2).decode()
+            return orjson.dumps(_orjson_document(entry, utc), option=orjson.OPT_INDENT_2).decode()
         except orjson.JSONEncodeError:
-            document = entry.to_json()
-    return json.dumps(document, indent=2, ensure_ascii=False)
+            pass
+    return json.dumps(entry._document(utc), indent=2, ensure_ascii=False)
 
 
-#: Writes a float as ``json.dumps`` does (``NaN`` and ``Infinity`` included).
+#: Writes a float as ``json.dumps`` does (``NaN`` and ``Infinity`` included); a finite float
+#: it writes as ``float.__repr__`` does (``json.encoder``'s ``floatstr``), which is cheaper.
 _JSON_FLOAT = json.JSONEncoder()
+_float_repr = float.__repr__
+
+
+class _UtcTimes:
+    """:func:`utc_time`, converting each second once for the stored times of one run.
+
+    A run's checkpoints are written thousands a second: a time as wfctl stores it
+    (``2026-12-01T07:33:18.374520+00:00``, UTC already) keeps its microseconds as written,
+    and its second is checked and converted once (``...07:33:18Z``). Any other text (another
+    offset, no fraction, a fraction of zero, which :func:`utc_time` leaves out) is converted by
+    :func:`utc_time` itself.
+    """
+
+    def __init__(self) -> None:
+        self._second = ""
+        self._shown: str | None = None
+
+    def __call__(self, text: str) -> str | None:
+        fraction = text[20:26]
+        if (
+            len(text) != 32
+            or text[19] != "."
+            or text[26:] != "+00:00"
+            or not text.isascii()
+            or not fraction.isdigit()
+            or fraction == "000000"
+        ):
+            return utc_time(text)
+        second = text[:19]
+        if second != self._second:
+            self._shown = utc_time(second + "+00:00")  # None: not a time
+            self._second = second
+        shown = self._shown
+        return None if shown is None else f"{shown[:-1]}.{fraction}Z"
 
 
 def log_entry(checkpoint: Checkpoint) -> LogEntry:
@@ -307,8 +396,12 @@ def log_entry(checkpoint: Checkpoint) -> LogEntry:
     _SET_KIND(entry, checkpoint.kind)
     _SET_TIMESTAMP(entry, checkpoint.timestamp)
     _SET_STEPS(entry, steps)
-    _SET_SERVED(entry, served_keys(checkpoint))
-    _SET_SERVED_COUNT(entry, served_count(checkpoint))
+    if "served" in checkpoint.data:
+        _SET_SERVED(entry, served_keys(checkpoint))
+        _SET_SERVED_COUNT(entry, served_count(checkpoint))
+    else:  # what both give without it: most records served nothing
+        _SET_SERVED(entry, ())
+        _SET_SERVED_COUNT(entry, 0)
     _SET_REQUESTS(entry, requests)
     _SET_ANSWERS(entry, answers)
     _SET_ERROR(entry, error)
@@ -352,17 +445,21 @@ _new = object.__new__
 def run_log(store: StoreRef, run_id: str, *, must_exist: bool = True) -> RunLog:
     """Return the run's chain as a timeline, its entries read as they are iterated.
 
-    The whole run is verified first (every checksum and link), so a corrupt run raises here,
-    before any entry is shown.
+    From a file store, the summary is read from the run's root and head (both verified), and
+    each entry is yielded only once its record and every one before it are verified (checksum
+    and link) and decoded: the journal is read once, and the first entry shows at once. A
+    record that fails raises while iterating, after the entries before it. Other stores give
+    the whole chain verified first.
 
     Raises:
         StoreLocationError: the store is missing (with ``must_exist``) or is not one.
         InvalidIdError, RunNotFoundError: no such run.
-        CheckpointCorruptError: a record fails verification or the chain is broken.
+        CheckpointCorruptError: a record fails verification or the chain is broken (from a
+            file store, any record but the root and head: while iterating).
     """
     storage = open_storage(store, must_exist=must_exist)
     if isinstance(storage, FileCheckpointStorage):
-        summary, records = storage.stream_chain(run_id)  # read as they are shown
+        summary, records = storage.stream_checked_chain(run_id)  # verified as they are shown
         return RunLog(summary, map(log_entry, records))
 
     summary, chain = on_store(

@@ -61,7 +61,7 @@ def test_pause_reads_only_its_run(store: Path, three_runs: list[str]) -> None:
 REVIEW = WORKFLOWS / "review.py"
 
 
-def test_log_streams_its_entries_after_verifying_the_whole_run(store: Path) -> None:
+def test_log_streams_its_entries_each_verified_before_it_is_shown(store: Path) -> None:
     run_id = run_id_of(invoke("run", REVIEW, "--store", store, "--json"))
     invoke("resume", run_id, "-r", "0/request#0=yes", "-r", "1/request#0=3", "--store", store)
     log = run_log(store, run_id)
@@ -75,12 +75,12 @@ def test_log_streams_its_entries_after_verifying_the_whole_run(store: Path) -> N
         == json.dumps(run_log(store, run_id).to_json(), indent=2, ensure_ascii=False) + "\n"
     )
     assert invoke("log", run_id, "--store", store, "--json").stdout == streamed
-    # a record edited in the middle: refused before anything is shown
+    # a record edited in the middle: named once the entries before it are shown, never after
     journal = store / "runs" / run_id / "journal.jsonl"
     lines = journal.read_bytes().split(b"\n")
     lines[2] = lines[2].replace(b'"pause"', b'"paus3"')
     journal.write_bytes(b"\n".join(lines))
     for args in ((), ("--json",)):
         done = invoke("log", run_id, "--store", store, *args)
-        assert done.code == 2 and done.stdout == ""
+        assert done.code == 2 and f"{run_id}.1" in done.stdout and f"{run_id}.2" not in done.stdout
         assert "journal.jsonl:3" in done.error_line()

@@ -166,7 +166,9 @@ def log(
 
     One entry per checkpoint (seq, kind, time) with the steps it committed and how long they
     took, the keys served from the cache, requests, answers and errors. With -v, each step's
-    arguments and result too (a step declared record_args=False shows none). With --follow, each
+    arguments and result too (a step declared record_args=False shows none). Each checkpoint is
+    shown once its record and every one before it verified (checksum and chain link); a record
+    that fails stops the command (exit 2) after the checkpoints before it. With --follow, each
     checkpoint is printed once it is committed until the run ends (a completed, failed,
     paused or cancelled record, or its process gone); the exit code is then the run's: 0
     completed, 1 failed or cancelled, 3 paused for answers, 130 interrupted (paused with

@@ -22,13 +22,13 @@ if TYPE_CHECKING:
         print_followed,
         print_removed,
     )
+    from ._log import print_log
     from ._progress import RunProgress
     from ._reports import print_lineage, print_replay
     from ._runs import (
         print_checkpoint,
         print_export,
         print_gc,
-        print_log,
         print_pause,
         print_run_outcome,
         print_runs,
@@ -59,6 +59,7 @@ __all__ = [
 _HOME = {
     "RunProgress": "_progress",
     "print_lineage": "_reports",
+    "print_log": "_log",
     "print_replay": "_reports",
     "print_cancel": "_lifecycle",
     "print_copied": "_lifecycle",

@@ -55,6 +55,7 @@ from ._journal import (
     Tail,
     check_journal,
     check_last_is_newest,
+    decode_chain,
     decode_record,
     encode_record_parts,
     parse_journal,
@@ -425,6 +426,72 @@ class FileCheckpointStorage(RunStoreBase):
                 if checkpoint.seq != seq or checkpoint.run_id != run_id:
                     raise CheckpointCorruptError(where, "the journal changed while it was read")
                 yield checkpoint
+
+    def stream_checked_chain(self, run_id: str) -> tuple[RunSummary, Iterator[Checkpoint]]:
+        """Return a run's summary, read from its ends, and its records, each verified as read.
+
+        The summary needs only the root and the head, so it is ready at once: the root is the
+        journal's first record, the head its last, each verified (checksum, fields, the head
+        newest and matching the end marker). Then the journal is read once, every record
+        checked (checksum, link to its parent) and decoded before it is yielded, up to that
+        head (records appended since are not yielded). A record that fails is raised while
+        iterating, after the ones before it, with the message :meth:`stream_chain` gives for
+        it (see :func:`~._journal.decode_chain`). If the ends themselves do not verify, the
+        run is read as :meth:`stream_chain` reads it, which names the first problem in file
+        order.
+
+        Raises:
+            InvalidIdError: ``run_id`` is malformed.
+            RunNotFoundError: the run has no committed checkpoint.
+            CheckpointCorruptError: a record fails verification or the chain is broken (while
+                iterating: any record but the root and head, or a journal changed since).
+        """
+        ends = self._checked_ends(validate_run_id(run_id))
+        if ends is None:
+            return self.stream_chain(run_id)
+        root_line, root, head_line, head = ends
+        known = {root_line: root, head_line: head}
+        return self._summarize_now(root, head), self._checked_records(run_id, head.seq, known)
+
+    def _checked_ends(self, run_id: str) -> tuple[bytes, Checkpoint, bytes, Checkpoint] | None:
+        """The root and head, each verified, with their lines; None if anything is amiss."""
+        path = self._layout.journal(run_id)
+        try:
+            with self._reading(run_id) as fd:
+                if fd is None:
+                    return None
+                tail = self._tail(fd)
+                first = read_head(self._fs, fd)
+                if tail is None or tail.line is None or first is None:
+                    return None
+                root = self._decode_root(first, path, run_id)
+                last = tail.line
+                head = root if tail.offset == 0 else decode_record(last, f"{path} (last record)")
+                if head.run_id != run_id:
+                    return None
+                check_last_is_newest(self._fs, fd, tail, head, path)
+            check_end(self._layout, run_id, head.seq, record_crc(last))
+        except CheckpointCorruptError:
+            return None  # read whole, which names the first problem as it always did
+        return first, root, last, head
+
+    def _checked_records(
+        self, run_id: str, last_seq: int, known: dict[bytes, Checkpoint]
+    ) -> Iterator[Checkpoint]:
+        path = self._layout.journal(run_id)
+        with self._reading(run_id) as fd:
+            if fd is None:
+                raise RunNotFoundError(run_id)
+            for line, checkpoint in decode_chain(read_lines(self._fs, fd), path, run_id, known):
+                if checkpoint.seq == last_seq:
+                    if known.get(line) is not checkpoint:  # not the head the summary read
+                        raise CheckpointCorruptError(
+                            f"{path}:{last_seq + 1}", "the journal changed while it was read"
+                        )
+                    yield checkpoint
+                    return
+                yield checkpoint
+        raise CheckpointCorruptError(path, "the journal changed while it was read (it ends early)")
 
     def _head(self, run_id: str) -> Checkpoint | None:
         path = self._layout.journal(run_id)

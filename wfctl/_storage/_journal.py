@@ -45,6 +45,7 @@ __all__ = [
     "check_journal",
     "check_last_is_newest",
     "crc_of_seq",
+    "decode_chain",
     "decode_record",
     "encode_record",
     "encode_record_parts",
@@ -312,6 +313,45 @@ def check_journal(lines: Iterable[bytes], path: str, run_id: str) -> tuple[bytes
             _check_link(line, f"{path}:{seq + 1}", run_id, seq, parent)
         parent = b'"%s.%d"' % (run, seq)
     return None if first is None or last is None else (first, last)
+
+
+def decode_chain(
+    lines: Iterable[bytes], path: str, run_id: str, known: dict[bytes, Checkpoint]
+) -> Iterator[tuple[bytes, Checkpoint]]:
+    """Verify and decode a journal's records one at a time, as one chain, in one read.
+
+    Each record is checked as :func:`check_journal` checks it (checksum, then the link to its
+    parent), then decoded in full as :func:`decode_record` decodes it, before it is yielded
+    with its line: a record is never yielded before everything before it held. A line in
+    ``known`` (already verified and decoded, such as a run's root and head read for its
+    summary) is checked but not decoded again.
+
+    Raises:
+        CheckpointCorruptError: naming the first record (``<path>:<line>``) that fails, with
+            the message :func:`check_journal` or :func:`decode_record` gives for it.
+    """
+    run = run_id.encode()
+    parent = b"null"
+    for seq, line in enumerate(lines):
+        where = f"{path}:{seq + 1}"
+        if not _checksum_holds(line):
+            verified_body(line, where)  # says what is wrong
+        prefix = b'{"v":%d,"id":"%s.%d","seq":%d,"prev":%s,"kind":"' % (
+            FORMAT_VERSION, run, seq, seq, parent
+        )  # fmt: skip
+        kind = line[len(prefix) : line.find(b'"', len(prefix))]
+        if not line.startswith(prefix) or kind not in _KINDS or (kind == _ROOT) != (seq == 0):
+            _check_link(line, where, run_id, seq, parent)  # accepts it, or says what is wrong
+        parent = b'"%s.%d"' % (run, seq)
+        checkpoint = known.get(line)
+        if checkpoint is None:
+            # The checksum held: the body it covers, read as decode_record reads it.
+            body = load_body(line[:-_SUFFIX_LEN] + b"}", where)
+            checkpoint = Checkpoint.from_dict(body, where)
+        if checkpoint.seq != seq or checkpoint.run_id != run_id:
+            # the start read as this link, the whole as another (a key given twice)
+            raise CheckpointCorruptError(where, f"record {checkpoint.checkpoint_id} at seq {seq}")
+        yield line, checkpoint
 
 
 def _check_link(line: bytes, where: str, run_id: str, seq: int, parent: bytes) -> None:
