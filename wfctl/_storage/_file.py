@@ -67,7 +67,7 @@ from ._journal import (
 )
 from ._layout import StoreLayout
 from ._lock import LOCK_GRACE, FileRunLock, HeldLease, probe_locked
-from ._marker import check_end, end_marker_problem, mark_end, read_end_marker
+from ._marker import check_end, check_marker, end_marker_problem, mark_end, read_end_marker
 from ._protocol import JournalProblem, RunJournal, RunSummary
 from ._queue import RESCAN_SECONDS, RunQueue
 from ._removal import cut_run, remove_run, remove_runs
@@ -303,8 +303,17 @@ class FileCheckpointStorage(RunStoreBase):
             RunNotFoundError: there is no journal.
             CheckpointCorruptError: it (or the run directory) is a link or not a regular file.
         """
+        return self._open_sized(run_id)[0]
+
+    def _open_sized(self, run_id: str, *, listed: bool = False) -> tuple[int, int]:
+        """:meth:`_open_read`, returning the descriptor and the journal's size when opened.
+
+        ``listed``: the run's directory was seen as a directory (not a link) by a listing that
+        checked ``runs`` once (:meth:`StoreLayout.run_entries`), so it is not checked again.
+        """
         layout = self._layout
-        layout.check_run_dir(run_id)
+        if not listed:
+            layout.check_run_dir(run_id)
         path = layout.journal(run_id)
         fs = self._fs
         try:
@@ -318,14 +327,14 @@ class FileCheckpointStorage(RunStoreBase):
         except OSError as exc:
             raise symlink_error(path, exc) from None
         try:
-            regular = stat.S_ISREG(fs.fstat(fd).st_mode)
+            st = fs.fstat(fd)
         except BaseException:
             fs.close(fd)
             raise
-        if not regular:
+        if not stat.S_ISREG(st.st_mode):
             fs.close(fd)
             raise CheckpointCorruptError(path, "journal is not a regular file")
-        return fd
+        return fd, st.st_size
 
     @contextlib.contextmanager
     def _reading(self, run_id: str) -> Iterator[int | None]:
@@ -378,18 +387,40 @@ class FileCheckpointStorage(RunStoreBase):
         """Verify the whole journal's checksums and links in one read; decode only its ends."""
         return self._verified_ends(run_id)
 
-    def _verified_ends(self, run_id: str) -> tuple[Checkpoint, Checkpoint] | None:
-        """Verify the whole journal's checksums and links in one read; decode only its ends."""
-        path = self._layout.journal(run_id)
-        with self._reading(run_id) as fd:
-            if fd is None:
-                return None
-            ends = check_journal(read_lines(self._fs, fd), path, run_id)
+    def _verified_ends(
+        self, run_id: str, *, listed: bool = False
+    ) -> tuple[Checkpoint, Checkpoint] | None:
+        """Verify the whole journal's checksums and links in one read; decode only its ends.
+
+        The journal is read up to its size when opened (one ``pread`` for most journals):
+        records appended after that are not part of this read. ``listed``: see
+        :meth:`_open_sized`.
+        """
+        layout, fs = self._layout, self._fs
+        path = layout.journal(run_id)
+        # The end marker is read first: it never names more than the journal held when it was
+        # written, and a journal only grows, so the journal read after it holds at least that
+        # much. Read after the journal, a run ending in between would look cut back.
+        marker_error: CheckpointCorruptError | OSError | None = None
+        try:
+            marker = read_end_marker(layout, run_id)
+        except (CheckpointCorruptError, OSError) as exc:
+            marker, marker_error = None, exc  # raised once the journal has verified
+        try:
+            fd, size = self._open_sized(run_id, listed=listed)
+        except RunNotFoundError:
+            return None
+        try:
+            ends = check_journal(read_lines(fs, fd, size=size), path, run_id)
+        finally:
+            fs.close(fd)
         if ends is None:
             return None
         root = self._decode_root(ends[0], path, run_id)
         head = root if ends[1] is ends[0] else decode_record(ends[1], f"{path} (last record)")
-        check_end(self._layout, run_id, head.seq, record_crc(ends[1]))
+        if marker_error is not None:
+            raise marker_error
+        check_marker(marker, layout, run_id, head.seq, record_crc(ends[1]))
         return root, head
 
     def stream_chain(self, run_id: str) -> tuple[RunSummary, Iterator[Checkpoint]]:
@@ -507,15 +538,17 @@ class FileCheckpointStorage(RunStoreBase):
             StoreLocationError: the store itself cannot be read as a store.
         """
         summaries: list[RunSummary] = []
-        for rid in self._run_ids():
-            summary = self._summary_now(rid, workflow_name)
+        for rid, is_dir in self._layout.run_entries():
+            summary = self._summary_now(rid, workflow_name, listed=is_dir)
             if summary is not None:
                 summaries.append(summary)
         return oldest_first(summaries)
 
-    def _summary_now(self, run_id: str, workflow_name: str | None) -> RunSummary | None:
+    def _summary_now(
+        self, run_id: str, workflow_name: str | None, *, listed: bool = False
+    ) -> RunSummary | None:
         try:
-            ends = self._verified_ends(run_id)
+            ends = self._verified_ends(run_id, listed=listed)
         except CheckpointCorruptError as exc:
             try:
                 root = self._root(run_id)

@@ -70,6 +70,11 @@ _CHAIN_LINK: Final = re.compile(
 )
 _KINDS: Final = frozenset(kind.encode() for kind in KINDS)
 _ROOT: Final = Kind.ROOT.value.encode()
+#: The kinds a chain's first record may have, and those of every later one.
+_FIRST_KINDS: Final = frozenset({_ROOT})
+_LATER_KINDS: Final = _KINDS - _FIRST_KINDS
+#: A record body up to this long is copied to be checksummed; a longer one is not.
+_COPY_LIMIT: Final = 64 * 1024
 # orjson writes compact UTF-8 JSON straight to bytes, 10-60x faster than the stdlib (see
 # docs/decisions.md). Dataclasses and datetimes are passed through to the fallback, which
 # refuses them, as it always did: the data is codec output, plain JSON by construction.
@@ -220,19 +225,6 @@ def verified_body(line: bytes, where: str) -> bytes:
     return body
 
 
-def _checksum_holds(line: bytes) -> bool:
-    """Return whether a line's checksum field is there and holds (no copy of the line).
-
-    The fast path of :func:`verified_body`, which says what is wrong when this is False.
-    """
-    return (
-        len(line) > _SUFFIX_LEN
-        and line[-_SUFFIX_LEN : -_SUFFIX_LEN + 8] == _CRC_PREFIX
-        and line[-2:] == b'"}'
-        and b"%08x" % zlib.crc32(b"}", zlib.crc32(memoryview(line)[:-_SUFFIX_LEN])) == line[-10:-2]
-    )
-
-
 def parse_journal(
     data: bytes, path: str, run_id: str
 ) -> tuple[list[Checkpoint], list[JournalProblem], int]:
@@ -287,24 +279,30 @@ def check_journal(lines: Iterable[bytes], path: str, run_id: str) -> tuple[bytes
         CheckpointCorruptError: naming the first record (``<path>:<line>``) that fails.
     """
     run = run_id.encode()
+    start = b'{"v":%d,"id":"%s.' % (FORMAT_VERSION, run)
+    quoted_id = len(start) - len(run) - 2  # where '"<run>.<seq>"' starts in a record's prefix
+    crc32 = zlib.crc32
     parent = b"null"
     first: bytes | None = None
-    last: bytes | None = None
+    line = b""
     for seq, line in enumerate(lines):
-        first = line if first is None else first
-        last = line
-        if not _checksum_holds(line):
+        # The checksum: the line ends with ',"crc":"<crc32 of what precedes it, and "}">"}'.
+        cut = len(line) - _SUFFIX_LEN
+        if cut <= 0 or line[cut:] != b',"crc":"%08x"}' % crc32(
+            b"}", crc32(line[:cut] if cut < _COPY_LIMIT else memoryview(line)[:cut])
+        ):
             verified_body(line, f"{path}:{seq + 1}")  # says what is wrong
-        # The common case in one comparison: the start encode_record writes for this link.
-        prefix = b'{"v":%d,"id":"%s.%d","seq":%d,"prev":%s,"kind":"' % (
-            FORMAT_VERSION, run, seq, seq, parent
-        )  # fmt: skip
-        kind = line[len(prefix) : line.find(b'"', len(prefix))]
-        if not line.startswith(prefix) or kind not in _KINDS or (kind == _ROOT) != (seq == 0):
+        # The link, in one comparison: the start encode_record writes for it.
+        prefix = b'%s%d","seq":%d,"prev":%s,"kind":"' % (start, seq, seq, parent)
+        after = len(prefix)
+        kind = line[after : line.find(b'"', after)]
+        if not line.startswith(prefix) or kind not in (_FIRST_KINDS if seq == 0 else _LATER_KINDS):
             # accepts it, or says what is wrong
             _check_link(line, f"{path}:{seq + 1}", run_id, seq, parent)
-        parent = b'"%s.%d"' % (run, seq)
-    return None if first is None or last is None else (first, last)
+        if first is None:
+            first = line
+        parent = prefix[quoted_id : prefix.find(b'"', len(start)) + 1]
+    return None if first is None else (first, line)
 
 
 def _check_link(line: bytes, where: str, run_id: str, seq: int, parent: bytes) -> None:
@@ -412,16 +410,21 @@ def read_head(fs: FileSystem, fd: int) -> bytes | None:
         chunk *= 2
 
 
-def read_lines(fs: FileSystem, fd: int, chunk: int = 16 * TAIL_CHUNK) -> Iterator[bytes]:
+def read_lines(
+    fs: FileSystem, fd: int, chunk: int = 16 * TAIL_CHUNK, *, size: int | None = None
+) -> Iterator[bytes]:
     """Yield a file's committed lines (without newlines), reading ``chunk`` bytes at a time.
 
     What follows the last newline (the torn tail) is not yielded. Memory stays at one chunk
-    plus the longest line, however long the journal is.
+    plus the longest line, however long the journal is. With ``size`` (the file's size, from
+    the ``fstat`` that opened it), only that many bytes are read: a journal of up to ``chunk``
+    bytes in one ``pread``, with no second one to find its end (what was appended since is
+    not read, as if it had come just after).
     """
     offset = 0
     pending: list[bytes] = []  # the start of a line that continues in the next chunk
-    while True:
-        part = fs.pread(fd, chunk, offset)
+    while size is None or offset < size:
+        part = fs.pread(fd, chunk if size is None else min(chunk, size - offset), offset)
         if not part:
             return
         offset += len(part)
