@@ -15,8 +15,8 @@ from wfctl._readable import readable
 from wfctl._visible import visible
 
 from ._common import Text, json_text, render_stored, render_value, status_text, stderr, stdout
-from ._fit import Cell, Column, fitted_table
-from ._time import LocalMillis, local_time, now, relative_time, zone_name
+from ._fit import Cell, Column, fitted_table, print_table
+from ._time import LocalMillis, local_and_relative, local_time, now, relative_time, zone_name
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -109,6 +109,7 @@ def print_runs(report: RunsReport) -> None:
         return
     current = now()
     rows: list[list[Cell]] = []
+    statuses: dict[str, Text] = {}  # one cell per status: a table never changes its cells
     for run in report.runs:
         notes = []
         if run.pending:
@@ -119,14 +120,18 @@ def print_runs(report: RunsReport) -> None:
             notes.append(f"from {run.origin_checkpoint_id}")
         if run.problem:
             notes.append(run.problem)
+        status = statuses.get(run.status)
+        if status is None:
+            status = statuses[run.status] = status_text(run.status)
+        updated, age = local_and_relative(run.updated, current) if run.updated else ("-", "")
         rows.append(
             [
                 run.run_id,
                 run.workflow_name,
-                status_text(run.status),
+                status,
                 str(run.head_seq) if run.head_seq >= 0 else "-",
-                local_time(run.updated, current) if run.updated else "-",
-                relative_time(run.updated, current) if run.updated else "",
+                updated,
+                age,
                 "; ".join(notes),
             ]
         )
@@ -139,7 +144,7 @@ def print_runs(report: RunsReport) -> None:
         Column("age", rank=4),
         Column("notes", rank=1, wrap_min=12),
     )
-    out.print(fitted_table(columns, rows, out.width, title=f"runs in {report.store}"))
+    print_table(out, fitted_table(columns, rows, out.width, title=f"runs in {report.store}"))
     out.print(_count_line(report))
 
 
