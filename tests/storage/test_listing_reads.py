@@ -120,3 +120,24 @@ def test_a_run_ending_while_it_is_listed_is_not_taken_for_a_cut_back_journal(
     assert summary.head_seq == 3
     [again] = FileCheckpointStorage(tmp_path, durable=False).run_summaries()
     assert (again.status, again.head_seq) == ("completed", 4)
+
+
+def test_a_listing_finds_any_byte_of_any_record_changed(tmp_path: Path) -> None:
+    """Every record is verified whole: no byte of a journal can change unnoticed."""
+    writer = FileCheckpointStorage(tmp_path, durable=False)
+    _completed_run(writer, "edited", steps=1)
+    journal = tmp_path / "runs" / "edited" / "journal.jsonl"
+    original = journal.read_bytes()
+    starts = [0] + [i + 1 for i, byte in enumerate(original[:-1]) if byte == ord("\n")]
+    for position in range(len(original) - 1):  # the last newline: a torn tail, not a record
+        changed = bytearray(original)
+        changed[position] = ord("x") if original[position] != ord("x") else ord("y")
+        journal.write_bytes(bytes(changed))
+        [summary] = FileCheckpointStorage(tmp_path, durable=False).run_summaries()
+        line = sum(start <= position for start in starts)
+        assert summary.status == "corrupt", (position, summary)
+        assert summary.problem is not None
+        # the record changed is named, or the one before a newline turned into text
+        assert f"journal.jsonl:{line}" in summary.problem or (
+            original[position] == ord("\n") or "last record" in summary.problem
+        ), (position, summary.problem)

@@ -55,6 +55,7 @@ from ._journal import (
     Tail,
     check_journal,
     check_last_is_newest,
+    decode_checked,
     decode_record,
     encode_record_parts,
     parse_journal,
@@ -416,8 +417,8 @@ class FileCheckpointStorage(RunStoreBase):
             fs.close(fd)
         if ends is None:
             return None
-        root = self._decode_root(ends[0], path, run_id)
-        head = root if ends[1] is ends[0] else decode_record(ends[1], f"{path} (last record)")
+        root = self._decode_root(ends[0], path, run_id, checked=True)
+        head = root if ends[1] is ends[0] else decode_checked(ends[1], f"{path} (last record)")
         if marker_error is not None:
             raise marker_error
         check_marker(marker, layout, run_id, head.seq, record_crc(ends[1]))
@@ -484,8 +485,9 @@ class FileCheckpointStorage(RunStoreBase):
         return self._decode_root(line, self._layout.journal(run_id), run_id)
 
     @staticmethod
-    def _decode_root(line: bytes, path: str, run_id: str) -> Checkpoint:
-        root = decode_record(line, f"{path}:1")
+    def _decode_root(line: bytes, path: str, run_id: str, *, checked: bool = False) -> Checkpoint:
+        """Decode a journal's first line as its root (``checked``: its checksum was verified)."""
+        root = (decode_checked if checked else decode_record)(line, f"{path}:1")
         if root.run_id != run_id:
             raise CheckpointCorruptError(f"{path}:1", f"record belongs to run {root.run_id!r}")
         if root.seq != 0 or root.kind != Kind.ROOT or root.previous_checkpoint_id is not None:

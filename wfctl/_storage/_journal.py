@@ -38,6 +38,7 @@ __all__ = [
     "check_journal",
     "check_last_is_newest",
     "crc_of_seq",
+    "decode_checked",
     "decode_record",
     "encode_record",
     "encode_record_parts",
@@ -70,9 +71,10 @@ _CHAIN_LINK: Final = re.compile(
 )
 _KINDS: Final = frozenset(kind.encode() for kind in KINDS)
 _ROOT: Final = Kind.ROOT.value.encode()
-#: The kinds a chain's first record may have, and those of every later one.
-_FIRST_KINDS: Final = frozenset({_ROOT})
-_LATER_KINDS: Final = _KINDS - _FIRST_KINDS
+#: The kind a chain's first record has, and those every later one may have, each with the
+#: quote that closes it (what ``bytes.startswith`` looks for after a record's start).
+_FIRST_KINDS: Final[tuple[bytes, ...]] = (_ROOT + b'"',)
+_LATER_KINDS: Final = tuple(sorted(kind + b'"' for kind in _KINDS if kind != _ROOT))
 #: A record body up to this long is copied to be checksummed; a longer one is not.
 _COPY_LIMIT: Final = 64 * 1024
 # orjson writes compact UTF-8 JSON straight to bytes, 10-60x faster than the stdlib (see
@@ -133,6 +135,15 @@ def decode_record(line: bytes, where: str) -> Checkpoint:
             fails :meth:`Checkpoint.from_dict` (including a newer format version).
     """
     return Checkpoint.from_dict(load_body(verified_body(line, where), where), where)
+
+
+def decode_checked(line: bytes, where: str) -> Checkpoint:
+    """:func:`decode_record` of a line whose checksum :func:`check_journal` has just verified.
+
+    The checksum is not computed again: the body it covers is decoded and checked as
+    :func:`decode_record` checks it.
+    """
+    return Checkpoint.from_dict(load_body(line[:-_SUFFIX_LEN] + b"}", where), where)
 
 
 #: Digits to ``0``, every other byte to ``.``: a run of 19 zeros is then a run of 19 digits,
@@ -280,29 +291,35 @@ def check_journal(lines: Iterable[bytes], path: str, run_id: str) -> tuple[bytes
     """
     run = run_id.encode()
     start = b'{"v":%d,"id":"%s.' % (FORMAT_VERSION, run)
-    quoted_id = len(start) - len(run) - 2  # where '"<run>.<seq>"' starts in a record's prefix
+    # A later record's start, as encode_record writes it, is ``later % (seq, seq, seq - 1)``.
+    escaped = run.replace(b"%", b"%%")  # none in a valid id; any other is refused by the link
+    later = b'{"v":%d,"id":"%s.%%d","seq":%%d,"prev":"%s.%%d","kind":"' % (
+        FORMAT_VERSION, escaped, escaped
+    )  # fmt: skip
+    lines = iter(lines)
+    first = next(lines, None)
+    if first is None:
+        return None
+    seq, line = 0, first
+    prefix, kinds = start + b'0","seq":0,"prev":null,"kind":"', _FIRST_KINDS
     crc32 = zlib.crc32
-    parent = b"null"
-    first: bytes | None = None
-    line = b""
-    for seq, line in enumerate(lines):
+    while True:
         # The checksum: the line ends with ',"crc":"<crc32 of what precedes it, and "}">"}'.
-        cut = len(line) - _SUFFIX_LEN
-        if cut <= 0 or line[cut:] != b',"crc":"%08x"}' % crc32(
-            b"}", crc32(line[:cut] if cut < _COPY_LIMIT else memoryview(line)[:cut])
+        body = line[:-_SUFFIX_LEN] if len(line) < _COPY_LIMIT else memoryview(line)[:-_SUFFIX_LEN]
+        if len(line) <= _SUFFIX_LEN or not line.endswith(
+            b',"crc":"%08x"}' % crc32(b"}", crc32(body))
         ):
             verified_body(line, f"{path}:{seq + 1}")  # says what is wrong
-        # The link, in one comparison: the start encode_record writes for it.
-        prefix = b'%s%d","seq":%d,"prev":%s,"kind":"' % (start, seq, seq, parent)
-        after = len(prefix)
-        kind = line[after : line.find(b'"', after)]
-        if not line.startswith(prefix) or kind not in (_FIRST_KINDS if seq == 0 else _LATER_KINDS):
+        # The link, in two comparisons: the start encode_record writes for it, then its kind.
+        if not (line.startswith(prefix) and line.startswith(kinds, len(prefix))):
+            parent = b"null" if seq == 0 else b'"%s.%d"' % (run, seq - 1)
             # accepts it, or says what is wrong
             _check_link(line, f"{path}:{seq + 1}", run_id, seq, parent)
-        if first is None:
-            first = line
-        parent = prefix[quoted_id : prefix.find(b'"', len(start)) + 1]
-    return None if first is None else (first, line)
+        following = next(lines, None)
+        if following is None:
+            return first, line
+        line, seq = following, seq + 1
+        prefix, kinds = later % (seq, seq, seq - 1), _LATER_KINDS
 
 
 def _check_link(line: bytes, where: str, run_id: str, seq: int, parent: bytes) -> None:
