@@ -58,6 +58,7 @@ from ._journal import (
     decode_checked,
     decode_record,
     encode_record_parts,
+    journal_lines,
     parse_journal,
     read_all,
     read_head,
@@ -412,7 +413,7 @@ class FileCheckpointStorage(RunStoreBase):
         except RunNotFoundError:
             return None
         try:
-            ends = check_journal(read_lines(fs, fd, size=size), path, run_id)
+            ends = check_journal(journal_lines(fs, fd, size), path, run_id)
         finally:
             fs.close(fd)
         if ends is None:

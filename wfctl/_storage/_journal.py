@@ -42,6 +42,7 @@ __all__ = [
     "decode_record",
     "encode_record",
     "encode_record_parts",
+    "journal_lines",
     "load_body",
     "parse_journal",
     "read_all",
@@ -56,6 +57,8 @@ __all__ = [
 JOURNAL_NAME: Final = "journal.jsonl"
 #: How much of a journal's end is read at first to find its last record (doubled as needed).
 TAIL_CHUNK: Final = 64 * 1024
+#: How much of a journal is read at a time from its start.
+_READ_CHUNK: Final = 16 * TAIL_CHUNK
 
 _CRC_PREFIX: Final = b',"crc":"'
 _SUFFIX_LEN: Final = 18  # len(b',"crc":"xxxxxxxx"}')
@@ -296,14 +299,11 @@ def check_journal(lines: Iterable[bytes], path: str, run_id: str) -> tuple[bytes
     later = b'{"v":%d,"id":"%s.%%d","seq":%%d,"prev":"%s.%%d","kind":"' % (
         FORMAT_VERSION, escaped, escaped
     )  # fmt: skip
-    lines = iter(lines)
-    first = next(lines, None)
-    if first is None:
-        return None
-    seq, line = 0, first
+    first: bytes | None = None
+    line = b""
     prefix, kinds = start + b'0","seq":0,"prev":null,"kind":"', _FIRST_KINDS
     crc32 = zlib.crc32
-    while True:
+    for seq, line in enumerate(lines):
         # The checksum: the line ends with ',"crc":"<crc32 of what precedes it, and "}">"}'.
         body = line[:-_SUFFIX_LEN] if len(line) < _COPY_LIMIT else memoryview(line)[:-_SUFFIX_LEN]
         if len(line) <= _SUFFIX_LEN or not line.endswith(
@@ -315,11 +315,10 @@ def check_journal(lines: Iterable[bytes], path: str, run_id: str) -> tuple[bytes
             parent = b"null" if seq == 0 else b'"%s.%d"' % (run, seq - 1)
             # accepts it, or says what is wrong
             _check_link(line, f"{path}:{seq + 1}", run_id, seq, parent)
-        following = next(lines, None)
-        if following is None:
-            return first, line
-        line, seq = following, seq + 1
-        prefix, kinds = later % (seq, seq, seq - 1), _LATER_KINDS
+        if first is None:
+            first = line
+        prefix, kinds = later % (seq + 1, seq + 1, seq), _LATER_KINDS
+    return None if first is None else (first, line)
 
 
 def _check_link(line: bytes, where: str, run_id: str, seq: int, parent: bytes) -> None:
@@ -428,7 +427,7 @@ def read_head(fs: FileSystem, fd: int) -> bytes | None:
 
 
 def read_lines(
-    fs: FileSystem, fd: int, chunk: int = 16 * TAIL_CHUNK, *, size: int | None = None
+    fs: FileSystem, fd: int, chunk: int = _READ_CHUNK, *, size: int | None = None
 ) -> Iterator[bytes]:
     """Yield a file's committed lines (without newlines), reading ``chunk`` bytes at a time.
 
@@ -457,6 +456,15 @@ def read_lines(
         yield from pieces
         if end + 1 < len(part):
             pending.append(part[end + 1 :])
+
+
+def journal_lines(fs: FileSystem, fd: int, size: int) -> Iterable[bytes]:
+    """:func:`read_lines` of a journal's first ``size`` bytes: a list when one read holds them."""
+    if size > _READ_CHUNK:
+        return read_lines(fs, fd, size=size)
+    data = _pread_exact(fs, fd, size, 0)
+    end = data.rfind(b"\n")
+    return data[:end].split(b"\n") if end >= 0 else []
 
 
 def read_all(fs: FileSystem, fd: int) -> bytes:
