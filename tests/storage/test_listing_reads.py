@@ -14,6 +14,8 @@ import os
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from tests.storage.helpers import arun, ckpt
 from wfctl import FileCheckpointStorage
 from wfctl._storage._fs import OsFileSystem
@@ -141,3 +143,22 @@ def test_a_listing_finds_any_byte_of_any_record_changed(tmp_path: Path) -> None:
         assert f"journal.jsonl:{line}" in summary.problem or (
             original[position] == ord("\n") or "last record" in summary.problem
         ), (position, summary.problem)
+
+
+@pytest.mark.parametrize("size", [0, 1, 700, 5_000, 1_048_576, 2_500_000])
+def test_a_journal_is_read_up_to_the_size_it_had_when_opened(tmp_path: Path, size: int) -> None:
+    """Its committed lines up to ``size``; what was appended since is not read."""
+    from wfctl._storage._fs import OS_FS
+    from wfctl._storage._journal import journal_lines
+
+    pattern = b"".join(b"%d:" % n + b"r" * (n * 37 % 5_000) + b"\n" for n in range(2_000))
+    data = (pattern * (size // len(pattern) + 1))[:size]
+    path = tmp_path / "journal.jsonl"
+    path.write_bytes(data + b"appended\nsince\n")
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        lines = list(journal_lines(OS_FS, fd, size))
+    finally:
+        os.close(fd)
+    committed = data.rfind(b"\n")
+    assert lines == (data[:committed].split(b"\n") if committed >= 0 else [])
