@@ -11,7 +11,9 @@ round in rotating order so that both checkouts see the same disk and CPU moments
 
 - single-run commands (``log``, ``export``, ``pause`` of a finished run, ``show``) on one run of
   each store: their time should not depend on the store's size;
-- ``runs`` (table, at 200 columns, and ``--json``) per run listed, on the largest store;
+- ``runs`` (table, at 200 columns, and ``--json``) per run listed, on the largest store, beyond
+  ``--help`` (as reported before) and beyond the same command on the smallest store (which
+  also takes out what ``runs`` imports that ``--help`` does not);
 - with ``--gc``: ``gc --keep 10`` on a copy of the largest store, per removed run, and the file
   system's own cost of removing a run directory (rename, then delete its files) beside it;
 - with ``--log-steps N``: ``log`` and ``log --json`` of one run of N steps, and how long
@@ -152,6 +154,10 @@ def main() -> None:
         jobs[f"export @{n}"] = ["export", run, *at]
         jobs[f"pause @{n}"] = ["pause", run, *at]  # refused (completed): the lookup is the cost
         jobs[f"show @{n}"] = ["show", f"{run}.3", *at]
+    smallest = stores[min(sizes)]
+    if smallest != largest:  # the same command's fixed cost (its imports), for the per-run figure
+        jobs[f"runs @{min(sizes)}"] = ["runs", "--store", str(smallest)]
+        jobs[f"runs --json @{min(sizes)}"] = ["runs", "--json", "--store", str(smallest)]
     jobs[f"runs @{max(sizes)}"] = ["runs", "--store", str(largest)]
     jobs[f"runs --json @{max(sizes)}"] = ["runs", "--json", "--store", str(largest)]
     if args.log_steps:
@@ -196,14 +202,25 @@ def main() -> None:
             rss = max(v[1] for v in values)
             cpu = statistics.median(v[2] for v in values)
             extra = ""
-            if name.startswith("runs"):
+            if name.startswith("runs") and name.endswith(f"@{listed}"):
                 help_runs = times[(t, "--help")]
                 base = statistics.median(v[0] for v in help_runs)
                 base_cpu = statistics.median(v[2] for v in help_runs)
                 extra = (
                     f"  ({(wall - base) * 1000 / listed:.3f} ms wall, "
-                    f"{(cpu - base_cpu) * 1000 / listed:.3f} ms CPU per run beyond --help)"
+                    f"{(cpu - base_cpu) * 1000 / listed:.3f} ms CPU per run beyond --help"
                 )
+                few = min(sizes)
+                small = times.get((t, name.replace(f"@{listed}", f"@{few}")))
+                if small:  # beyond the same command on the smallest store: its imports too
+                    base = statistics.median(v[0] for v in small)
+                    base_cpu = statistics.median(v[2] for v in small)
+                    extra += (
+                        f"; {(wall - base) * 1000 / (listed - few):.3f} ms wall, "
+                        f"{(cpu - base_cpu) * 1000 / (listed - few):.3f} ms CPU per run beyond "
+                        f"@{few}"
+                    )
+                extra += ")"
             print(f"  {name:<34} {wall:8.3f} {cpu:8.3f}  {rss:7.1f}{extra}")
 
 

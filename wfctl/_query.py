@@ -10,6 +10,7 @@ honoured), one with an offset or ``Z`` means what it says.
 from __future__ import annotations
 
 import fnmatch
+import operator
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -148,11 +149,14 @@ class RunQuery:
 
     def select(self, runs: Iterable[RunSummary]) -> list[RunSummary]:
         """Return the runs that match, ordered; ``limit`` is not applied (see :meth:`apply`)."""
-        matching = [r for r in runs if self.matches(r)]
+        if self.statuses or self.workflow is not None or self.since or self.until:
+            matching = [r for r in runs if self.matches(r)]
+        else:
+            matching = list(runs)  # no filter: every run matches
         field = self.sort.value
         if field == "workflow":
             field = "workflow_name"
-        matching.sort(key=lambda r: (getattr(r, field), r.run_id), reverse=self.reverse)
+        matching.sort(key=operator.attrgetter(field, "run_id"), reverse=self.reverse)
         return matching
 
     def apply(self, runs: Sequence[RunSummary]) -> tuple[list[RunSummary], int]:

@@ -120,3 +120,41 @@ def test_a_row_of_one_line_cells_is_joined_without_per_cell_layout(
             Text("failed", style="red"),
             "a note far too long for its column",
         ]
+
+
+@pytest.mark.parametrize("mode", ["plain", "color", "no_color"])
+def test_a_text_table_is_written_as_rich_prints_it(mode: str) -> None:
+    """``print_table`` writes, byte for byte, what ``Console.print`` of the table writes."""
+    from wfctl._render._fit import print_table
+
+    def console(buffer: io.StringIO, width: int) -> Console:
+        color = mode != "plain"
+        return Console(
+            file=buffer,
+            width=width,
+            color_system="truecolor" if color else None,
+            force_terminal=color,
+            no_color=mode == "no_color",
+        )
+
+    written = 0
+    for table, width in _tables(11):
+        printed, ours = io.StringIO(), io.StringIO()
+        console(printed, width).print(table)
+        print_table(console(ours, width), table)
+        assert ours.getvalue() == printed.getvalue()
+        written += table.text(console(io.StringIO(), width)) is not None
+    assert written > 100  # most were written directly, not through rich's print
+
+
+def test_store_text_in_a_text_cell_is_written_escaped() -> None:
+    from rich.text import Text as RichText  # noqa: TID251  # a Text that escapes nothing
+
+    from wfctl._render._fit import _PlainTable, print_table
+
+    cell = Text("a").append(RichText("\x1b[2Jb"))  # rich's own text is appended as it is
+    table = fitted_table([Column("run"), Column("status")], [["r1", cell]], 80)
+    assert isinstance(table, _PlainTable)
+    buffer = io.StringIO()
+    print_table(Console(file=buffer, width=80, color_system=None), table)
+    assert "\x1b" not in buffer.getvalue() and "a\\x1b[2Jb" in buffer.getvalue()

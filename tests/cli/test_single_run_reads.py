@@ -26,10 +26,10 @@ def three_runs(store: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Three completed runs; afterwards any scan of the store's runs fails the test."""
     runs = [run_id_of(invoke("run", GREET, "--store", store, "--json")) for _ in range(3)]
 
-    def scanned(self: StoreLayout) -> list[str]:
+    def scanned(self: StoreLayout) -> list[tuple[str, bool]]:
         raise AssertionError("a single-run command listed every run of the store")
 
-    monkeypatch.setattr(StoreLayout, "run_ids", scanned)
+    monkeypatch.setattr(StoreLayout, "run_entries", scanned)  # what run_ids reads too
     return runs
 
 

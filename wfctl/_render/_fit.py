@@ -8,13 +8,13 @@ else a lighter style with less chrome, and drops the highest-ranked columns unti
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from rich import box
 from rich.cells import cell_len
-from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
+from rich.console import COLOR_SYSTEMS, Console, ConsoleOptions, RenderableType, RenderResult
 from rich.segment import Segment
 from rich.style import Style
 
@@ -25,7 +25,7 @@ from ._common import Text
 if TYPE_CHECKING:
     from rich.table import Table
 
-__all__ = ["Cell", "Column", "fitted_table"]
+__all__ = ["Cell", "Column", "fitted_table", "print_table"]
 
 #: A table cell: text is measured; any other renderable is taken to wrap as needed.
 Cell = RenderableType
@@ -47,9 +47,14 @@ class Column:
 
 
 def _width(cell: Cell) -> int:
-    if not isinstance(cell, str | Text):
+    if isinstance(cell, str):
+        plain = cell
+    elif isinstance(cell, Text):
+        plain = cell.plain
+    else:
         return 0
-    plain = cell.plain if isinstance(cell, Text) else cell
+    if plain.isascii() and plain.isprintable():  # one cell a character (no tab, no line feed)
+        return len(plain)
     if "\n" not in plain:
         return cell_len(plain)
     return max((cell_len(line) for line in plain.splitlines()), default=0)
@@ -93,10 +98,11 @@ def fitted_table(
         while light(keep) > width and droppable:
             keep.remove(droppable.pop())
     kept = [columns[i] for i in keep]
-    cells = [[row[i] for i in keep] for row in rows]
-    texts = [[cell for cell in row if isinstance(cell, str | Text)] for row in cells]
-    if all(len(row) == len(keep) for row in texts):  # every cell is text: the fast layout
-        kept_sizes = [[row[i] for i in keep] for row in sizes]
+    every = len(keep) == len(columns)
+    cells = rows if every else [[row[i] for i in keep] for row in rows]
+    if all(isinstance(cell, str | Text) for row in cells for cell in row):  # the fast layout
+        kept_sizes = sizes if every else [[row[i] for i in keep] for row in sizes]
+        texts: list[list[str | Text]] = cells  # type: ignore[assignment]  # checked just above
         return _PlainTable(kept, [needs[i] for i in keep], texts, kept_sizes, width, boxed, title)
     return _rich_table(kept, [needs[i] for i in keep], cells, boxed, title)
 
@@ -137,6 +143,8 @@ def _rich_table(
 
 #: A line of a cell: its text and style, in pieces.
 _Line = list[Segment]
+#: A row's left edge, the rule between two cells, and its right edge: boxed, and light.
+_EDGES = {True: ("│ ", " │ ", " │"), False: ("", "  ", "")}
 
 
 class _PlainTable:
@@ -184,15 +192,35 @@ class _PlainTable:
                     excess -= 1
         return widths
 
+    def _total(self, widths: Sequence[int]) -> int:
+        """The table's width in cells, chrome included."""
+        return sum(widths) + (3 * len(widths) + 1 if self.boxed else 2 * (len(widths) - 1))
+
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         widths = self._widths()
-        chrome = box.HEAVY_HEAD if self.boxed else box.SIMPLE_HEAD
-        total = sum(widths) + (3 * len(widths) + 1 if self.boxed else 2 * (len(widths) - 1))
-        if options.ascii_only or total > self.width:
+        if options.ascii_only or self._total(widths) > self.width:
             # A terminal without box characters (rich substitutes them), or columns that never
             # wrap wider than the terminal (rich shortens them, visibly, rather than cropping)
             yield _rich_table(self.columns, self.needs, self.rows, self.boxed, self.title)
             return
+        yield from self._top(console, widths)
+        edges = _EDGES[self.boxed]
+        rows = (
+            self._row(console, row, widths, edges, sizes)
+            for row, sizes in zip(self.rows, self.sizes, strict=True)
+        )
+        if console.color_system is None:  # styles show nothing: a row is one segment
+            # (not the whole table: rich splits a segment's lines in quadratic time)
+            yield from (Segment("".join(segment.text for segment in row)) for row in rows)
+        else:
+            for row in rows:
+                yield from row
+        yield from self._bottom(widths)
+
+    def _top(self, console: Console, widths: Sequence[int]) -> Iterator[Segment]:
+        """The title, and the header row between its rules."""
+        chrome = box.HEAVY_HEAD if self.boxed else box.SIMPLE_HEAD
+        total = self._total(widths)
         newline = Segment.line()
         if self.title is not None:
             title = Text(self.title, style=console.get_style("table.title"))
@@ -210,25 +238,60 @@ class _PlainTable:
             yield from self._row(console, headers, widths, ("┃ ", " ┃ ", " ┃"), header_sizes)
             yield Segment(chrome.get_row(padded, "head"))
             yield newline
-            edges = ("│ ", " │ ", " │")
         else:
-            edges = ("", "  ", "")
-            yield from self._row(console, headers, widths, edges, header_sizes)
+            yield from self._row(console, headers, widths, _EDGES[False], header_sizes)
             yield Segment("─" * total)
             yield newline
-        rows = (
-            self._row(console, row, widths, edges, sizes)
-            for row, sizes in zip(self.rows, self.sizes, strict=True)
-        )
-        if console.color_system is None:  # styles show nothing: a row is one segment
-            # (not the whole table: rich splits a segment's lines in quadratic time)
-            yield from (Segment("".join(segment.text for segment in row)) for row in rows)
-        else:
-            for row in rows:
-                yield from row
+
+    def _bottom(self, widths: Sequence[int]) -> Iterator[Segment]:
         if self.boxed:
-            yield Segment(chrome.get_bottom(padded))
-            yield newline
+            yield Segment(box.HEAVY_HEAD.get_bottom([w + 2 for w in widths]))
+            yield Segment.line()
+
+    def text(self, console: Console) -> str | None:
+        """Return what ``console.print`` of this table writes, or None where rich must draw it.
+
+        Rows of one-line cells are padded and joined as strings, each styled cell between the
+        escape codes rich writes for its style (see :class:`_Written`); the title, the header
+        and any row with a cell that wraps are rendered as :meth:`__rich_console__` renders
+        them. None: rich substitutes box characters (an ASCII-only terminal), the columns are
+        wider than the terminal, or the console writes other than by escape codes (a legacy
+        Windows console, a notebook, a recording or quiet console).
+        """
+        if console.legacy_windows or console.is_jupyter or console.record or console.quiet:
+            return None
+        widths = self._widths()
+        if console.options.ascii_only or self._total(widths) > self.width:
+            return None
+        written = _Written(console)
+        parts = [written.segments(self._top(console, widths))]
+        left, mid, right = edges = _EDGES[self.boxed]
+        end = right + "\n"
+        codes = written.codes
+        columns = self.columns
+        for row, sizes in zip(self.rows, self.sizes, strict=True):
+            line: list[str] = []
+            for number, (cell, size, width, column) in enumerate(
+                zip(row, sizes, widths, columns, strict=True)
+            ):
+                padded = _padded(cell, size, width, column.justify)
+                if padded is None:  # a cell that wraps: the row as rich's layout renders it
+                    line = [written.segments(self._row(console, row, widths, edges, sizes))]
+                    break
+                text, style = padded
+                if not isinstance(cell, str):  # a string cell was made visible by fitted_table
+                    text = visible(text)
+                line.append(mid if number else left)
+                if style and text:
+                    before, after = codes(style)
+                    line += (before, text, after)
+                else:
+                    line.append(text)
+            else:
+                line.append(end)
+            parts += line
+        parts.append(written.segments(self._bottom(widths)))
+        return "".join(parts)
 
     def _row(
         self,
@@ -324,3 +387,58 @@ def _cell_lines(
             line.pad_right(width - line.cell_len)
         out.append(list(line.render(console)))
     return out
+
+
+def print_table(console: Console, table: RenderableType) -> None:
+    """Print a fitted table: ``console.print(table)``, written as one string where it can be.
+
+    rich's ``print`` passes every segment through its line splitting, cropping and writing,
+    a few microseconds a row; the rows of a fitted table of text cells are already laid out
+    (see :meth:`_PlainTable.text`), so their text is written as ``print`` would write it.
+    """
+    text = table.text(console) if isinstance(table, _PlainTable) else None
+    if text is None:
+        console.print(table)
+        return
+    try:
+        console.file.write(text)
+        console.file.flush()
+    except BrokenPipeError:
+        console.on_broken_pipe()  # as rich does: quiet, exit 1
+
+
+class _Written:
+    """Segments as ``Console.print`` writes them: each styled text between its escape codes.
+
+    rich writes ``style.render(text)``: ``<codes>text<reset>``, nothing around it without a
+    colour system, and the colours removed (attributes such as bold kept) under ``no_color``.
+    """
+
+    def __init__(self, console: Console) -> None:
+        self._system = COLOR_SYSTEMS.get(console.color_system or "")
+        self._no_color = console.no_color and self._system is not None
+        self._get_style = console.get_style
+        self._codes: dict[str | Style, tuple[str, str]] = {}
+
+    def codes(self, style: str | Style) -> tuple[str, str]:
+        """Return the escape codes rich writes before and after text in ``style``."""
+        found = self._codes.get(style)
+        if found is None:
+            resolved = self._get_style(style) if isinstance(style, str) else style
+            if self._no_color:
+                resolved = resolved.without_color
+            before, _, after = resolved.render("\0", color_system=self._system).partition("\0")
+            found = self._codes[style] = (before, after)
+        return found
+
+    def segments(self, segments: Iterable[Segment]) -> str:
+        """Return ``segments`` (text made visible, as the console does) as written."""
+        parts: list[str] = []
+        for segment in segments:
+            text = visible(segment.text)
+            if segment.style and text:
+                before, after = self.codes(segment.style)
+                parts += (before, text, after)
+            else:
+                parts.append(text)
+        return "".join(parts)

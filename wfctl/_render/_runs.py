@@ -15,8 +15,8 @@ from wfctl._readable import readable
 from wfctl._visible import visible
 
 from ._common import Text, json_text, render_stored, render_value, status_text, stderr, stdout
-from ._fit import Cell, Column, fitted_table
-from ._time import LocalMillis, local_time, now, relative_time, zone_name
+from ._fit import Cell, Column, fitted_table, print_table
+from ._time import LocalMillis, local_and_relative, local_time, now, relative_time, zone_name
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
     from wfctl._checkpoint import Checkpoint
     from wfctl._gc import GcReport
-    from wfctl._inspect import ExportResult, LogEntry, PauseReport, RunLog, RunsReport
+    from wfctl._inspect import ExportResult, LogEntry, PauseReport, RunsReport
     from wfctl._runner import RunReport
 
 __all__ = [
@@ -33,7 +33,6 @@ __all__ = [
     "print_checkpoint",
     "print_export",
     "print_gc",
-    "print_log",
     "print_pause",
     "print_run_outcome",
     "print_runs",
@@ -109,6 +108,7 @@ def print_runs(report: RunsReport) -> None:
         return
     current = now()
     rows: list[list[Cell]] = []
+    statuses: dict[str, Text] = {}  # one cell per status: a table never changes its cells
     for run in report.runs:
         notes = []
         if run.pending:
@@ -119,14 +119,18 @@ def print_runs(report: RunsReport) -> None:
             notes.append(f"from {run.origin_checkpoint_id}")
         if run.problem:
             notes.append(run.problem)
+        status = statuses.get(run.status)
+        if status is None:
+            status = statuses[run.status] = status_text(run.status)
+        updated, age = local_and_relative(run.updated, current) if run.updated else ("-", "")
         rows.append(
             [
                 run.run_id,
                 run.workflow_name,
-                status_text(run.status),
+                status,
                 str(run.head_seq) if run.head_seq >= 0 else "-",
-                local_time(run.updated, current) if run.updated else "-",
-                relative_time(run.updated, current) if run.updated else "",
+                updated,
+                age,
                 "; ".join(notes),
             ]
         )
@@ -139,7 +143,7 @@ def print_runs(report: RunsReport) -> None:
         Column("age", rank=4),
         Column("notes", rank=1, wrap_min=12),
     )
-    out.print(fitted_table(columns, rows, out.width, title=f"runs in {report.store}"))
+    print_table(out, fitted_table(columns, rows, out.width, title=f"runs in {report.store}"))
     out.print(_count_line(report))
 
 
@@ -204,40 +208,6 @@ def _entry_details(entry: LogEntry, *, verbose: bool) -> list[_Detail]:
     if entry.detail:
         lines.append((visible(entry.detail), "dim"))
     return details + [(line, []) for line in lines]
-
-
-def print_log(log: RunLog, *, verbose: bool = False) -> None:
-    """Show a run's chain as a timeline, one checkpoint and its details per group of lines.
-
-    Entries are rendered as they are read, a page at a time, never as one tree of the whole run:
-    the first lines show at once and memory stays flat however long the run is. ``verbose``
-    adds what each executed step received and returned. The lines are the ones rich draws for
-    the run as a ``Tree`` (guides, wrapping, styles), written without rich's per-line layout:
-    see :class:`_Timeline`.
-    """
-    summary = log.summary
-    out = stdout()
-    current = now()
-    title = Text.assemble(
-        f"run {summary.run_id} · {summary.workflow_name} · ", status_text(summary.status)
-    )
-    if summary.origin_checkpoint_id:
-        title.append(f" · restored from {summary.origin_checkpoint_id}")
-    if summary.created:
-        title.append(
-            f" · started {local_time(summary.created, current)} {zone_name(current)}"
-            f" ({relative_time(summary.created, current)})"
-        )
-    out.print(title)
-    timeline = _Timeline(out)
-    shown_time = LocalMillis(current)
-    for count, entry in enumerate(log.entries, 1):
-        last = entry.seq == summary.head_seq  # the tree's guides, drawn as rich's Tree does
-        timeline.add("└── " if last else "├── ", _entry_header(entry, shown_time))
-        timeline.add_details("    " if last else "│   ", _entry_details(entry, verbose=verbose))
-        if count % _LOG_PAGE == 0:
-            timeline.flush()
-    timeline.flush()
 
 
 class _Timeline:

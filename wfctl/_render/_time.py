@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-__all__ = ["LocalMillis", "local_time", "now", "relative_time", "zone_name"]
+__all__ = ["LocalMillis", "local_and_relative", "local_time", "now", "relative_time", "zone_name"]
 
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 #: Units of a relative time, largest first.
@@ -46,6 +46,10 @@ def local_time(text: str, current: datetime, *, millis: bool = False) -> str:
     moment = _parse(text)
     if moment is None:
         return text or "-"
+    return _local(moment, current, millis=millis)
+
+
+def _local(moment: datetime, current: datetime, *, millis: bool = False) -> str:
     day = f"{_MONTHS[moment.month - 1]} {moment.day:02d}"
     if moment.year != current.year:
         day += f" {moment.year}"
@@ -88,6 +92,18 @@ def relative_time(text: str, current: datetime) -> str:
     moment = _parse(text)
     if moment is None:
         return "-"
+    return _relative(moment, current)
+
+
+def local_and_relative(text: str, current: datetime) -> tuple[str, str]:
+    """Return ``(local_time(text, current), relative_time(text, current))``, parsing once."""
+    moment = _parse(text)
+    if moment is None:
+        return text or "-", "-"
+    return _local(moment, current), _relative(moment, current)
+
+
+def _relative(moment: datetime, current: datetime) -> str:
     seconds = (current - moment).total_seconds()
     span = abs(seconds)
     if span < 1:

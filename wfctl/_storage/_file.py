@@ -56,8 +56,10 @@ from ._journal import (
     check_journal,
     check_last_is_newest,
     decode_chain,
+    decode_checked,
     decode_record,
     encode_record_parts,
+    journal_lines,
     parse_journal,
     read_all,
     read_head,
@@ -68,7 +70,7 @@ from ._journal import (
 )
 from ._layout import StoreLayout
 from ._lock import LOCK_GRACE, FileRunLock, HeldLease, probe_locked
-from ._marker import check_end, end_marker_problem, mark_end, read_end_marker
+from ._marker import check_end, check_marker, end_marker_problem, mark_end, read_end_marker
 from ._protocol import JournalProblem, RunJournal, RunSummary
 from ._queue import RESCAN_SECONDS, RunQueue
 from ._removal import cut_run, remove_run, remove_runs
@@ -304,8 +306,17 @@ class FileCheckpointStorage(RunStoreBase):
             RunNotFoundError: there is no journal.
             CheckpointCorruptError: it (or the run directory) is a link or not a regular file.
         """
+        return self._open_sized(run_id)[0]
+
+    def _open_sized(self, run_id: str, *, listed: bool = False) -> tuple[int, int]:
+        """:meth:`_open_read`, returning the descriptor and the journal's size when opened.
+
+        ``listed``: the run's directory was seen as a directory (not a link) by a listing that
+        checked ``runs`` once (:meth:`StoreLayout.run_entries`), so it is not checked again.
+        """
         layout = self._layout
-        layout.check_run_dir(run_id)
+        if not listed:
+            layout.check_run_dir(run_id)
         path = layout.journal(run_id)
         fs = self._fs
         try:
@@ -319,14 +330,14 @@ class FileCheckpointStorage(RunStoreBase):
         except OSError as exc:
             raise symlink_error(path, exc) from None
         try:
-            regular = stat.S_ISREG(fs.fstat(fd).st_mode)
+            st = fs.fstat(fd)
         except BaseException:
             fs.close(fd)
             raise
-        if not regular:
+        if not stat.S_ISREG(st.st_mode):
             fs.close(fd)
             raise CheckpointCorruptError(path, "journal is not a regular file")
-        return fd
+        return fd, st.st_size
 
     @contextlib.contextmanager
     def _reading(self, run_id: str) -> Iterator[int | None]:
@@ -379,18 +390,40 @@ class FileCheckpointStorage(RunStoreBase):
         """Verify the whole journal's checksums and links in one read; decode only its ends."""
         return self._verified_ends(run_id)
 
-    def _verified_ends(self, run_id: str) -> tuple[Checkpoint, Checkpoint] | None:
-        """Verify the whole journal's checksums and links in one read; decode only its ends."""
-        path = self._layout.journal(run_id)
-        with self._reading(run_id) as fd:
-            if fd is None:
-                return None
-            ends = check_journal(read_lines(self._fs, fd), path, run_id)
+    def _verified_ends(
+        self, run_id: str, *, listed: bool = False
+    ) -> tuple[Checkpoint, Checkpoint] | None:
+        """Verify the whole journal's checksums and links in one read; decode only its ends.
+
+        The journal is read up to its size when opened (one ``pread`` for most journals):
+        records appended after that are not part of this read. ``listed``: see
+        :meth:`_open_sized`.
+        """
+        layout, fs = self._layout, self._fs
+        path = layout.journal(run_id)
+        # The end marker is read first: it never names more than the journal held when it was
+        # written, and a journal only grows, so the journal read after it holds at least that
+        # much. Read after the journal, a run ending in between would look cut back.
+        marker_error: CheckpointCorruptError | OSError | None = None
+        try:
+            marker = read_end_marker(layout, run_id)
+        except (CheckpointCorruptError, OSError) as exc:
+            marker, marker_error = None, exc  # raised once the journal has verified
+        try:
+            fd, size = self._open_sized(run_id, listed=listed)
+        except RunNotFoundError:
+            return None
+        try:
+            ends = check_journal(journal_lines(fs, fd, size), path, run_id)
+        finally:
+            fs.close(fd)
         if ends is None:
             return None
-        root = self._decode_root(ends[0], path, run_id)
-        head = root if ends[1] is ends[0] else decode_record(ends[1], f"{path} (last record)")
-        check_end(self._layout, run_id, head.seq, record_crc(ends[1]))
+        root = self._decode_root(ends[0], path, run_id, checked=True)
+        head = root if ends[1] is ends[0] else decode_checked(ends[1], f"{path} (last record)")
+        if marker_error is not None:
+            raise marker_error
+        check_marker(marker, layout, run_id, head.seq, record_crc(ends[1]))
         return root, head
 
     def stream_chain(self, run_id: str) -> tuple[RunSummary, Iterator[Checkpoint]]:
@@ -520,8 +553,9 @@ class FileCheckpointStorage(RunStoreBase):
         return self._decode_root(line, self._layout.journal(run_id), run_id)
 
     @staticmethod
-    def _decode_root(line: bytes, path: str, run_id: str) -> Checkpoint:
-        root = decode_record(line, f"{path}:1")
+    def _decode_root(line: bytes, path: str, run_id: str, *, checked: bool = False) -> Checkpoint:
+        """Decode a journal's first line as its root (``checked``: its checksum was verified)."""
+        root = (decode_checked if checked else decode_record)(line, f"{path}:1")
         if root.run_id != run_id:
             raise CheckpointCorruptError(f"{path}:1", f"record belongs to run {root.run_id!r}")
         if root.seq != 0 or root.kind != Kind.ROOT or root.previous_checkpoint_id is not None:
@@ -574,15 +608,17 @@ class FileCheckpointStorage(RunStoreBase):
             StoreLocationError: the store itself cannot be read as a store.
         """
         summaries: list[RunSummary] = []
-        for rid in self._run_ids():
-            summary = self._summary_now(rid, workflow_name)
+        for rid, is_dir in self._layout.run_entries():
+            summary = self._summary_now(rid, workflow_name, listed=is_dir)
             if summary is not None:
                 summaries.append(summary)
         return oldest_first(summaries)
 
-    def _summary_now(self, run_id: str, workflow_name: str | None) -> RunSummary | None:
+    def _summary_now(
+        self, run_id: str, workflow_name: str | None, *, listed: bool = False
+    ) -> RunSummary | None:
         try:
-            ends = self._verified_ends(run_id)
+            ends = self._verified_ends(run_id, listed=listed)
         except CheckpointCorruptError as exc:
             try:
                 root = self._root(run_id)

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import re
-import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Final
@@ -27,9 +26,10 @@ import orjson
 
 try:
     # zlib-ng's crc32 gives zlib's value 15-20x faster on big records (folding with the CPU's
-    # carry-less multiply); without it, zlib's own (see docs/decisions.md).
+    # carry-less multiply); without it (an environment made before it was a dependency),
+    # zlib's own, which gives the same value (see docs/decisions.md).
     from zlib_ng.zlib_ng import crc32 as _crc32
-except ImportError:  # pragma: no cover - zlib-ng is a dependency; a merged tree may lack it
+except ImportError:  # pragma: no cover
     from zlib import crc32 as _crc32
 
 from wfctl._checkpoint import FORMAT_VERSION, KINDS, Checkpoint, Kind, checkpoint_id_for
@@ -46,9 +46,11 @@ __all__ = [
     "check_last_is_newest",
     "crc_of_seq",
     "decode_chain",
+    "decode_checked",
     "decode_record",
     "encode_record",
     "encode_record_parts",
+    "journal_lines",
     "load_body",
     "parse_journal",
     "read_all",
@@ -63,6 +65,8 @@ __all__ = [
 JOURNAL_NAME: Final = "journal.jsonl"
 #: How much of a journal's end is read at first to find its last record (doubled as needed).
 TAIL_CHUNK: Final = 64 * 1024
+#: How much of a journal is read at a time from its start.
+_READ_CHUNK: Final = 16 * TAIL_CHUNK
 
 _CRC_PREFIX: Final = b',"crc":"'
 _SUFFIX_LEN: Final = 18  # len(b',"crc":"xxxxxxxx"}')
@@ -78,6 +82,12 @@ _CHAIN_LINK: Final = re.compile(
 )
 _KINDS: Final = frozenset(kind.encode() for kind in KINDS)
 _ROOT: Final = Kind.ROOT.value.encode()
+#: The kind a chain's first record has, and those every later one may have, each with the
+#: quote that closes it (what ``bytes.startswith`` looks for after a record's start).
+_FIRST_KINDS: Final[tuple[bytes, ...]] = (_ROOT + b'"',)
+_LATER_KINDS: Final = tuple(sorted(kind + b'"' for kind in _KINDS if kind != _ROOT))
+#: A record body up to this long is copied to be checksummed; a longer one is not.
+_COPY_LIMIT: Final = 64 * 1024
 # orjson writes compact UTF-8 JSON straight to bytes, 10-60x faster than the stdlib (see
 # docs/decisions.md). Dataclasses and datetimes are passed through to the fallback, which
 # refuses them, as it always did: the data is codec output, plain JSON by construction.
@@ -136,6 +146,15 @@ def decode_record(line: bytes, where: str) -> Checkpoint:
             fails :meth:`Checkpoint.from_dict` (including a newer format version).
     """
     return Checkpoint.from_dict(load_body(verified_body(line, where), where), where)
+
+
+def decode_checked(line: bytes, where: str) -> Checkpoint:
+    """:func:`decode_record` of a line whose checksum :func:`check_journal` has just verified.
+
+    The checksum is not computed again: the body it covers is decoded and checked as
+    :func:`decode_record` checks it.
+    """
+    return Checkpoint.from_dict(load_body(line[:-_SUFFIX_LEN] + b"}", where), where)
 
 
 #: Digits to ``0``, every other byte to ``.``: a run of 19 zeros is then a run of 19 digits,
@@ -220,25 +239,12 @@ def verified_body(line: bytes, where: str) -> bytes:
     if not _HEX8.fullmatch(digits):
         raise CheckpointCorruptError(where, "malformed checksum")
     body = line[:-_SUFFIX_LEN] + b"}"
-    actual = zlib.crc32(body)
+    actual = _crc32(body)
     if actual != int(digits, 16):
         raise CheckpointCorruptError(
             where, f"checksum mismatch (record says {digits.decode()}, content is {actual:08x})"
         )
     return body
-
-
-def _checksum_holds(line: bytes) -> bool:
-    """Return whether a line's checksum field is there and holds (no copy of the line).
-
-    The fast path of :func:`verified_body`, which says what is wrong when this is False.
-    """
-    return (
-        len(line) > _SUFFIX_LEN
-        and line[-_SUFFIX_LEN : -_SUFFIX_LEN + 8] == _CRC_PREFIX
-        and line[-2:] == b'"}'
-        and b"%08x" % zlib.crc32(b"}", zlib.crc32(memoryview(line)[:-_SUFFIX_LEN])) == line[-10:-2]
-    )
 
 
 def parse_journal(
@@ -274,6 +280,16 @@ def parse_journal(
     return checkpoints, problems, len(data) - committed
 
 
+def _checksum_holds(line: bytes) -> bool:
+    """Return whether a line ends with ``,"crc":"<crc32 of what precedes it, and "}">"}``.
+
+    The fast path of :func:`verified_body`, which says what is wrong when this is False. A
+    short line's body is sliced (cheaper than a view); a long one's is not copied.
+    """
+    body = line[:-_SUFFIX_LEN] if len(line) < _COPY_LIMIT else memoryview(line)[:-_SUFFIX_LEN]
+    return len(line) > _SUFFIX_LEN and line.endswith(b',"crc":"%08x"}' % _crc32(b"}", _crc32(body)))
+
+
 def check_journal(lines: Iterable[bytes], path: str, run_id: str) -> tuple[bytes, bytes] | None:
     """Verify every committed record of a journal as one chain, without decoding its data.
 
@@ -295,24 +311,27 @@ def check_journal(lines: Iterable[bytes], path: str, run_id: str) -> tuple[bytes
         CheckpointCorruptError: naming the first record (``<path>:<line>``) that fails.
     """
     run = run_id.encode()
-    parent = b"null"
+    start = b'{"v":%d,"id":"%s.' % (FORMAT_VERSION, run)
+    # A later record's start, as encode_record writes it, is ``later % (seq, seq, seq - 1)``.
+    escaped = run.replace(b"%", b"%%")  # none in a valid id; any other is refused by the link
+    later = b'{"v":%d,"id":"%s.%%d","seq":%%d,"prev":"%s.%%d","kind":"' % (
+        FORMAT_VERSION, escaped, escaped
+    )  # fmt: skip
     first: bytes | None = None
-    last: bytes | None = None
+    line = b""
+    prefix, kinds = start + b'0","seq":0,"prev":null,"kind":"', _FIRST_KINDS
     for seq, line in enumerate(lines):
-        first = line if first is None else first
-        last = line
         if not _checksum_holds(line):
             verified_body(line, f"{path}:{seq + 1}")  # says what is wrong
-        # The common case in one comparison: the start encode_record writes for this link.
-        prefix = b'{"v":%d,"id":"%s.%d","seq":%d,"prev":%s,"kind":"' % (
-            FORMAT_VERSION, run, seq, seq, parent
-        )  # fmt: skip
-        kind = line[len(prefix) : line.find(b'"', len(prefix))]
-        if not line.startswith(prefix) or kind not in _KINDS or (kind == _ROOT) != (seq == 0):
+        # The link, in two comparisons: the start encode_record writes for it, then its kind.
+        if not (line.startswith(prefix) and line.startswith(kinds, len(prefix))):
+            parent = b"null" if seq == 0 else b'"%s.%d"' % (run, seq - 1)
             # accepts it, or says what is wrong
             _check_link(line, f"{path}:{seq + 1}", run_id, seq, parent)
-        parent = b'"%s.%d"' % (run, seq)
-    return None if first is None or last is None else (first, last)
+        if first is None:
+            first = line
+        prefix, kinds = later % (seq + 1, seq + 1, seq), _LATER_KINDS
+    return None if first is None else (first, line)
 
 
 def decode_chain(
@@ -459,16 +478,21 @@ def read_head(fs: FileSystem, fd: int) -> bytes | None:
         chunk *= 2
 
 
-def read_lines(fs: FileSystem, fd: int, chunk: int = 16 * TAIL_CHUNK) -> Iterator[bytes]:
+def read_lines(
+    fs: FileSystem, fd: int, chunk: int = _READ_CHUNK, *, size: int | None = None
+) -> Iterator[bytes]:
     """Yield a file's committed lines (without newlines), reading ``chunk`` bytes at a time.
 
     What follows the last newline (the torn tail) is not yielded. Memory stays at one chunk
-    plus the longest line, however long the journal is.
+    plus the longest line, however long the journal is. With ``size`` (the file's size, from
+    the ``fstat`` that opened it), only that many bytes are read: a journal of up to ``chunk``
+    bytes in one ``pread``, with no second one to find its end (what was appended since is
+    not read, as if it had come just after).
     """
     offset = 0
     pending: list[bytes] = []  # the start of a line that continues in the next chunk
-    while True:
-        part = fs.pread(fd, chunk, offset)
+    while size is None or offset < size:
+        part = fs.pread(fd, chunk if size is None else min(chunk, size - offset), offset)
         if not part:
             return
         offset += len(part)
@@ -484,6 +508,15 @@ def read_lines(fs: FileSystem, fd: int, chunk: int = 16 * TAIL_CHUNK) -> Iterato
         yield from pieces
         if end + 1 < len(part):
             pending.append(part[end + 1 :])
+
+
+def journal_lines(fs: FileSystem, fd: int, size: int) -> Iterable[bytes]:
+    """:func:`read_lines` of a journal's first ``size`` bytes: a list when one read holds them."""
+    if size > _READ_CHUNK:
+        return read_lines(fs, fd, size=size)
+    data = _pread_exact(fs, fd, size, 0)
+    end = data.rfind(b"\n")
+    return data[:end].split(b"\n") if end >= 0 else []
 
 
 def read_all(fs: FileSystem, fd: int) -> bytes:

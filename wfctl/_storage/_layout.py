@@ -183,6 +183,16 @@ class StoreLayout:
 
     def run_ids(self) -> list[str]:
         """The ids of the store's runs: its run directories (and links, refused when read)."""
+        return [run_id for run_id, _ in self.run_entries()]
+
+    def run_entries(self) -> list[tuple[str, bool]]:
+        """The store's run ids, each with whether its entry is a directory (not a link).
+
+        ``runs`` is checked (:meth:`check_runs_dir`) and listed once; whether each entry is a
+        directory comes from that listing (the directory entry's type, no ``lstat`` per run on
+        most file systems). A listing that reads every run needs no :meth:`check_run_dir` for a
+        run listed as a directory; a link is listed so that reading it refuses it.
+        """
         self.vet_root()
         if not self.check_runs_dir():
             return []
@@ -190,12 +200,14 @@ class StoreLayout:
             entries = self.fs.scandir(self.runs)
         except FileNotFoundError:
             return []
-        run_ids = []
+        found = []
         for entry in entries:
             try:
                 validate_run_id(entry.name)
             except ValueError:
                 continue
-            if entry.is_dir(follow_symlinks=False) or entry.is_symlink():
-                run_ids.append(entry.name)
-        return run_ids
+            if entry.is_dir(follow_symlinks=False):
+                found.append((entry.name, True))
+            elif entry.is_symlink():
+                found.append((entry.name, False))
+        return found

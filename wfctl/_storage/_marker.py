@@ -38,6 +38,7 @@ from ._protocol import JournalProblem
 __all__ = [
     "EndMarker",
     "check_end",
+    "check_marker",
     "decode_end",
     "drop_end_marker",
     "encode_end",
@@ -171,7 +172,21 @@ def check_end(layout: StoreLayout, run_id: str, last_seq: int, last_crc: str | N
     Raises:
         CheckpointCorruptError: the marker is unreadable, or the journal was cut back.
     """
-    marker = read_end_marker(layout, run_id)
+    check_marker(read_end_marker(layout, run_id), layout, run_id, last_seq, last_crc)
+
+
+def check_marker(
+    marker: EndMarker | None,
+    layout: StoreLayout,
+    run_id: str,
+    last_seq: int,
+    last_crc: str | None,
+) -> None:
+    """:func:`check_end` with the run's end marker already read (None: it has none).
+
+    Raises:
+        CheckpointCorruptError: the journal was cut back.
+    """
     if marker is None:
         return
     crc = last_crc if last_seq == marker.seq else None
