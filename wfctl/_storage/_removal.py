@@ -119,9 +119,11 @@ def _delete(fs: FileSystem, targets: Sequence[str]) -> None:
         for target in targets:
             fs.rmtree(target)
         return
+    # Not ``pool.map``: its results, failing, would cancel the deletions not started yet.
     with ThreadPoolExecutor(_DELETERS, thread_name_prefix="wfctl-delete") as pool:
-        for _ in pool.map(fs.rmtree, targets):  # re-raises the first failure, in order
-            pass
+        deletions = [pool.submit(fs.rmtree, target) for target in targets]
+    for deletion in deletions:  # all have ended: the first failure, in the order of the runs
+        deletion.result()
 
 
 def _finish_removals(layout: StoreLayout) -> None:
