@@ -25,7 +25,7 @@ from ._common import Text
 if TYPE_CHECKING:
     from rich.table import Table
 
-__all__ = ["Cell", "Column", "fitted_table", "print_table"]
+__all__ = ["Cell", "Column", "fitted_table", "print_table", "write_laid_out"]
 
 #: A table cell: text is measured; any other renderable is taken to wrap as needed.
 Cell = RenderableType
@@ -400,6 +400,11 @@ def print_table(console: Console, table: RenderableType) -> None:
     if text is None:
         console.print(table)
         return
+    write_laid_out(console, text)
+
+
+def write_laid_out(console: Console, text: str) -> None:
+    """Write ``text``, already laid out and styled as rich would write it, to the console."""
     try:
         console.file.write(text)
         console.file.flush()

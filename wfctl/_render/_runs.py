@@ -15,7 +15,7 @@ from wfctl._readable import readable
 from wfctl._visible import visible
 
 from ._common import Text, json_text, render_stored, render_value, status_text, stderr, stdout
-from ._fit import Cell, Column, fitted_table, print_table
+from ._fit import Cell, Column, fitted_table, print_table, write_laid_out
 from ._time import LocalMillis, local_and_relative, local_time, now, relative_time, zone_name
 
 if TYPE_CHECKING:
@@ -295,11 +295,7 @@ class _Timeline:
         if out.legacy_windows:  # the Windows console API, not escape codes: rich writes it
             out.print(Text.from_ansi(chunk, end=""), soft_wrap=True)
             return
-        try:
-            out.file.write(chunk)
-            out.file.flush()
-        except BrokenPipeError:
-            out.on_broken_pipe()  # as rich does: quiet, exit 1
+        write_laid_out(out, chunk)
 
 
 def _cells(text: str) -> int:
