@@ -10,6 +10,7 @@ import asyncio
 import collections
 import os
 import signal
+import socket
 import subprocess
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterator
@@ -373,6 +374,10 @@ def test_a_save_larger_than_the_socket_takes_at_once_is_sent_whole(pg_url: str) 
     blob = "0123456789abcdef" * 65_536  # 1 MiB: more than a socket's buffer takes at once
 
     async def saves(loop: _CountingLoop, store: PostgresCheckpointStorage) -> None:
+        # A small send buffer: the server cannot read the record as fast as libpq would send
+        # it (with the default one, it sometimes kept up and the record went in one send).
+        with socket.socket(fileno=os.dup(store._leases["r1"]._fd)) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
         loop.counting = True
         await store.save(ckpt("r1", 1, data={"blob": blob}))
         loop.counting = False
