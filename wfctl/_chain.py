@@ -11,11 +11,13 @@ and callers wait through :func:`asyncio.shield`, so cancelling a caller never lo
 A step that no other task of the run could join in a group commit (``solo``: the run's body
 alone, sequential code) starts its commit at once, in the caller, instead of in a new task.
 This is done only for a storage whose ``save`` declares it never waits (the file and memory
-stores: ``_SAVES_WITHOUT_WAITING``); any other (PostgreSQL, a user's) always commits in the
-committer task, since its save might enter a context bound to the current task
-(``asyncio.timeout``) before its first wait. The commit runs to its end in the caller, with no
-task and no turn of the event loop; the caller then lets the loop turn if ``TURN_EVERY`` has
-passed since it last did. Should such a save wait after all, the rest of the commit becomes the
+stores: ``_SAVES_WITHOUT_WAITING``), or that up to its first wait it enters nothing bound to
+the current task and waits only on plain futures (PostgreSQL: ``_SAVE_STARTS_ANYWHERE``); any
+other (a user's) always commits in the committer task, since its save might enter a context
+bound to the current task (``asyncio.timeout``) before its first wait. A save that never waits
+runs to its end in the caller, with no task and no turn of the event loop; the caller then lets
+the loop turn if ``TURN_EVERY`` has passed since it last did. When a save started in the caller
+waits (a PostgreSQL save always does, for its reply), the rest of the commit becomes the
 committer task at that point, which callers then wait for as for any other (shielded, drained,
 and collecting the steps that finish while it waits).
 Nothing can cancel the first part: a cancellation only lands where a coroutine waits.
@@ -329,12 +331,20 @@ class CheckpointChain:
 
 
 def _saves_without_waiting(storage: CheckpointStorage) -> bool:
-    """Whether the class that defines ``storage.save`` declares that it never waits.
+    """Whether the class that defines ``storage.save`` declares its save may start in a caller.
 
-    A subclass that overrides ``save`` does not inherit the declaration.
+    It does by declaring that it never waits (``_SAVES_WITHOUT_WAITING``), or that up to its
+    first wait it enters nothing bound to the current task and waits only on plain futures
+    (``_SAVE_STARTS_ANYWHERE``). A subclass that overrides ``save`` inherits neither.
     """
     owner = next((c for c in type(storage).__mro__ if "save" in vars(c)), None)
-    return owner is not None and vars(owner).get("_SAVES_WITHOUT_WAITING") is True
+    if owner is None:
+        return False
+    declared = vars(owner)
+    return (
+        declared.get("_SAVES_WITHOUT_WAITING") is True
+        or declared.get("_SAVE_STARTS_ANYWHERE") is True
+    )
 
 
 async def _resume(coro: Coroutine[Any, Any, Any], waiting: Any) -> None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections import Counter
+from types import FrameType
 
 from tests.conftest import arun, assert_one_chain
 from tests.postgres.conftest import opened
@@ -89,6 +91,56 @@ def test_a_pause_requested_from_another_store_stops_the_run_at_its_next_step(pg_
             done = await wf.run(checkpoint_id=paused.checkpoint_id)
             assert done.get_outputs() == [6] and dict(runs) == {0: 1, 1: 1, 2: 1, 3: 1}
             assert (await verify_lineage(storage)).ok
+        finally:
+            await storage.aclose()
+
+    arun(main())
+
+
+def test_a_sequential_step_on_postgres_starts_its_save_in_the_caller(pg_url: str) -> None:
+    # The store declares its save may start anywhere: each step's INSERT is sent by the step's
+    # caller (no queue, no chain lock, no StepPayload), and only the wait for its reply goes on in
+    # a committer task. Counted over 30 steps; a group of lanes still queues and commits.
+    counted: Counter[str] = Counter()
+    # _saved: a solo commit's end (a plain function, called once for each).
+    watched = {"CheckpointChain._enqueue", "CheckpointChain._saved"}
+
+    def profile(frame: FrameType, event: str, arg: object) -> None:
+        if event == "call" and frame.f_code.co_qualname in watched:
+            counted[frame.f_code.co_qualname] += 1
+
+    @step
+    async def echo(text: str) -> str:
+        return text
+
+    @workflow
+    async def steps(n: int) -> str:
+        result = ""
+        for i in range(n):
+            result = await echo(f"call {i}")
+        return result
+
+    @workflow
+    async def lanes(n: int) -> list[str]:
+        return list(await asyncio.gather(*(echo(f"lane {i}") for i in range(n))))
+
+    async def main() -> None:
+        storage = open_storage(pg_url)
+        try:
+            sys.setprofile(profile)
+            try:
+                done = await steps.build(checkpoint_storage=storage).run(30)
+            finally:
+                sys.setprofile(None)
+            assert done.status == "completed"
+            assert counted["CheckpointChain._saved"] == 30, counted
+            assert counted["CheckpointChain._enqueue"] == 0, counted
+            chain = await storage.list_checkpoints(run_id=done.run_id)
+            assert_one_chain(chain)
+            assert [c.kind for c in chain].count("step") == 30
+            fanned = await lanes.build(checkpoint_storage=storage).run(50)
+            assert fanned.status == "completed"
+            assert_one_chain(await storage.list_checkpoints(run_id=fanned.run_id))
         finally:
             await storage.aclose()
 

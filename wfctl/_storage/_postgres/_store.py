@@ -8,6 +8,7 @@ trigger (:mod:`._schema`); leases are advisory locks on connections of their own
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from typing import ClassVar
 
 import psycopg
 
@@ -36,6 +37,11 @@ class PostgresCheckpointStorage(PostgresReads):
     :meth:`claim_run`): it carries that lease's fence, and the database refuses a fence that
     is no longer the run's. Every other method may be called without a lease.
     """
+
+    #: Its ``save`` enters nothing bound to the current task and waits only on plain futures
+    #: (the lease's turn, then the reply its socket's reader resolves): the engine may start a
+    #: sequential step's save in the caller, the rest going on in a task (``wfctl._chain``).
+    _SAVE_STARTS_ANYWHERE: ClassVar[bool] = True
 
     def __init__(self, url: str, *, max_connections: int = 8) -> None:
         super().__init__(url, max_connections=max_connections)
