@@ -232,6 +232,10 @@ def test_a_handed_over_run_resumes_from_the_command_line(tmp_path: Path) -> None
     store, gate = tmp_path / "store", tmp_path / "gate"
     run_id, process = _driving(store, gate, "gated.py")
     process.send_signal(signal.SIGTERM)
+    assert process.stdout is not None
+    # The signal handled before the gate opens: else the run may finish first (a race).
+    lines = [json.loads(process.stdout.readline()) for _ in range(2)]
+    assert [e["event"] for e in lines] == ["taken", "stopping"]
     (gate / "gate").touch()
     _finish(process)
     done = wfctl("resume", run_id, "--store", store, "--json")
