@@ -60,18 +60,23 @@ def spawn_wfctl(tree: Path, args: list[str]) -> tuple[float, int, Any]:
     The process runs that tree's code (``PYTHONPATH``, and ``cwd`` because ``python -c`` puts
     the working directory first on the path), with its output thrown away.
     """
+    start = time.perf_counter()
+    proc = _start_wfctl(tree, args, subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    return time.perf_counter() - start, os.waitstatus_to_exitcode(status), usage
+
+
+def _start_wfctl(tree: Path, args: list[str], stdout: int) -> subprocess.Popen[bytes]:
+    """Start ``wfctl ARGS`` running the checkout ``tree``'s code (see :func:`spawn_wfctl`)."""
     env = {**os.environ, "PYTHONPATH": str(tree.resolve()), "COLUMNS": "200"}
     code = "import sys; from wfctl._cli import main; sys.argv[0] = 'wfctl'; main()"
-    start = time.perf_counter()
-    proc = subprocess.Popen(
+    return subprocess.Popen(
         [sys.executable, "-c", code, *args],
-        stdout=subprocess.DEVNULL,
+        stdout=stdout,
         stderr=subprocess.DEVNULL,
         env=env,
         cwd=tree,
     )
-    _, status, usage = os.wait4(proc.pid, 0)
-    return time.perf_counter() - start, os.waitstatus_to_exitcode(status), usage
 
 
 def _timed(tree: Path, args: list[str]) -> tuple[float, float, float]:
@@ -88,16 +93,8 @@ def _first_line(tree: Path, args: list[str]) -> tuple[float, float, float]:
     How long someone waits before a long output starts (the process then runs to its end, and
     is not timed further).
     """
-    env = {**os.environ, "PYTHONPATH": str(tree.resolve()), "COLUMNS": "200"}
-    code = "import sys; from wfctl._cli import main; sys.argv[0] = 'wfctl'; main()"
     start = time.perf_counter()
-    proc = subprocess.Popen(
-        [sys.executable, "-c", code, *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=env,
-        cwd=tree,
-    )
+    proc = _start_wfctl(tree, args, subprocess.PIPE)
     assert proc.stdout is not None
     proc.stdout.readline()
     seconds = time.perf_counter() - start
@@ -212,7 +209,7 @@ def main() -> None:
                 )
                 few = min(sizes)
                 small = times.get((t, name.replace(f"@{listed}", f"@{few}")))
-                if small:  # beyond the same command on the smallest store: its imports too
+                if small and few < listed:  # beyond the same command on the smallest store
                     base = statistics.median(v[0] for v in small)
                     base_cpu = statistics.median(v[2] for v in small)
                     extra += (
