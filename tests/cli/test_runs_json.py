@@ -2,7 +2,7 @@
 
 The document must stay byte for byte what ``json.dumps(document, indent=2,
 ensure_ascii=False)`` wrote; these compare the two on awkward text and count which encoder
-wrote it. They import the command module on purpose: ``indented_json`` is its writer.
+wrote it. They import the CLI module on purpose: ``indented_json`` is its writer.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 import pytest
 
-from wfctl._cli import _store_commands
+from wfctl._cli import _app
 
 
 def _runs_document(text: str, number: int = 3) -> dict[str, Any]:
@@ -50,10 +50,8 @@ AWKWARD = [
 @pytest.mark.parametrize("text", AWKWARD)
 def test_the_document_is_written_as_the_standard_library_writes_it(text: str) -> None:
     document = _runs_document(text)
-    assert _store_commands.indented_json(document) == json.dumps(
-        document, indent=2, ensure_ascii=False
-    )
-    assert _store_commands.indented_json({}) == json.dumps({}, indent=2)
+    assert _app.indented_json(document) == json.dumps(document, indent=2, ensure_ascii=False)
+    assert _app.indented_json({}) == json.dumps({}, indent=2)
 
 
 @pytest.mark.parametrize(
@@ -63,9 +61,7 @@ def test_the_document_is_written_as_the_standard_library_writes_it(text: str) ->
 def test_what_orjson_refuses_is_written_by_the_standard_library(document: dict[str, Any]) -> None:
     with pytest.raises(orjson.JSONEncodeError):
         orjson.dumps(document)
-    assert _store_commands.indented_json(document) == json.dumps(
-        document, indent=2, ensure_ascii=False
-    )
+    assert _app.indented_json(document) == json.dumps(document, indent=2, ensure_ascii=False)
 
 
 def test_an_ordinary_document_never_reaches_the_standard_library(
@@ -76,4 +72,4 @@ def test_an_ordinary_document_never_reaches_the_standard_library(
 
     monkeypatch.setattr(json, "dumps", refused)
     for text in AWKWARD:
-        assert '"schema": "wfctl/runs@1"' in _store_commands.indented_json(_runs_document(text))
+        assert '"schema": "wfctl/runs@1"' in _app.indented_json(_runs_document(text))

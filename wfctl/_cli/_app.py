@@ -456,9 +456,31 @@ def workflow_output(json_output: bool) -> AbstractContextManager[Any]:
     return contextlib.redirect_stdout(sys.stderr) if json_output else contextlib.nullcontext()
 
 
-def emit_json(document: Any) -> None:
-    """Write ``document`` to stdout as the one JSON document of ``--json``."""
-    sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+def emit_json(document: Any, *, floats: bool = True) -> None:
+    """Write ``document`` to stdout as the one JSON document of ``--json``.
+
+    A document that holds no float (``floats=False``) is written by :func:`indented_json`,
+    the same text, faster.
+    """
+    text = json.dumps(document, indent=2, ensure_ascii=False) if floats else indented_json(document)
+    sys.stdout.write(text + "\n")
+
+
+def indented_json(document: dict[str, Any]) -> str:
+    """Return ``json.dumps(document, indent=2, ensure_ascii=False)``, with orjson if it can.
+
+    The standard library's encoder runs in Python when it indents (~30 µs a run ``runs``
+    lists). orjson writes the same text for a document of text, integers, null, lists and
+    objects (indent, separators, escapes and UTF-8 alike), not for floats, which it writes in
+    its own way; what it refuses (a lone surrogate, an integer beyond 64 bits) is written by
+    the standard library.
+    """
+    import orjson  # the journal's reader has loaded it already: not at start-up
+
+    try:
+        return orjson.dumps(document, option=orjson.OPT_INDENT_2).decode()
+    except orjson.JSONEncodeError:
+        return json.dumps(document, indent=2, ensure_ascii=False)
 
 
 def exit_with(code: int) -> None:

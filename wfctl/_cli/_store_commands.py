@@ -4,10 +4,9 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -130,27 +129,11 @@ def runs(
     location = locate_store_option(store)
     report = list_runs(location.target, query, must_exist=location.named)
     if json_output:
-        sys.stdout.write(indented_json(report.to_json()) + "\n")  # as emit_json writes it
+        emit_json(report.to_json(), floats=False)
     else:
         from wfctl._render import print_runs
 
         print_runs(report)
-
-
-def indented_json(document: dict[str, Any]) -> str:
-    """Return ``json.dumps(document, indent=2, ensure_ascii=False)``, with orjson if it can.
-
-    The standard library's encoder runs in Python when it indents (~30 µs a run listed).
-    orjson writes the same text for what a ``runs`` document holds (text, integers, null,
-    lists and objects: indent, separators, escapes and UTF-8 alike; it has no floats); what it
-    refuses (a lone surrogate, an integer beyond 64 bits) is written by the standard library.
-    """
-    import orjson  # the journal's reader has loaded it already: not at start-up
-
-    try:
-        return orjson.dumps(document, option=orjson.OPT_INDENT_2).decode()
-    except orjson.JSONEncodeError:
-        return json.dumps(document, indent=2, ensure_ascii=False)
 
 
 @app.command()
