@@ -37,15 +37,18 @@ from ._errors import CheckpointCorruptError, UnencodableValueError
 
 __all__ = [
     "EncodedCall",
+    "call_size",
     "canonical_json",
     "decode",
     "digest",
     "encode",
     "encode_call",
     "encoded_digest",
+    "encoded_size",
     "register_type",
     "registered_class",
     "registered_name",
+    "value_size",
 ]
 
 _T = TypeVar("_T", bound=type)
@@ -238,6 +241,41 @@ def encoded_digest(call: EncodedCall) -> str | None:
         # surrogatepass: a str with a lone surrogate is a legal value and must still hash.
         data = text.encode("utf-8", "surrogatepass")
     return hashlib.blake2b(data, digest_size=8).hexdigest()
+
+
+def encoded_size(data: Any) -> int:
+    """Return about how many bytes encoded data (:func:`encode`'s output) takes as JSON.
+
+    A string counts its length and a scalar nothing (an event's history is bounded by the big
+    values it holds, see ``RunOptions.event_history_bytes``); a list or dict the length of its
+    compact JSON, or 0 if orjson refuses it (an int beyond 64 bits, a lone surrogate).
+    """
+    if type(data) is str:
+        return len(data)
+    if type(data) is list or type(data) is dict:
+        try:
+            return len(orjson.dumps(data))
+        except TypeError:
+            return 0
+    return 0
+
+
+def value_size(value: object) -> int:
+    """Return :func:`encoded_size` of a value not yet encoded (0 if it has no encoding)."""
+    try:
+        return encoded_size(encode(value))
+    except UnencodableValueError:
+        return 0
+
+
+def call_size(call: EncodedCall) -> int:
+    """Return :func:`encoded_size` of a call's encoded arguments (0 if they have none)."""
+    if call is None:
+        return 0
+    positional, keyword = call
+    if not keyword and all(type(a) is str for a in positional):
+        return sum(map(len, positional))  # the common call: no JSON is written to size it
+    return encoded_size(positional) + encoded_size(keyword)
 
 
 # --- encoding ------------------------------------------------------------------------------

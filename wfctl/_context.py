@@ -10,6 +10,7 @@ import asyncio
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ._codec import value_size
 from ._errors import RunStateError
 from ._events import WorkflowEvent, WorkflowEventSource
 from ._port import port_var
@@ -123,7 +124,9 @@ class RunContext:
         if isinstance(event, WorkflowEvent):
             self._run.publish_custom(event)
         else:
-            self._run.emit("custom", None, event, origin=WorkflowEventSource.EXECUTOR)
+            self._run.emit(
+                "custom", None, event, value_size(event), origin=WorkflowEventSource.EXECUTOR
+            )
 
     def is_streaming(self) -> bool:
         """Return whether the run was started with ``run(..., stream=True)``."""

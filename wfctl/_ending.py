@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from ._codec import encode
+from ._codec import encode, encoded_size
 from ._errors import UnencodableValueError
 from ._events import RequestInfoEvent, WorkflowErrorDetails, WorkflowRunState
 from ._payloads import CompletedPayload, FailedPayload, PausePayload, RecordedRequest
@@ -57,7 +57,13 @@ async def commit_ending(
             else:
                 await chain.commit(CompletedPayload(result, run.encoded_outputs))
                 if outcome.value is not None:  # the return value is the run's last output
-                    run.emit("output", None, outcome.value, executor_id=chain.workflow_name)
+                    run.emit(
+                        "output",
+                        None,
+                        outcome.value,
+                        encoded_size(result),
+                        executor_id=chain.workflow_name,
+                    )
                 run.emit("run_completed", state=WorkflowRunState.IDLE)
                 return outcome
     except OSError as exc:  # the record could not be written: the run failed with that error

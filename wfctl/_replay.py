@@ -216,7 +216,9 @@ async def replay_from(
     them. The replay's own records come back from the run that committed them.
     """
     # The diff reads every call's events and every record the replay commits.
-    options = dataclasses.replace(options, event_history=None, keep_records=True)
+    options = dataclasses.replace(
+        options, event_history=None, event_history_bytes=None, keep_records=True
+    )
     origins = await read_origins(workflow.storage, source_chain)
     source_history = fold_history(origins, source_chain, len(source_chain) - 1)
     known = fold_history(origins, source_chain, target.seq)

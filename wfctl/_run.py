@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import random
+import sys
 import time
 from collections import deque
 from collections.abc import Callable, Coroutine
@@ -24,7 +25,16 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from ._chain import CheckpointChain
-from ._codec import EncodedCall, decode, encode, encode_call, encoded_digest
+from ._codec import (
+    EncodedCall,
+    call_size,
+    decode,
+    encode,
+    encode_call,
+    encoded_digest,
+    encoded_size,
+    value_size,
+)
 from ._context import context_of
 from ._effects import StepEffects, current_effects
 from ._errors import (
@@ -76,7 +86,13 @@ from ._response_types import type_name as response_type_name
 if TYPE_CHECKING:
     from ._step import Step
 
-__all__ = ["DEFAULT_EVENT_HISTORY", "BodyOutcome", "Run", "RunOptions"]
+__all__ = [
+    "DEFAULT_EVENT_HISTORY",
+    "DEFAULT_EVENT_HISTORY_BYTES",
+    "BodyOutcome",
+    "Run",
+    "RunOptions",
+]
 
 
 _effects = current_effects()
@@ -87,6 +103,9 @@ _scope = scope_var()
 _NO_POLICY = StepPolicy()
 #: Events a result keeps by default: the most recent ones (``run(..., event_history=N)``).
 DEFAULT_EVENT_HISTORY = 10_000
+#: Bytes of values (step arguments and results, outputs, request data) the events a result
+#: keeps may hold between them by default (``run(..., event_history_bytes=N)``).
+DEFAULT_EVENT_HISTORY_BYTES = 16 * 2**20
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +120,8 @@ class RunOptions:
     ``complete_history``: the recorded calls are a whole finished run, so a call that misses
     while its step has other records is a divergence at once (see :meth:`Run.call_step`).
     ``event_history``: how many of the most recent events the result keeps (None: all).
+    ``event_history_bytes``: at most how many bytes of values those events may hold between
+    them (None: no bound); the oldest go first (see :meth:`Run.emit`).
     ``keep_records``: keep the step records the run commits, for the caller (replay's diff).
     """
 
@@ -112,6 +133,7 @@ class RunOptions:
     #: The caller reads the run's events as they happen (``run(stream=True)``).
     streaming: bool = False
     event_history: int | None = DEFAULT_EVENT_HISTORY
+    event_history_bytes: int | None = DEFAULT_EVENT_HISTORY_BYTES
     keep_records: bool = False
 
 
@@ -154,6 +176,12 @@ class Run:
         self._events: deque[WorkflowEvent | _Deferred] = deque(maxlen=options.event_history)
         self._deferred = False
         self.events_dropped = 0
+        #: The bytes of values each kept event holds (in step with ``_events``), their sum,
+        #: and the most it may be (``event_history_bytes``; see ``emit``).
+        self._event_bytes: deque[int] = deque()
+        self._held_bytes = 0
+        limit = options.event_history_bytes
+        self._max_held_bytes = sys.maxsize if limit is None else limit
         self.pending: dict[str, tuple[RequestInfoEvent, Any]] = {}
         self.executed: list[str] = []
         self.cached: list[str] = []
@@ -221,35 +249,59 @@ class Run:
             self._deferred = False
         return self._events  # type: ignore[return-value]  # no _Deferred is left in it
 
-    def emit(self, kind: str, key: str | None = None, data: Any = None, **fields: Any) -> None:
+    def emit(
+        self,
+        kind: str,
+        key: str | None = None,
+        data: Any = None,
+        data_bytes: int = 0,
+        **fields: Any,
+    ) -> None:
         """Record an event of wfctl's ``kind`` and hand it to the live listener.
 
+        ``data_bytes`` is about how many bytes ``data`` holds (its encoding's, see
+        :func:`~wfctl._codec.encoded_size`; 0 for a small one): the history keeps the most
+        recent events, at most ``event_history`` of them holding at most
+        ``event_history_bytes`` between them, and lets the oldest go first.
         ``fields`` are the event's other fields (``executor_id``, ``extra``, ``state``, ...).
         With no listener, nothing but the history reads the event: it is made when that is
         read (see ``events``), and not at all once it has been let go.
         """
         if self._on_event is not None:
-            self._publish(event_of(kind, self.run_id, key, data, **fields))
+            self._publish(event_of(kind, self.run_id, key, data, **fields), data_bytes)
             return
+        self._keep((kind, key, data, fields, time.time()), data_bytes)
+        self._deferred = True
+
+    def publish_custom(self, event: WorkflowEvent) -> None:
+        """Record an event user code made (``ctx.add_event``), stamped with this run."""
+        self._publish(
+            replace(event, kind="custom", run_id=self.run_id, timestamp=time.time()),
+            value_size(event.data),
+        )
+
+    def _publish(self, event: WorkflowEvent, data_bytes: int = 0) -> None:
+        self._keep(event, data_bytes)
+        if self._on_event is not None:
+            self._on_event(event)
+
+    def _keep(self, event: WorkflowEvent | _Deferred, data_bytes: int) -> None:
+        """Add an event to the history, letting the oldest go past its bounds (see ``emit``)."""
         events = self._events
         if len(events) == events.maxlen:
             self.events_dropped += 1
             if events.maxlen == 0:  # ``event_history=0``: nothing is kept
                 return
-        events.append((kind, key, data, fields, time.time()))
-        self._deferred = True
-
-    def publish_custom(self, event: WorkflowEvent) -> None:
-        """Record an event user code made (``ctx.add_event``), stamped with this run."""
-        self._publish(replace(event, kind="custom", run_id=self.run_id, timestamp=time.time()))
-
-    def _publish(self, event: WorkflowEvent) -> None:
-        events = self._events
-        if len(events) == events.maxlen:
-            self.events_dropped += 1
+            self._held_bytes -= self._event_bytes.popleft()  # the deque lets its oldest go
         events.append(event)
-        if self._on_event is not None:
-            self._on_event(event)
+        self._event_bytes.append(data_bytes)
+        self._held_bytes += data_bytes
+        if self._held_bytes > self._max_held_bytes:
+            sizes = self._event_bytes
+            while self._held_bytes > self._max_held_bytes:
+                events.popleft()
+                self._held_bytes -= sizes.popleft()
+                self.events_dropped += 1
 
     def add_output(self, value: Any) -> None:
         """Append an output; inside a step it is recorded with the step's result."""
@@ -259,7 +311,9 @@ class Run:
             effects.outputs.append(encoded)
         self.outputs.append(value)
         self.encoded_outputs.append(encoded)
-        self.emit("output", None, value, executor_id=self.chain.workflow_name)
+        self.emit(
+            "output", None, value, encoded_size(encoded), executor_id=self.chain.workflow_name
+        )
 
     def set_state(self, key: str, value: Any) -> None:
         """Set run state; inside a step the change is recorded with the step's result."""
@@ -401,7 +455,13 @@ class Run:
                 value_out = decode(encoded, where=f"output effect of {record.key}")
                 self.outputs.append(value_out)
                 self.encoded_outputs.append(encoded)
-                self.emit("output", key, value_out, executor_id=self.chain.workflow_name)
+                self.emit(
+                    "output",
+                    key,
+                    value_out,
+                    encoded_size(encoded),
+                    executor_id=self.chain.workflow_name,
+                )
             outer = _effects.get()
             if outer is not None:
                 outer.merge(record.effects)
@@ -411,6 +471,7 @@ class Run:
             "step_cached",
             key,
             value,
+            encoded_size(record.result),
             executor_id=record.name,
             extra={"recorded_as": record.key} if record.key != key else {},
         )
@@ -434,7 +495,13 @@ class Run:
         if self.chain.lost is not None:
             raise self.chain.lost  # the run cannot commit any more: execute nothing more
         step_retries = self.step_retries
-        self.emit("step_started", key, _invocation(args, kwargs), executor_id=step.name)
+        self.emit(
+            "step_started",
+            key,
+            _invocation(args, kwargs),
+            call_size(encoded_args),
+            executor_id=step.name,
+        )
         self.gate.step_started()
         outer = _effects.get()
         effects = StepEffects()
@@ -457,12 +524,13 @@ class Run:
                 value = await call_with_policy(
                     self, key, policy or _NO_POLICY, lambda: step.fn(*args, **kwargs)
                 )
+            result = self._encode(value, key)
             record = step_record_of(
                 key,
                 scope_path,
                 step.name,
                 call_digest,
-                self._encode(value, key),
+                result,
                 explicit,
                 time.perf_counter() - clock,
                 effects.to_json(),
@@ -492,6 +560,7 @@ class Run:
             "step_completed",
             key,
             value,
+            encoded_size(result),
             executor_id=step.name,
             extra={"changed": True} if changed else {},
         )
@@ -542,7 +611,7 @@ class Run:
             response_type=response_type,
         )
         self.pending[rid] = (event, encoded)
-        self._publish(event)
+        self._publish(event, encoded_size(encoded))
         self.emit("status", None, state=WorkflowRunState.IN_PROGRESS_PENDING_REQUESTS)
         await self.gate.suspend(_effects.get() is not None)
 

@@ -24,7 +24,7 @@ from ._events import WorkflowEvent
 from ._message import NO_MESSAGE, MessageParameter
 from ._policies import Retry
 from ._result import WorkflowRunResult
-from ._run import DEFAULT_EVENT_HISTORY, RunOptions
+from ._run import DEFAULT_EVENT_HISTORY, DEFAULT_EVENT_HISTORY_BYTES, RunOptions
 from ._signature import code_signature
 from ._step import Step, context_parameter
 from ._storage import FileCheckpointStorage
@@ -173,6 +173,10 @@ class Workflow:
             event_history: how many of the most recent events the result keeps (default
                 10,000; None keeps all); ``result.events_dropped`` counts the others.
                 ``on_event`` and the stream see every event either way.
+            event_history_bytes: at most how many bytes of values (step arguments and
+                results, outputs, request data, as encoded) the kept events hold between
+                them (default 16 MiB; None: no bound). The oldest events go first, so a run
+                of big results does not keep them all alive.
             new_run: restore ``checkpoint_id`` into a new run even if it is a run's head.
             checkpoint_storage: the storage of this call instead of the bound one (to start,
                 restore or continue a run there). ``run(responses=...)`` without it answers
@@ -240,6 +244,7 @@ class Workflow:
         checkpoint_storage: CheckpointStorage | None = None,
         streaming: bool = False,
         event_history: int | None = DEFAULT_EVENT_HISTORY,
+        event_history_bytes: int | None = DEFAULT_EVENT_HISTORY_BYTES,
     ) -> WorkflowRunResult:
         """What ``await run(...)`` does (its arguments and errors are documented there)."""
         self._types.register()  # an annotation that did not resolve at decoration
@@ -249,7 +254,8 @@ class Workflow:
             shuffle_seed,
             drain_timeout,
             streaming=streaming,
-            event_history=_history_size(event_history),
+            event_history=_history_size("event_history", event_history),
+            event_history_bytes=_history_size("event_history_bytes", event_history_bytes),
         )
         if message is not NO_MESSAGE and (checkpoint_id is not None or responses is not None):
             raise RunArgumentError(
@@ -288,17 +294,22 @@ class Workflow:
         on_event: EventListener | None = None,
         checkpoint_storage: CheckpointStorage | None = None,
         event_history: int | None = DEFAULT_EVENT_HISTORY,
+        event_history_bytes: int | None = DEFAULT_EVENT_HISTORY_BYTES,
     ) -> WorkflowRunResult:
         """Continue ``run_id`` from its head, in its own chain: answer it, retry it or recover it.
 
         Unlike ``run(checkpoint_id=...)``, this takes the run's lock before it reads the head,
         so it never turns into a restore: if another process holds the run, it fails with
         ``RunLockedError``; if the run has completed, with ``RunStateError``. A run that fails
-        again raises its error, as :meth:`run` does. ``event_history`` is :meth:`run`'s.
+        again raises its error, as :meth:`run` does. ``event_history`` and
+        ``event_history_bytes`` are :meth:`run`'s.
         """
         self._types.register()
         options = RunOptions(
-            allow_changed, drain_timeout=drain_timeout, event_history=_history_size(event_history)
+            allow_changed,
+            drain_timeout=drain_timeout,
+            event_history=_history_size("event_history", event_history),
+            event_history_bytes=_history_size("event_history_bytes", event_history_bytes),
         )
         target = self._bound_for_call(checkpoint_storage)
         driven = await continue_run(
@@ -333,17 +344,15 @@ class Workflow:
         return coro
 
 
-def _history_size(event_history: int | None) -> int | None:
-    """Return ``event_history`` checked: None (keep every event) or a count of at least 0.
+def _history_size(name: str, bound: int | None) -> int | None:
+    """Return a bound of the event history checked: None (no bound) or an int of at least 0.
 
     Raises:
         RunArgumentError: it is negative or not an integer.
     """
-    if event_history is None or (type(event_history) is int and event_history >= 0):
-        return event_history
-    raise RunArgumentError(
-        f"event_history must be None (keep every event) or a count >= 0, not {event_history!r}"
-    )
+    if bound is None or (type(bound) is int and bound >= 0):
+        return bound
+    raise RunArgumentError(f"{name} must be None (no bound) or an int >= 0, not {bound!r}")
 
 
 @overload

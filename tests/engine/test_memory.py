@@ -117,3 +117,97 @@ def test_a_resume_of_cached_steps_does_not_hold_the_decoded_chain(tmp_path: Path
     small = _resume_peak(tmp_path / "small", 500)
     large = _resume_peak(tmp_path / "large", 3_000)
     assert (large - small) / 2_500 < 1_300, (small, large)
+
+
+_KB = 1_000
+
+
+@step
+async def blob(i: int, size: int) -> str:
+    return f"{i:06d}" + "x" * (size - 6)
+
+
+@step
+async def measure(text: str) -> int:
+    return len(text)
+
+
+@workflow(name="blobs")
+async def blobs(job: list[int]) -> int:
+    n, size = job
+    total = 0
+    for i in range(n):
+        total += await measure(await blob(i, size))  # a big result, then a big argument
+    return total
+
+
+def _blobs(n: int, size: int, store: Path | None = None, **arguments: Any) -> Any:
+    storage = (  # the memory store keeps every record: the file store lets them go
+        InMemoryCheckpointStorage()
+        if store is None
+        else FileCheckpointStorage(store, durability="none")
+    )
+    return arun(blobs.build(checkpoint_storage=storage).run([n, size], **arguments))
+
+
+def _held(event: WorkflowEvent) -> int:
+    """The bytes of values an event of the ``blobs`` run holds."""
+    if event.kind == "step_completed" and isinstance(event.data, str):
+        return len(event.data)
+    if event.kind == "step_started" and event.data and event.data["args"]:
+        return sum(len(a) for a in event.data["args"] if isinstance(a, str))
+    return 0
+
+
+def test_the_history_keeps_the_most_recent_events_that_fit_its_bytes() -> None:
+    seen: list[WorkflowEvent] = []
+    result = _blobs(20, 100 * _KB, event_history_bytes=1_000 * _KB, on_event=seen.append)
+    assert result.status == "completed" and result.result == 20 * 100 * _KB
+    kept = list(result.events)
+    assert kept == seen[-len(kept) :]  # the most recent, in order
+    assert result.events_dropped == len(seen) - len(kept)
+    # Each 100 KB result is held twice: as ``blob``'s result and as ``measure``'s argument;
+    # the small arguments of ``blob`` (a few bytes each) count too.
+    held = sum(_held(e) for e in kept)
+    assert 900 * _KB <= held <= 1_000 * _KB, held
+    big = [e for e in seen[: len(seen) - len(kept)] if _held(e)]
+    assert held + _held(big[-1]) > 990 * _KB  # the newest big one let go did not fit
+    assert kept[-1].kind == "run_completed"  # the ending is never what is let go
+
+
+def test_no_byte_bound_keeps_every_event() -> None:
+    seen: list[WorkflowEvent] = []
+    result = _blobs(20, 100 * _KB, event_history_bytes=None, on_event=seen.append)
+    assert list(result.events) == seen and result.events_dropped == 0
+
+
+def test_an_event_bigger_than_the_bound_is_let_go_at_once() -> None:
+    result = _blobs(3, 200 * _KB, event_history_bytes=100 * _KB)
+    assert result.status == "completed"
+    assert all(_held(e) == 0 for e in result.events)
+    assert result.events_dropped > 0
+
+
+def test_a_run_of_big_results_holds_no_more_than_the_byte_bound(tmp_path: Path) -> None:
+    # Measured before the byte bound: every 200 KB result (also the next step's argument)
+    # stayed alive in the 10,000 events of the default history, 200 KB more per step. Now
+    # the history holds at most 16 MiB of values whatever the run's length; bound: 100 KB.
+    small = _peak(lambda: _blobs(100, 200 * _KB, tmp_path / "small"))
+    large = _peak(lambda: _blobs(200, 200 * _KB, tmp_path / "large"))
+    assert (large - small) / 100 < 100 * _KB, (small, large)
+
+
+def test_a_resume_serving_big_results_holds_no_more_than_the_byte_bound(tmp_path: Path) -> None:
+    wf = blobs.build(checkpoint_storage=FileCheckpointStorage(tmp_path, durability="none"))
+    first = arun(wf.run([40, 100 * _KB], run_id="big"))
+    restored = arun(wf.run(checkpoint_id=first.checkpoint_id, event_history_bytes=500 * _KB))
+    assert restored.status == "completed" and len(restored.cached) == 80 and not restored.executed
+    cached = [e for e in restored.events if e.kind == "step_cached"]
+    held = sum(len(e.data) for e in cached if isinstance(e.data, str))
+    assert 400 * _KB <= held <= 500 * _KB, held  # served results are weighed as live ones
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, "10"])
+def test_a_bad_history_byte_bound_is_refused(bad: Any) -> None:
+    with pytest.raises(RunArgumentError, match="event_history_bytes"):
+        _run(1, event_history_bytes=bad)
