@@ -273,9 +273,14 @@ def call_size(call: EncodedCall) -> int:
     if call is None:
         return 0
     positional, keyword = call
-    if not keyword and all(type(a) is str for a in positional):
-        return sum(map(len, positional))  # the common call: no JSON is written to size it
-    return encoded_size(positional) + encoded_size(keyword)
+    if keyword:
+        return encoded_size(positional) + encoded_size(keyword)
+    size = 0
+    for argument in positional:  # the common call, strings alone: no JSON is written
+        if type(argument) is not str:
+            return encoded_size(positional)
+        size += len(argument)
+    return size
 
 
 # --- encoding ------------------------------------------------------------------------------

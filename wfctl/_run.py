@@ -270,7 +270,12 @@ class Run:
         if self._on_event is not None:
             self._publish(event_of(kind, self.run_id, key, data, **fields), data_bytes)
             return
-        self._keep((kind, key, data, fields, time.time()), data_bytes)
+        events = self._events
+        if data_bytes or len(events) == events.maxlen:
+            self._keep((kind, key, data, fields, time.time()), data_bytes)
+        else:  # the common event: it holds nothing big and the history has room
+            events.append((kind, key, data, fields, time.time()))
+            self._event_bytes.append(0)
         self._deferred = True
 
     def publish_custom(self, event: WorkflowEvent) -> None:
