@@ -15,8 +15,8 @@ in ``time.perf_counter``. The ``floor`` line is the kernel's share measured the 
 ``os.write`` of 1 MB to a journal in the same directory, with the ``fdatasync`` the
 durability mode pays (every write for ``full``, every 16th for ``batch``, none for ``none``).
 
-The run's result keeps the most recent events holding up to 16 MiB of values (the library's
-default), so the last 16 or so results stay alive; before that bound existed every result
+The run's result keeps the most recent events holding up to 4 MiB of values (the library's
+default), so the last 4 or so results stay alive; before that bound existed every result
 did, and every 1 MB was fresh memory whose page faults landed on whoever first wrote into
 it (usually the record's encoder). ``--event-history 0`` keeps no event at all.
 

@@ -105,7 +105,7 @@ _NO_POLICY = StepPolicy()
 DEFAULT_EVENT_HISTORY = 10_000
 #: Bytes of values (step arguments and results, outputs, request data) the events a result
 #: keeps may hold between them by default (``run(..., event_history_bytes=N)``).
-DEFAULT_EVENT_HISTORY_BYTES = 16 * 2**20
+DEFAULT_EVENT_HISTORY_BYTES = 4 * 2**20
 
 
 @dataclass(frozen=True, slots=True)

@@ -175,7 +175,7 @@ class Workflow:
                 ``on_event`` and the stream see every event either way.
             event_history_bytes: at most how many bytes of values (step arguments and
                 results, outputs, request data, as encoded) the kept events hold between
-                them (default 16 MiB; None: no bound). The oldest events go first, so a run
+                them (default 4 MiB; None: no bound). The oldest events go first, so a run
                 of big results does not keep them all alive.
             new_run: restore ``checkpoint_id`` into a new run even if it is a run's head.
             checkpoint_storage: the storage of this call instead of the bound one (to start,

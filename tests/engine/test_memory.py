@@ -191,7 +191,7 @@ def test_an_event_bigger_than_the_bound_is_let_go_at_once() -> None:
 def test_a_run_of_big_results_holds_no_more_than_the_byte_bound(tmp_path: Path) -> None:
     # Measured before the byte bound: every 200 KB result (also the next step's argument)
     # stayed alive in the 10,000 events of the default history, 200 KB more per step. Now
-    # the history holds at most 16 MiB of values whatever the run's length; bound: 100 KB.
+    # the history holds at most 4 MiB of values whatever the run's length; bound: 100 KB.
     small = _peak(lambda: _blobs(100, 200 * _KB, tmp_path / "small"))
     large = _peak(lambda: _blobs(200, 200 * _KB, tmp_path / "large"))
     assert (large - small) / 100 < 100 * _KB, (small, large)
