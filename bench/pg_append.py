@@ -1,7 +1,7 @@
 """The server's time for a PostgreSQL save: the schema's append trigger against alternatives.
 
     python bench/pg_append.py [--steps 1000] [--rounds 5] [--synchronous-commit on|off]
-                              [--only schema,no_trigger,...]
+                              [--client-gap-us 200] [--only schema,no_trigger,...]
 
 One private PostgreSQL server (``pg_stat_statements``, ``track_functions=all``) and one database
 per variant: wfctl's schema as this tree creates it, then the variant's SQL. Each round, for each
@@ -13,7 +13,10 @@ variant, the median over the rounds of: the server's execution time per ``INSERT
 (``pg_stat_user_functions``), the wall time per ``INSERT`` on the client, WAL bytes per
 ``INSERT``, and how many of the run row's updates were HOT. The server's times are what to
 compare when other work loads the machine; the wall time holds the commit's flush
-(``--synchronous-commit off`` takes it out: not a durable setting, a way to see the rest).
+(``--synchronous-commit off`` takes it out: not a durable setting, a way to see the rest) and
+the client's own time. ``--client-gap-us`` keeps the client's CPU busy before each ``INSERT``,
+as an engine's step does: the server then runs its statements with colder caches, and a
+trigger's longer path pays more for it than a plain ``INSERT``.
 
 The variants: ``schema`` (as created), bodies of the trigger that keep every check
 (``lean_body``: only the head column updated, no ``CASE``; ``scalar_vars``: no row variable),
@@ -162,8 +165,11 @@ def rows(run_id: str, fence: int, n: int) -> list[tuple[bytes | None, ...]]:
     return params
 
 
-def measure(url: str, variant: str, round_: int, n: int, synchronous_commit: str) -> dict[str, Any]:
-    """Insert one run's ``n + 1`` rows into the variant's database; return what it cost."""
+def measure(
+    url: str, variant: str, round_: int, n: int, synchronous_commit: str, gap: float
+) -> dict[str, Any]:
+    """Insert one run's ``n + 1`` rows into the variant's database, the client busy for
+    ``gap`` seconds before each; return what it cost."""
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(f"SET synchronous_commit = {synchronous_commit}")
         run_id = f"run{round_}"
@@ -183,6 +189,9 @@ def measure(url: str, variant: str, round_: int, n: int, synchronous_commit: str
         pgconn = conn.pgconn
         started = time.perf_counter()
         for one in params:
+            busy_until = time.perf_counter() + gap
+            while time.perf_counter() < busy_until:  # as an engine's CPU between steps
+                pass
             result = pgconn.exec_prepared(_sql.SAVE, one, _sql.SAVE_FORMATS)
             if result.status != psycopg.pq.ExecStatus.COMMAND_OK:
                 raise SystemExit(f"{variant}: {result.error_message.decode(errors='replace')}")
@@ -230,6 +239,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=1000, help="step rows per run")
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds")
     parser.add_argument("--synchronous-commit", choices=("on", "off"), default="on")
+    parser.add_argument(
+        "--client-gap-us",
+        type=float,
+        default=0,
+        help="keep the client's CPU busy this long before each INSERT (an engine's step)",
+    )
     parser.add_argument("--only", default=",".join(VARIANTS), help="comma-separated variants")
     args = parser.parse_args(argv)
     names = list(dict.fromkeys(v.strip() for v in args.only.split(",") if v.strip()))
@@ -253,11 +268,19 @@ def main(argv: list[str] | None = None) -> int:
         for round_ in range(args.rounds):
             for name in names:
                 results[name].append(
-                    measure(urls[name], name, round_, args.steps, args.synchronous_commit)
+                    measure(
+                        urls[name],
+                        name,
+                        round_,
+                        args.steps,
+                        args.synchronous_commit,
+                        args.client_gap_us / 1e6,
+                    )
                 )
     print(
         f"{args.steps + 1} INSERTs per round, {args.rounds} interleaved rounds,"
-        f" synchronous_commit={args.synchronous_commit}; medians (min-max) per INSERT"
+        f" synchronous_commit={args.synchronous_commit}, client busy"
+        f" {args.client_gap_us:g} us before each; medians (min-max) per INSERT"
     )
     print(f"{'':18} {'server ms':>22} {'trigger ms':>11} {'wall ms':>22} {'WAL B':>6} {'HOT':>9}")
     for name in names:
