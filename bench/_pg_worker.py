@@ -6,9 +6,9 @@ returned to the workflow (so nothing after that return gets a chance to run); ``
 continues that run in a fresh process and reports how many steps that had returned before the
 kill ran again. Prints one JSON line: ``status`` (``ok``, ``wrong``, ``not available``),
 ``note``, ``seconds``, ``cpu_seconds``, ``rerun``, and with ``--stats-url`` (a database of the
-same server with pg_stat_statements) ``statements`` and ``transaction_ids``: what the server did
-during the timed run. Set-up (connecting, creating tables or schemas, launching DBOS) is not
-timed, nor counted; only the workflow run is.
+same server with pg_stat_statements) ``statements``, ``server_exec_ms`` and ``transaction_ids``:
+what the server did during the timed run. Set-up (connecting, creating tables or schemas,
+launching DBOS) is not timed, nor counted; only the workflow run is.
 """
 
 from __future__ import annotations
@@ -84,9 +84,11 @@ Timed = tuple[Any, float, float]
 
 class ServerCounts:
     """What the server did during the measured run: statements run in the measured database
-    (pg_stat_statements, BEGIN and COMMIT included) and transaction ids assigned on the server
-    (one per transaction that wrote: a commit the client waits for). Read on a connection of
-    its own, to another database, so the reading is not counted."""
+    (pg_stat_statements, BEGIN and COMMIT included), the time the server spent executing them
+    (transaction control left out: a ``COMMIT``'s time is mostly its wait for the WAL flush,
+    which an autocommit statement's time does not include either), and transaction ids
+    assigned on the server (one per transaction that wrote: a commit the client waits for).
+    Read on a connection of its own, to another database, so the reading is not counted."""
 
     def __init__(self, stats_url: str, url: str) -> None:
         import psycopg
@@ -95,7 +97,8 @@ class ServerCounts:
         self.conn = psycopg.connect(stats_url, autocommit=True)
         self.database = str(conninfo_to_dict(url)["dbname"])
         self.before = (0, 0)
-        self.counted: dict[str, int] = {}
+        self.exec_before = 0.0
+        self.counted: dict[str, float] = {}
 
     def read(self) -> tuple[int, int]:
         row = self.conn.execute(
@@ -107,14 +110,28 @@ class ServerCounts:
         assert row is not None
         return int(row[0]), int(row[1])
 
+    def exec_ms(self) -> float:
+        """Milliseconds the server spent executing the database's statements so far, but for
+        transaction control (``BEGIN``, ``COMMIT``, ``ROLLBACK``, ...)."""
+        row = self.conn.execute(
+            "SELECT coalesce(sum(s.total_exec_time), 0) FROM pg_stat_statements s"
+            " JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = %s"
+            r" AND s.query !~* '^\s*(begin|commit|rollback|start|end|abort)\M'",
+            (self.database,),
+        ).fetchone()
+        assert row is not None
+        return float(row[0])
+
     def begin(self) -> None:
         self.before = self.read()
+        self.exec_before = self.exec_ms()
 
     def end(self) -> None:
         after = self.read()
         self.counted = {
             "statements": after[0] - self.before[0],
             "transaction_ids": after[1] - self.before[1],
+            "server_exec_ms": self.exec_ms() - self.exec_before,
         }
 
 

@@ -86,6 +86,9 @@ def test_postgres_benchmark_reports_the_floor_and_wfctl(tmp_path: Path) -> None:
     # One INSERT per step, each its own transaction: the server's counts say exactly that.
     assert rows["floor"]["statements_per_step"] == 1
     assert rows["floor"]["transaction_ids_per_step"] == 1
+    # The server's execution time of those statements, read from pg_stat_statements.
+    assert rows["floor"]["server_exec_ms_per_step"] > 0
+    assert rows["wfctl"]["server_exec_ms_per_step"] > 0
     wfctl = rows["wfctl"]
     assert wfctl["status"] == "ok", wfctl
     # Durable per step: nothing that returned runs again after the kill.
@@ -97,6 +100,25 @@ def test_postgres_benchmark_reports_the_floor_and_wfctl(tmp_path: Path) -> None:
     assert text.endswith("\n## Targets\n\nkept too\n")
     assert text.count("## PostgreSQL") == 1 and "stale" not in text
     assert "| floor: one autocommit INSERT" in text
+
+
+def test_append_benchmark_measures_every_variant_it_names() -> None:
+    """bench/pg_append.py, tiny: every variant's SQL applies on top of the schema and takes the
+    rows a save sends; the schema's row updates are HOT after the root (3 of 4)."""
+    pytest.importorskip("psycopg")
+    from wfctl.storage.testing import find_bindir
+
+    if find_bindir() is None:
+        pytest.skip("no PostgreSQL server binaries")
+    command = [sys.executable, str(ROOT / "bench" / "pg_append.py"), "--steps", "3"]
+    command += ["--rounds", "1", "--synchronous-commit", "off"]
+
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+    assert done.returncode == 0, done.stderr
+    rows = {line.split()[0]: line.split() for line in done.stdout.splitlines()[2:]}
+    assert set(rows) >= {"schema", "lean_body", "fk_chain", "no_trigger", "floor"}, done.stdout
+    assert rows["schema"][-1] == "3/4", done.stdout
 
 
 def test_postgres_benchmark_crash_check_counts_steps_run_again(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 from typing import Any
 
 import psycopg
@@ -25,6 +26,7 @@ from wfctl._errors import (
 from wfctl._storage._journal import encode_record
 from wfctl._storage._postgres import PostgresCheckpointStorage
 from wfctl.storage import InMemoryCheckpointStorage, RunStore, open_storage
+from wfctl.storage.testing import PrivateServer
 
 
 def test_open_storage_builds_a_run_store_without_connecting() -> None:
@@ -115,23 +117,27 @@ def test_every_chain_rule_is_refused_as_the_other_stores_refuse_it(
 
 
 def _raw_insert(url: str, checkpoint: Any, fence: Any) -> None:
-    record = encode_record(checkpoint)[:-1]
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(
-            "INSERT INTO wfctl_checkpoints"
-            " (run_id, seq, kind, prev, workflow_name, ts, fence, record)"
-            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-            (
-                checkpoint.run_id,
-                checkpoint.seq,
-                str(checkpoint.kind),
-                checkpoint.previous_checkpoint_id,
-                checkpoint.workflow_name,
-                checkpoint.timestamp,
-                fence,
-                record,
-            ),
-        )
+        _insert_row(conn, checkpoint, fence)
+
+
+def _insert_row(conn: psycopg.Connection[Any], checkpoint: Any, fence: Any) -> None:
+    """Insert ``checkpoint``'s row as any client could, bypassing the store."""
+    conn.execute(
+        "INSERT INTO wfctl_checkpoints"
+        " (run_id, seq, kind, prev, workflow_name, ts, fence, record)"
+        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+        (
+            checkpoint.run_id,
+            checkpoint.seq,
+            str(checkpoint.kind),
+            checkpoint.previous_checkpoint_id,
+            checkpoint.workflow_name,
+            checkpoint.timestamp,
+            fence,
+            encode_record(checkpoint)[:-1],
+        ),
+    )
 
 
 def test_the_database_refuses_a_fork_gap_root_or_stale_fence_from_raw_inserts(
@@ -166,6 +172,43 @@ def test_the_database_refuses_a_fork_gap_root_or_stale_fence_from_raw_inserts(
         seqs = conn.execute("SELECT seq FROM wfctl_checkpoints ORDER BY seq").fetchall()
         head = conn.execute("SELECT head_seq FROM wfctl_runs WHERE run_id = 'r1'").fetchone()
     assert [s[0] for s in seqs] == [0, 1, 2] and head == (2,)
+
+
+def test_the_heads_compare_and_set_is_a_hot_update_after_the_root(
+    pg_server: PrivateServer,
+) -> None:
+    """The append trigger rewrites the run's row at every checkpoint; after the root (which
+    sets the indexed ``created``) that rewrite is HOT: no index entry, the row's new version in
+    the same page. That is what keeps the trigger's share of a step's server time small
+    (bench/pg_append.py). Counted in a database of its own, where only this test writes."""
+    with psycopg.connect(pg_server.url, autocommit=True) as admin:
+        admin.execute("DROP DATABASE IF EXISTS wfctl_hot WITH (FORCE)")
+        admin.execute("CREATE DATABASE wfctl_hot")
+    url = replace(pg_server, dbname="wfctl_hot").url
+    try:
+
+        async def create_schema() -> None:
+            async with opened(url) as store:
+                await store.list_runs()
+
+        arun(create_schema())
+        with psycopg.connect(url, autocommit=True) as conn:
+            granted = conn.execute(
+                "INSERT INTO wfctl_runs (run_id, fence) VALUES ('r1', nextval('wfctl_fence'))"
+                " RETURNING fence"
+            ).fetchone()
+            assert granted is not None
+            for seq in range(20):
+                _insert_row(conn, ckpt("r1", seq), granted[0])
+            conn.execute("SELECT pg_stat_force_next_flush()")  # flushed before the next query
+            counts = conn.execute(
+                "SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables"
+                " WHERE relname = 'wfctl_runs'"
+            ).fetchone()
+    finally:
+        with psycopg.connect(pg_server.url, autocommit=True) as admin:
+            admin.execute("DROP DATABASE wfctl_hot WITH (FORCE)")
+    assert counts == (20, 19)
 
 
 def test_a_corrupt_record_is_reported_and_lists_the_run_as_corrupt(pg_url: str) -> None:
