@@ -37,10 +37,10 @@ from ._errors import CheckpointCorruptError, UnencodableValueError
 
 __all__ = [
     "EncodedCall",
-    "call_size",
     "canonical_json",
     "decode",
     "digest",
+    "digest_and_size",
     "encode",
     "encode_call",
     "encoded_digest",
@@ -221,8 +221,17 @@ def digest(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
 
 def encoded_digest(call: EncodedCall) -> str | None:
     """Return the digest of arguments :func:`encode_call` encoded (None stays None)."""
+    return digest_and_size(call)[0]
+
+
+def digest_and_size(call: EncodedCall) -> tuple[str | None, int]:
+    """Return :func:`encoded_digest` of a call and the bytes of the JSON it hashed.
+
+    The size comes free with the digest: it weighs the call's ``step_started`` event (see
+    ``RunOptions.event_history_bytes``). Unencodable arguments give ``(None, 0)``.
+    """
     if call is None:
-        return None
+        return None, 0
     positional, keyword = call
     data: bytes | None = None
     if not keyword and all(type(a) is str for a in positional):
@@ -237,10 +246,10 @@ def encoded_digest(call: EncodedCall) -> str | None:
         try:
             text = canonical_json([positional, keyword])
         except ValueError:
-            return None
+            return None, 0
         # surrogatepass: a str with a lone surrogate is a legal value and must still hash.
         data = text.encode("utf-8", "surrogatepass")
-    return hashlib.blake2b(data, digest_size=8).hexdigest()
+    return hashlib.blake2b(data, digest_size=8).hexdigest(), len(data)
 
 
 def encoded_size(data: Any) -> int:
@@ -266,21 +275,6 @@ def value_size(value: object) -> int:
         return encoded_size(encode(value))
     except UnencodableValueError:
         return 0
-
-
-def call_size(call: EncodedCall) -> int:
-    """Return :func:`encoded_size` of a call's encoded arguments (0 if they have none)."""
-    if call is None:
-        return 0
-    positional, keyword = call
-    if keyword:
-        return encoded_size(positional) + encoded_size(keyword)
-    size = 0
-    for argument in positional:  # the common call, strings alone: no JSON is written
-        if type(argument) is not str:
-            return encoded_size(positional)
-        size += len(argument)
-    return size
 
 
 # --- encoding ------------------------------------------------------------------------------

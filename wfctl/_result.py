@@ -26,9 +26,10 @@ class WorkflowRunResult:
     events and ``get_final_state()`` the last one's state.
 
     Unlike agent-framework's, a result keeps only the most recent events of a long run
-    (``run(..., event_history=N)``, 10,000 by default; None keeps all) holding at most 4 MiB
-    of values between them (``event_history_bytes=N``; None: no bound), and says how many
-    earlier ones it let go in ``events_dropped`` (0: ``events`` holds them all). An
+    (``run(..., event_history=N)``, 10,000 by default; None keeps all), of which those
+    holding values of 1 KiB or more hold at most 4 MiB between them (``event_history_bytes=N``;
+    None: no bound), and says how many earlier ones it let go in ``events_dropped`` (0:
+    ``events`` holds them all). An
     ``on_event`` listener and ``run(stream=True)`` see every event. ``outputs``,
     ``executed``, ``cached`` and ``changed`` are always complete.
     """

@@ -27,11 +27,10 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from ._chain import CheckpointChain
 from ._codec import (
     EncodedCall,
-    call_size,
     decode,
+    digest_and_size,
     encode,
     encode_call,
-    encoded_digest,
     encoded_size,
     value_size,
 )
@@ -103,9 +102,13 @@ _scope = scope_var()
 _NO_POLICY = StepPolicy()
 #: Events a result keeps by default: the most recent ones (``run(..., event_history=N)``).
 DEFAULT_EVENT_HISTORY = 10_000
-#: Bytes of values (step arguments and results, outputs, request data) the events a result
-#: keeps may hold between them by default (``run(..., event_history_bytes=N)``).
+#: Bytes of values (step arguments and results, outputs, request data) the weighed events a
+#: result keeps may hold between them by default (``run(..., event_history_bytes=N)``).
 DEFAULT_EVENT_HISTORY_BYTES = 4 * 2**20
+#: Values smaller than this are bounded by the event count alone; only events holding this
+#: much or more count toward ``event_history_bytes`` (10,000 events of smaller values hold
+#: at most 10 MiB), so an ordinary step pays one comparison per event for the bound.
+WEIGHED_BYTES = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,8 +123,9 @@ class RunOptions:
     ``complete_history``: the recorded calls are a whole finished run, so a call that misses
     while its step has other records is a divergence at once (see :meth:`Run.call_step`).
     ``event_history``: how many of the most recent events the result keeps (None: all).
-    ``event_history_bytes``: at most how many bytes of values those events may hold between
-    them (None: no bound); the oldest go first (see :meth:`Run.emit`).
+    ``event_history_bytes``: at most how many bytes of values those of them holding
+    ``WEIGHED_BYTES`` or more may hold between them (None: no bound); the oldest go first
+    (see :meth:`Run.emit`).
     ``keep_records``: keep the step records the run commits, for the caller (replay's diff).
     """
 
@@ -176,9 +180,11 @@ class Run:
         self._events: deque[WorkflowEvent | _Deferred] = deque(maxlen=options.event_history)
         self._deferred = False
         self.events_dropped = 0
-        #: The bytes of values each kept event holds (in step with ``_events``), their sum,
-        #: and the most it may be (``event_history_bytes``; see ``emit``).
-        self._event_bytes: deque[int] = deque()
+        #: The kept events that hold ``WEIGHED_BYTES`` or more, as (index, bytes), oldest first
+        #: (an event's index counts every event the history took: the oldest kept one's is
+        #: ``events_dropped``); what they hold between them, and the most it may be
+        #: (``event_history_bytes``; see ``emit``).
+        self._weighed: deque[tuple[int, int]] = deque()
         self._held_bytes = 0
         limit = options.event_history_bytes
         self._max_held_bytes = sys.maxsize if limit is None else limit
@@ -261,8 +267,8 @@ class Run:
 
         ``data_bytes`` is about how many bytes ``data`` holds (its encoding's, see
         :func:`~wfctl._codec.encoded_size`; 0 for a small one): the history keeps the most
-        recent events, at most ``event_history`` of them holding at most
-        ``event_history_bytes`` between them, and lets the oldest go first.
+        recent ``event_history`` events, of which those holding ``WEIGHED_BYTES`` or more
+        hold at most ``event_history_bytes`` between them, and lets the oldest go first.
         ``fields`` are the event's other fields (``executor_id``, ``extra``, ``state``, ...).
         With no listener, nothing but the history reads the event: it is made when that is
         read (see ``events``), and not at all once it has been let go.
@@ -271,12 +277,14 @@ class Run:
             self._publish(event_of(kind, self.run_id, key, data, **fields), data_bytes)
             return
         events = self._events
-        if data_bytes or len(events) == events.maxlen:
-            self._keep((kind, key, data, fields, time.time()), data_bytes)
-        else:  # the common event: it holds nothing big and the history has room
-            events.append((kind, key, data, fields, time.time()))
-            self._event_bytes.append(0)
+        if len(events) == events.maxlen:
+            self.events_dropped += 1
+            if events.maxlen == 0:  # ``event_history=0``: nothing is kept
+                return
+        events.append((kind, key, data, fields, time.time()))
         self._deferred = True
+        if data_bytes >= WEIGHED_BYTES:
+            self._weigh(data_bytes)
 
     def publish_custom(self, event: WorkflowEvent) -> None:
         """Record an event user code made (``ctx.add_event``), stamped with this run."""
@@ -286,27 +294,27 @@ class Run:
         )
 
     def _publish(self, event: WorkflowEvent, data_bytes: int = 0) -> None:
-        self._keep(event, data_bytes)
-        if self._on_event is not None:
-            self._on_event(event)
-
-    def _keep(self, event: WorkflowEvent | _Deferred, data_bytes: int) -> None:
-        """Add an event to the history, letting the oldest go past its bounds (see ``emit``)."""
         events = self._events
         if len(events) == events.maxlen:
             self.events_dropped += 1
-            if events.maxlen == 0:  # ``event_history=0``: nothing is kept
-                return
-            self._held_bytes -= self._event_bytes.popleft()  # the deque lets its oldest go
         events.append(event)
-        self._event_bytes.append(data_bytes)
+        if data_bytes >= WEIGHED_BYTES and events.maxlen != 0:
+            self._weigh(data_bytes)
+        if self._on_event is not None:
+            self._on_event(event)
+
+    def _weigh(self, data_bytes: int) -> None:
+        """Count the bytes of the event just kept; let the oldest events go past the bound."""
+        events, weighed = self._events, self._weighed
+        while weighed and weighed[0][0] < self.events_dropped:  # let go by the count since
+            self._held_bytes -= weighed.popleft()[1]
+        weighed.append((self.events_dropped + len(events) - 1, data_bytes))
         self._held_bytes += data_bytes
-        if self._held_bytes > self._max_held_bytes:
-            sizes = self._event_bytes
-            while self._held_bytes > self._max_held_bytes:
-                events.popleft()
-                self._held_bytes -= sizes.popleft()
-                self.events_dropped += 1
+        while self._held_bytes > self._max_held_bytes:
+            events.popleft()
+            self.events_dropped += 1
+            if weighed[0][0] < self.events_dropped:
+                self._held_bytes -= weighed.popleft()[1]
 
     def add_output(self, value: Any) -> None:
         """Append an output; inside a step it is recorded with the step's result."""
@@ -373,7 +381,7 @@ class Run:
             gate.interrupted = True
             await gate.suspend(_effects.get() is not None)
         encoded_args = encode_call(args, kwargs)  # once: for the digest and the record
-        call_digest = encoded_digest(encoded_args)
+        call_digest, args_bytes = digest_and_size(encoded_args)
         match = self.recorded.take(scope_path, name, explicit, call_digest, key)
         if isinstance(match, StepRecord):
             return await self._serve(key, match)
@@ -412,7 +420,16 @@ class Run:
                 name,
             )
         return await self._execute(
-            step, key, scope_path, explicit, call_digest, encoded_args, args, kwargs, changed
+            step,
+            key,
+            scope_path,
+            explicit,
+            call_digest,
+            encoded_args,
+            args_bytes,
+            args,
+            kwargs,
+            changed,
         )
 
     def settle(self) -> ReplayDivergenceError | None:
@@ -493,6 +510,7 @@ class Run:
         explicit: str | None,
         call_digest: str | None,
         encoded_args: EncodedCall,
+        args_bytes: int,
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
         changed: bool,
@@ -504,7 +522,7 @@ class Run:
             "step_started",
             key,
             _invocation(args, kwargs),
-            call_size(encoded_args),
+            args_bytes,
             executor_id=step.name,
         )
         self.gate.step_started()
@@ -565,7 +583,7 @@ class Run:
             "step_completed",
             key,
             value,
-            encoded_size(result),
+            len(result) if type(result) is str else encoded_size(result),
             executor_id=step.name,
             extra={"changed": True} if changed else {},
         )

@@ -174,9 +174,9 @@ class Workflow:
                 10,000; None keeps all); ``result.events_dropped`` counts the others.
                 ``on_event`` and the stream see every event either way.
             event_history_bytes: at most how many bytes of values (step arguments and
-                results, outputs, request data, as encoded) the kept events hold between
-                them (default 4 MiB; None: no bound). The oldest events go first, so a run
-                of big results does not keep them all alive.
+                results, outputs, request data, as encoded) the kept events holding 1 KiB
+                or more hold between them (default 4 MiB; None: no bound). The oldest events
+                go first, so a run of big results does not keep them all alive.
             new_run: restore ``checkpoint_id`` into a new run even if it is a run's head.
             checkpoint_storage: the storage of this call instead of the bound one (to start,
                 restore or continue a run there). ``run(responses=...)`` without it answers

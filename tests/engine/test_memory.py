@@ -211,3 +211,24 @@ def test_a_resume_serving_big_results_holds_no_more_than_the_byte_bound(tmp_path
 def test_a_bad_history_byte_bound_is_refused(bad: Any) -> None:
     with pytest.raises(RunArgumentError, match="event_history_bytes"):
         _run(1, event_history_bytes=bad)
+
+
+def test_values_under_a_kibibyte_are_bounded_by_the_count_alone() -> None:
+    # 500-byte results and arguments: 20 KB in all, far past the byte bound, yet no event is
+    # weighed (the count bounds them: 10,000 such events hold at most 10 MiB).
+    seen: list[WorkflowEvent] = []
+    result = _blobs(20, 500, event_history_bytes=1_000, on_event=seen.append)
+    assert list(result.events) == seen and result.events_dropped == 0
+    # One of a kibibyte is weighed: a bound of one (its argument, as JSON, is 8 bytes more)
+    # lets all but the newest go.
+    result = _blobs(20, 1_024, event_history_bytes=1_100)
+    assert sum(_held(e) >= 1_024 for e in result.events) == 1
+
+
+def test_events_the_count_let_go_no_longer_weigh(tmp_path: Path) -> None:
+    # 1,100-byte values, each weighed, and a history of 10 events: what the count lets go
+    # must leave the byte bound's books too. Measured: 60 B more per step (the step keys of
+    # ``executed``); 332 B when the books kept every weighed event. Bound: 150 B.
+    small = _peak(lambda: _blobs(300, 1_100, tmp_path / "small", event_history=10))
+    large = _peak(lambda: _blobs(1_300, 1_100, tmp_path / "large", event_history=10))
+    assert (large - small) / 1_000 < 150, (small, large)
