@@ -599,6 +599,29 @@ class FileCheckpointStorage(RunStoreBase):
             return None
         return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
+    async def list_runs(self, *, workflow_name: str | None = None) -> list[RunSummary]:
+        """Return one summary per run, oldest first, each run verified whole.
+
+        The base's rules; the body is :meth:`run_summaries` (``wfctl runs``, ``gc``, ``rm``
+        and ``copy`` list runs the same way, with the same reads).
+
+        Raises:
+            StoreLocationError: the store itself cannot be read as a store.
+        """
+        return self.run_summaries(workflow_name=workflow_name)
+
+    async def run_summary(self, run_id: str) -> RunSummary:
+        """Return one run's summary, verified whole as :meth:`list_runs` does, reading only it.
+
+        Raises:
+            InvalidIdError: ``run_id`` is malformed.
+            RunNotFoundError: the run has no committed checkpoint.
+        """
+        summary = self._summary_now(validate_run_id(run_id), None)
+        if summary is None:
+            raise RunNotFoundError(run_id)
+        return summary
+
     def run_summaries(self, *, workflow_name: str | None = None) -> list[RunSummary]:
         """:meth:`list_runs`, without an event loop (``wfctl runs`` does not load asyncio).
 
