@@ -677,10 +677,13 @@ class FileCheckpointStorage(RunStoreBase):
         return self._lock(run_id, LOCK_GRACE)
 
     def _lock_to_remove(self, run_id: str) -> FileRunLock:
-        """:meth:`lock_run` for a removal's rename: the holder is not recorded (see ``named``)."""
-        validate_run_id(run_id)
-        self._layout.make_run_dir(run_id, durable=self._durable)
-        return self._lock(run_id, LOCK_GRACE, named=False)
+        """:meth:`lock_run` for a removal's rename: the holder is not recorded (see ``named``).
+
+        Only for a run whose directory the removal has just seen as a directory (not a link)
+        in a ``runs`` it checked (:func:`._removal.remove_runs`): nothing is created or
+        checked again (an empty journal is, for a run that has none, as :meth:`lock_run` does).
+        """
+        return self._lock(validate_run_id(run_id), LOCK_GRACE, named=False)
 
     def _lock(self, run_id: str, grace: float, *, named: bool = True) -> FileRunLock:
         """:meth:`lock_run` of a run whose directory was made and checked."""
@@ -960,8 +963,17 @@ class FileCheckpointStorage(RunStoreBase):
         for run_id in run_ids:
             validate_run_id(run_id)
         removed, locked = remove_runs(self._layout, run_ids, self._lock_to_remove, self._durable)
+        if not removed:
+            return removed, locked
+        try:  # one listing of the queue, not one unlink per removed run (most have no marker)
+            queued = set(self._queue.names())
+        except StoreLocationError:
+            queued = set()  # a queue that is a link or a file: refused, never followed
         for run_id in removed:
-            self._unqueue(run_id)
+            if run_id in queued:
+                self._unqueue(run_id)
+            else:
+                self._ages.pop(run_id, None)
         return removed, locked
 
 
