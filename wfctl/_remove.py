@@ -1,8 +1,8 @@
 """``wfctl rm``: delete whole runs, refusing what would break another run unless forced.
 
 The runs go through the same batch removal as ``gc`` (``delete_runs``: each under its lock, one
-rename out of the store, then the deletions, with two directory syncs for a few runs and one
-more per 500 for many), so a kill part way leaves each run whole or gone.
+rename out of the store, then the deletions, with two directory syncs in all), so a kill part
+way leaves each run whole or gone.
 Refused, and nothing removed, when any named run:
 
 - does not exist (``RunNotFoundError``);

@@ -154,10 +154,8 @@ def _assert_whole(store: Path) -> set[str]:
 def test_removal_killed_at_every_io_call_leaves_whole_runs(
     template: Path, tmp_path: Path, batch: bool, threads: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if threads:  # five runs count as many: their trees are deleted by several threads at once,
-        # handed over two by two (each pair's renames synced first) while the next are renamed
+    if threads:  # five runs count as many: their trees are deleted by several threads at once
         monkeypatch.setattr(_removal, "_DELETE_IN_PARALLEL_FROM", 2)
-        monkeypatch.setattr(_removal, "_HAND_OVER_EVERY", 2)
     killed = 0
     for at in range(MAX_POINTS):
         store = tmp_path / f"at-{at}"

@@ -134,41 +134,6 @@ def test_many_removed_runs_are_deleted_several_at_once(
     assert sorted(p.name for p in (store / "runs").iterdir()) == []
 
 
-def test_many_runs_are_handed_to_the_deleting_threads_as_their_renames_become_durable(
-    store: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Six runs, handed over two by two: a sync after every second rename, each tree deleted
-    # only after a sync that followed its rename, and the last sync after every deletion.
-    monkeypatch.setattr(_removal, "_DELETE_IN_PARALLEL_FROM", 2)
-    monkeypatch.setattr(_removal, "_HAND_OVER_EVERY", 2)
-    seen: list[tuple[str, str]] = []
-
-    class Recording(OsFileSystem):
-        def replace(self, src: str, dst: str) -> None:
-            super().replace(src, dst)
-            seen.append(("renamed", dst))
-
-        def fsync_dir(self, path: str) -> None:
-            super().fsync_dir(path)
-            seen.append(("synced", path))
-
-        def rmtree(self, path: str) -> None:
-            seen.append(("deleting", path))
-            super().rmtree(path)
-
-    storage = FileCheckpointStorage(store, fs=Recording())
-    assert asyncio.run(storage.delete_runs(RUNS)) == (RUNS, [])
-    syncs = [i for i, (what, _) in enumerate(seen) if what == "synced"]
-    renames = [i for i, (what, _) in enumerate(seen) if what == "renamed"]
-    assert len(syncs) == 4 and syncs[-1] == len(seen) - 1
-    assert [sum(r < s for r in renames) for s in syncs[:3]] == [2, 4, 6]
-    for i, (what, path) in enumerate(seen):
-        if what == "deleting":
-            renamed_at = seen.index(("renamed", path))
-            assert any(renamed_at < s < i for s in syncs), (path, seen)
-    assert list((store / "runs").iterdir()) == []
-
-
 @pytest.mark.parametrize("threads", [False, True], ids=["one-after-the-other", "in-threads"])
 def test_a_tree_another_removal_deleted_first_is_not_a_failure(
     store: Path, monkeypatch: pytest.MonkeyPatch, threads: bool

@@ -10,7 +10,7 @@ import os
 import secrets
 import stat
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from typing import Final
 
 from wfctl._errors import CheckpointCorruptError, RunLockedError
@@ -33,9 +33,6 @@ _REMOVING: Final = ".removing-"
 _DELETERS: Final = 8
 #: Fewer removed runs than this are deleted one after the other: starting threads costs more.
 _DELETE_IN_PARALLEL_FROM: Final = 16
-#: With threads, the renames made durable (one sync of ``runs``) and their trees handed to the
-#: threads every this many runs, so that deleting goes on while later runs are renamed.
-_HAND_OVER_EVERY: Final = 500
 
 #: Takes a run's lock (``FileCheckpointStorage.lock_run``). ``remove_runs`` calls it only for
 #: a run whose directory it has just seen as a directory, in a ``runs`` it checked: it need
@@ -58,19 +55,13 @@ def remove_run(layout: StoreLayout, run_id: str, lock_run: LockRun, durable: boo
 def remove_runs(
     layout: StoreLayout, run_ids: Iterable[str], lock_run: LockRun, durable: bool
 ) -> tuple[list[str], list[RunLockedError]]:
-    """Remove several runs' directories with two directory syncs (and one per 500), not two per run.
+    """Remove several runs' directories with two directory syncs in all, not two per run.
 
     Each run is taken out of the store by one rename (under its lock), then, once every rename
     is durable (one sync of ``runs``), the renamed directories are deleted and ``runs`` synced
     once more. A process killed part way leaves each run whole, or a removal directory that no
     listing reads (its name is no run id) and the next removal finishes: never a run directory
     that lost its journal but kept the rest.
-
-    When many runs are removed (their trees deleted by threads), the renames are made durable
-    every ``_HAND_OVER_EVERY`` runs and those trees handed to the threads at once, so that
-    their deletion (which waits on the device) goes on while the next runs are renamed: one
-    more sync of ``runs`` per ``_HAND_OVER_EVERY`` runs, and still no tree deleted before its
-    rename is durable.
 
     Returns:
         The ids of the runs removed (those that did not exist are left out), and the
@@ -83,15 +74,12 @@ def remove_runs(
     if not layout.check_runs_dir():
         return removed, locked
     _finish_removals(layout)
-    ids = list(run_ids)
-    deletions = _Deletions(fs, in_threads=len(ids) >= _DELETE_IN_PARALLEL_FROM)
-    renamed: list[str] = []  # since the last sync of ``runs``
-    changed = False  # ``runs`` changed since its last sync
+    doomed: list[str] = []
     # One suffix for the batch: each run's removal directory is named for it, and a directory
     # left by an earlier removal of the same id was deleted just above (or has another suffix).
     suffix = secrets.token_hex(4)
     try:
-        for run_id in ids:
+        for run_id in run_ids:
             run_dir = layout.run_dir(run_id)
             try:
                 is_link = stat.S_ISLNK(fs.lstat(run_dir).st_mode)
@@ -100,7 +88,6 @@ def remove_runs(
             if is_link:
                 fs.unlink(run_dir)  # the link itself, never what it points to
                 removed.append(run_id)
-                changed = True
                 continue
             try:
                 lock: FileRunLock | None = lock_run(run_id)
@@ -117,78 +104,46 @@ def remove_runs(
             finally:
                 if lock is not None:
                     lock.release()
-            renamed.append(target)
+            doomed.append(target)
             removed.append(run_id)
-            changed = True
-            if deletions.in_threads and len(renamed) >= _HAND_OVER_EVERY:
-                if durable:
-                    fs.fsync_dir(layout.runs)  # these renames durable before their deletion
-                changed = False
-                deletions.start(renamed)
-                renamed = []
     finally:
         # Also after a failure part way: the runs already renamed are out of the store.
-        try:
-            if durable and changed:
-                fs.fsync_dir(layout.runs)  # every rename durable before any file is deleted
-            deletions.start(renamed)
-        finally:
-            deletions.finish()  # the deletions already started end, even after a failure
-        if durable and deletions.started:
+        if durable and (doomed or removed):
+            fs.fsync_dir(layout.runs)  # every rename durable before any file is deleted
+        _delete(fs, doomed)
+        if durable and doomed:
             fs.fsync_dir(layout.runs)
     return removed, locked
 
 
-class _Deletions:
-    """Deleting trees renamed out of the store: one after the other, or in ``_DELETERS`` threads.
+def _delete(fs: FileSystem, targets: Sequence[str]) -> None:
+    """Delete the trees ``targets`` (renamed out of the store), several at once if many.
 
-    Raises (from :meth:`start` one after the other, from :meth:`finish` in threads):
-        OSError: the first deletion that failed; in threads, once every other has ended, the
-            first in the order the trees were started (what is left of a tree is a removal
-            directory, which the next removal deletes).
+    Raises:
+        OSError: the first deletion that failed, once every other has ended (what is left of a
+            tree is a removal directory, which the next removal deletes).
     """
+    if len(targets) < _DELETE_IN_PARALLEL_FROM:
+        for target in targets:
+            _delete_tree(fs, target)
+        return
+    failed: dict[int, OSError] = {}
 
-    def __init__(self, fs: FileSystem, *, in_threads: bool) -> None:
-        self._fs = fs
-        self.in_threads = in_threads
-        self._pool: ThreadPoolExecutor | None = None
-        self._tasks: list[Future[None]] = []
-        self._failed: dict[int, OSError] = {}
-        #: How many trees were handed over.
-        self.started = 0
-
-    def start(self, targets: Sequence[str]) -> None:
-        """Delete ``targets`` (in threads: start to, and return)."""
-        first = self.started
-        self.started += len(targets)
-        if not self.in_threads:
-            for target in targets:
-                _delete_tree(self._fs, target)
-            return
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(_DELETERS, thread_name_prefix="wfctl-delete")
-        # One task per thread, not per tree (a task per tree costs more CPU than a deletion).
-        for offset in range(min(_DELETERS, len(targets))):
-            every = targets[offset::_DELETERS]
-            self._tasks.append(self._pool.submit(self._delete_every, every, first + offset))
-
-    def _delete_every(self, targets: Sequence[str], first: int) -> None:
-        """Delete ``targets`` (number ``first``, then every ``_DELETERS``-th), past failures."""
-        for number, target in enumerate(targets):
+    def delete_every(first: int) -> None:
+        """Delete tree ``first`` and every ``_DELETERS``-th after it, going on past failures."""
+        for index in range(first, len(targets), _DELETERS):
             try:
-                _delete_tree(self._fs, target)
+                _delete_tree(fs, targets[index])
             except OSError as exc:
-                self._failed[first + number * _DELETERS] = exc
+                failed[index] = exc
 
-    def finish(self) -> None:
-        """Wait for every deletion started; raise the first that failed."""
-        if self._pool is None:
-            return
-        self._pool.shutdown(wait=True)
-        for task in self._tasks:
-            task.result()
-        if self._failed:
-            raise self._failed[min(self._failed)]
+    # One task per thread, not one per tree (that cost more CPU than a tree's deletion).
+    with ThreadPoolExecutor(_DELETERS, thread_name_prefix="wfctl-delete") as pool:
+        tasks = [pool.submit(delete_every, first) for first in range(_DELETERS)]
+    for task in tasks:  # all have ended
+        task.result()
+    if failed:  # the first failure, in the order of the runs
+        raise failed[min(failed)]
 
 
 def _delete_tree(fs: FileSystem, target: str) -> None:
