@@ -3,7 +3,7 @@
 Usage::
 
     python bench/store_commands.py WORKDIR [--sizes 1,1000,10000] [--rounds 5]
-        [--tree .] [--tree /tmp/before] [--log-steps 100000] [--gc]
+        [--tree .] [--tree /tmp/before] [--log-steps 100000] [--gc [--gc-synced]]
 
 Fills ``WORKDIR/runs-<size>`` (once; reused later) with completed runs of 10 steps each, then
 times, for each checkout named by ``--tree`` (each run with ``PYTHONPATH=<tree>``), round by
@@ -16,6 +16,8 @@ round in rotating order so that both checkouts see the same disk and CPU moments
   also takes out what ``runs`` imports that ``--help`` does not);
 - with ``--gc``: ``gc --keep 10`` on a copy of the largest store, per removed run, and the file
   system's own cost of removing a run directory (rename, then delete its files) beside it;
+  with ``--gc-synced`` the copy is written to the device (``os.sync``) before each, as an old
+  store's files are (deleting files just copied, still in the page cache, can cost less);
 - with ``--log-steps N``: ``log`` and ``log --json`` of one run of N steps, and how long
   ``log`` takes to print its first line (wall seconds only).
 
@@ -104,7 +106,7 @@ def _first_line(tree: Path, args: list[str]) -> tuple[float, float, float]:
     return seconds, 0.0, 0.0
 
 
-def _removal_floor(store: Path, workdir: Path) -> float:
+def _removal_floor(store: Path, workdir: Path, synced: bool) -> float:
     """Milliseconds per run to rename each run directory of a copy of ``store`` and delete it.
 
     What the file system itself charges for removing a run (no locks, checks or listing): on a
@@ -113,6 +115,8 @@ def _removal_floor(store: Path, workdir: Path) -> float:
     copy = workdir / "floor-copy"
     shutil.rmtree(copy, ignore_errors=True)
     shutil.copytree(store, copy, symlinks=True)
+    if synced:
+        os.sync()
     runs = copy / "runs"
     names = os.listdir(runs)
     start = time.perf_counter()
@@ -133,6 +137,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--tree", type=Path, action="append", help="checkout(s) to time")
     parser.add_argument("--gc", action="store_true", help="time gc --keep 10 on the largest")
+    parser.add_argument("--gc-synced", action="store_true", help="sync each copy before gc")
     parser.add_argument("--log-steps", type=int, default=0, help="time log of a run this long")
     args = parser.parse_args()
     trees = args.tree or [BENCH.parent]
@@ -177,12 +182,14 @@ def main() -> None:
                 times.setdefault((str(tree), name), []).append(_first_line(tree, job))
         if args.gc:
             times.setdefault(("floor", "rename + rmtree (ms per run)"), []).append(
-                (_removal_floor(largest, args.workdir), 0.0, 0.0)
+                (_removal_floor(largest, args.workdir, args.gc_synced), 0.0, 0.0)
             )
             for tree in order:
                 copy = args.workdir / "gc-copy"
                 shutil.rmtree(copy, ignore_errors=True)
                 shutil.copytree(largest, copy, symlinks=True)
+                if args.gc_synced:
+                    os.sync()
                 removed = len(os.listdir(copy / "runs")) - 10
                 seconds, rss, cpu = _timed(tree, ["gc", "--keep", "10", "--store", str(copy)])
                 times.setdefault((str(tree), "gc --keep 10 (ms per removed run)"), []).append(

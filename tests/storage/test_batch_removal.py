@@ -7,9 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import shutil
 import threading
+from collections import Counter
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -130,6 +134,25 @@ def test_many_removed_runs_are_deleted_several_at_once(
     assert sorted(p.name for p in (store / "runs").iterdir()) == []
 
 
+@pytest.mark.parametrize("threads", [False, True], ids=["one-after-the-other", "in-threads"])
+def test_a_tree_another_removal_deleted_first_is_not_a_failure(
+    store: Path, monkeypatch: pytest.MonkeyPatch, threads: bool
+) -> None:
+    # A second removal, starting while this one renames, deletes every removal directory it
+    # finds (this one's too) before this one gets to them: the runs are gone all the same.
+    if threads:
+        monkeypatch.setattr(_removal, "_DELETE_IN_PARALLEL_FROM", 2)
+
+    class Overtaken(OsFileSystem):
+        def rmtree(self, path: str) -> None:
+            shutil.rmtree(path)  # as the other removal's ``_finish_removals`` does
+            super().rmtree(path)
+
+    storage = FileCheckpointStorage(store, fs=Overtaken())
+    assert asyncio.run(storage.delete_runs(RUNS)) == (RUNS, [])
+    assert list((store / "runs").iterdir()) == []
+
+
 def test_a_failed_deletion_fails_the_removal_and_the_next_one_finishes_it(
     store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -173,3 +196,72 @@ def test_a_removal_names_no_holder_and_leaves_no_stale_one_to_read(store: Path) 
     storage = FileCheckpointStorage(store, fs=Renames())
     assert asyncio.run(storage.delete_runs([RUNS[0]])) == ([RUNS[0]], [])
     assert seen == ["False", "another process"]
+
+
+#: The :mod:`os` functions a removal's counts cover (looked up at call time by every caller).
+_COUNTED = ("open", "close", "fstat", "lstat", "stat", "mkdir", "unlink", "replace", "rename")
+_COUNTED += ("rmdir", "listdir", "scandir", "fsync")
+
+
+def _os_calls(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    """Count every call of the :mod:`os` functions in ``_COUNTED`` from now on."""
+    calls: Counter[str] = Counter()
+    for name in _COUNTED:
+        real = getattr(os, name)
+
+        def counted(*args: object, __real: Any = real, __name: str = name, **kwargs: Any) -> Any:
+            calls[__name] += 1
+            return __real(*args, **kwargs)
+
+        monkeypatch.setattr(os, name, counted)
+    return calls
+
+
+def test_a_removed_run_costs_a_fixed_handful_of_calls(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # After a first removal (what is done once per storage), 2 runs, then 3: the calls the
+    # third adds are one run's.
+    storage = FileCheckpointStorage(store)
+    assert asyncio.run(storage.delete_runs(RUNS[:1])) == (RUNS[:1], [])
+    calls = _os_calls(monkeypatch)
+    assert asyncio.run(storage.delete_runs(RUNS[1:3])) == (RUNS[1:3], [])
+    two = Counter(calls)
+    calls.clear()
+    assert asyncio.run(storage.delete_runs(RUNS[3:])) == (RUNS[3:], [])
+    assert not two - calls  # no call the larger batch makes fewer of
+    per_run = dict(calls - two)
+    # The run's directory looked at once; its journal opened, described and locked (checked
+    # to be the file the path names); a stale holder's record removed; the rename; then the
+    # directory opened, listed, its two files unlinked in it, and the directory removed.
+    # Nothing created or checked again, no holder's record removed after the rename, and no
+    # queue marker unlinked that the queue's one listing does not hold.
+    assert per_run == {
+        "lstat": 2,
+        "open": 2,
+        "fstat": 1,
+        "close": 2,
+        "unlink": 3,
+        "replace": 1,
+        "listdir": 1,
+        "rmdir": 1,
+    }
+    assert list((store / "runs").iterdir()) == []
+
+
+def test_a_run_whose_directory_goes_before_it_is_locked_is_not_made_again(store: Path) -> None:
+    # Another removal takes the run between this one seeing its directory and locking it:
+    # it is not removed by this one, and its directory is not made again to be locked.
+    elsewhere = store / "elsewhere"
+
+    class TakenAway(OsFileSystem):
+        def lstat(self, path: str) -> os.stat_result:
+            found = super().lstat(path)
+            if path.endswith(RUNS[0]):
+                super().replace(path, str(elsewhere))
+            return found
+
+    storage = FileCheckpointStorage(store, fs=TakenAway())
+    assert asyncio.run(storage.delete_runs(RUNS[:2])) == ([RUNS[1]], [])
+    assert sorted(p.name for p in (store / "runs").iterdir()) == RUNS[2:]
+    assert (elsewhere / "journal.jsonl").is_file()

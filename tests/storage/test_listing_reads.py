@@ -17,7 +17,9 @@ from pathlib import Path
 import pytest
 
 from tests.storage.helpers import arun, ckpt
-from wfctl import FileCheckpointStorage
+from wfctl import FileCheckpointStorage, InMemoryCheckpointStorage
+from wfctl._gc import collect_garbage
+from wfctl._storage import RunSummary
 from wfctl._storage._fs import OsFileSystem
 
 
@@ -76,17 +78,24 @@ def _completed_run(storage: FileCheckpointStorage, run_id: str, steps: int) -> N
     storage.close()
 
 
+def _listing(storage: FileCheckpointStorage, how: str) -> list[RunSummary]:
+    if how == "list_runs":  # what gc, rm and copy call
+        return arun(storage.list_runs())
+    return storage.run_summaries()  # what ``wfctl runs`` calls
+
+
+@pytest.mark.parametrize("how", ["run_summaries", "list_runs"])
 def test_a_listing_reads_each_ended_run_with_one_open_fstat_and_pread_per_file(
-    tmp_path: Path,
+    tmp_path: Path, how: str
 ) -> None:
     writer = FileCheckpointStorage(tmp_path, durable=False)
     for index in range(5):
         _completed_run(writer, f"run-{index}", steps=10)
     fs = CountingFS()
     reader = FileCheckpointStorage(tmp_path, durable=False, fs=fs)
-    reader.run_summaries()  # the first listing also looks at the root's permissions, once
+    _listing(reader, how)  # the first listing also looks at the root's permissions, once
     fs.calls.clear()
-    summaries = reader.run_summaries()
+    summaries = _listing(reader, how)
     assert [s.status for s in summaries] == ["completed"] * 5
     # Per run: its journal and its end marker, each opened, described, read once, closed;
     # for the listing: one look at ``runs``.
@@ -162,3 +171,52 @@ def test_a_journal_is_read_up_to_the_size_it_had_when_opened(tmp_path: Path, siz
         os.close(fd)
     committed = data.rfind(b"\n")
     assert lines == (data[:committed].split(b"\n") if committed >= 0 else [])
+
+
+async def _hand_over(storage: FileCheckpointStorage | InMemoryCheckpointStorage) -> None:
+    """Save a run whose head is the pause a stopping worker writes to hand it over."""
+    await storage.save(ckpt("handed", 0))
+    await storage.save(ckpt("handed", 1, "step"))
+    await storage.save(ckpt("handed", 2, "pause", data={"requests": [], "reason": "handoff"}))
+
+
+def test_a_handed_over_run_a_worker_holds_is_running_in_every_file_listing(
+    tmp_path: Path,
+) -> None:
+    # A worker has claimed the run (holds its lock) and not yet appended its resume record:
+    # ``runs``, ``gc``, ``rm`` and single-run commands all say ``running``, and gc keeps it.
+    writer = FileCheckpointStorage(tmp_path, durable=False)
+    arun(_hand_over(writer))
+    writer.close()
+    reader = FileCheckpointStorage(tmp_path, durable=False)
+    worker = FileCheckpointStorage(tmp_path, durable=False).lock_run("handed")
+    try:
+        assert [s.status for s in reader.run_summaries()] == ["running"]
+        assert [s.status for s in arun(reader.list_runs())] == ["running"]
+        assert arun(reader.run_summary("handed")).status == "running"
+        report = collect_garbage(tmp_path, keep=0)
+        assert (report.removed, [(i.run_id, i.reason) for i in report.kept]) == (
+            (),
+            [("handed", "running")],
+        )
+    finally:
+        worker.release()
+    assert [s.status for s in arun(reader.list_runs())] == ["interrupted"]
+    assert arun(reader.run_summary("handed")).status == "interrupted"
+
+
+def test_a_handed_over_run_held_in_memory_lists_as_running() -> None:
+    storage = InMemoryCheckpointStorage()
+
+    async def check() -> list[str]:
+        await _hand_over(storage)
+        lease = await storage.lease_run("handed")
+        try:
+            statuses = [s.status for s in await storage.list_runs()]
+            statuses.append((await storage.run_summary("handed")).status)
+        finally:
+            await lease.release()
+        statuses.extend(s.status for s in await storage.list_runs())
+        return statuses
+
+    assert arun(check()) == ["running", "running", "interrupted"]

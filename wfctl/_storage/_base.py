@@ -556,9 +556,11 @@ def broken_summary(
 def status_needs_lease(head: Checkpoint) -> bool:
     """Return whether a run's status depends on its lease (its head does not end the run).
 
-    Only then is it worth asking whether the run is leased (see :func:`summarize`).
+    Only then is it worth asking whether the run is leased (see :func:`summarize`): a head
+    that is not an ending record, or a pause that hands the run over (``running`` while a
+    worker holds it, as ``wfctl runs`` lists it).
     """
-    return head.kind not in ENDING_STATUS
+    return head.kind not in ENDING_STATUS or handed_over(head)
 
 
 def is_listed(

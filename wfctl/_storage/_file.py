@@ -599,6 +599,29 @@ class FileCheckpointStorage(RunStoreBase):
             return None
         return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
+    async def list_runs(self, *, workflow_name: str | None = None) -> list[RunSummary]:
+        """Return one summary per run, oldest first, each run verified whole.
+
+        The base's rules; the body is :meth:`run_summaries` (``wfctl runs``, ``gc``, ``rm``
+        and ``copy`` list runs the same way, with the same reads).
+
+        Raises:
+            StoreLocationError: the store itself cannot be read as a store.
+        """
+        return self.run_summaries(workflow_name=workflow_name)
+
+    async def run_summary(self, run_id: str) -> RunSummary:
+        """Return one run's summary, verified whole as :meth:`list_runs` does, reading only it.
+
+        Raises:
+            InvalidIdError: ``run_id`` is malformed.
+            RunNotFoundError: the run has no committed checkpoint.
+        """
+        summary = self._summary_now(validate_run_id(run_id), None)
+        if summary is None:
+            raise RunNotFoundError(run_id)
+        return summary
+
     def run_summaries(self, *, workflow_name: str | None = None) -> list[RunSummary]:
         """:meth:`list_runs`, without an event loop (``wfctl runs`` does not load asyncio).
 
@@ -654,10 +677,13 @@ class FileCheckpointStorage(RunStoreBase):
         return self._lock(run_id, LOCK_GRACE)
 
     def _lock_to_remove(self, run_id: str) -> FileRunLock:
-        """:meth:`lock_run` for a removal's rename: the holder is not recorded (see ``named``)."""
-        validate_run_id(run_id)
-        self._layout.make_run_dir(run_id, durable=self._durable)
-        return self._lock(run_id, LOCK_GRACE, named=False)
+        """:meth:`lock_run` for a removal's rename: the holder is not recorded (see ``named``).
+
+        Only for a run whose directory the removal has just seen as a directory (not a link)
+        in a ``runs`` it checked (:func:`._removal.remove_runs`): nothing is created or
+        checked again (an empty journal is, for a run that has none, as :meth:`lock_run` does).
+        """
+        return self._lock(validate_run_id(run_id), LOCK_GRACE, named=False)
 
     def _lock(self, run_id: str, grace: float, *, named: bool = True) -> FileRunLock:
         """:meth:`lock_run` of a run whose directory was made and checked."""
@@ -937,8 +963,17 @@ class FileCheckpointStorage(RunStoreBase):
         for run_id in run_ids:
             validate_run_id(run_id)
         removed, locked = remove_runs(self._layout, run_ids, self._lock_to_remove, self._durable)
+        if not removed:
+            return removed, locked
+        try:  # one listing of the queue, not one unlink per removed run (most have no marker)
+            queued = set(self._queue.names())
+        except StoreLocationError:
+            queued = set()  # a queue that is a link or a file: refused, never followed
         for run_id in removed:
-            self._unqueue(run_id)
+            if run_id in queued:
+                self._unqueue(run_id)
+            else:
+                self._ages.pop(run_id, None)
         return removed, locked
 
 

@@ -32,6 +32,13 @@ __all__ = [
     "writev_all",
 ]
 
+#: Opening a directory to delete what is in it: never through a link.
+_DIRECTORY_FLAGS: Final = (
+    os.O_RDONLY
+    | getattr(os, "O_DIRECTORY", 0)
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
 _PRIVATE_FLAGS: Final = (
     os.O_WRONLY
     | os.O_CREAT
@@ -115,7 +122,7 @@ class FileSystem(Protocol):
         ...
 
     def rmtree(self, path: str) -> None:
-        """Remove a directory tree (:func:`shutil.rmtree`).
+        """Remove a directory tree (as :func:`shutil.rmtree`: a symbolic link is refused).
 
         Called from several threads at once when many runs are removed together.
         """
@@ -188,7 +195,29 @@ class OsFileSystem:
         os.unlink(path)
 
     def rmtree(self, path: str) -> None:
-        shutil.rmtree(path)
+        # A run's directory holds files only: one descriptor, its names read once, each
+        # unlinked by name in it, then the directory (5 to 10 calls; shutil's walk makes ~15).
+        try:
+            fd = os.open(path, _DIRECTORY_FLAGS)
+        except OSError:
+            shutil.rmtree(path)  # not a directory we may open: shutil says why (or handles it)
+            return
+        try:
+            for name in os.listdir(fd):
+                try:
+                    os.unlink(name, dir_fd=fd)
+                except FileNotFoundError:
+                    pass
+                except OSError:  # a subdirectory, or a failure: the generic walk (or its error)
+                    break
+        finally:
+            os.close(fd)
+        try:
+            os.rmdir(path)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                raise
+            shutil.rmtree(path)
 
     def fsync_dir(self, path: str) -> None:
         if os.name != "posix":  # pragma: no cover - Windows cannot open a directory

@@ -70,8 +70,8 @@ def _file_lock(path: str, timeout: float) -> FileLock:  # pragma: no cover - Win
     )
 
 
-def _open_journal(path: str, create: bool) -> int:
-    """Open a journal to lock it; refuse a link or anything but a regular file.
+def _open_journal(path: str, create: bool) -> tuple[int, os.stat_result]:
+    """Open a journal to lock it (its descriptor and ``fstat``); refuse a link or a non-file.
 
     Raises:
         FileNotFoundError: there is no journal (and ``create`` is False).
@@ -83,24 +83,29 @@ def _open_journal(path: str, create: bool) -> int:
         if exc.errno in _SYMLINK_ERRNOS:
             raise CheckpointCorruptError(path, "journal is a symbolic link, not followed") from None
         raise
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
         os.close(fd)
         raise CheckpointCorruptError(path, "journal is not a regular file")
-    return fd
+    return fd, st
 
 
-def _names(fd: int, path: str) -> bool:
-    """Whether ``path`` still names the file open at ``fd`` (not deleted, moved or replaced)."""
-    held = os.fstat(fd)
+def _names(held: tuple[int, int], path: str) -> bool:
+    """Whether ``path`` still names the file ``held`` (its device and inode): not deleted,
+    moved or replaced."""
     try:
         now = os.lstat(path)
     except FileNotFoundError:
         return False
-    return (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino)
+    return held == (now.st_dev, now.st_ino)
 
 
-def _flock_journal(run_id: str, path: str, owner_path: str, grace: float = LOCK_GRACE) -> int:
-    """Open ``path`` (creating it) and take an exclusive ``flock`` on it; return the fd.
+def _flock_journal(
+    run_id: str, path: str, owner_path: str, grace: float = LOCK_GRACE
+) -> tuple[int, tuple[int, int]]:
+    """Open ``path`` (creating it) and take an exclusive ``flock`` on it.
+
+    Returns the descriptor and the ``(st_dev, st_ino)`` of the file locked.
 
     ``flock`` (not ``fcntl``/``lockf`` record locks) because it belongs to the open file
     description: closing some other descriptor of the journal in this process (every read
@@ -110,7 +115,7 @@ def _flock_journal(run_id: str, path: str, owner_path: str, grace: float = LOCK_
     """
     deadline = time.monotonic() + grace
     while True:
-        fd = _open_journal(path, create=True)
+        fd, st = _open_journal(path, create=True)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -124,8 +129,9 @@ def _flock_journal(run_id: str, path: str, owner_path: str, grace: float = LOCK_
             raise WfctlError(f"cannot lock run {run_id!r} at {path}: {exc}") from exc
         # Between the open and the lock the journal may have been replaced: a lock on a file
         # the path no longer names excludes nobody. Lock what the path names now.
-        if _names(fd, path):
-            return fd
+        identity = (st.st_dev, st.st_ino)
+        if _names(identity, path):
+            return fd, identity
         os.close(fd)
         if time.monotonic() >= deadline:
             raise CheckpointCorruptError(path, "journal keeps being replaced; cannot lock it")
@@ -142,7 +148,7 @@ class FileRunLock:
         self,
         run_id: str,
         hold: int | FileLock,
-        owner_path: str,
+        owner_path: str | None,
         on_release: Callable[[], None],
         identity: tuple[int, int] | None = None,
     ) -> None:
@@ -180,9 +186,7 @@ class FileRunLock:
         hold: int | FileLock
         identity = None
         if fcntl is not None:
-            hold = _flock_journal(run_id, journal_path, owner_path, grace)
-            st = os.fstat(hold)
-            identity = (st.st_dev, st.st_ino)
+            hold, identity = _flock_journal(run_id, journal_path, owner_path, grace)
         else:  # pragma: no cover - Windows
             lock_path = os.path.join(os.path.dirname(journal_path), "lock")
             hold = _file_lock(lock_path, grace)
@@ -194,7 +198,8 @@ class FileRunLock:
                 raise RunLockedError(run_id, describe_holder(owner_path)) from None
             except OSError as exc:
                 raise WfctlError(f"cannot lock run {run_id!r} at {lock_path}: {exc}") from exc
-        lock = cls(run_id, hold, owner_path, lambda: None, identity)
+        # An unnamed lock wrote no record: its release has none to remove.
+        lock = cls(run_id, hold, owner_path if named else None, lambda: None, identity)
         try:
             if named:
                 write_private(OS_FS, owner_path, _owner_record())
@@ -218,8 +223,9 @@ class FileRunLock:
         if hold is None:
             return
         try:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(self._owner_path)
+            if self._owner_path is not None:  # None: it recorded no holder (see ``named``)
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(self._owner_path)
         finally:
             try:
                 if isinstance(hold, int):
@@ -250,7 +256,7 @@ def probe_locked(journal_path: str) -> bool:
     if fcntl is None:  # pragma: no cover - Windows
         return _probe_file_lock(os.path.join(os.path.dirname(journal_path), "lock"))
     try:
-        fd = _open_journal(journal_path, create=False)
+        fd, _ = _open_journal(journal_path, create=False)
     except (OSError, CheckpointCorruptError):
         return False  # no journal (never locked), or one nobody can lock or append to
     try:

@@ -34,7 +34,9 @@ _DELETERS: Final = 8
 #: Fewer removed runs than this are deleted one after the other: starting threads costs more.
 _DELETE_IN_PARALLEL_FROM: Final = 16
 
-#: Takes a run's lock (``FileCheckpointStorage.lock_run``).
+#: Takes a run's lock (``FileCheckpointStorage.lock_run``). ``remove_runs`` calls it only for
+#: a run whose directory it has just seen as a directory, in a ``runs`` it checked: it need
+#: create or check neither again (``FileCheckpointStorage._lock_to_remove``).
 LockRun = Callable[[str], FileRunLock]
 
 
@@ -68,10 +70,14 @@ def remove_runs(
     fs = layout.fs
     removed: list[str] = []
     locked: list[RunLockedError] = []
+    layout.vet_root()
     if not layout.check_runs_dir():
         return removed, locked
     _finish_removals(layout)
     doomed: list[str] = []
+    # One suffix for the batch: each run's removal directory is named for it, and a directory
+    # left by an earlier removal of the same id was deleted just above (or has another suffix).
+    suffix = secrets.token_hex(4)
     try:
         for run_id in run_ids:
             run_dir = layout.run_dir(run_id)
@@ -90,7 +96,9 @@ def remove_runs(
                 continue
             except CheckpointCorruptError:
                 lock = None  # a journal that is a link or no file: no writer can hold it
-            target = os.path.join(layout.runs, f"{_REMOVING}{run_id}.{secrets.token_hex(4)}")
+            except (FileNotFoundError, NotADirectoryError):
+                continue  # its directory went since it was seen: another removal took it
+            target = f"{layout.runs}{os.sep}{_REMOVING}{run_id}.{suffix}"
             try:
                 fs.replace(run_dir, target)
             finally:
@@ -117,13 +125,38 @@ def _delete(fs: FileSystem, targets: Sequence[str]) -> None:
     """
     if len(targets) < _DELETE_IN_PARALLEL_FROM:
         for target in targets:
-            fs.rmtree(target)
+            _delete_tree(fs, target)
         return
-    # Not ``pool.map``: its results, failing, would cancel the deletions not started yet.
+    failed: dict[int, OSError] = {}
+
+    def delete_every(first: int) -> None:
+        """Delete tree ``first`` and every ``_DELETERS``-th after it, going on past failures."""
+        for index in range(first, len(targets), _DELETERS):
+            try:
+                _delete_tree(fs, targets[index])
+            except OSError as exc:
+                failed[index] = exc
+
+    # One task per thread, not one per tree (that cost more CPU than a tree's deletion).
     with ThreadPoolExecutor(_DELETERS, thread_name_prefix="wfctl-delete") as pool:
-        deletions = [pool.submit(fs.rmtree, target) for target in targets]
-    for deletion in deletions:  # all have ended: the first failure, in the order of the runs
-        deletion.result()
+        tasks = [pool.submit(delete_every, first) for first in range(_DELETERS)]
+    for task in tasks:  # all have ended
+        task.result()
+    if failed:  # the first failure, in the order of the runs
+        raise failed[min(failed)]
+
+
+def _delete_tree(fs: FileSystem, target: str) -> None:
+    """Delete a tree renamed out of the store; one that is gone already is deleted.
+
+    Another removal starting meanwhile deletes every removal directory it finds, this one's
+    too (:func:`_finish_removals`): that is not a failure of this one.
+    """
+    try:
+        fs.rmtree(target)
+    except FileNotFoundError:
+        if fs.lexists(target):
+            raise  # a file inside went while the tree was read: what is left stays a removal's
 
 
 def _finish_removals(layout: StoreLayout) -> None:
