@@ -166,8 +166,9 @@ def test_the_history_keeps_the_most_recent_events_that_fit_its_bytes() -> None:
     kept = list(result.events)
     assert kept == seen[-len(kept) :]  # the most recent, in order
     assert result.events_dropped == len(seen) - len(kept)
-    # Each 100 KB result is held twice: as ``blob``'s result and as ``measure``'s argument;
-    # the small arguments of ``blob`` (a few bytes each) count too.
+    # Each 100 KB result is held twice: as ``blob``'s result and as ``measure``'s argument
+    # (weighed as the JSON its digest hashed, 8 bytes more); ``blob``'s small arguments are
+    # not weighed.
     held = sum(_held(e) for e in kept)
     assert 900 * _KB <= held <= 1_000 * _KB, held
     big = [e for e in seen[: len(seen) - len(kept)] if _held(e)]
