@@ -100,7 +100,8 @@ def refuse_cancelled(run_id: str, head: Checkpoint, again: str) -> None:
 def continuing_chain(
     storage: CheckpointStorage, chain: list[Checkpoint], workflow_name: str
 ) -> CheckpointChain:
-    """Return a chain that commits after ``chain``'s head, in its run, keeping its origin."""
+    """Return a chain that commits after ``chain``'s head, in its run, keeping its origin
+    and its root's format version."""
     root = chain[0]
     origin = (root.origin_run_id, root.origin_checkpoint_id)
     return CheckpointChain(
@@ -109,6 +110,7 @@ def continuing_chain(
         workflow_name,
         head=chain[-1],
         origin=origin if origin[0] and origin[1] else None,  # type: ignore[arg-type]
+        version=root.version,
     )
 
 
@@ -256,6 +258,10 @@ async def restore_new_run(
 ) -> Driven:
     """Restore ``checkpoint_id`` into a new run whose root names it as its origin.
 
+    The new run writes in the format version of the run it restores from: the calls it
+    matches against that run's records, and ``replay``'s diff pairs its records with them, by
+    digests of one hash.
+
     Args:
         chain, target: the chain of the run holding ``checkpoint_id``, and that checkpoint
             (as :func:`~wfctl._restore.load_target` returns them).
@@ -276,7 +282,11 @@ async def restore_new_run(
     new_id = validate_run_id(run_id) if run_id is not None else new_run_id()
     async with admitting(storage, new_id) as lease:
         run_chain = CheckpointChain(
-            storage, new_id, workflow.name, origin=(root.run_id, checkpoint_id)
+            storage,
+            new_id,
+            workflow.name,
+            origin=(root.run_id, checkpoint_id),
+            version=root.version,
         )
         await run_chain.commit(
             root_payload(workflow, RootPayload.of(root).input, restored_from=checkpoint_id)

@@ -32,7 +32,7 @@ from collections.abc import Callable, Coroutine, Generator
 from datetime import UTC, datetime
 from typing import Any
 
-from ._checkpoint import Checkpoint, Kind, checkpoint_id_for, checkpoint_of
+from ._checkpoint import FORMAT_VERSION, Checkpoint, Kind, checkpoint_id_for, checkpoint_of
 from ._errors import JournalChangedError
 from ._payloads import Payload, StepPayload
 from ._policies import AttemptRecord
@@ -80,6 +80,7 @@ class CheckpointChain:
         origin: tuple[str, str] | None = None,
         on_commit: Callable[[Checkpoint], None] | None = None,
         clock: Callable[[], str] = utc_now,
+        version: int = FORMAT_VERSION,
     ) -> None:
         self._storage = storage
         #: Whether a commit may start in its caller (see the module docstring): only for the
@@ -90,6 +91,9 @@ class CheckpointChain:
         self.run_id = run_id
         self.workflow_name = workflow_name
         self.head = head
+        #: The record format version of every checkpoint this chain commits: the run's root's
+        #: (it says which hash the step records' argument digests are; see ``FORMAT_VERSION``).
+        self.version = version
         self._origin = origin
         self.on_commit = on_commit
         self._clock = clock
@@ -318,6 +322,7 @@ class CheckpointChain:
             origin_run,
             origin_ckpt,
             data,
+            self.version,
         )
 
     def _saved(self, checkpoint: Checkpoint, record: StepRecord) -> None:

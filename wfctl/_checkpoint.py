@@ -35,8 +35,11 @@ __all__ = [
     "validate_run_id",
 ]
 
-#: Version of the on-disk record format; a record with a higher version is refused.
-FORMAT_VERSION: Final = 1
+#: Version of the record format that new runs write; a record with a higher version is refused.
+#: Version 2 differs from 1 in one thing: its step records' argument digests are BLAKE3, not
+#: blake2b. A run writes every record in its root's version (a resume, a restore from it), so a
+#: run recorded in version 1 goes on matching its calls by blake2b.
+FORMAT_VERSION: Final = 2
 
 
 class Kind(StrEnum):
@@ -159,6 +162,8 @@ class Checkpoint:
             raise CheckpointCorruptError(
                 where, f"format version {version} is newer than this wfctl ({FORMAT_VERSION})"
             )
+        if version < 1:
+            raise CheckpointCorruptError(where, f"unknown format version {version}")
         seq, kind = raw.get("seq"), raw.get("kind")
         try:
             run_id, id_seq = split_checkpoint_id(raw.get("id"))

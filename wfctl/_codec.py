@@ -33,6 +33,7 @@ from uuid import UUID
 
 import orjson
 
+from ._checkpoint import FORMAT_VERSION
 from ._errors import CheckpointCorruptError, UnencodableValueError
 
 __all__ = [
@@ -207,27 +208,33 @@ def encode_call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> EncodedCall:
         return None
 
 
-def digest(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
+def digest(
+    args: tuple[Any, ...], kwargs: dict[str, Any], version: int = FORMAT_VERSION
+) -> str | None:
     """Return a digest of a call's arguments that is stable across processes.
 
     str-keyed dicts are order-insensitive and sets are canonically ordered; other dicts keep
     their insertion order (which the calling code fixes, so it is stable too).
 
     Returns:
-        16 hex characters (blake2b, 8 bytes), or None if the arguments cannot be encoded.
+        16 hex characters (8 bytes of the hash that records of format ``version`` hold), or
+        None if the arguments cannot be encoded.
     """
-    return encoded_digest(encode_call(args, kwargs))
+    return encoded_digest(encode_call(args, kwargs), version)
 
 
-def encoded_digest(call: EncodedCall) -> str | None:
+def encoded_digest(call: EncodedCall, version: int = FORMAT_VERSION) -> str | None:
     """Return the digest of arguments :func:`encode_call` encoded (None stays None)."""
-    return digest_and_size(call)[0]
+    return digest_and_size(call, version)[0]
 
 
-def digest_and_size(call: EncodedCall) -> tuple[str | None, int]:
+def digest_and_size(call: EncodedCall, version: int = FORMAT_VERSION) -> tuple[str | None, int]:
     """Return :func:`encoded_digest` of a call and the bytes of the JSON it hashed.
 
-    The size comes free with the digest: it weighs the call's ``step_started`` event (see
+    The hash is the one the step records of format ``version`` hold: BLAKE3 from version 2,
+    blake2b in version 1 (8 bytes of either, as 16 hex characters). A run keeps its root's
+    format version, so the digests of its calls and of its records always agree. The size
+    comes free with the digest: it weighs the call's ``step_started`` event (see
     ``RunOptions.event_history_bytes``). Unencodable arguments give ``(None, 0)``.
     """
     if call is None:
@@ -249,7 +256,21 @@ def digest_and_size(call: EncodedCall) -> tuple[str | None, int]:
             return None, 0
         # surrogatepass: a str with a lone surrogate is a legal value and must still hash.
         data = text.encode("utf-8", "surrogatepass")
+    if version >= 2:
+        return (_blake3 or _load_blake3())(data).hexdigest(8), len(data)
     return hashlib.blake2b(data, digest_size=8).hexdigest(), len(data)
+
+
+#: ``blake3.blake3``, imported by the first digest (not at import: start-up time).
+_blake3: Callable[[bytes], Any] | None = None
+
+
+def _load_blake3() -> Callable[[bytes], Any]:
+    global _blake3
+    from blake3 import blake3
+
+    _blake3 = blake3
+    return blake3
 
 
 def encoded_size(data: Any) -> int:

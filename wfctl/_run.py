@@ -381,7 +381,7 @@ class Run:
             gate.interrupted = True
             await gate.suspend(_effects.get() is not None)
         encoded_args = encode_call(args, kwargs)  # once: for the digest and the record
-        call_digest, args_bytes = digest_and_size(encoded_args)
+        call_digest, args_bytes = digest_and_size(encoded_args, self.chain.version)
         match = self.recorded.take(scope_path, name, explicit, call_digest, key)
         if isinstance(match, StepRecord):
             return await self._serve(key, match)

@@ -22,7 +22,7 @@ def test_version_command_lists_python_and_the_runtime_libraries() -> None:
     lines = people.stdout.splitlines()
     assert lines[0] == f"wfctl {metadata.version('wfctl')}"
     assert lines[1].startswith(f"Python {platform.python_version()} ")
-    for name in ("typer", "rich", "tomli-w", "filelock", "orjson", "zlib-ng"):
+    for name in ("typer", "rich", "tomli-w", "filelock", "orjson", "zlib-ng", "blake3"):
         assert f"{name} {metadata.version(name)}" in lines
 
     document = wfctl("version", "--json").json()
@@ -32,7 +32,7 @@ def test_version_command_lists_python_and_the_runtime_libraries() -> None:
     libraries = {item["name"]: item["version"] for item in document["libraries"]}
     assert libraries == {
         name: metadata.version(name)
-        for name in ("typer", "rich", "tomli-w", "filelock", "orjson", "zlib-ng")
+        for name in ("typer", "rich", "tomli-w", "filelock", "orjson", "zlib-ng", "blake3")
     }
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from tests.harness import harness_workload as W
 from wfctl import FileCheckpointStorage
+from wfctl._checkpoint import FORMAT_VERSION
 
 RUN, OTHER = "target", "other"
 MID_LINE = 5  # target.4: the record of step s3
@@ -176,7 +177,12 @@ def _symlink_run_dir(lines: list[bytes], journal: Path, base: Baseline) -> None:
 
 
 def _future(raw: dict[str, Any]) -> None:
-    raw["v"] = 2
+    raw["v"] = FORMAT_VERSION + 1
+
+
+def _older(raw: dict[str, Any]) -> None:
+    # a version this wfctl reads, but not its run's: its digests would be of another hash
+    raw["v"] = FORMAT_VERSION - 1
 
 
 def _bad_id(raw: dict[str, Any]) -> None:
@@ -199,6 +205,7 @@ KINDS = [
     Kind(
         "future-version-mid", "mid", line_edit(MID_LINE - 1, lambda b: edit_record(b, _future)), 5
     ),
+    Kind("older-version-mid", "mid", line_edit(MID_LINE - 1, lambda b: edit_record(b, _older)), 5),
     Kind("deep-nesting-mid", "mid", line_edit(MID_LINE - 1, _deep), MID_LINE),
     Kind("traversal-id-mid", "mid", line_edit(MID_LINE - 1, lambda b: edit_record(b, _bad_id)), 5),
     Kind("bitflip-before-head", "mid", line_edit(-2, _flip), 9),

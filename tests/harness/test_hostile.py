@@ -2,9 +2,9 @@
 
 A healthy store holds two runs of the harness pipeline: ``other`` (completed) and, newer,
 ``target`` (paused at its request, 10 records). Each case copies it and breaks ``target`` one
-of 30 ways (``hostile_cases.KINDS``: a line truncated, bit-flipped or zeroed mid-file; a record
-deleted, duplicated, swapped, borrowed from another run, from a future format version, nested
-10^5 deep, naming a traversal id; a broken or stale last record; a broken or missing root; the
+of 31 ways (``hostile_cases.KINDS``: a line truncated, bit-flipped or zeroed mid-file; a record
+deleted, duplicated, swapped, borrowed from another run, from a future format version or from an
+older one than its run's, nested 10^5 deep, naming a traversal id; a broken or stale last record; a broken or missing root; the
 last whole records cut off (a journal that ends before its end marker); the journal replaced by
 a symbolic link, a FIFO or a directory; unknown type tags and unregistered class names inside
 ``data``), then

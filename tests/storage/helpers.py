@@ -114,3 +114,27 @@ def pause_data(*request_ids: str) -> dict[str, Any]:
         "reason": "request",
         "requests": [{"request_id": rid, "request_data": {"q": rid}} for rid in request_ids],
     }
+
+
+def rewrite_as_format_version_1(path: Path, calls: Iterable[tuple[Any, ...]]) -> None:
+    """Rewrite the journal at ``path`` as wfctl wrote it in format version 1.
+
+    Each record gets ``"v":1`` and each step's BLAKE3 digest the blake2b digest of the same
+    call (``calls``: the positional arguments of every call the run made); the fields and their
+    order did not change between the versions. The end marker goes: it names the checksum of
+    the last record as first written.
+    """
+    import dataclasses
+
+    from wfctl._codec import digest
+    from wfctl._storage._journal import decode_record, encode_record
+
+    blake2b_of = {digest(args, {}): digest(args, {}, version=1) for args in calls}
+    lines = []
+    for n, line in enumerate(path.read_bytes().splitlines(), 1):
+        record = decode_record(line, f"{path}:{n}")
+        for entry in record.data.get("steps", []):
+            entry["digest"] = blake2b_of[entry["digest"]]
+        lines.append(encode_record(dataclasses.replace(record, version=1)))
+    path.write_bytes(b"".join(lines))
+    (path.parent / "end.json").unlink(missing_ok=True)

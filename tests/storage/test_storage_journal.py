@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.storage.helpers import arun, build_run, ckpt
-from wfctl._checkpoint import Checkpoint
+from wfctl._checkpoint import FORMAT_VERSION, Checkpoint
 from wfctl._errors import CheckpointCorruptError
 from wfctl._storage import FileCheckpointStorage
 from wfctl._storage._journal import decode_record, encode_record
@@ -42,7 +42,7 @@ def test_each_line_is_json_with_its_checksum_last(file_storage: Any) -> None:
     for seq, line in enumerate(lines):
         record = json.loads(line)
         assert list(record)[-1] == "crc"
-        assert record["v"] == 1
+        assert record["v"] == FORMAT_VERSION == 2
         assert record["seq"] == seq
         assert record["id"] == f"r1.{seq}"
         body = line[: -len(b',"crc":"00000000"}')] + b"}"
@@ -191,7 +191,7 @@ def test_a_record_from_another_run_is_a_problem(file_storage: Any) -> None:
 
 def test_a_future_format_version_is_refused(file_storage: Any) -> None:
     arun(build_run(file_storage, "r1", 2))
-    future = Checkpoint(**{**_fields(ckpt("r1", 2)), "version": 2})
+    future = Checkpoint(**{**_fields(ckpt("r1", 2)), "version": FORMAT_VERSION + 1})
     with journal_of(file_storage).open("ab") as f:
         f.write(encode_record(future))
     with pytest.raises(CheckpointCorruptError, match="newer than this wfctl"):

@@ -44,6 +44,7 @@ __all__ = [
     "Tail",
     "check_journal",
     "check_last_is_newest",
+    "check_version",
     "crc_of_seq",
     "decode_chain",
     "decode_checked",
@@ -75,6 +76,8 @@ _HEX8: Final = re.compile(rb"[0-9a-f]{8}")
 _LINK: Final = re.compile(
     rb'\{"v":\d{1,9},"id":"([A-Za-z0-9_-]{1,100})\.(\d{1,12})","seq":(\d{1,12}),'
 )
+#: A record's format version, as encode_record writes it first.
+_VERSION: Final = re.compile(rb'\{"v":(\d{1,9}),')
 #: The same, through the parent and the kind: what :func:`check_journal` needs of every record.
 _CHAIN_LINK: Final = re.compile(
     rb'\{"v":(\d{1,9}),"id":"([A-Za-z0-9_-]{1,100})\.(\d{1,12})","seq":(\d{1,12}),'
@@ -269,6 +272,7 @@ def parse_journal(
             where = f"{path}:{lineno}"
             try:
                 checkpoint = decode_record(line, where)
+                check_version(checkpoint, checkpoints[0] if checkpoints else None, where)
             except CheckpointCorruptError as exc:
                 problems.append(JournalProblem(where, exc.reason, lineno))
                 continue
@@ -278,6 +282,22 @@ def parse_journal(
                 continue
             checkpoints.append(checkpoint)
     return checkpoints, problems, len(data) - committed
+
+
+def check_version(checkpoint: Checkpoint, first: Checkpoint | None, where: str) -> None:
+    """Refuse ``checkpoint`` unless it is in the format version of ``first``, the first record
+    read of its run (None: it is the first): every record of a run is in its root's version,
+    which says which hash its step records' argument digests are.
+
+    Raises:
+        CheckpointCorruptError: the versions differ.
+    """
+    if first is not None and checkpoint.version != first.version:
+        raise CheckpointCorruptError(where, _other_version(checkpoint.version, first.version))
+
+
+def _other_version(version: int, root_version: int) -> str:
+    return f"record is in format version {version}, its run's root in {root_version}"
 
 
 def _checksum_holds(line: bytes) -> bool:
@@ -311,23 +331,28 @@ def check_journal(lines: Iterable[bytes], path: str, run_id: str) -> tuple[bytes
         CheckpointCorruptError: naming the first record (``<path>:<line>``) that fails.
     """
     run = run_id.encode()
-    start = b'{"v":%d,"id":"%s.' % (FORMAT_VERSION, run)
-    # A later record's start, as encode_record writes it, is ``later % (seq, seq, seq - 1)``.
+    # A later record's start, as encode_record writes it, is ``later % (seq, seq, seq - 1)``,
+    # in the root's format version (every record of a run is written in it).
     escaped = run.replace(b"%", b"%%")  # none in a valid id; any other is refused by the link
-    later = b'{"v":%d,"id":"%s.%%d","seq":%%d,"prev":"%s.%%d","kind":"' % (
-        FORMAT_VERSION, escaped, escaped
-    )  # fmt: skip
+    version = FORMAT_VERSION
+    later = b""
     first: bytes | None = None
     line = b""
-    prefix, kinds = start + b'0","seq":0,"prev":null,"kind":"', _FIRST_KINDS
+    prefix, kinds = b"", _FIRST_KINDS
     for seq, line in enumerate(lines):
         if not _checksum_holds(line):
             verified_body(line, f"{path}:{seq + 1}")  # says what is wrong
+        if seq == 0:
+            version = _root_version(line)
+            prefix = b'{"v":%d,"id":"%s.0","seq":0,"prev":null,"kind":"' % (version, run)
+            later = b'{"v":%d,"id":"%s.%%d","seq":%%d,"prev":"%s.%%d","kind":"' % (
+                version, escaped, escaped
+            )  # fmt: skip
         # The link, in two comparisons: the start encode_record writes for it, then its kind.
         if not (line.startswith(prefix) and line.startswith(kinds, len(prefix))):
             parent = b"null" if seq == 0 else b'"%s.%d"' % (run, seq - 1)
             # accepts it, or says what is wrong
-            _check_link(line, f"{path}:{seq + 1}", run_id, seq, parent)
+            _check_link(line, f"{path}:{seq + 1}", run_id, seq, parent, version)
         if first is None:
             first = line
         prefix, kinds = later % (seq + 1, seq + 1, seq), _LATER_KINDS
@@ -351,16 +376,20 @@ def decode_chain(
     """
     run = run_id.encode()
     parent = b"null"
+    version = FORMAT_VERSION
     for seq, line in enumerate(lines):
         where = f"{path}:{seq + 1}"
         if not _checksum_holds(line):
             verified_body(line, where)  # says what is wrong
+        if seq == 0:
+            version = _root_version(line)  # every record of the run is in its root's version
         prefix = b'{"v":%d,"id":"%s.%d","seq":%d,"prev":%s,"kind":"' % (
-            FORMAT_VERSION, run, seq, seq, parent
+            version, run, seq, seq, parent
         )  # fmt: skip
         kind = line[len(prefix) : line.find(b'"', len(prefix))]
         if not line.startswith(prefix) or kind not in _KINDS or (kind == _ROOT) != (seq == 0):
-            _check_link(line, where, run_id, seq, parent)  # accepts it, or says what is wrong
+            # accepts it, or says what is wrong
+            _check_link(line, where, run_id, seq, parent, version)
         parent = b'"%s.%d"' % (run, seq)
         checkpoint = known.get(line)
         if checkpoint is None:
@@ -373,8 +402,22 @@ def decode_chain(
         yield line, checkpoint
 
 
-def _check_link(line: bytes, where: str, run_id: str, seq: int, parent: bytes) -> None:
-    """Check one record's link the slow way, to accept it or name exactly what is wrong."""
+def _root_version(line: bytes) -> int:
+    """Return the format version a run's root ``line`` starts with, or this wfctl's if it
+    starts with none it knows (:func:`_check_link` then says what is wrong with the line)."""
+    match = _VERSION.match(line)
+    version = int(match[1]) if match is not None else FORMAT_VERSION
+    return version if 1 <= version <= FORMAT_VERSION else FORMAT_VERSION
+
+
+def _check_link(
+    line: bytes, where: str, run_id: str, seq: int, parent: bytes, root_version: int
+) -> None:
+    """Check one record's link the slow way, to accept it or name exactly what is wrong.
+
+    Every record of a run must be in the format version of its root (``root_version``): the
+    version says which hash its step records' argument digests are.
+    """
     match = _CHAIN_LINK.match(line)
     if match is not None and match[3] == match[4]:
         version, rid, at, prev, kind = (
@@ -392,6 +435,10 @@ def _check_link(line: bytes, where: str, run_id: str, seq: int, parent: bytes) -
         raise CheckpointCorruptError(
             where, f"format version {version} is newer than this wfctl ({FORMAT_VERSION})"
         )
+    if version < 1:
+        raise CheckpointCorruptError(where, f"unknown format version {version}")
+    if version != root_version:
+        raise CheckpointCorruptError(where, _other_version(version, root_version))
     if rid != run_id:
         raise CheckpointCorruptError(where, f"record belongs to run {rid!r}")
     if at != seq or prev != parent:

@@ -8,7 +8,7 @@ from typing import Any
 from wfctl._checkpoint import Checkpoint, validate_run_id
 from wfctl._errors import CheckpointCorruptError, RunNotFoundError
 from wfctl._storage._base import broken_summary, load_checkpoint, strict_chain, summarize
-from wfctl._storage._journal import check_journal, decode_record
+from wfctl._storage._journal import check_journal, check_version, decode_record
 from wfctl._storage._protocol import JournalProblem, RunJournal, RunSummary
 
 from . import _sql
@@ -45,10 +45,14 @@ class PostgresReads(PostgresConnections):
         checkpoints: list[Checkpoint] = []
         problems: list[JournalProblem] = []
         for line, record in enumerate(records, 1):
+            where = f"{source}:{line}"
             try:
-                checkpoints.append(decode_record(record, f"{source}:{line}"))
+                checkpoint = decode_record(record, where)
+                check_version(checkpoint, checkpoints[0] if checkpoints else None, where)
             except CheckpointCorruptError as exc:
                 problems.append(JournalProblem(exc.where, exc.reason, line))
+            else:
+                checkpoints.append(checkpoint)
         if len(records) != head_seq + 1:
             problems.append(JournalProblem(source, _head_mismatch(head_seq, len(records))))
         return RunJournal(run_id, tuple(checkpoints), tuple(problems), 0, source)
