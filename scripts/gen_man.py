@@ -49,7 +49,8 @@ _FILES = [
     ("./.wfctl/", "The default checkpoint store."),
     ("<store>/runs/<run>/journal.jsonl", "The run's checkpoint chain: one checksummed JSON "
      "record per line, appended and fsynced per commit. A process executing the run holds an OS "
-     "lock (flock) on this file."),
+     "lock (flock) on this file. New runs write format version 2; a run recorded in version 1 "
+     "goes on in version 1."),
     ("<store>/runs/<run>/owner.json", "Who holds the run's lock (pid, host, since)."),
     ("<store>/runs/<run>/end.json", "The end marker: the last seq (and its checksum) when the run "
      "last completed, failed or paused. A journal that ends before it was cut back: "
