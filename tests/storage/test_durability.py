@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -68,6 +69,33 @@ def test_batch_syncs_an_unsynced_step_within_its_time_window(tmp_path: Path) -> 
 
     written, later = arun(scenario())
     assert later == written + 1
+
+
+def test_a_window_timer_syncs_only_its_own_window(tmp_path: Path) -> None:
+    # A window's timer fires batch_ms after the window's first step. If the window was synced
+    # meanwhile (it filled), the records now unsynced are a later window's, not yet due, and
+    # that window has its own timer: syncing them too would add an fdatasync per window.
+    storage, fs = _storage(tmp_path, Durability("batch", batch_steps=4, batch_ms=3_600_000))
+    timers: list[tuple[Callable[..., object], tuple[object, ...]]] = []
+
+    def keep(delay: float, callback: Callable[..., object], *args: object) -> None:
+        timers.append((callback, args))  # kept, to be fired by hand
+
+    async def scenario() -> list[int]:
+        asyncio.get_running_loop().call_later = keep  # type: ignore[method-assign,assignment]
+        await storage.save(ckpt("r", 0))
+        for seq in range(1, 6):  # steps 1-4: the first window (synced by count); 5: the next
+            await storage.save(ckpt("r", seq, "step"))
+        counts = [fs.syncs]
+        for callback, args in timers:  # each window's timer, fired late
+            callback(*args)
+            counts.append(fs.syncs)
+        return counts
+
+    counts = arun(scenario())
+    assert len(timers) == 2
+    assert counts[1] == counts[0]  # the first window's timer: synced already, nothing to do
+    assert counts[2] == counts[0] + 1  # the second window's: step 5 made durable
 
 
 def test_full_syncs_every_commit_and_none_syncs_nothing(tmp_path: Path) -> None:

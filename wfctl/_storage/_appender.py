@@ -64,7 +64,9 @@ class JournalAppender:
     ``identity`` the journal's ``(st_dev, st_ino)``; ``last_crc`` the checksum field of the
     head record as read at open (None if there is none); ``changed`` the refusal every append
     raises once the journal was found changed under this appender. ``unsynced`` counts the
-    records written since the last ``fdatasync``; ``sync_failed`` is the error of a deferred
+    records written since the last ``fdatasync``, ``syncs`` the ``fdatasync`` calls that made
+    records durable so far (a window's timer asks whether one came since it was armed);
+    ``sync_failed`` is the error of a deferred
     sync that failed, which the next append raises (those records may not be durable) before
     the storage drops this appender.
     """
@@ -81,6 +83,7 @@ class JournalAppender:
         "lock",
         "path",
         "sync_failed",
+        "syncs",
         "unsynced",
     )
 
@@ -106,6 +109,7 @@ class JournalAppender:
         self.changed: JournalChangedError | None = None
         self.sync_failed: OSError | None = None
         self.unsynced = 0
+        self.syncs = 0
         self.lock = threading.Lock()
 
     @classmethod
@@ -182,11 +186,19 @@ class JournalAppender:
             self.last_seq = checkpoint.seq
             self.last_id = checkpoint.checkpoint_id
             self.end += sum(map(len, line))
-            self.unsynced = 0 if durable else self.unsynced + 1
+            if durable:
+                self.unsynced = 0
+                self.syncs += 1
+            else:
+                self.unsynced += 1
             return True
 
-    def sync(self) -> None:
+    def sync(self, unless_since: int | None = None) -> None:
         """Make the records written since the last sync durable (no-op if there are none).
+
+        ``unless_since``: a value ``syncs`` had; if a sync has come since, do nothing. A batch
+        window's timer passes the value it was armed with: its records are durable already,
+        and the ones written since belong to a later window, which has a timer of its own.
 
         A failure is kept in ``sync_failed``: records already acknowledged may be lost in an OS
         crash, so the next append raises it instead of acknowledging more on top of them.
@@ -194,12 +206,15 @@ class JournalAppender:
         with self.lock:
             if self.unsynced == 0 or self.fd < 0 or self.sync_failed is not None:
                 return
+            if unless_since is not None and self.syncs != unless_since:
+                return
             try:
                 self.fs.fdatasync(self.fd)
             except OSError as exc:
                 self.sync_failed = exc
                 return
             self.unsynced = 0
+            self.syncs += 1
 
     def _check_unchanged(self) -> None:
         """Refuse (now and for good) unless the path still names this file, this long."""

@@ -221,11 +221,12 @@ class FileCheckpointStorage(RunStoreBase):
                         mark_end(self._layout, checkpoint, line[1], self._durable)
                     elif self._batching and appender.unsynced == 1:
                         # The window's first unsynced record: sync it within batch_ms at most,
-                        # even if no further commit comes to do it.
+                        # even if no further commit comes to do it (and only then: a later
+                        # window's records are not due yet, and have their own timer).
                         import asyncio  # loaded by then: not at import (start-up time)
 
                         asyncio.get_running_loop().call_later(
-                            self._durability.batch_ms / 1000, appender.sync
+                            self._durability.batch_ms / 1000, appender.sync, appender.syncs
                         )
                     return
             except OSError:
