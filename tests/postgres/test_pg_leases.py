@@ -450,3 +450,82 @@ def test_a_pause_request_read_during_a_save_on_the_lease_connection_is_not_lost(
             await lease.release()
 
     arun(main())
+
+
+def _backend_pid(lease: Any) -> int:
+    """The server process of a lease's connection (internal: the connection it holds)."""
+    return int(lease._conn.pgconn.backend_pid)
+
+
+def test_a_released_lease_gives_its_connection_to_the_next_lease(pg_url: str) -> None:
+    # A new connection is a new server process (about 5 ms): a lease released unlocked hands
+    # its connection on, and the run it held is free for anyone.
+    async def main() -> None:
+        async with opened(pg_url) as store, opened(pg_url) as other:
+            first = await store.lease_run("r1")
+            await store.save(ckpt("r1", 0))
+            pid = _backend_pid(first)
+            await first.release()
+            taken = await other.lease_run("r1")  # unlocked: another store object takes it
+            await taken.release()
+            second = await store.lease_run("r2")
+            assert _backend_pid(second) == pid  # the same session, now holding r2 only
+            await store.save(ckpt("r2", 0))
+            held = _query(pg_url, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'")
+            assert held == [(1,)]
+            with pytest.raises(RunLockedError):
+                await other.lease_run("r2")
+            await second.release()
+
+    arun(main())
+
+
+def test_a_spare_connection_whose_session_ended_is_replaced(pg_url: str) -> None:
+    async def main() -> None:
+        async with opened(pg_url) as store:
+            first = await store.lease_run("r1")
+            pid = _backend_pid(first)
+            await first.release()
+            _query(pg_url, "SELECT pg_terminate_backend(%s, 10000)", (pid,))
+            second = await store.lease_run("r1")  # not the ended one: a new connection
+            assert _backend_pid(second) != pid
+            await store.save(ckpt("r1", 0))
+            await second.release()
+            assert await store.list_checkpoint_ids() == ["r1.0"]
+
+    arun(main())
+
+
+def test_a_lease_on_a_spare_connection_hears_its_own_run_s_pause_requests_only(
+    pg_url: str,
+) -> None:
+    async def main() -> None:
+        async with opened(pg_url) as driver, opened(pg_url) as other:
+            for run_id in ("r1", "r2"):
+                await _save_all(driver, run_id, ["root"])
+            first = await driver.lease_run("r1")
+            pid = _backend_pid(first)
+            await first.release()
+            await other.request_pause("r1")  # notified to the spare connection, unread
+            lease = await driver.lease_run("r2")
+            assert _backend_pid(lease) == pid
+            assert not lease.pause_requested()  # r1's request is not r2's
+            await other.request_pause("r2")
+            await asyncio.wait_for(lease.pause_event.wait(), 30)  # the notification
+            await lease.release()
+
+    arun(main())
+
+
+def test_a_lease_whose_unlock_is_not_confirmed_closes_its_connection(pg_url: str) -> None:
+    async def main() -> None:
+        async with opened(pg_url) as store:
+            lease = await store.lease_run("r1")
+            pid = _backend_pid(lease)
+            await lease.execute("SELECT pg_advisory_unlock_all()")  # the lock gone already
+            await lease.release()  # its unlock says false: the connection is not kept
+            again = await store.lease_run("r2")
+            assert _backend_pid(again) != pid
+            await again.release()
+
+    arun(main())

@@ -1,8 +1,11 @@
 """A run's lease on PostgreSQL: an advisory lock on a connection of its own, and a fence.
 
 The lock is a session-level ``pg_try_advisory_lock`` on the run's 64-bit key, taken on a
-connection opened for the lease alone and held until :meth:`PostgresLease.release` closes it:
-the server drops it when that connection ends, however its process died. Taking it bumps the
+connection of the lease's own and held until :meth:`PostgresLease.release` unlocks it: the
+server drops it when that connection ends, however its process died. A released lease whose
+unlock the server confirmed hands its connection to the store's :class:`SpareConnections`, and
+the next lease takes it instead of connecting (a new connection is a new server process, about
+5 ms); any other release closes it. Taking it bumps the
 run's ``fence`` (a lease epoch from a sequence, never reused); every save carries the fence
 it was granted, and the append trigger refuses any other, so a writer that lost its lease
 cannot append even where the head did not move.
@@ -44,7 +47,15 @@ from . import _sql
 from ._connection import Connection
 from ._schema import run_key
 
-__all__ = ["CHANNEL", "GRANT", "PostgresLease", "holder_text", "lease_or_none", "locked_error"]
+__all__ = [
+    "CHANNEL",
+    "GRANT",
+    "PostgresLease",
+    "SpareConnections",
+    "holder_text",
+    "lease_or_none",
+    "locked_error",
+]
 
 #: The notification channel of pause requests; the payload is ``<0|1>:<run id>``.
 CHANNEL: Final = "wfctl_pause"
@@ -68,28 +79,104 @@ def holder_text() -> str:
     return f"pid {os.getpid()} on host {socket.gethostname()} since {since}"
 
 
+class SpareConnections:
+    """Lease connections given back unlocked, kept for the next lease of this event loop.
+
+    Each listens for pause requests and has the save prepared already (what a lease sends when
+    it opens a connection). At most ``limit`` are kept; a connection of another event loop is
+    never handed out (it cannot be used there), nor one whose session ended while it was kept.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._kept: list[Connection] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def take(self) -> Connection | None:
+        """Return a kept connection that is still alive, pending notifications dropped."""
+        if self._loop is not asyncio.get_running_loop():
+            self._kept.clear()  # another loop's: left to the garbage collector
+            return None
+        while self._kept:
+            conn = self._kept.pop()
+            pgconn = conn.pgconn
+            try:
+                # What the idle socket holds: nothing, notifications, or the server's goodbye
+                # (the second read sees the end of the stream after it).
+                pgconn.consume_input()
+                pgconn.consume_input()
+            except psycopg.OperationalError:
+                pass
+            else:
+                if pgconn.status == ConnStatus.OK:
+                    # Notifications from before this lease: its grant reads the flag after.
+                    while pgconn.notifies() is not None:
+                        pass
+                    return conn
+            self._discard(conn)
+        return None
+
+    def give(self, conn: Connection) -> bool:
+        """Keep ``conn`` for a later lease; False if there is no room (the caller closes it)."""
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:
+            self._loop, self._kept = loop, []
+        if len(self._kept) >= self._limit:
+            return False
+        self._kept.append(conn)
+        return True
+
+    async def aclose(self) -> None:
+        """Close every kept connection of this event loop."""
+        kept, self._kept = self._kept, []
+        if self._loop is asyncio.get_running_loop():
+            for conn in kept:
+                with contextlib.suppress(psycopg.Error):
+                    await conn.close()
+
+    @staticmethod
+    def _discard(conn: Connection) -> None:
+        with contextlib.suppress(psycopg.Error):
+            conn.pgconn.finish()  # ended already: nothing to say to the server
+
+
 async def lease_or_none(
-    url: str, run_id: str, on_release: Callable[[PostgresLease], None]
+    url: str,
+    run_id: str,
+    on_release: Callable[[PostgresLease], None],
+    spares: SpareConnections,
 ) -> PostgresLease | None:
-    """Open a dedicated connection listening for pause requests and lock the run on it.
+    """Lock the run on a lease connection (a spare one, else a new one listening for pause
+    requests) and return the lease.
 
     Returns the lease (its fence not granted yet: :meth:`PostgresLease.grant`), or None if
-    someone holds the run (the connection is closed then).
+    someone holds the run (the connection is given back then).
     """
+    conn = spares.take()
+    if conn is not None:
+        lease = PostgresLease(run_id, conn, on_release, spares)
+        try:
+            locked = await lease.try_lock()
+        except psycopg.OperationalError:
+            await lease.close()  # it ended between the look and the lock: a new one, then
+        else:
+            if locked:
+                return lease
+            await lease.give_back()
+            return None
     conn = await psycopg.AsyncConnection.connect(url, autocommit=True)
-    lease = PostgresLease(run_id, conn, on_release)
+    lease = PostgresLease(run_id, conn, on_release, spares)
     try:
         # Listening before the lock, and so before the grant reads the pause flag: a request
         # committed after that read is notified here.
         await lease.execute(_OPEN)
-        cursor = await lease.execute(_TRY_LOCK, (run_id,))
-        row = await cursor.fetchone()
+        locked = await lease.try_lock()
     except BaseException:
         await lease.close()
         raise
-    if row is not None and row[0] is True:
+    if locked:
         return lease
-    await lease.close()
+    await lease.give_back()
     return None
 
 
@@ -108,9 +195,14 @@ class PostgresLease:
     """
 
     def __init__(
-        self, run_id: str, conn: Connection, on_release: Callable[[PostgresLease], None]
+        self,
+        run_id: str,
+        conn: Connection,
+        on_release: Callable[[PostgresLease], None],
+        spares: SpareConnections,
     ) -> None:
         self._run_id = run_id
+        self._spares = spares
         self._conn: Connection | None = conn
         self._suffix = f":{run_id}"
         #: The lease's fence, once granted (:meth:`grant` or :meth:`granted`).
@@ -134,7 +226,8 @@ class PostgresLease:
         self._reply: asyncio.Future[None] | None = None  # the save in flight's, if any
         self._results: list[PGresult] = []  # read so far for it
         self._sending = False  # a writer sends the rest of it
-        conn.add_notify_handler(lambda note: self._note(note.payload))
+        self._handler: Callable[[psycopg.Notify], None] = lambda note: self._note(note.payload)
+        conn.add_notify_handler(self._handler)
 
     @property
     def run_id(self) -> str:
@@ -237,6 +330,12 @@ class PostgresLease:
             self._loop.remove_writer(self._fd)
             self._sending = False
 
+    async def try_lock(self) -> bool:
+        """Try the run's advisory lock on the lease's connection; whether it was taken."""
+        cursor = await self.execute(_TRY_LOCK, (self._run_id,))
+        row = await cursor.fetchone()
+        return row is not None and row[0] is True
+
     async def grant(self) -> None:
         """Take the run's fence on the lease's own connection (:data:`GRANT`)."""
         cursor = await self.execute(GRANT, (self._run_id, holder_text()))
@@ -330,19 +429,41 @@ class PostgresLease:
     # -- ending ------------------------------------------------------------------------------
 
     async def release(self) -> None:
-        """Give the run back: unlock it and close the lease's connection (idempotent)."""
+        """Give the run back: unlock it, and give the connection to the spares (or close it,
+        if the unlock was not confirmed); idempotent."""
         if self._conn is None:
             return
         try:
+            unlocked = False
             if not self.lost:
                 with contextlib.suppress(psycopg.Error):
                     # Unlock first: the server ends a closed connection's session (and its
                     # locks) only after the close returns, so a look right after could still
                     # see it held.
-                    await self.execute(_UNLOCK, (self._run_id,))
-            await self.close()
+                    cursor = await self.execute(_UNLOCK, (self._run_id,))
+                    row = await cursor.fetchone()
+                    unlocked = row is not None and row[0] is True
+            if unlocked:
+                await self.give_back()
+            else:
+                await self.close()
         finally:
             self._on_release(self)
+
+    async def give_back(self) -> None:
+        """Hand the connection, holding no lock of this lease, to the spares (else close it)."""
+        conn = self._conn
+        if conn is None:
+            return
+        if self.lost or self._reply is not None or conn.pgconn.status != ConnStatus.OK:
+            await self.close()
+            return
+        self._unwatch()
+        self._conn = None
+        conn.remove_notify_handler(self._handler)
+        if not self._spares.give(conn):
+            with contextlib.suppress(psycopg.Error):
+                await conn.close()
 
     async def close(self) -> None:
         """Close the lease's connection (the server drops its lock)."""

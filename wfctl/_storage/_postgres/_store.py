@@ -24,7 +24,14 @@ from wfctl._storage._base import check_append, delete_each
 from wfctl._storage._journal import decode_record, encode_record
 
 from . import _sql
-from ._lease import GRANT, PostgresLease, holder_text, lease_or_none, locked_error
+from ._lease import (
+    GRANT,
+    PostgresLease,
+    SpareConnections,
+    holder_text,
+    lease_or_none,
+    locked_error,
+)
 from ._reads import PostgresReads
 
 __all__ = ["PostgresCheckpointStorage"]
@@ -47,6 +54,8 @@ class PostgresCheckpointStorage(PostgresReads):
         super().__init__(url, max_connections=max_connections)
         #: run id -> each lease this object holds.
         self._leases: dict[str, PostgresLease] = {}
+        #: Lease connections given back unlocked, for the next leases (see ``_lease``).
+        self._spares = SpareConnections(max_connections)
 
     def __repr__(self) -> str:
         return f"PostgresCheckpointStorage({self._location!r})"
@@ -118,7 +127,7 @@ class PostgresCheckpointStorage(PostgresReads):
         validate_run_id(run_id)
         try:
             await self._ready()  # the schema exists
-            lease = await lease_or_none(self._url, run_id, self._forget)
+            lease = await lease_or_none(self._url, run_id, self._forget, self._spares)
         except psycopg.Error as exc:
             raise self._unreachable(exc) from None
         if lease is None:
@@ -157,7 +166,7 @@ class PostgresCheckpointStorage(PostgresReads):
                 if found[1] is not None and not _hands_over(run_id, bytes(found[1])):
                     skip.append(run_id)  # a pause that only looked like a hand-over
                     continue
-                lease = await lease_or_none(self._url, run_id, self._forget)
+                lease = await lease_or_none(self._url, run_id, self._forget, self._spares)
                 if lease is None:  # taken between the look and the lock
                     skip.append(run_id)
                     continue
@@ -172,6 +181,11 @@ class PostgresCheckpointStorage(PostgresReads):
             lease.granted(row)
             self._leases[run_id] = lease
             return lease
+
+    async def aclose(self) -> None:
+        """Close the connection pool and the spare lease connections; leases stay held."""
+        await self._spares.aclose()
+        await super().aclose()
 
     def _forget(self, lease: PostgresLease) -> None:
         """Called by each lease when released: the store forgets it."""
