@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import gc
 import os
 import signal
 import socket
 import subprocess
 import time
+import warnings
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterator
 from pathlib import Path
 from typing import Any
@@ -529,3 +531,16 @@ def test_a_lease_whose_unlock_is_not_confirmed_closes_its_connection(pg_url: str
             await again.release()
 
     arun(main())
+
+
+def test_a_store_dropped_without_aclose_closes_its_kept_connections(pg_url: str) -> None:
+    async def main() -> None:
+        store = PostgresCheckpointStorage(pg_url)
+        lease = await store.lease_run("r1")
+        await lease.release()  # its connection is kept for the next lease
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        arun(main())
+        gc.collect()
+    assert [str(w.message) for w in caught if w.category is ResourceWarning] == []

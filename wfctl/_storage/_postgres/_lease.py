@@ -31,6 +31,7 @@ import asyncio
 import contextlib
 import os
 import socket
+import weakref
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -85,17 +86,21 @@ class SpareConnections:
     Each listens for pause requests and has the save prepared already (what a lease sends when
     it opens a connection). At most ``limit`` are kept; a connection of another event loop is
     never handed out (it cannot be used there), nor one whose session ended while it was kept.
+    A store dropped without ``aclose()`` closes its kept connections with it.
     """
 
     def __init__(self, limit: int) -> None:
         self._limit = limit
-        self._kept: list[Connection] = []
+        self._kept: list[Connection] = []  # emptied in place, never replaced: see below
         self._loop: asyncio.AbstractEventLoop | None = None
+        # When this object goes (even in a cycle the collector breaks), before the connections
+        # it kept are finalized: they close instead of warning that they were left open.
+        weakref.finalize(self, _finish_all, self._kept)
 
     def take(self) -> Connection | None:
         """Return a kept connection that is still alive, pending notifications dropped."""
         if self._loop is not asyncio.get_running_loop():
-            self._kept.clear()  # another loop's: left to the garbage collector
+            _finish_all(self._kept)  # another loop's: it cannot be used here
             return None
         while self._kept:
             conn = self._kept.pop()
@@ -113,31 +118,38 @@ class SpareConnections:
                     while pgconn.notifies() is not None:
                         pass
                     return conn
-            self._discard(conn)
+            _finish_all([conn])
         return None
 
     def give(self, conn: Connection) -> bool:
         """Keep ``conn`` for a later lease; False if there is no room (the caller closes it)."""
         loop = asyncio.get_running_loop()
         if self._loop is not loop:
-            self._loop, self._kept = loop, []
+            _finish_all(self._kept)
+            self._loop = loop
         if len(self._kept) >= self._limit:
             return False
         self._kept.append(conn)
         return True
 
     async def aclose(self) -> None:
-        """Close every kept connection of this event loop."""
-        kept, self._kept = self._kept, []
-        if self._loop is asyncio.get_running_loop():
-            for conn in kept:
-                with contextlib.suppress(psycopg.Error):
-                    await conn.close()
+        """Close every kept connection."""
+        kept = self._kept[:]
+        self._kept.clear()
+        if self._loop is not asyncio.get_running_loop():
+            _finish_all(kept)
+            return
+        for conn in kept:
+            with contextlib.suppress(psycopg.Error):
+                await conn.close()
 
-    @staticmethod
-    def _discard(conn: Connection) -> None:
+
+def _finish_all(kept: list[Connection]) -> None:
+    """Close the connections in ``kept`` at once, without waiting for the server, and empty it."""
+    for conn in kept:
         with contextlib.suppress(psycopg.Error):
-            conn.pgconn.finish()  # ended already: nothing to say to the server
+            conn.pgconn.finish()
+    kept.clear()
 
 
 async def lease_or_none(
