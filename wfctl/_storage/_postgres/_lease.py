@@ -171,6 +171,9 @@ async def lease_or_none(
             locked = await lease.try_lock()
         except psycopg.OperationalError:
             await lease.close()  # it ended between the look and the lock: a new one, then
+        except BaseException:
+            await lease.close()
+            raise
         else:
             if locked:
                 return lease
