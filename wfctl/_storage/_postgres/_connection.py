@@ -22,7 +22,7 @@ from wfctl._storage._open import redact
 
 from ._schema import ensure_schema
 
-__all__ = ["Connection", "PostgresConnections"]
+__all__ = ["Connection", "PostgresConnections", "alive"]
 
 Connection = AsyncConnection[TupleRow]
 
@@ -72,7 +72,7 @@ class PostgresConnections:
             min_size=1,
             max_size=self._max,
             kwargs={"autocommit": True, "prepare_threshold": 0},
-            check=_alive,
+            check=alive,
             open=False,
             timeout=10.0,
             name="wfctl",
@@ -106,9 +106,10 @@ class PostgresConnections:
         return f"{self._location} run {run_id}"
 
 
-async def _alive(conn: Connection) -> None:
-    """The pool's check of a connection it lends: one whose session ended while it sat idle (a
-    server restart) is replaced instead of failing the caller's query. No round trip: it reads
+async def alive(conn: Connection) -> None:
+    """The check of an idle connection before it is lent (by the pool, or kept for leases): one
+    whose session ended while it sat idle (a server restart) is replaced instead of failing the
+    caller's query. No round trip: it reads
     what the idle socket holds (nothing, or the server's goodbye and the end of the stream).
 
     Raises:

@@ -45,7 +45,7 @@ from psycopg.rows import TupleRow
 from wfctl._errors import RunLockedError
 
 from . import _sql
-from ._connection import Connection
+from ._connection import Connection, alive
 from ._schema import run_key
 
 __all__ = [
@@ -97,28 +97,22 @@ class SpareConnections:
         # it kept are finalized: they close instead of warning that they were left open.
         weakref.finalize(self, _finish_all, self._kept)
 
-    def take(self) -> Connection | None:
+    async def take(self) -> Connection | None:
         """Return a kept connection that is still alive, pending notifications dropped."""
         if self._loop is not asyncio.get_running_loop():
             _finish_all(self._kept)  # another loop's: it cannot be used here
             return None
         while self._kept:
             conn = self._kept.pop()
-            pgconn = conn.pgconn
             try:
-                # What the idle socket holds: nothing, notifications, or the server's goodbye
-                # (the second read sees the end of the stream after it).
-                pgconn.consume_input()
-                pgconn.consume_input()
+                await alive(conn)  # the pool's check: what the idle socket holds, no round trip
             except psycopg.OperationalError:
+                _finish_all([conn])
+                continue
+            # Notifications from before this lease: its grant reads the flag after.
+            while conn.pgconn.notifies() is not None:
                 pass
-            else:
-                if pgconn.status == ConnStatus.OK:
-                    # Notifications from before this lease: its grant reads the flag after.
-                    while pgconn.notifies() is not None:
-                        pass
-                    return conn
-            _finish_all([conn])
+            return conn
         return None
 
     def give(self, conn: Connection) -> bool:
@@ -164,7 +158,7 @@ async def lease_or_none(
     Returns the lease (its fence not granted yet: :meth:`PostgresLease.grant`), or None if
     someone holds the run (the connection is given back then).
     """
-    conn = spares.take()
+    conn = await spares.take()
     if conn is not None:
         lease = PostgresLease(run_id, conn, on_release, spares)
         try:
