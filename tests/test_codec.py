@@ -391,6 +391,23 @@ def test_digests_of_string_arguments_are_what_earlier_versions_recorded() -> Non
     ]  # fmt: skip
 
 
+def test_digests_of_scalar_arguments_are_what_earlier_versions_recorded() -> None:
+    # Golden values written before ints, bools and None took the fast path (orjson): each
+    # boundary of orjson's 64-bit ints and the first ints beyond them must hash as before.
+    cases = [
+        (0,), (-1, 1), (2**63 - 1, -(2**63)), (2**64 - 1,), (2**64, -(2**63) - 1),
+        (True, False, None), ("a", 7, None, True),
+    ]  # fmt: skip
+    assert [digest(args, {}, version=1) for args in cases] == [
+        "598959210bcb1296", "bcc66c756a7d3561", "ade6b1ce35b43468", "56fc4e6ea7320639",
+        "c14ab14509b19156", "104fceaf68f65a49", "31715f08bb5ff3dd",
+    ]  # fmt: skip
+    assert [digest(args, {}) for args in cases] == [
+        "e75d8f8f35327134", "a4b80be8bb04e320", "755ad4d9dd2fc40c", "8f441a03ce72a85e",
+        "31ac572e61c58c6c", "1651cb35930f901b", "b6edbfd578dcee20",
+    ]  # fmt: skip
+
+
 def test_digest_equality_and_difference() -> None:
     base = digest((1, [2, 3]), {"a": "x"})
     assert base is not None
