@@ -17,9 +17,10 @@ other (a user's) always commits in the committer task, since its save might ente
 bound to the current task (``asyncio.timeout``) before its first wait. A save that never waits
 runs to its end in the caller, with no task and no turn of the event loop; the caller then lets
 the loop turn if ``TURN_EVERY`` has passed since it last did. When a save started in the caller
-waits (a PostgreSQL save always does, for its reply), the rest of the commit becomes the
-committer task at that point, which callers then wait for as for any other (shielded, drained,
-and collecting the steps that finish while it waits).
+waits (a PostgreSQL save always does, for its reply), the rest of it is resumed by the futures
+it waits on, with no task (``_SoloSave``); meanwhile the chain's committer is a future that ends
+with it, which callers wait for as for a committer task (shielded, drained), and the steps that
+finish while it waits queue for a committer task started when it ends.
 Nothing can cancel the first part: a cancellation only lands where a coroutine waits.
 """
 
@@ -103,7 +104,8 @@ class CheckpointChain:
         #: Calls served from the cache since the last checkpoint: a count, so no record grows
         #: with the number of cached steps (a resume of 100,000 would list them all).
         self._served = 0
-        self._committer: asyncio.Task[None] | None = None
+        #: The commit going on (a task, or a solo save's end: see :class:`_SoloSave`).
+        self._committer: asyncio.Future[None] | None = None
         #: Whether the caller of a commit is the only task of the run that could queue a
         #: step result now (see the module docstring); None: never assumed.
         self.solo: Callable[[], bool] | None = None
@@ -150,8 +152,9 @@ class CheckpointChain:
         Nothing is queued, no committer runs and no run-level save is in flight, so no other
         save holds the lock or waits for it, and none can start before this one waits: the
         save is made without the lock, with no queue and no future. Should it wait, the rest
-        of it becomes the committer task, and a run-level save waits for that (``flush``)
-        before it takes the lock; the task then commits what was queued meanwhile.
+        of it is driven by the futures it waits on (:class:`_SoloSave`), the chain's committer
+        is a future that ends with it, and a run-level save waits for that (``flush``) before
+        it takes the lock; what was queued meanwhile then goes to a committer task.
         """
         checkpoint = self._next(Kind.STEP, {"steps": [record.to_json()]})
         context = contextvars.Context()  # empty: a commit takes no scope of the run
@@ -168,40 +171,27 @@ class CheckpointChain:
         except JournalChangedError as exc:
             self.lost = exc
             raise
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._committer = asyncio.Task(
-            self._finish_solo(checkpoint, record, _resume(save, waiting), future),
-            context=context,
-        )
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        _SoloSave(self, checkpoint, record, save, context, future).wait_on(waiting)
         # Cancelling this caller cancels the future only, never the save (see _enqueue).
         await future
 
-    async def _finish_solo(
-        self,
-        checkpoint: Checkpoint,
-        record: StepRecord,
-        save: Coroutine[Any, Any, None],
-        future: asyncio.Future[None],
+    def _solo_saved(
+        self, checkpoint: Checkpoint, record: StepRecord, error: BaseException | None
     ) -> None:
-        """The committer task of a solo commit whose save waited (see :meth:`_commit_solo`)."""
-        try:
-            try:
-                await save
-            except JournalChangedError as exc:
-                self.lost = exc
-                if not future.done():
-                    future.set_exception(exc)
-            except Exception as exc:
-                if not future.done():
-                    future.set_exception(exc)
-            else:
-                self._saved(checkpoint, record)
-                if not future.done():
-                    future.set_result(None)
-        except BaseException:
-            self._committer = None
-            raise
-        await self._commit_queued()  # what was queued while it waited; ends the committer
+        """End a solo commit whose save waited: advance the head (or record the loss), then
+        let the committer go on with what was queued meanwhile (see :class:`_SoloSave`)."""
+        if error is None:
+            self._saved(checkpoint, record)
+        elif isinstance(error, JournalChangedError):
+            self.lost = error
+        ended = self._committer
+        self._committer = None
+        if self._queued or self._attempts:
+            self._committer = asyncio.Task(self._commit_queued(), context=contextvars.Context())
+        if ended is not None and not ended.done():
+            ended.set_result(None)
 
     async def commit_attempt(self, attempt: AttemptRecord) -> None:
         """Queue a failed attempt of a step call; return once a checkpoint holding it is durable.
@@ -350,6 +340,79 @@ def _saves_without_waiting(storage: CheckpointStorage) -> bool:
         declared.get("_SAVES_WITHOUT_WAITING") is True
         or declared.get("_SAVE_STARTS_ANYWHERE") is True
     )
+
+
+class _SoloSave:
+    """The rest of a solo commit whose save waited, driven by the futures it waits on.
+
+    Each future the save waits on resumes it when done (a callback in the commit's empty
+    context), as a task would, until the save returns; no task is made and the event loop
+    turns once less per commit. Meanwhile the chain's committer is a plain future that ends
+    with the save, which ``flush`` and ``drain`` wait for as for a task. Nothing can cancel
+    the save: no task waits on the futures it waits on (its caller waits on ``future``).
+    Should it wait on anything but a future (a bare ``yield``), a task goes on from there.
+    """
+
+    __slots__ = ("chain", "checkpoint", "context", "future", "record", "save")
+
+    def __init__(
+        self,
+        chain: CheckpointChain,
+        checkpoint: Checkpoint,
+        record: StepRecord,
+        save: Coroutine[Any, Any, None],
+        context: contextvars.Context,
+        future: asyncio.Future[None],
+    ) -> None:
+        self.chain = chain
+        self.checkpoint = checkpoint
+        self.record = record
+        self.save = save
+        self.context = context
+        self.future = future
+        chain._committer = future.get_loop().create_future()
+
+    def wait_on(self, waiting: Any) -> None:
+        """Resume the save once ``waiting`` (what it yielded) is done."""
+        if getattr(waiting, "_asyncio_future_blocking", None) is True:
+            waiting._asyncio_future_blocking = False
+            waiting.add_done_callback(self._resume, context=self.context)
+        else:
+            asyncio.Task(self._in_task(waiting), context=self.context)
+
+    def _resume(self, _: object) -> None:
+        try:
+            waiting = self.save.send(None)  # the future's outcome is raised in the save
+        except StopIteration:
+            self._end(None)
+        except BaseException as exc:
+            self._end(exc)
+            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                raise
+        else:
+            self.wait_on(waiting)
+
+    async def _in_task(self, waiting: Any) -> None:
+        try:
+            await _Resumed(self.save, waiting)
+        except BaseException as exc:
+            self._end(exc)
+            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                raise
+        else:
+            self._end(None)
+
+    def _end(self, error: BaseException | None) -> None:
+        self.chain._solo_saved(self.checkpoint, self.record, error)
+        future = self.future
+        if future.done():  # its caller was cancelled
+            return
+        if error is None:
+            future.set_result(None)
+        elif isinstance(error, asyncio.CancelledError):
+            future.cancel()
+        else:
+            future.set_exception(error)
 
 
 async def _resume(coro: Coroutine[Any, Any, Any], waiting: Any) -> None:

@@ -205,6 +205,84 @@ class WaitsAfterAll(ObservedStorage):
         await super().save(checkpoint)
 
 
+class WaitsOnAFuture(ObservedStorage):
+    """Declares its save may start anywhere, and waits on a plain future in every save (as a
+    PostgreSQL save waits for its reply)."""
+
+    _SAVE_STARTS_ANYWHERE = True
+
+    async def save(self, checkpoint: Checkpoint) -> None:
+        loop = asyncio.get_running_loop()
+        reply = loop.create_future()
+        loop.call_soon(reply.set_result, None)
+        await reply
+        await super().save(checkpoint)
+
+
+class YieldsBare(ObservedStorage):
+    """Declares its save may start anywhere, and waits by a bare ``yield`` (``sleep(0)``)."""
+
+    _SAVE_STARTS_ANYWHERE = True
+
+    async def save(self, checkpoint: Checkpoint) -> None:
+        await asyncio.sleep(0)
+        await super().save(checkpoint)
+
+
+def _chain_tasks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every task started for the chain's coroutines (``asyncio.Task`` is patched for all)."""
+    started: list[str] = []
+    real = asyncio.Task
+
+    def counting(coro: Any, **kwargs: Any) -> asyncio.Task[Any]:
+        name = getattr(coro, "__qualname__", "")
+        if name.startswith(("CheckpointChain.", "_SoloSave.", "_resume")):
+            started.append(name)
+        return real(coro, **kwargs)
+
+    monkeypatch.setattr(wfctl._chain.asyncio, "Task", counting)
+    return started
+
+
+@pytest.mark.parametrize(
+    ("storage_class", "tasks"), [(WaitsOnAFuture, []), (YieldsBare, ["_SoloSave._in_task"] * 5)]
+)
+def test_a_sequential_save_that_waits_on_futures_needs_no_task(
+    monkeypatch: pytest.MonkeyPatch, storage_class: type[ObservedStorage], tasks: list[str]
+) -> None:
+    """A solo commit whose save waits only on futures is resumed by them, with no task; one
+    that waits otherwise (a bare yield) goes on in a task. Either way: one chain, a record per
+    step, each step's await returning after its record was saved."""
+    started = _chain_tasks(monkeypatch)
+
+    async def main() -> None:
+        observed = storage_class(InMemoryCheckpointStorage())
+        saved_before: list[int] = []
+
+        @step
+        async def counted(i: int) -> int:
+            return i
+
+        @workflow
+        async def five() -> list[int]:
+            out = []
+            for i in range(5):
+                out.append(await counted(i))
+                saved_before.append(len(observed.saved))
+            return out
+
+        result = await five.build(checkpoint_storage=observed).run()
+        assert result.get_outputs() == [[0, 1, 2, 3, 4]]
+        assert saved_before == [2, 3, 4, 5, 6]  # the root, then one step record each
+        steps = [[s["key"] for s in c.data["steps"]] for c in observed.saved if c.kind == "step"]
+        assert steps == [[f"counted#{i}"] for i in range(5)]
+        assert_one_chain(await observed.list_checkpoints(run_id=result.run_id))
+
+    arun(main())
+    # Besides the run-level saves (the root, the end), each in a task of its own.
+    assert [name for name in started if name != "CheckpointChain._save"] == tasks
+
+
 def test_only_a_store_whose_save_declares_it_commits_in_the_caller() -> None:
     """A save that might enter a context bound to its task (``asyncio.timeout``) is not begun
     in the caller's task; a subclass overriding ``save`` does not inherit the declaration."""
@@ -222,7 +300,9 @@ def test_only_a_store_whose_save_declares_it_commits_in_the_caller() -> None:
     assert not inline(Overrides())
 
 
-@pytest.mark.parametrize("storage_class", [ObservedStorage, WaitsAfterAll])
+@pytest.mark.parametrize(
+    "storage_class", [ObservedStorage, WaitsAfterAll, WaitsOnAFuture, YieldsBare]
+)
 def test_a_save_that_waits_goes_on_when_its_sequential_caller_is_cancelled(
     storage_class: type[ObservedStorage],
 ) -> None:
@@ -264,7 +344,9 @@ def test_a_save_that_waits_goes_on_when_its_sequential_caller_is_cancelled(
     arun(main())
 
 
-@pytest.mark.parametrize("storage_class", [ObservedStorage, WaitsAfterAll])
+@pytest.mark.parametrize(
+    "storage_class", [ObservedStorage, WaitsAfterAll, WaitsOnAFuture, YieldsBare]
+)
 def test_steps_made_while_a_waiting_save_goes_on_are_committed_after_it(
     storage_class: type[ObservedStorage],
 ) -> None:
