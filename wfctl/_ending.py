@@ -99,7 +99,7 @@ def build_result(run: Run, outcome: BodyOutcome) -> WorkflowRunResult:
         checkpoint_id=chain.head_id or "",
         outputs=tuple(run.outputs),
         result=outcome.value if outcome.status == "completed" else None,
-        events=tuple(run.events),
+        events=run.history(),
         events_dropped=run.events_dropped,
         requests=tuple(requests),
         error=outcome.error,

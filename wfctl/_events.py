@@ -12,11 +12,11 @@ from __future__ import annotations
 import builtins
 import time
 import traceback
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from enum import Enum
 from types import GenericAlias
-from typing import Any, Final
+from typing import Any, Final, overload
 
 from ._frozen import slot_setters
 
@@ -301,3 +301,68 @@ def event_of(
     _SET_TIMESTAMP(event, time.time() if timestamp is None else timestamp)
     _SET_EXTRA(event, {} if extra is None else extra)
     return event
+
+
+#: An event kept as what makes it (a run with no listener): kind, key, data, its other fields,
+#: time. :func:`made_event` makes the event.
+DeferredEvent = tuple[str, str | None, Any, dict[str, Any], float]
+
+
+def made_event(run_id: str, kept: WorkflowEvent | DeferredEvent) -> WorkflowEvent:
+    """Return the event a run kept (made now if it was kept as its fields)."""
+    if type(kept) is tuple:
+        kind, key, data, fields, timestamp = kept
+        return event_of(kind, run_id, key, data, timestamp=timestamp, **fields)
+    return kept  # type: ignore[return-value]  # not a tuple: an event
+
+
+class EventHistory(Sequence[WorkflowEvent]):
+    """A result's events (``WorkflowRunResult.events``), made when first read.
+
+    A run with no listener keeps each event as its fields (:data:`DeferredEvent`); its result
+    makes them into events only if its caller reads them, so one that never does (most runs)
+    pays nothing for a long run's history. Equal to the tuple of its events, and a tuple is
+    what a slice gives.
+    """
+
+    __slots__ = ("_events", "_kept", "_run_id")
+
+    def __init__(self, run_id: str, kept: tuple[WorkflowEvent | DeferredEvent, ...]) -> None:
+        self._run_id = run_id
+        self._kept = kept
+        self._events: tuple[WorkflowEvent, ...] | None = None
+
+    def _made(self) -> tuple[WorkflowEvent, ...]:
+        events = self._events
+        if events is None:
+            run_id = self._run_id
+            events = self._events = tuple([made_event(run_id, kept) for kept in self._kept])
+            self._kept = ()
+        return events
+
+    def __len__(self) -> int:
+        events = self._events
+        return len(self._kept) if events is None else len(events)
+
+    @overload
+    def __getitem__(self, index: int) -> WorkflowEvent: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[WorkflowEvent, ...]: ...
+    def __getitem__(self, index: int | slice) -> WorkflowEvent | tuple[WorkflowEvent, ...]:
+        return self._made()[index]
+
+    def __iter__(self) -> Iterator[WorkflowEvent]:
+        return iter(self._made())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, EventHistory):
+            other = other._made()
+        if isinstance(other, tuple):
+            return self._made() == other
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._made())
+
+    def __repr__(self) -> str:
+        return repr(self._made())

@@ -29,8 +29,9 @@ class WorkflowRunResult:
     (``run(..., event_history=N)``, 10,000 by default; None keeps all), of which those
     holding values of 1 KiB or more hold at most 4 MiB between them (``event_history_bytes=N``;
     None: no bound), and says how many earlier ones it let go in ``events_dropped`` (0:
-    ``events`` holds them all). An
-    ``on_event`` listener and ``run(stream=True)`` see every event. ``outputs``,
+    ``events`` holds them all). A run's ``events`` are made into ``WorkflowEvent`` objects
+    when first read, and equal the tuple of them. An ``on_event`` listener and
+    ``run(stream=True)`` see every event. ``outputs``,
     ``executed``, ``cached`` and ``changed`` are always complete.
     """
 

@@ -43,12 +43,15 @@ from ._errors import (
     WorkflowExitError,
 )
 from ._events import (
+    DeferredEvent,
+    EventHistory,
     RequestInfoEvent,
     WorkflowErrorDetails,
     WorkflowEvent,
     WorkflowEventSource,
     WorkflowRunState,
     event_of,
+    made_event,
 )
 from ._guard import ExitGuard
 from ._keys import (
@@ -177,7 +180,7 @@ class Run:
         self.encoded_outputs: list[Any] = []
         #: The most recent events (all of them with ``event_history=None``; see ``events``);
         #: how many older ones were let go. The live listener sees every event either way.
-        self._events: deque[WorkflowEvent | _Deferred] = deque(maxlen=options.event_history)
+        self._events: deque[WorkflowEvent | DeferredEvent] = deque(maxlen=options.event_history)
         self._deferred = False
         self.events_dropped = 0
         #: The kept events that hold ``WEIGHED_BYTES`` or more, as (index, bytes), oldest first
@@ -244,16 +247,14 @@ class Run:
         if self._deferred:
             run_id, events = self.run_id, self._events
             self._events = deque(
-                (
-                    event_of(e[0], run_id, e[1], e[2], timestamp=e[4], **e[3])
-                    if type(e) is tuple
-                    else e
-                    for e in events
-                ),
-                maxlen=events.maxlen,
+                (made_event(run_id, kept) for kept in events), maxlen=events.maxlen
             )
             self._deferred = False
-        return self._events  # type: ignore[return-value]  # no _Deferred is left in it
+        return self._events  # type: ignore[return-value]  # no DeferredEvent is left in it
+
+    def history(self) -> EventHistory:
+        """The events kept so far, for a result: made into events only if they are read."""
+        return EventHistory(self.run_id, tuple(self._events))
 
     def emit(
         self,
@@ -712,10 +713,6 @@ class Run:
         if divergence is not None:
             return BodyOutcome("failed", error=divergence)
         return BodyOutcome("completed", value=body_task.result())
-
-
-#: An event kept as what makes it (see ``Run.events``): kind, key, data, other fields, time.
-_Deferred = tuple[str, str | None, Any, dict[str, Any], float]
 
 
 def _invocation(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any] | None:

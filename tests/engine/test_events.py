@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from wfctl import WorkflowErrorDetails, WorkflowEvent, WorkflowEventSource, WorkflowRunState
-from wfctl._events import EVENT_TYPES, event_of
+from wfctl._events import EVENT_TYPES, EventHistory, event_of
 
 
 @pytest.mark.parametrize(
@@ -41,3 +41,20 @@ def test_event_of_makes_what_the_dataclass_makes(kind: str, options: dict[str, A
     with pytest.raises(AttributeError):
         event.key = "c#0"  # type: ignore[misc]
     assert repr(event) == repr(expected)
+
+
+def test_a_result_history_is_the_tuple_of_its_events_made_once() -> None:
+    """Kept as fields or as events, a history reads as the tuple of the events they make:
+    equal to it, sized without making them, the same event objects at every read, a slice a
+    tuple."""
+    made = event_of("checkpoint", "r1", None, "r1.0", timestamp=1.5)
+    kept = (("step_started", "a#0", None, {"executor_id": "a"}, 2.5), made)
+    history = EventHistory("r1", kept)
+    assert len(history) == 2 and history._events is None  # sized, nothing made yet
+    expected = (event_of("step_started", "r1", "a#0", None, executor_id="a", timestamp=2.5), made)
+    assert history == expected and expected == history
+    assert history == EventHistory("r1", kept) and history != expected[:1]
+    assert history[0] is history[0] and history[1] is made
+    assert history[:1] == expected[:1] and type(history[:1]) is tuple
+    assert list(history) == list(expected) and repr(history) == repr(expected)
+    assert EventHistory("r1", ()) == ()

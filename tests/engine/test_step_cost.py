@@ -2,7 +2,7 @@
 
 A sequential step on a store whose save never waits commits in its caller: no future, no
 lock, no committer task per step. With no live listener, an event is made only if the result's
-history keeps it. Each count is taken over two run lengths, so only what grows with the number
+history keeps it, and only when the caller reads that history. Each count is taken over two run lengths, so only what grows with the number
 of steps is measured, not what a run does once.
 """
 
@@ -41,8 +41,9 @@ async def sequential(n: int) -> str:
     return result
 
 
-def _calls(n: int, **options: Any) -> Counter[str]:
-    """Count the watched calls of one run of ``n`` sequential steps."""
+def _calls(n: int, *, read: bool = False, **options: Any) -> Counter[str]:
+    """Count the watched calls of one run of ``n`` sequential steps (and of reading its
+    result's events, with ``read``)."""
     counted: Counter[str] = Counter()
 
     def profile(frame: FrameType, event: str, arg: object) -> None:
@@ -56,6 +57,8 @@ def _calls(n: int, **options: Any) -> Counter[str]:
         sys.setprofile(profile)
         try:
             result = await built.run(n, **options)
+            if read:
+                assert len(list(result.events)) == len(result.events)
         finally:
             sys.setprofile(None)
         assert result.get_outputs() == [f"call {n - 1}"]
@@ -64,8 +67,8 @@ def _calls(n: int, **options: Any) -> Counter[str]:
     return counted
 
 
-def _per_step(**options: Any) -> dict[str, float]:
-    short, long = _calls(10, **options), _calls(40, **options)
+def _per_step(*, read: bool = False, **options: Any) -> dict[str, float]:
+    short, long = _calls(10, read=read, **options), _calls(40, read=read, **options)
     return {name: (long[name] - short[name]) / 30 for name in sorted(WATCHED)}
 
 
@@ -74,11 +77,16 @@ def test_a_solo_step_commits_without_future_lock_queue_or_task() -> None:
     assert per_step == dict.fromkeys(sorted(WATCHED), 0.0)
 
 
-@pytest.mark.parametrize(("history", "made"), [(None, 3.0), (15, 0.0)])
-def test_events_are_made_only_for_the_history_kept(history: int | None, made: float) -> None:
-    """Three events a step (started, completed, checkpoint): all kept, all made; a history of
-    15 keeps (and makes) 15 at most, whatever the run's length."""
-    assert _per_step(event_history=history)["event_of"] == made
+@pytest.mark.parametrize(
+    ("history", "read", "made"), [(None, True, 3.0), (None, False, 0.0), (15, True, 0.0)]
+)
+def test_events_are_made_only_for_the_history_kept_and_read(
+    history: int | None, read: bool, made: float
+) -> None:
+    """Three events a step (started, completed, checkpoint): all kept, all made once the
+    result's events are read, none if they are not; a history of 15 keeps (and makes) 15 at
+    most, whatever the run's length."""
+    assert _per_step(event_history=history, read=read)["event_of"] == made
 
 
 def test_a_listener_still_gets_every_event_as_it_happens() -> None:
