@@ -12,7 +12,7 @@ import pytest
 
 from tests.storage.helpers import arun, ckpt
 from wfctl import Durability, FileCheckpointStorage
-from wfctl._storage._fs import OsFileSystem
+from wfctl._storage._fs import OS_FS, OsFileSystem
 
 
 class CountingFS(OsFileSystem):
@@ -197,3 +197,16 @@ def test_bad_batch_windows_are_refused(steps: int, ms: float) -> None:
 def test_durable_false_is_none(tmp_path: Path) -> None:
     storage = FileCheckpointStorage(tmp_path, durable=False)
     assert storage.durability == Durability("none") and not storage.durable
+
+
+def test_lexists_answers_as_os_path_lexists(tmp_path: Path) -> None:
+    """The pause probe's existence check (``os.access`` without following a final link, where
+    the platform has it) says what ``os.path.lexists`` says, for every kind of path."""
+    (tmp_path / "file").write_text("x")
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    (tmp_path / "link").symlink_to(tmp_path / "file")
+    names = ["file", "dir", "dangling", "link", "missing", "file/under", "missing/under"]
+    paths = [str(tmp_path / name) for name in names] + [str(tmp_path / "nul\0name")]
+    assert [OS_FS.lexists(p) for p in paths] == [os.path.lexists(p) for p in paths]
+    assert [OS_FS.lexists(p) for p in paths] == [True, True, True, True, False, False, False, False]
