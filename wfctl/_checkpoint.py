@@ -29,6 +29,7 @@ __all__ = [
     "Checkpoint",
     "Kind",
     "RunStatus",
+    "check_format_version",
     "checkpoint_id_for",
     "checkpoint_of",
     "split_checkpoint_id",
@@ -40,6 +41,20 @@ __all__ = [
 #: blake2b. A run writes every record in its root's version (a resume, a restore from it), so a
 #: run recorded in version 1 goes on matching its calls by blake2b.
 FORMAT_VERSION: Final = 2
+
+
+def check_format_version(version: int, where: str) -> None:
+    """Refuse a record format version this wfctl cannot read (newer than it, or below 1).
+
+    Raises:
+        CheckpointCorruptError: naming ``where``.
+    """
+    if version > FORMAT_VERSION:
+        raise CheckpointCorruptError(
+            where, f"format version {version} is newer than this wfctl ({FORMAT_VERSION})"
+        )
+    if version < 1:
+        raise CheckpointCorruptError(where, f"unknown format version {version}")
 
 
 class Kind(StrEnum):
@@ -158,12 +173,7 @@ class Checkpoint:
         version = raw.get("v")
         if type(version) is not int:
             raise CheckpointCorruptError(where, "missing format version")
-        if version > FORMAT_VERSION:
-            raise CheckpointCorruptError(
-                where, f"format version {version} is newer than this wfctl ({FORMAT_VERSION})"
-            )
-        if version < 1:
-            raise CheckpointCorruptError(where, f"unknown format version {version}")
+        check_format_version(version, where)
         seq, kind = raw.get("seq"), raw.get("kind")
         try:
             run_id, id_seq = split_checkpoint_id(raw.get("id"))

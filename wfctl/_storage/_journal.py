@@ -32,7 +32,14 @@ try:
 except ImportError:  # pragma: no cover
     from zlib import crc32 as _crc32
 
-from wfctl._checkpoint import FORMAT_VERSION, KINDS, Checkpoint, Kind, checkpoint_id_for
+from wfctl._checkpoint import (
+    FORMAT_VERSION,
+    KINDS,
+    Checkpoint,
+    Kind,
+    check_format_version,
+    checkpoint_id_for,
+)
 from wfctl._errors import CheckpointCorruptError
 
 from ._fs import FileSystem
@@ -431,12 +438,7 @@ def _check_link(
             if record.previous_checkpoint_id is None
             else b'"%s"' % (record.previous_checkpoint_id.encode())
         )
-    if version > FORMAT_VERSION:
-        raise CheckpointCorruptError(
-            where, f"format version {version} is newer than this wfctl ({FORMAT_VERSION})"
-        )
-    if version < 1:
-        raise CheckpointCorruptError(where, f"unknown format version {version}")
+    check_format_version(version, where)
     if version != root_version:
         raise CheckpointCorruptError(where, _other_version(version, root_version))
     if rid != run_id:
