@@ -25,6 +25,7 @@ import pytest
 from tests.postgres.conftest import opened
 from tests.storage.helpers import arun, ckpt, start_holder, stop_children
 from wfctl._errors import CheckpointCorruptError, LeaseLostError, RunLockedError, WfctlError
+from wfctl._storage._postgres import _lease
 from wfctl._storage._postgres._schema import LOCK_SEED
 from wfctl._storage._postgres._sql import PAUSE
 from wfctl._storage._postgres._store import PostgresCheckpointStorage
@@ -330,30 +331,65 @@ class _Waits:
                 value, step = exc, self.coro.throw
 
 
+@pytest.fixture
+def patient(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A save alone on its store waits for its reply in place for up to a minute (1 ms by
+    default): on a slow machine a reply may take longer than 1 ms, and the save would then wait
+    in the loop instead; no test should hang on it, or depend on the machine's speed."""
+    monkeypatch.setattr(_lease, "INLINE_WAIT_MS", 60_000)
+
+
 def _counting_saves(
-    url: str, saves: Callable[[_CountingLoop, PostgresCheckpointStorage], Awaitable[None]]
+    url: str,
+    saves: Callable[[_CountingLoop, PostgresCheckpointStorage], Awaitable[None]],
+    *,
+    alone: bool = True,
 ) -> None:
-    """Lease run r1 and save its root, then await ``saves(loop, store)`` on a counting loop."""
+    """Lease run r1 and save its root, then await ``saves(loop, store)`` on a counting loop;
+    with ``alone=False`` the store holds a second lease (on run r2) meanwhile."""
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
         assert isinstance(loop, _CountingLoop)
         async with opened(url) as store:
             lease = await store.lease_run("r1")
+            other = None if alone else await store.lease_run("r2")
             await store.save(ckpt("r1", 0))
             await saves(loop, store)
             await lease.release()
+            if other is not None:
+                await other.release()
 
     with asyncio.Runner(loop_factory=_CountingLoop) as runner:
         runner.run(main())
 
 
-def test_a_save_waits_once_on_a_plain_future_and_adds_no_reader_writer_or_timer(
-    pg_url: str,
+def test_a_store_s_only_lease_saves_in_place_without_a_turn_of_the_loop(
+    pg_url: str, patient: None
 ) -> None:
-    """A save is one send and one wait for its reply, on the reader the lease keeps on its
-    socket: nothing is added to or removed from the event loop per save, and the one thing it
-    waits on is a plain future (which any task may await), not a task or a timer."""
+    """Alone on its store, a lease's save waits for its reply in place: it never yields to the
+    event loop, and adds nothing to it."""
+
+    async def saves(loop: _CountingLoop, store: PostgresCheckpointStorage) -> None:
+        loop.counting = True
+        for seq in range(1, 21):
+            waits = _Waits(store.save(ckpt("r1", seq)))
+            await waits
+            assert waits.waited == []
+        loop.counting = False
+        assert dict(loop.calls) == {}
+        assert len(await store.list_checkpoint_ids()) == 21
+
+    _counting_saves(pg_url, saves)
+
+
+def test_beside_another_lease_a_save_waits_once_on_a_plain_future_and_adds_nothing_to_the_loop(
+    pg_url: str, patient: None
+) -> None:
+    """With a second lease on its store (another run could use the loop meanwhile), a save is
+    one send and one wait for its reply, on the reader the lease keeps on its socket: nothing
+    is added to or removed from the event loop per save, and the one thing it waits on is a
+    plain future (which any task may await), not a task or a timer."""
 
     async def saves(loop: _CountingLoop, store: PostgresCheckpointStorage) -> None:
         waited: list[Any] = []
@@ -369,7 +405,41 @@ def test_a_save_waits_once_on_a_plain_future_and_adds_no_reader_writer_or_timer(
         assert not any(isinstance(w, asyncio.Task) for w in waited)
         assert len(await store.list_checkpoint_ids()) == 21
 
-    _counting_saves(pg_url, saves)
+    _counting_saves(pg_url, saves, alone=False)
+
+
+def test_a_save_whose_reply_is_late_waits_in_the_loop_and_so_do_the_lease_s_next_few(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reply that has not come within INLINE_WAIT_MS is waited for in the loop; the lease's
+    next INLINE_SKIP saves wait there at once, and the one after waits in place again."""
+    monkeypatch.setattr(_lease, "INLINE_WAIT_MS", 20)
+    monkeypatch.setattr(_lease, "INLINE_SKIP", 2)
+
+    async def main() -> None:
+        async with opened(pg_url) as store:
+            lease = await store.lease_run("r1")
+            await store.save(ckpt("r1", 0))
+            # Another session holds a lock the INSERT needs: no reply can come until it ends.
+            with psycopg.connect(pg_url) as blocker:
+                blocker.execute("LOCK TABLE wfctl_checkpoints IN EXCLUSIVE MODE")
+                late = _Waits(store.save(ckpt("r1", 1)))
+                saving = asyncio.ensure_future(late)
+                await late.waiting.wait()  # it gave up waiting in place: it waits in the loop
+                blocker.rollback()
+            await saving
+            assert len(late.waited) == 1
+            monkeypatch.setattr(_lease, "INLINE_WAIT_MS", 60_000)
+            waited = []
+            for seq in (2, 3, 4):
+                waits = _Waits(store.save(ckpt("r1", seq)))
+                await waits
+                waited.append(len(waits.waited))
+            assert waited == [1, 1, 0]
+            await lease.release()
+            assert len(await store.list_checkpoint_ids()) == 5
+
+    arun(main())
 
 
 def test_a_save_larger_than_the_socket_takes_at_once_is_sent_whole(pg_url: str) -> None:
@@ -397,6 +467,7 @@ def test_a_save_whose_caller_is_cancelled_still_lands_and_the_next_one_waits_for
     async def main() -> None:
         async with opened(pg_url) as store:
             lease = await store.lease_run("r1")
+            other = await store.lease_run("r2")  # so the save waits in the loop
             await store.save(ckpt("r1", 0))
             waits = _Waits(store.save(ckpt("r1", 1)))
             caller = asyncio.ensure_future(waits)
@@ -406,17 +477,20 @@ def test_a_save_whose_caller_is_cancelled_still_lands_and_the_next_one_waits_for
                 await caller
             await store.save(ckpt("r1", 2))  # sent once the cancelled one's reply is read
             await lease.release()
+            await other.release()
             assert await store.list_checkpoint_ids() == ["r1.0", "r1.1", "r1.2"]
 
     arun(main())
 
 
+@pytest.mark.parametrize("alone", [True, False], ids=["in place", "in the loop"])
 def test_a_save_after_the_lease_session_ended_fails_even_before_the_lease_noticed(
-    pg_url: str,
+    pg_url: str, patient: None, alone: bool
 ) -> None:
     async def main() -> None:
         async with opened(pg_url) as store:
             lease = await store.lease_run("r1")
+            other = None if alone else await store.lease_run("r2")
             await store.save(ckpt("r1", 0))
             [(pid, _)] = _query(pg_url, _LEASE_BACKEND)
             # Ended, and waited for: the lock is gone; the loop has not run since.
@@ -432,17 +506,21 @@ def test_a_save_after_the_lease_session_ended_fails_even_before_the_lease_notice
             again = await store.lease_run("r1")
             await store.save(ckpt("r1", 1))
             await again.release()
+            if other is not None:
+                await other.release()
             assert await store.list_checkpoint_ids() == ["r1.0", "r1.1"]
 
     arun(main())
 
 
+@pytest.mark.parametrize("alone", [True, False], ids=["in place", "in the loop"])
 def test_a_pause_request_read_during_a_save_on_the_lease_connection_is_not_lost(
-    pg_url: str,
+    pg_url: str, patient: None, alone: bool
 ) -> None:
     async def main() -> None:
         async with opened(pg_url) as store:
             lease = await store.lease_run("r1")
+            other = None if alone else await store.lease_run("r2")
             await store.save(ckpt("r1", 0))
             _query(pg_url, PAUSE, {"flag": True, "run": "r1", "note": "1:r1"})
             # The save's statement is sent before the loop runs again, so the notification is
@@ -450,6 +528,8 @@ def test_a_pause_request_read_during_a_save_on_the_lease_connection_is_not_lost(
             await store.save(ckpt("r1", 1))
             assert lease.pause_requested()
             await lease.release()
+            if other is not None:
+                await other.release()
 
     arun(main())
 

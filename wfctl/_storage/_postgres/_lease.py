@@ -15,9 +15,11 @@ save, and a save after that connection ended fails instead of landing without th
 runs the INSERT the lease prepared when it opened (``PREPARE``, sent with its ``LISTEN``) at the
 level of libpq: its parameters arrive encoded, the record as binary, and the reply is read by
 the reader that stays on the connection's socket for as long as the lease is held. So a save is
-one send and one wait on one future, with no reader added or removed, no cursor, no timer and no
-adaptation of its parameters; it yields to the event loop only at that future (a plain
-``asyncio.Future``: it may be awaited from any task). The other statements of a lease (the lock,
+one send and one wait, with no reader added or removed, no cursor, no timer and no adaptation
+of its parameters. When the store holds this lease alone, the save first waits for its reply
+in place, without the event loop, for up to ``INLINE_WAIT_MS``; otherwise, and past that, it
+yields to the loop only at one future (a plain ``asyncio.Future``: it may be awaited from any
+task). The other statements of a lease (the lock,
 the grant, the unlock) go through psycopg (:meth:`PostgresLease.execute`), which waits on the
 socket with a reader of its own meanwhile. The connection also ``LISTEN``s for pause requests:
 a notification read during a psycopg statement is handled by a notify handler, and any other
@@ -30,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import select
 import socket
 import weakref
 from collections.abc import Callable, Sequence
@@ -39,7 +42,7 @@ from typing import Any, Final
 import psycopg
 from psycopg import AsyncCursor
 from psycopg.pq import ConnStatus, ExecStatus
-from psycopg.pq.abc import PGresult
+from psycopg.pq.abc import PGconn, PGresult
 from psycopg.rows import TupleRow
 
 from wfctl._errors import RunLockedError
@@ -71,6 +74,11 @@ GRANT: Final = (
     " ON CONFLICT (run_id) DO UPDATE SET fence = EXCLUDED.fence, holder = EXCLUDED.holder"
     " RETURNING fence, pause_requested"
 )
+#: How long a save may wait for its reply in place, in milliseconds (``inline`` saves); read
+#: at each save.
+INLINE_WAIT_MS = 1
+#: Saves that wait in the event loop after one whose reply took longer than that.
+INLINE_SKIP = 8
 _HOLDER: Final = "SELECT holder FROM wfctl_runs WHERE run_id = %s"
 
 
@@ -232,8 +240,12 @@ class PostgresLease:
         #: One statement at a time on the connection: held by a psycopg statement while it
         #: runs, and by a save from its send until the socket's reader has read its reply.
         self._turn = asyncio.Lock()
-        self._reply: asyncio.Future[None] | None = None  # the save in flight's, if any
+        self._saving = False  # a save is in flight: sent, its reply not read whole
+        self._reply: asyncio.Future[None] | None = None  # what it waits on in the loop, if it does
         self._results: list[PGresult] = []  # read so far for it
+        self._poll = select.poll()  # the socket, for a save that waits for its reply in place
+        self._poll.register(self._fd, select.POLLIN)
+        self._skip_inline = 0  # saves left that wait in the loop, after one found no reply
         self._sending = False  # a writer sends the rest of it
         self._handler: Callable[[psycopg.Notify], None] = lambda note: self._note(note.payload)
         conn.add_notify_handler(self._handler)
@@ -282,14 +294,18 @@ class PostgresLease:
                 self._busy -= 1
                 self._watch()
 
-    async def save(self, params: Sequence[bytes | None]) -> None:
+    async def save(self, params: Sequence[bytes | None], *, inline: bool = False) -> None:
         """Run the save the lease prepared (:data:`._sql.PREPARE_SAVE`): one send, one wait.
 
         ``params`` are encoded already: text in :attr:`encoding`, the record as binary (the
-        formats of :data:`._sql.SAVE_FORMATS`). The only wait is on a plain future, which the
-        socket's reader resolves once the whole reply is read. Cancelling the caller does not
-        cancel the statement: its reply is still read, and the lease's next statement waits
-        for it.
+        formats of :data:`._sql.SAVE_FORMATS`).
+
+        ``inline``: nothing else of this process's wfctl could use the event loop meanwhile
+        (the caller's store holds this lease alone), so the save first waits for its reply in
+        place, up to :data:`INLINE_WAIT_MS` (see :meth:`_reply_in_place`). Otherwise, and past
+        that, it waits on a plain future, which the socket's reader resolves once the whole
+        reply is read. Cancelling the caller does not cancel the statement: its reply is still
+        read, and the lease's next statement waits for it.
 
         Raises:
             psycopg.OperationalError: the connection ended (the lease is then :attr:`lost`),
@@ -315,12 +331,42 @@ class PostgresLease:
         except BaseException:
             turn.release()
             raise
+        self._saving = True
+        if inline and not unsent and self._reply_in_place(pgconn):
+            return
         reply = self._reply = self._loop.create_future()
         self._watch()
         if unsent:  # a record larger than the socket's buffer: send the rest when writable
             self._loop.add_writer(self._fd, self._writable)
             self._sending = True
         await reply
+
+    def _reply_in_place(self, pgconn: PGconn) -> bool:
+        """Wait for the save's reply without the event loop, up to :data:`INLINE_WAIT_MS`.
+
+        A local server answers in a few tenths of a millisecond; waiting for that in the loop
+        costs a step more than the wait (a future, two turns of the loop and their
+        ``epoll_wait``), and for a run driven alone nothing else of wfctl's is ready to run
+        meanwhile. The file store holds the loop for its ``fdatasync`` the same way.
+
+        Returns True if the reply was read whole (the save has ended; raises the server's
+        refusal, or the end of the connection); False if not, and the save goes on waiting in
+        the loop. If nothing came in time, so do the lease's next :data:`INLINE_SKIP` saves:
+        a server that slow to answer gains nothing from the wait.
+        """
+        if self._skip_inline:
+            self._skip_inline -= 1
+            return False
+        if not self._poll.poll(INLINE_WAIT_MS):
+            self._skip_inline = INLINE_SKIP
+            return False
+        ended, error = self._read(pgconn)
+        if not ended:  # a notification, or part of the reply: the rest is read in the loop
+            return False
+        self._end_save(error)  # no future to resolve: this ends the save's state
+        if error is not None:
+            raise error
+        return True
 
     def _writable(self) -> None:
         """Send more of a save the socket's buffer could not take at once."""
@@ -390,29 +436,44 @@ class PostgresLease:
         if self._busy or conn is None:  # a statement starts: psycopg reads the socket now
             self._unwatch()
             return
-        pgconn = conn.pgconn
-        error: psycopg.Error | None = None
+        ended, error = self._read(conn.pgconn)
+        if ended:
+            self._end_save(error)
+
+    def _read(self, pgconn: PGconn) -> tuple[bool, psycopg.Error | None]:
+        """Read what the socket holds: notifications, and the results of a save in flight.
+
+        Returns whether the save in flight has ended (its reply read whole, or the connection
+        ended: :attr:`lost`), and its error (None: the row was inserted).
+        """
         try:
             pgconn.consume_input()  # at the end of the stream (now or at a next call): raises
         except psycopg.OperationalError as exc:
             self.lost = True  # the connection ended: the server has dropped the lock
-            error = exc
-        else:
-            while (pgn := pgconn.notifies()) is not None:
-                self._note(pgn.extra.decode(self.encoding))
-            if self._reply is not None:
-                # A save's reply: its result, then the end of the results (when all is read).
-                while not pgconn.is_busy():
-                    result = pgconn.get_result()
-                    if result is None:
-                        self._answer(self._outcome())
-                        break
-                    self._results.append(result)
-            if pgconn.status != ConnStatus.OK:
-                self.lost = True
+            return True, exc
+        while (pgn := pgconn.notifies()) is not None:
+            self._note(pgn.extra.decode(self.encoding))
+        ended, outcome = False, None
+        if self._saving:
+            # A save's reply: its result, then the end of the results (when all is read).
+            while not pgconn.is_busy():
+                result = pgconn.get_result()
+                if result is None:
+                    ended, outcome = True, self._outcome()
+                    break
+                self._results.append(result)
+        if pgconn.status != ConnStatus.OK:
+            self.lost = True
+            if not ended:
+                return True, psycopg.OperationalError("the server ended the connection")
+        return ended, outcome
+
+    def _end_save(self, error: psycopg.Error | None) -> None:
+        """After :meth:`_read` said the save ended: stop reading a lost connection, and end
+        the save in flight, if any, with ``error``."""
         if self.lost:
             self._unwatch()
-            self._answer(error or psycopg.OperationalError("the server ended the connection"))
+        self._answer(error)
 
     def _outcome(self) -> psycopg.Error | None:
         """The error a save's results hold (None: the row was inserted)."""
@@ -423,13 +484,14 @@ class PostgresLease:
 
     def _answer(self, error: BaseException | None) -> None:
         """End the save in flight (if any) with ``error`` or success; free the connection."""
-        reply, self._reply = self._reply, None
-        if reply is None:
+        if not self._saving:
             return
+        reply, self._reply = self._reply, None
+        self._saving = False
         self._results = []
         self._stop_sending()
         self._turn.release()
-        if not reply.done():  # its caller may have been cancelled
+        if reply is not None and not reply.done():  # its caller may have been cancelled
             if error is None:
                 reply.set_result(None)
             else:
@@ -464,7 +526,7 @@ class PostgresLease:
         conn = self._conn
         if conn is None:
             return
-        if self.lost or self._reply is not None or conn.pgconn.status != ConnStatus.OK:
+        if self.lost or self._saving or conn.pgconn.status != ConnStatus.OK:
             await self.close()
             return
         self._unwatch()

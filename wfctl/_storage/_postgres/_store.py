@@ -106,7 +106,9 @@ class PostgresCheckpointStorage(PostgresReads):
         try:
             # On the connection holding the lease's lock: no pool checkout, and a save after
             # that connection ended (the lock with it) fails instead of landing unlocked.
-            await lease.save(params)
+            # Alone, it waits for its reply in place for a moment: no other run of this store
+            # could use the event loop meanwhile (see PostgresLease.save).
+            await lease.save(params, inline=len(self._leases) == 1)
         except psycopg.errors.RaiseException as exc:
             raise _refusal(checkpoint, fence, exc, where) from None
         except psycopg.Error as exc:
