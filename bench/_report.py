@@ -573,4 +573,9 @@ NOTES = """## How to read this
   cached replay. The in-memory saver cannot be restored from another process (n/a).
 - **The floor** appends records of the size of a measured wfctl step record to one file and
   calls `os.fdatasync` after each, in a fresh process on the same file system.
+- **CPU per MB** (big payloads) is what a megabyte adds to a step: the same process runs the
+  N 1 MB steps again and then N steps returning 100 characters, and the difference of their
+  CPU times over N leaves out what a run and a step cost whatever their size. "CPU per step"
+  divides the first run's CPU by N, with the run's own start and end and what a process's
+  first run computes once.
 """
