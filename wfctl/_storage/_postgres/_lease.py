@@ -344,10 +344,10 @@ class PostgresLease:
     def _reply_in_place(self, pgconn: PGconn) -> bool:
         """Wait for the save's reply without the event loop, up to :data:`INLINE_WAIT_MS`.
 
-        A local server answers in a few tenths of a millisecond; waiting for that in the loop
-        costs a step more than the wait (a future, two turns of the loop and their
-        ``epoll_wait``), and for a run driven alone nothing else of wfctl's is ready to run
-        meanwhile. The file store holds the loop for its ``fdatasync`` the same way.
+        A local server answers in a few tenths of a millisecond; waiting for that through the
+        loop costs the step more CPU than the wait lasts (a future, two turns of the loop and
+        their ``epoll_wait``), and for a run driven alone nothing else of wfctl's is ready to
+        run meanwhile. The file store holds the loop for its ``fdatasync`` the same way.
 
         Returns True if the reply was read whole (the save has ended; raises the server's
         refusal, or the end of the connection); False if not, and the save goes on waiting in
