@@ -10,7 +10,7 @@ from collections.abc import Coroutine, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from wfctl._checkpoint import Checkpoint, checkpoint_id_for
+from wfctl._checkpoint import Checkpoint, Kind, checkpoint_id_for
 
 T = TypeVar("T")
 
@@ -76,7 +76,7 @@ def ckpt(
     return Checkpoint(
         run_id=run_id,
         seq=seq,
-        kind=kind or _KINDS_BY_SEQ.get(seq, "step"),
+        kind=Kind(kind or _KINDS_BY_SEQ.get(seq, "step")),
         workflow_name=workflow,
         timestamp=f"2026-01-01T00:{minute:02d}:{seq % 60:02d}.{seq:06d}+00:00",
         previous_checkpoint_id=parent_id,
