@@ -483,6 +483,35 @@ def test_a_save_whose_caller_is_cancelled_still_lands_and_the_next_one_waits_for
     arun(main())
 
 
+class _Interrupted:
+    """A poll of the socket that a Ctrl-C (KeyboardInterrupt) ends."""
+
+    def poll(self, timeout: int) -> list[tuple[int, int]]:
+        raise KeyboardInterrupt
+
+
+def test_an_interrupted_wait_in_place_leaves_the_reply_to_the_socket_s_reader(
+    pg_url: str, patient: None
+) -> None:
+    """A save whose wait in place is interrupted still lands, and the lease's next statement
+    runs once the socket's reader has read its reply."""
+
+    async def main() -> None:
+        async with opened(pg_url) as store:
+            lease = await store.lease_run("r1")
+            await store.save(ckpt("r1", 0))
+            poll, lease._poll = lease._poll, _Interrupted()
+            with pytest.raises(KeyboardInterrupt):
+                await store.save(ckpt("r1", 1))
+            lease._poll = poll
+            # Bounded: were the reply left unread, the connection would stay taken for good.
+            await asyncio.wait_for(store.save(ckpt("r1", 2)), 60)
+            await lease.release()
+            assert await store.list_checkpoint_ids() == ["r1.0", "r1.1", "r1.2"]
+
+    arun(main())
+
+
 @pytest.mark.parametrize("alone", [True, False], ids=["in place", "in the loop"])
 def test_a_save_after_the_lease_session_ended_fails_even_before_the_lease_noticed(
     pg_url: str, patient: None, alone: bool

@@ -357,6 +357,9 @@ class PostgresLease:
         if self._skip_inline:
             self._skip_inline -= 1
             return False
+        # The socket's reader stays on meanwhile: should an interrupt (KeyboardInterrupt) end
+        # the wait, it reads the reply and frees the connection, as for a cancelled caller.
+        self._watch()
         if not self._poll.poll(INLINE_WAIT_MS):
             self._skip_inline = INLINE_SKIP
             return False
