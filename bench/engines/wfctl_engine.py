@@ -16,6 +16,7 @@ import json
 import statistics
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -48,25 +49,27 @@ async def blob(i: int) -> str:
     return common.big_result(i)
 
 
-@workflow(name="bench_big")
-async def big_wf(n: int) -> int:
-    total = 0
-    for i in range(n):
-        total += len(await blob(i))
-    return total
-
-
 @step
 async def little(i: int) -> str:
     return common.payload(i)
 
 
-@workflow(name="bench_little")
-async def little_wf(n: int) -> int:
+async def _lengths(call: Callable[[int], Awaitable[str]], n: int) -> int:
+    """Call ``call(i)`` for i in 0..n-1, each awaited in turn; the total of their lengths."""
     total = 0
     for i in range(n):
-        total += len(await little(i))
+        total += len(await call(i))
     return total
+
+
+@workflow(name="bench_big")
+async def big_wf(n: int) -> int:
+    return await _lengths(blob, n)
+
+
+@workflow(name="bench_little")
+async def little_wf(n: int) -> int:
+    return await _lengths(little, n)
 
 
 @workflow(name="bench_fanout")
