@@ -563,6 +563,13 @@ def test_a_pause_request_read_during_a_save_on_the_lease_connection_is_not_lost(
     arun(main())
 
 
+#: The server processes of client connections to the current database (this query's own too).
+_SESSIONS = (
+    "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+    " AND backend_type = 'client backend'"
+)
+
+
 def _backend_pid(lease: Any) -> int:
     """The server process of a lease's connection (internal: the connection it holds)."""
     return int(lease._conn.pgconn.backend_pid)
@@ -587,6 +594,29 @@ def test_a_released_lease_gives_its_connection_to_the_next_lease(pg_url: str) ->
             with pytest.raises(RunLockedError):
                 await other.lease_run("r2")
             await second.release()
+
+    arun(main())
+
+
+def test_a_store_s_first_lease_takes_the_connection_its_schema_was_checked_on(
+    pg_url: str,
+) -> None:
+    # Opening the store connects twice (the schema's check, then the pool); the first lease
+    # makes no third connection: it takes the first, and makes it a lease connection.
+    async def main() -> None:
+        async with opened(pg_url) as store, opened(pg_url) as other:
+            await store.list_checkpoint_ids()  # opens the store: the schema's check, the pool
+            sessions = {pid for (pid,) in _query(pg_url, _SESSIONS)}
+            lease = await store.lease_run("r1")
+            assert _backend_pid(lease) in sessions  # no new server process
+            await store.save(ckpt("r1", 0))  # the save prepared on it
+            await other.request_pause("r1")
+            await asyncio.wait_for(lease.pause_event.wait(), 30)  # and listening on it
+            second = await store.lease_run("r2")  # nothing left to take: a new connection
+            assert _backend_pid(second) not in sessions
+            await second.release()
+            await lease.release()
+            assert await store.list_checkpoint_ids() == ["r1.0"]
 
     arun(main())
 

@@ -65,8 +65,14 @@ class PostgresConnections:
     async def _open(self) -> AsyncConnectionPool[Connection]:
         # A direct connection first: a server that cannot be reached says why at once (a pool
         # would retry in the background until its timeout).
-        async with await psycopg.AsyncConnection.connect(self._url, autocommit=True) as conn:
+        conn = await psycopg.AsyncConnection.connect(self._url, autocommit=True)
+        try:
             await ensure_schema(conn, self._location)
+        except BaseException:
+            await conn.close()
+            raise
+        if not self._keep(conn):
+            await conn.close()
         pool: AsyncConnectionPool[Connection] = AsyncConnectionPool(
             self._url,
             min_size=1,
@@ -79,6 +85,10 @@ class PostgresConnections:
         )
         await pool.open(wait=True, timeout=10.0)
         return pool
+
+    def _keep(self, conn: Connection) -> bool:
+        """Keep the connection the schema was checked on for later use (False: close it)."""
+        return False
 
     @contextlib.asynccontextmanager
     async def _connection(self) -> AsyncIterator[Connection]:

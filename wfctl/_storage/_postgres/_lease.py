@@ -5,7 +5,8 @@ connection of the lease's own and held until :meth:`PostgresLease.release` unloc
 server drops it when that connection ends, however its process died. A released lease whose
 unlock the server confirmed hands its connection to the store's :class:`SpareConnections`, and
 the next lease takes it instead of connecting (a new connection is a new server process, about
-5 ms); any other release closes it. Taking it bumps the
+3-5 ms on the same machine, and a network handshake beyond); any other release closes it. The
+first lease of a store takes the connection the store checked its schema on. Taking it bumps the
 run's ``fence`` (a lease epoch from a sequence, never reused); every save carries the fence
 it was granted, and the append trigger refuses any other, so a writer that lost its lease
 cannot append even where the head did not move.
@@ -89,49 +90,58 @@ def holder_text() -> str:
 
 
 class SpareConnections:
-    """Lease connections given back unlocked, kept for the next lease of this event loop.
+    """Connections kept for the next leases of this event loop.
 
-    Each listens for pause requests and has the save prepared already (what a lease sends when
-    it opens a connection). At most ``limit`` are kept; a connection of another event loop is
-    never handed out (it cannot be used there), nor one whose session ended while it was kept.
-    A store dropped without ``aclose()`` closes its kept connections with it.
+    Most are lease connections given back unlocked: each listens for pause requests and has
+    the save prepared already (what a lease sends when it opens a connection). One may be the
+    connection the store checked its schema on (given with ``ready=False``): a lease that takes
+    it sends that first, as on a new connection, and saves a connection's set-up (a new server
+    process). At most ``limit`` are kept; a connection of another event loop is never handed
+    out (it cannot be used there), nor one whose session ended while it was kept. A store
+    dropped without ``aclose()`` closes its kept connections with it.
     """
 
     def __init__(self, limit: int) -> None:
         self._limit = limit
-        self._kept: list[Connection] = []  # emptied in place, never replaced: see below
+        #: Each kept connection and whether it is ready (listening, the save prepared).
+        self._kept: list[tuple[Connection, bool]] = []  # emptied in place, never replaced
         self._loop: asyncio.AbstractEventLoop | None = None
         # When this object goes (even in a cycle the collector breaks), before the connections
         # it kept are finalized: they close instead of warning that they were left open.
         weakref.finalize(self, _finish_all, self._kept)
 
-    async def take(self) -> Connection | None:
-        """Return a kept connection that is still alive, pending notifications dropped."""
+    async def take(self) -> tuple[Connection, bool] | None:
+        """Return a kept connection that is still alive, pending notifications dropped, and
+        whether it is ready (else it needs what a lease sends a new connection first)."""
         if self._loop is not asyncio.get_running_loop():
             _finish_all(self._kept)  # another loop's: it cannot be used here
             return None
         while self._kept:
-            conn = self._kept.pop()
+            conn, ready = self._kept.pop()
             try:
                 await alive(conn)  # the pool's check: what the idle socket holds, no round trip
             except psycopg.OperationalError:
-                _finish_all([conn])
+                _finish_all([(conn, ready)])
                 continue
             # Notifications from before this lease: its grant reads the flag after.
             while conn.pgconn.notifies() is not None:
                 pass
-            return conn
+            return conn, ready
         return None
 
-    def give(self, conn: Connection) -> bool:
-        """Keep ``conn`` for a later lease; False if there is no room (the caller closes it)."""
+    def give(self, conn: Connection, *, ready: bool = True) -> bool:
+        """Keep ``conn`` for a later lease; False if there is no room (the caller closes it).
+
+        ``ready``: it listens for pause requests and has the save prepared (a lease's).
+        """
         loop = asyncio.get_running_loop()
         if self._loop is not loop:
             _finish_all(self._kept)
             self._loop = loop
         if len(self._kept) >= self._limit:
             return False
-        self._kept.append(conn)
+        # Ready ones go last, so they are taken first.
+        self._kept.insert(len(self._kept) if ready else 0, (conn, ready))
         return True
 
     async def aclose(self) -> None:
@@ -141,14 +151,14 @@ class SpareConnections:
         if self._loop is not asyncio.get_running_loop():
             _finish_all(kept)
             return
-        for conn in kept:
+        for conn, _ in kept:
             with contextlib.suppress(psycopg.Error):
                 await conn.close()
 
 
-def _finish_all(kept: list[Connection]) -> None:
+def _finish_all(kept: list[tuple[Connection, bool]]) -> None:
     """Close the connections in ``kept`` at once, without waiting for the server, and empty it."""
-    for conn in kept:
+    for conn, _ in kept:
         with contextlib.suppress(psycopg.Error):
             conn.pgconn.finish()
     kept.clear()
@@ -166,27 +176,35 @@ async def lease_or_none(
     Returns the lease (its fence not granted yet: :meth:`PostgresLease.grant`), or None if
     someone holds the run (the connection is given back then).
     """
-    conn = await spares.take()
-    if conn is not None:
-        lease = PostgresLease(run_id, conn, on_release, spares)
+    spare = await spares.take()
+    if spare is not None:
         try:
-            locked = await lease.try_lock()
+            return await _lock_on(run_id, *spare, on_release, spares)
         except psycopg.OperationalError:
-            await lease.close()  # it ended between the look and the lock: a new one, then
-        except BaseException:
-            await lease.close()
-            raise
-        else:
-            if locked:
-                return lease
-            await lease.give_back()
-            return None
+            pass  # it ended between the look and the lock: a new one, then
     conn = await psycopg.AsyncConnection.connect(url, autocommit=True)
+    return await _lock_on(run_id, conn, False, on_release, spares)
+
+
+async def _lock_on(
+    run_id: str,
+    conn: Connection,
+    ready: bool,
+    on_release: Callable[[PostgresLease], None],
+    spares: SpareConnections,
+) -> PostgresLease | None:
+    """Lock the run on ``conn``, first making it a lease connection unless it is ``ready``;
+    return the lease, or None (the connection given back) if someone holds the run.
+
+    Raises:
+        psycopg.Error: the connection failed (it is closed).
+    """
     lease = PostgresLease(run_id, conn, on_release, spares)
     try:
-        # Listening before the lock, and so before the grant reads the pause flag: a request
-        # committed after that read is notified here.
-        await lease.execute(_OPEN)
+        if not ready:
+            # Listening before the lock, and so before the grant reads the pause flag: a
+            # request committed after that read is notified here.
+            await lease.execute(_OPEN)
         locked = await lease.try_lock()
     except BaseException:
         await lease.close()

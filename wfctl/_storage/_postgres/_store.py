@@ -24,6 +24,7 @@ from wfctl._storage._base import check_append, delete_each
 from wfctl._storage._journal import decode_record, encode_record
 
 from . import _sql
+from ._connection import Connection
 from ._lease import (
     GRANT,
     PostgresLease,
@@ -54,11 +55,16 @@ class PostgresCheckpointStorage(PostgresReads):
         super().__init__(url, max_connections=max_connections)
         #: run id -> each lease this object holds.
         self._leases: dict[str, PostgresLease] = {}
-        #: Lease connections given back unlocked, for the next leases (see ``_lease``).
+        #: Connections for the next leases: lease connections given back unlocked, and the
+        #: one the schema was checked on (see ``_lease``).
         self._spares = SpareConnections(max_connections)
 
     def __repr__(self) -> str:
         return f"PostgresCheckpointStorage({self._location!r})"
+
+    def _keep(self, conn: Connection) -> bool:
+        """The connection the schema was checked on becomes the first lease's (a spare)."""
+        return self._spares.give(conn, ready=False)
 
     # -- writing -----------------------------------------------------------------------------
 
