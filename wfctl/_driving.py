@@ -32,6 +32,9 @@ __all__ = ["Driven", "EventListener", "drive"]
 
 EventListener = Callable[[WorkflowEvent], None]
 
+#: The other fields of a checkpoint event: none (shared, never changed: see ``Run.keep``).
+_NO_FIELDS: dict[str, Any] = {}
+
 
 @dataclass(frozen=True, slots=True)
 class Driven:
@@ -83,7 +86,7 @@ async def drive(
     )
 
     def announce(checkpoint: Checkpoint) -> None:
-        run.emit("checkpoint", None, checkpoint.checkpoint_id)
+        run.keep("checkpoint", None, checkpoint.checkpoint_id, 0, _NO_FIELDS)
 
     chain.on_commit = announce
     chain.keep_committed = options.keep_records

@@ -274,6 +274,13 @@ class Run:
         With no listener, nothing but the history reads the event: it is made when that is
         read (see ``events``), and not at all once it has been let go.
         """
+        self.keep(kind, key, data, data_bytes, fields)
+
+    def keep(
+        self, kind: str, key: str | None, data: Any, data_bytes: int, fields: dict[str, Any]
+    ) -> None:
+        """:meth:`emit`, its other fields given as one dict (which is not changed, nor kept
+        past the making of the event: a caller may pass the same one for every event)."""
         if self._on_event is not None:
             self._publish(event_of(kind, self.run_id, key, data, **fields), data_bytes)
             return
@@ -519,13 +526,7 @@ class Run:
         if self.chain.lost is not None:
             raise self.chain.lost  # the run cannot commit any more: execute nothing more
         step_retries = self.step_retries
-        self.emit(
-            "step_started",
-            key,
-            _invocation(args, kwargs),
-            args_bytes,
-            executor_id=step.name,
-        )
+        self.keep("step_started", key, _invocation(args, kwargs), args_bytes, step.event_fields)
         self.gate.step_started()
         outer = _effects.get()
         effects = StepEffects()
@@ -580,13 +581,14 @@ class Run:
         (self.changed if changed else self.executed).append(key)
         if outer is not None:
             outer.merge(record.effects)
-        self.emit(
+        self.keep(
             "step_completed",
             key,
             value,
             len(result) if type(result) is str else encoded_size(result),
-            executor_id=step.name,
-            extra={"changed": True} if changed else {},
+            {"executor_id": step.name, "extra": {"changed": True}}
+            if changed
+            else step.event_fields,
         )
         return value
 

@@ -103,6 +103,8 @@ class Step(Generic[R]):
             )
         self.fn = fn
         self.name = name or fn.__name__
+        #: The other fields of the step's events (``keep``'s: shared, never changed).
+        self.event_fields: dict[str, Any] = {"executor_id": self.name}
         if not self.name or any(c in self.name for c in "/#@"):
             raise WorkflowDefinitionError(f"invalid step name {self.name!r}: no '/', '#' or '@'")
         self.replay_key = replay_key
