@@ -109,6 +109,22 @@ def test_postgres_benchmark_reports_the_floor_and_wfctl(tmp_path: Path) -> None:
     assert "| floor: one autocommit INSERT" in text
 
 
+def test_first_run_benchmark_times_two_runs_of_each_process() -> None:
+    """bench/pg_first_run.py, tiny: two processes, each timing its first and second run."""
+    pytest.importorskip("psycopg")
+    from wfctl.storage.testing import find_bindir
+
+    if find_bindir() is None:
+        pytest.skip("no PostgreSQL server binaries")
+    command = [sys.executable, str(ROOT / "bench" / "pg_first_run.py"), "--processes", "2"]
+
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"{ROOT}: first run "), done.stdout
+    assert "2 processes, 3 steps a run" in done.stdout, done.stdout
+
+
 def test_append_benchmark_measures_every_variant_it_names() -> None:
     """bench/pg_append.py, tiny: every variant's SQL applies on top of the schema and takes the
     rows a save sends; the schema's row updates are HOT after the root (3 of 4)."""
