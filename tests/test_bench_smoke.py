@@ -125,6 +125,27 @@ def test_first_run_benchmark_times_two_runs_of_each_process() -> None:
     assert "2 processes, 3 steps a run" in done.stdout, done.stdout
 
 
+def test_claim_benchmark_times_claims_over_ended_runs() -> None:
+    """bench/pg_claim.py, tiny: a store of 0 and one of 20 ended runs, three claims each."""
+    pytest.importorskip("psycopg")
+    from wfctl.storage.testing import find_bindir
+
+    if find_bindir() is None:
+        pytest.skip("no PostgreSQL server binaries")
+    command = [sys.executable, str(ROOT / "bench" / "pg_claim.py"), "--ended", "0,20"]
+    command += ["--claims", "3"]
+
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert [line.split(": a claim")[0] for line in lines] == [
+        f"{ROOT}: 0 ended runs",
+        f"{ROOT}: 20 ended runs",
+    ], done.stdout
+    assert all(line.endswith(", 3 claims") for line in lines), done.stdout
+
+
 def test_append_benchmark_measures_every_variant_it_names() -> None:
     """bench/pg_append.py, tiny: every variant's SQL applies on top of the schema and takes the
     rows a save sends; the schema's row updates are HOT after the root (3 of 4)."""

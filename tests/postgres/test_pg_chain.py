@@ -25,6 +25,7 @@ from wfctl._errors import (
 )
 from wfctl._storage._journal import encode_record
 from wfctl._storage._postgres import PostgresCheckpointStorage
+from wfctl._storage._postgres._schema import SCHEMA_VERSION
 from wfctl.storage import InMemoryCheckpointStorage, RunStore, open_storage
 from wfctl.storage.testing import PrivateServer
 
@@ -308,7 +309,7 @@ def test_a_newer_schema_is_refused_with_one_line(pg_url: str) -> None:
             assert "\n" not in str(refused.value)
         finally:
             with psycopg.connect(pg_url, autocommit=True) as conn:
-                conn.execute("UPDATE wfctl_schema SET version = 1")
+                conn.execute("UPDATE wfctl_schema SET version = %s", (SCHEMA_VERSION,))
 
     arun(main())
 

@@ -6,21 +6,29 @@ writes its line (without the newline). A ``BEFORE INSERT`` trigger accepts a che
 if it is the next link (``seq = head_seq + 1``, naming the head as its parent, a root exactly
 at seq 0) written under the run's current fence, advancing the head in the same statement (a
 compare-and-set on the run's row): the database itself refuses a fork, a gap or a stale
-writer, whoever sends the ``INSERT``.
+writer, whoever sends the ``INSERT``. The same statement keeps the run's ``claimable`` flag
+(a worker may take the run over), which a partial index lists: a worker's claim reads the runs
+it may take, not every run the database ever held.
+
+The schema is created on first use and upgraded on first use by a newer wfctl: one transaction
+under an advisory lock runs the steps from the database's version to :data:`SCHEMA_VERSION`.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
+import psycopg
 from psycopg import AsyncConnection
 
 from wfctl._errors import StoreLocationError
+from wfctl._payloads import HANDOFF
 
 __all__ = ["LOCK_SEED", "SCHEMA_VERSION", "ensure_schema", "run_key"]
 
-#: The schema this wfctl writes and reads; a database holding a newer one is refused.
-SCHEMA_VERSION: Final = 1
+#: The schema this wfctl writes and reads; a database holding a newer one is refused, an older
+#: one upgraded (see :data:`_UPGRADES`).
+SCHEMA_VERSION: Final = 2
 #: Seed of ``hashtextextended`` for a run's advisory-lock key (keeps wfctl's keys apart from
 #: another application's that hash plain text with seed 0).
 LOCK_SEED: Final = 0x77666374  # "wfct"
@@ -33,32 +41,25 @@ def run_key(placeholder: str = "%s") -> str:
     return f"hashtextextended({placeholder}, {LOCK_SEED})"
 
 
-_DDL: Final = f"""
-CREATE TABLE IF NOT EXISTS wfctl_schema (version integer NOT NULL);
-CREATE SEQUENCE IF NOT EXISTS wfctl_fence;
-CREATE TABLE IF NOT EXISTS wfctl_runs (
-    run_id text PRIMARY KEY,
-    workflow_name text,
-    created text,
-    updated text,
-    head_seq bigint NOT NULL DEFAULT -1,
-    head_kind text,
-    fence bigint NOT NULL,
-    pause_requested boolean NOT NULL DEFAULT false,
-    holder text
-);
-CREATE INDEX IF NOT EXISTS wfctl_runs_created ON wfctl_runs (created, run_id);
-CREATE TABLE IF NOT EXISTS wfctl_checkpoints (
-    run_id text NOT NULL,
-    seq bigint NOT NULL CHECK (seq >= 0),
-    kind text NOT NULL,
-    prev text,
-    workflow_name text NOT NULL,
-    ts text NOT NULL,
-    fence bigint NOT NULL,
-    record bytea NOT NULL,
-    PRIMARY KEY (run_id, seq)
-);
+#: Whether a run whose head record is of ``kind`` with bytes ``record`` may be taken over by a
+#: worker: a root (queued), step or resume record (its driver died, or it waits between steps), or
+#: a pause whose record holds a hand-over's reason (a text test that only narrows: the claimer
+#: decodes the record and judges it). The append trigger keeps ``wfctl_runs.claimable`` with it.
+_CLAIMABLE_FUNCTION: Final = (
+    "CREATE OR REPLACE FUNCTION wfctl_claimable(kind text, record bytea) RETURNS boolean"
+    " LANGUAGE sql IMMUTABLE AS $$ SELECT kind IN ('root', 'step', 'resume') OR (kind = 'pause'"
+    f' AND position(\'"reason":"{HANDOFF}"\'::bytea IN record) > 0) $$;'
+)
+_CLAIMABLE_COLUMN: Final = (
+    "ALTER TABLE wfctl_runs ADD COLUMN IF NOT EXISTS claimable boolean NOT NULL DEFAULT false;"
+)
+#: The runs a claim reads, oldest first: only those it may take (schema version 2).
+_CLAIMABLE_INDEX: Final = (
+    "CREATE INDEX IF NOT EXISTS wfctl_runs_claimable ON wfctl_runs (created, run_id)"
+    " WHERE claimable;"
+)
+#: The append trigger's function: the compare-and-set on the run's head.
+_APPEND_FUNCTION: Final = """
 CREATE OR REPLACE FUNCTION wfctl_append() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     run wfctl_runs%ROWTYPE;
@@ -70,6 +71,7 @@ BEGIN
         head_seq = NEW.seq,
         head_kind = NEW.kind,
         updated = NEW.ts,
+        claimable = wfctl_claimable(NEW.kind, NEW.record),
         workflow_name = CASE WHEN NEW.seq = 0 THEN NEW.workflow_name ELSE workflow_name END,
         created = CASE WHEN NEW.seq = 0 THEN NEW.ts ELSE created END
     WHERE run_id = NEW.run_id
@@ -94,6 +96,38 @@ BEGIN
     RAISE EXCEPTION 'wfctl:head:%', run.head_seq USING ERRCODE = 'P0001',
         HINT = 'a checkpoint must extend the run''s head by one link';
 END $$;
+"""
+
+_DDL: Final = f"""
+CREATE TABLE IF NOT EXISTS wfctl_schema (version integer NOT NULL);
+CREATE SEQUENCE IF NOT EXISTS wfctl_fence;
+CREATE TABLE IF NOT EXISTS wfctl_runs (
+    run_id text PRIMARY KEY,
+    workflow_name text,
+    created text,
+    updated text,
+    head_seq bigint NOT NULL DEFAULT -1,
+    head_kind text,
+    fence bigint NOT NULL,
+    pause_requested boolean NOT NULL DEFAULT false,
+    holder text
+);
+CREATE INDEX IF NOT EXISTS wfctl_runs_created ON wfctl_runs (created, run_id);
+{_CLAIMABLE_COLUMN}
+{_CLAIMABLE_FUNCTION}
+{_CLAIMABLE_INDEX}
+CREATE TABLE IF NOT EXISTS wfctl_checkpoints (
+    run_id text NOT NULL,
+    seq bigint NOT NULL CHECK (seq >= 0),
+    kind text NOT NULL,
+    prev text,
+    workflow_name text NOT NULL,
+    ts text NOT NULL,
+    fence bigint NOT NULL,
+    record bytea NOT NULL,
+    PRIMARY KEY (run_id, seq)
+);
+{_APPEND_FUNCTION}
 CREATE OR REPLACE FUNCTION wfctl_no_relink() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     RAISE EXCEPTION 'wfctl:relink:-1' USING ERRCODE = 'P0001',
@@ -109,26 +143,46 @@ INSERT INTO wfctl_schema (version) SELECT {SCHEMA_VERSION}
     WHERE NOT EXISTS (SELECT 1 FROM wfctl_schema);
 """
 
+#: From each older version to the next: the SQL that upgrades a database (run in order, in one
+#: transaction, under the schema lock).
+_UPGRADES: Final[dict[int, str]] = {
+    # 1 -> 2: the claimable flag, set for the runs already there from their heads, its index,
+    # and the append trigger that keeps it.
+    1: f"""
+{_CLAIMABLE_COLUMN}
+{_CLAIMABLE_FUNCTION}
+UPDATE wfctl_runs r SET claimable = true FROM wfctl_checkpoints c
+    WHERE c.run_id = r.run_id AND c.seq = r.head_seq AND wfctl_claimable(c.kind, c.record);
+{_CLAIMABLE_INDEX}
+{_APPEND_FUNCTION}
+""",
+}
+
 _EXISTS: Final = "SELECT to_regclass('wfctl_schema') IS NOT NULL"
 _VERSION: Final = "SELECT max(version) FROM wfctl_schema"
 
 
 async def ensure_schema(conn: AsyncConnection[tuple[object, ...]], location: str) -> None:
-    """Create the schema if the database has none; refuse a newer one.
+    """Create the schema if the database has none, upgrade an older one; refuse a newer one.
 
-    Creation runs in one transaction under an advisory lock, so processes that start together
-    create it once; a database already at this version costs one query.
+    Creation and upgrade run in one transaction under an advisory lock, so processes that
+    start together do it once; a database already at this version costs two small queries.
 
     Raises:
-        StoreLocationError: the database holds a newer schema than this wfctl knows.
+        StoreLocationError: the database holds a newer schema than this wfctl knows, or an
+            older one that could not be upgraded (the server refused: say, the user may not
+            alter the tables).
     """
     version = await _version(conn)
-    if version is None:
+    if version is None or version < SCHEMA_VERSION:
         async with conn.transaction():
             await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
             version = await _version(conn)
             if version is None:
                 await conn.execute(_DDL.encode())
+                version = SCHEMA_VERSION
+            elif version < SCHEMA_VERSION:
+                await _upgrade(conn, version, location)
                 version = SCHEMA_VERSION
     if version > SCHEMA_VERSION:
         raise StoreLocationError(
@@ -136,6 +190,25 @@ async def ensure_schema(conn: AsyncConnection[tuple[object, ...]], location: str
             f"holds wfctl schema version {version}; this wfctl reads up to version "
             f"{SCHEMA_VERSION} (upgrade wfctl)",
         )
+
+
+async def _upgrade(conn: AsyncConnection[tuple[object, ...]], version: int, location: str) -> None:
+    """Run the upgrades from ``version`` to :data:`SCHEMA_VERSION` (in the caller's transaction)."""
+    if version not in _UPGRADES:
+        raise StoreLocationError(
+            location, f"holds wfctl schema version {version}, which no wfctl wrote"
+        )
+    try:
+        for step in range(version, SCHEMA_VERSION):
+            await conn.execute(_UPGRADES[step].encode())
+        await conn.execute("UPDATE wfctl_schema SET version = %s", (SCHEMA_VERSION,))
+    except psycopg.Error as exc:
+        text = " ".join(str(exc).split()) or type(exc).__name__
+        raise StoreLocationError(
+            location,
+            f"holds wfctl schema version {version}; upgrading it to version {SCHEMA_VERSION} "
+            f"was refused ({text}): run a wfctl command once as a user who may alter its tables",
+        ) from None
 
 
 async def _version(conn: AsyncConnection[tuple[object, ...]]) -> int | None:

@@ -71,7 +71,7 @@ DELETE_RUN: Final = (
 CUT: Final = (
     "WITH gone AS (DELETE FROM wfctl_checkpoints WHERE run_id = %(run)s AND seq >= %(seq)s)"
     " UPDATE wfctl_runs r SET head_seq = c.seq, head_kind = c.kind, updated = c.ts,"
-    " fence = nextval('wfctl_fence')"
+    " claimable = wfctl_claimable(c.kind, c.record), fence = nextval('wfctl_fence')"
     " FROM wfctl_checkpoints c WHERE r.run_id = %(run)s AND c.run_id = %(run)s"
     " AND c.seq = %(seq)s - 1"
 )
@@ -87,14 +87,13 @@ PAUSE: Final = (
 )
 
 #: The oldest run a worker may take over: its head does not end it (or is a pause that may be a
-#: hand-over: the record is returned, the caller decides), and nobody holds it. The text test
-#: only narrows the pauses read; the caller decodes the record and judges it.
+#: hand-over: the record is returned, the caller decides), and nobody holds it. The
+#: ``claimable`` flag (kept by the append trigger) is read through its partial index, so a claim
+#: reads the runs it may take, not the runs that ended.
 CLAIMABLE: Final = (
     "WITH " + _HELD + " SELECT r.run_id, c.record FROM wfctl_runs r"
     " LEFT JOIN wfctl_checkpoints c ON r.head_kind = 'pause' AND c.run_id = r.run_id"
     " AND c.seq = r.head_seq"
-    " WHERE (r.head_kind IN ('root', 'step', 'resume') OR (r.head_kind = 'pause'"
-    ' AND position(\'"reason":"handoff"\'::bytea IN c.record) > 0))'
-    " AND NOT (r.run_id = ANY(%s::text[]))"
+    " WHERE r.claimable AND NOT (r.run_id = ANY(%s::text[]))"
     " AND NOT " + _LOCKED + " ORDER BY r.created, r.run_id LIMIT 1 FOR UPDATE OF r SKIP LOCKED"
 )
