@@ -68,6 +68,9 @@ class Workflow:
         #: The classes the annotations name, registered so the message and result round-trip.
         self._types = AnnotatedTypes(fn)
         self._signature: str | None = None
+        #: The workflow that keeps the code signature: this one, or the one it was built from
+        #: (the same function: its source is read once, whichever of them asks first).
+        self._code_of: Workflow = self
         self._last_paused: str | None = None
         #: The storage of the last pause when a call's ``checkpoint_storage`` wrote it.
         self._last_paused_storage: CheckpointStorage | None = None
@@ -88,9 +91,10 @@ class Workflow:
     @property
     def signature(self) -> str:
         """The code signature over the workflow and the steps it reaches."""
-        if self._signature is None:
-            self._signature = code_signature(self.fn, _unwrap_step)
-        return self._signature
+        origin = self._code_of
+        if origin._signature is None:
+            origin._signature = code_signature(self.fn, _unwrap_step)
+        return origin._signature
 
     @property
     def storage(self) -> CheckpointStorage:
@@ -119,7 +123,7 @@ class Workflow:
             step_retries=self.step_retries,
         )
         bound.target = self.target
-        bound._signature = self._signature  # same code: no need to read its source again
+        bound._code_of = self._code_of  # same code: its source is read once for all builds
         return bound
 
     @overload
