@@ -125,23 +125,24 @@ def test_first_run_benchmark_times_two_runs_of_each_process() -> None:
     assert "2 processes, 3 steps a run" in done.stdout, done.stdout
 
 
-def test_claim_benchmark_times_claims_over_ended_runs() -> None:
-    """bench/pg_claim.py, tiny: a store of 0 and one of 20 ended runs, three claims each."""
+def test_claims_benchmark_times_claims_over_ended_and_queued_runs() -> None:
+    """bench/claims.py, tiny: both stores, 0 and 20 ended runs, then 3 queued; three claims."""
     pytest.importorskip("psycopg")
     from wfctl.storage.testing import find_bindir
 
     if find_bindir() is None:
         pytest.skip("no PostgreSQL server binaries")
-    command = [sys.executable, str(ROOT / "bench" / "pg_claim.py"), "--ended", "0,20"]
-    command += ["--claims", "3"]
+    command = [sys.executable, str(ROOT / "bench" / "claims.py"), "--ended", "0,20"]
+    command += ["--queued", "3", "--claims", "3"]
 
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
 
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert [line.split(": a claim")[0] for line in lines] == [
-        f"{ROOT}: 0 ended runs",
-        f"{ROOT}: 20 ended runs",
+        f"{store} {ROOT}: {shape}"
+        for store in ("postgres", "file")
+        for shape in ("0 ended, 1 queued", "20 ended, 1 queued", "0 ended, 3 queued")
     ], done.stdout
     assert all(line.endswith(", 3 claims") for line in lines), done.stdout
 

@@ -108,6 +108,54 @@ def test_a_claim_touches_the_run_it_takes_not_the_store(
     arun(scenario())
 
 
+def test_claims_walk_the_queue_s_last_listing_until_it_runs_dry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A claim does not list and sort the whole queue again: with thousands queued, that made
+    draining the queue quadratic. Claims take runs in the last listing's order, drop the runs
+    removed since without reading them, and list again only when that order runs dry."""
+    other = _store(tmp_path)  # another process's view: it queues and removes runs
+    worker = _store(tmp_path)
+    worker._relist_every = 3600.0  # the listing's period, as if it had not passed
+    queue = os.fspath(tmp_path / "queue")
+    listings: list[str] = []
+    scandir = os.scandir
+
+    def counting(path: Any = ".") -> Any:
+        if os.fspath(path) == queue:
+            listings.append(queue)
+        return scandir(path)
+
+    async def scenario() -> None:
+        await _queue(other, *(f"queued{i:02d}" for i in range(6)))
+        first = await worker.claim_run()  # the rescan, and the first listing
+        assert first is not None and first.run_id == "queued00"
+        monkeypatch.setattr(os, "scandir", counting)
+        await other.delete_run("queued02")  # removed since the listing
+        await _queue(other, "late")  # queued since the listing: after the listed ones
+        touched = _touched_runs(monkeypatch, tmp_path)
+        taken = [first]
+        while (lease := await worker.claim_run()) is not None:
+            taken.append(lease)
+        assert [lease.run_id for lease in taken] == [
+            "queued00",
+            "queued01",
+            "queued03",
+            "queued04",
+            "queued05",
+            "late",
+        ]
+        # Two listings: when the walk ran dry ("late" was found then), and again before the
+        # claim that found nothing.
+        assert len(listings) == 2, listings
+        assert "queued02" not in touched  # its marker probed, its files never opened or stat-ed
+        monkeypatch.undo()
+        for lease in taken:
+            await lease.release()
+
+    arun(scenario())
+
+
 def test_stale_markers_are_removed_and_their_runs_never_driven(tmp_path: Path) -> None:
     """A crash between a run's end and its marker's removal, or a run removed by hand."""
     storage = _store(tmp_path)

@@ -81,6 +81,9 @@ __all__ = ["FileCheckpointStorage", "open_store"]
 _MAX_OPEN: Final = 128
 #: Queued runs of unknown age a claim reads on the event loop; more are read in a thread.
 _AGES_INLINE: Final = 8
+#: Seconds a claim may go on taking runs in the order of the queue's last listing before it
+#: lists the queue again (a claim that finds nothing there always lists it again).
+RELIST_SECONDS: Final = 1.0
 
 
 def _close_all(appenders: dict[str, JournalAppender]) -> None:
@@ -153,6 +156,10 @@ class FileCheckpointStorage(RunStoreBase):
         self._skipped: dict[str, Hashable] = {}
         self._rescanned: float | None = None
         self._rescan_every = RESCAN_SECONDS
+        #: The queue's last listing, oldest first, and when it was made (monotonic seconds).
+        self._order: list[str] = []
+        self._listed: float | None = None
+        self._relist_every = RELIST_SECONDS
 
     def __repr__(self) -> str:
         root = str(self._layout.root)
@@ -787,6 +794,11 @@ class FileCheckpointStorage(RunStoreBase):
         every ``RESCAN_SECONDS`` after, rescans the whole store in a thread and marks the
         claimable runs that have no marker (queued by an older wfctl, or lost in a power cut).
 
+        Nor does a claim's cost grow with the runs queued: the queue is listed and sorted at
+        most once every ``RELIST_SECONDS``, and claims in between walk that order, dropping the
+        runs whose markers went (one ``lstat`` each, once), so a run queued meanwhile waits for
+        the next listing. A walk that finds nothing lists the queue again before saying so.
+
         Raises:
             StoreLocationError: the store's ``runs`` or ``queue`` cannot be read as such.
         """
@@ -796,6 +808,11 @@ class FileCheckpointStorage(RunStoreBase):
         if self._rescanned is None or now - self._rescanned >= self._rescan_every:
             await asyncio.to_thread(self._rescan)
             self._rescanned = now
+            self._listed = None  # it may have marked runs
+        if self._listed is not None and now - self._listed < self._relist_every:
+            lease = self._claim_first(exclude)
+            if lease is not None:
+                return lease
         names = self._queue.names()
         if len(self._ages) > 2 * len(names) + 64:  # forget the runs that left the queue
             self._ages = {run_id: self._ages[run_id] for run_id in names if run_id in self._ages}
@@ -805,13 +822,28 @@ class FileCheckpointStorage(RunStoreBase):
         elif unknown:
             self._learn_ages(unknown)
         ages = self._ages
-        for run_id in sorted(names, key=lambda rid: (ages.get(rid, ""), rid)):
+        self._order = sorted(names, key=lambda rid: (ages.get(rid, ""), rid))
+        self._listed = time.monotonic()
+        return self._claim_first(exclude)
+
+    def _claim_first(self, exclude: Collection[str]) -> HeldLease | None:
+        """Lease the first run of the listed order that can be taken; drop those gone."""
+        order, gone = self._order, []
+        lease = None
+        for place, run_id in enumerate(order):
             if run_id in exclude or run_id in self._locked:
+                continue
+            if not self._queue.holds(run_id):  # ended (or removed) since the listing
+                gone.append(place)
                 continue
             lease = self._claim(run_id)
             if lease is not None:
-                return lease
-        return None
+                break
+            if not self._queue.holds(run_id):  # its marker was stale: removed just now
+                gone.append(place)
+        for place in reversed(gone):
+            del order[place]
+        return lease
 
     def _learn_ages(self, run_ids: list[str]) -> None:
         """Remember each run's root time (its place in the queue); "" for a corrupt root."""

@@ -68,6 +68,10 @@ class RunQueue:
             self._check()
         fs.close(fs.open(path, _MARK_FLAGS, 0o600))
 
+    def holds(self, run_id: str) -> bool:
+        """Whether the run's marker is there (one ``lstat``)."""
+        return self._layout.fs.lexists(self.marker(run_id))
+
     def unmark(self, run_id: str) -> None:
         """Remove the run's marker (nothing if there is none)."""
         with contextlib.suppress(FileNotFoundError):
