@@ -242,3 +242,16 @@ def test_an_upgrade_the_server_refuses_is_one_line_and_changes_nothing(
         with psycopg.connect(pg_server.url, autocommit=True) as conn:
             conn.execute("DROP DATABASE IF EXISTS wfctl_schema_v1 WITH (FORCE)")
             conn.execute("DROP ROLE IF EXISTS wfctl_reader")
+
+
+def test_a_schema_version_no_wfctl_wrote_is_refused_with_one_line(v1_url: str) -> None:
+    with psycopg.connect(v1_url, autocommit=True) as conn:
+        conn.execute("UPDATE wfctl_schema SET version = 0")
+
+    async def main() -> None:
+        async with opened(v1_url) as store:
+            with pytest.raises(StoreLocationError, match="schema version 0, which no wfctl wrote"):
+                await store.list_runs()
+
+    arun(main())
+    assert _version(v1_url) == 0
