@@ -796,8 +796,8 @@ class FileCheckpointStorage(RunStoreBase):
 
         Nor does a claim's cost grow with the runs queued: the queue is listed and sorted at
         most once every ``RELIST_SECONDS``, and claims in between walk that order, dropping the
-        runs whose markers went (one ``lstat`` each, once), so a run queued meanwhile waits for
-        the next listing. A walk that finds nothing lists the queue again before saying so.
+        runs whose markers went (one probe each, once), so a run queued meanwhile waits for the
+        next listing. A walk that finds nothing lists the queue again before saying so.
 
         Raises:
             StoreLocationError: the store's ``runs`` or ``queue`` cannot be read as such.
@@ -839,8 +839,6 @@ class FileCheckpointStorage(RunStoreBase):
             lease = self._claim(run_id)
             if lease is not None:
                 break
-            if not self._queue.holds(run_id):  # its marker was stale: removed just now
-                gone.append(place)
         for place in reversed(gone):
             del order[place]
         return lease

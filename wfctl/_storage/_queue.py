@@ -69,7 +69,7 @@ class RunQueue:
         fs.close(fs.open(path, _MARK_FLAGS, 0o600))
 
     def holds(self, run_id: str) -> bool:
-        """Whether the run's marker is there (one ``lstat``)."""
+        """Whether the run's marker is there (one system call, no file opened)."""
         return self._layout.fs.lexists(self.marker(run_id))
 
     def unmark(self, run_id: str) -> None:
