@@ -7,6 +7,7 @@ timings on a shared CI machine prove nothing, so no assertion here looks at a ti
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +15,17 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def _needs_postgres() -> None:
+    """Skip without psycopg or server binaries, unless WFCTL_REQUIRE_POSTGRES=1 (CI) fails."""
+    pytest.importorskip("psycopg")
+    from wfctl.storage.testing import find_bindir
+
+    if find_bindir() is None:
+        if os.environ.get("WFCTL_REQUIRE_POSTGRES") == "1":
+            pytest.fail("WFCTL_REQUIRE_POSTGRES=1 but no PostgreSQL server binaries")
+        pytest.skip("no PostgreSQL server binaries")
 
 
 def test_quick_benchmark_reports_every_wfctl_row(tmp_path: Path) -> None:
@@ -69,11 +81,7 @@ def test_postgres_benchmark_reports_the_floor_and_wfctl(tmp_path: Path) -> None:
     transaction per step. The Markdown section replaces its old self and leaves the rest of
     the file as it was.
     """
-    pytest.importorskip("psycopg")
-    from wfctl.storage.testing import find_bindir
-
-    if find_bindir() is None:
-        pytest.skip("no PostgreSQL server binaries")
+    _needs_postgres()
     markdown = tmp_path / "RESULTS.md"
     before = (
         "# results\n\n## Sequential\n\nkept\n\n## PostgreSQL\n\nstale\n\n## Targets\n\nkept too\n"
@@ -111,11 +119,7 @@ def test_postgres_benchmark_reports_the_floor_and_wfctl(tmp_path: Path) -> None:
 
 def test_first_run_benchmark_times_two_runs_of_each_process() -> None:
     """bench/pg_first_run.py, tiny: two processes, each timing its first and second run."""
-    pytest.importorskip("psycopg")
-    from wfctl.storage.testing import find_bindir
-
-    if find_bindir() is None:
-        pytest.skip("no PostgreSQL server binaries")
+    _needs_postgres()
     command = [sys.executable, str(ROOT / "bench" / "pg_first_run.py"), "--processes", "2"]
 
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
@@ -127,11 +131,7 @@ def test_first_run_benchmark_times_two_runs_of_each_process() -> None:
 
 def test_claims_benchmark_times_claims_over_ended_and_queued_runs() -> None:
     """bench/claims.py, tiny: both stores, 0 and 20 ended runs, then 3 queued; three claims."""
-    pytest.importorskip("psycopg")
-    from wfctl.storage.testing import find_bindir
-
-    if find_bindir() is None:
-        pytest.skip("no PostgreSQL server binaries")
+    _needs_postgres()
     command = [sys.executable, str(ROOT / "bench" / "claims.py"), "--ended", "0,20"]
     command += ["--queued", "3", "--claims", "3"]
 
@@ -150,11 +150,7 @@ def test_claims_benchmark_times_claims_over_ended_and_queued_runs() -> None:
 def test_append_benchmark_measures_every_variant_it_names() -> None:
     """bench/pg_append.py, tiny: every variant's SQL applies on top of the schema and takes the
     rows a save sends; the schema's row updates are HOT after the root (3 of 4)."""
-    pytest.importorskip("psycopg")
-    from wfctl.storage.testing import find_bindir
-
-    if find_bindir() is None:
-        pytest.skip("no PostgreSQL server binaries")
+    _needs_postgres()
     command = [sys.executable, str(ROOT / "bench" / "pg_append.py"), "--steps", "3"]
     command += ["--rounds", "1", "--synchronous-commit", "off"]
 
@@ -190,15 +186,7 @@ def test_workers_benchmark_drives_every_run_once(tmp_path: Path) -> None:
     store, 2 workers each; every run taken by one worker, every step run once, the store's
     listing and verify-lineage agreeing. Skipped without server binaries unless
     WFCTL_REQUIRE_POSTGRES=1."""
-    import os
-
-    pytest.importorskip("psycopg")
-    from wfctl.storage.testing import find_bindir
-
-    if find_bindir() is None:
-        if os.environ.get("WFCTL_REQUIRE_POSTGRES") == "1":
-            pytest.fail("WFCTL_REQUIRE_POSTGRES=1 but no PostgreSQL server binaries")
-        pytest.skip("no PostgreSQL server binaries")
+    _needs_postgres()
     markdown = tmp_path / "RESULTS.md"
     markdown.write_text("# results\n\n## Workers\n\nstale\n\n## Targets\n\nkept\n", "utf-8")
     command = [sys.executable, str(ROOT / "bench" / "workers.py"), "--runs", "6"]
