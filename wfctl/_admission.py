@@ -304,17 +304,20 @@ async def continue_run(
     options: RunOptions,
     on_event: EventListener | None,
     held: RunLease | None = None,
+    loaded: tuple[list[Checkpoint], History] | None = None,
 ) -> Driven:
     """Continue a run's own chain from its head, reading the head under the run's lock.
 
     A submitted run that has not started yet (its head is its root) starts, with no record
     before its first step. ``held`` is the run's lease when the caller holds it already (a
-    worker that claimed the run); else it is taken here.
+    worker that claimed the run); else it is taken here. ``loaded`` is what
+    :func:`~._restore.load_folded` returned for the run under that held lease (a worker
+    reads it to find the run's code); else it is read here.
     """
     storage = workflow.storage
     async with admitting(storage, run_id, held) as lease:
         # Folded as it is read: only the chain's run-level checkpoints and its head stay.
-        chain, history = await load_folded(storage, run_id)
+        chain, history = loaded if loaded is not None else await load_folded(storage, run_id)
         root, target = chain[0], chain[-1]
         if expected_head is not None and target.checkpoint_id != expected_head:
             raise RunStateError(

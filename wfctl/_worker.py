@@ -28,12 +28,12 @@ from pathlib import Path
 from typing import Any
 
 from ._admission import continue_run
-from ._checkpoint import checkpoint_id_for
 from ._documents import document, epoch_time
 from ._errors import WfctlError
 from ._interrupts import PAUSE_SIGNALS
 from ._loader import load_workflow
 from ._payloads import HANDOFF, RootPayload
+from ._restore import load_folded
 from ._run import RunOptions
 from ._storage._open import is_url, open_storage
 from ._storage._protocol import RunLease, RunStore
@@ -179,7 +179,10 @@ class _Worker:
         run_id = lease.run_id
         name: str | None = None
         try:
-            root = await self.storage.load(checkpoint_id_for(run_id, 0))
+            # Read once, under the claimed lease: the root names the code, and the run goes on
+            # from what was read (continue_run does not read it again).
+            loaded = await load_folded(self.storage, run_id)
+            root = loaded[0][0]
             name = root.workflow_name
             payload = RootPayload.of(root)
             target = payload.target or payload.workflow
@@ -194,7 +197,7 @@ class _Worker:
         self.emit(WorkerEvent("taken", run_id, name))
         held = _DrainingLease(lease, self.stopping)
         try:
-            driven = await continue_run(bound, run_id, None, {}, self.options, None, held)
+            driven = await continue_run(bound, run_id, None, {}, self.options, None, held, loaded)
         except WfctlError as exc:  # refused before the body ran (its code changed, ...)
             self._refuse(run_id, name, str(exc))
             return

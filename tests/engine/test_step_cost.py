@@ -120,36 +120,3 @@ def test_the_history_holds_the_events_a_listener_sees() -> None:
     assert {e.run_id for e in quiet.events} == {quiet.run_id}
     stamps = [e.timestamp for e in quiet.events]
     assert stamps == sorted(stamps) and all(type(s) is float for s in stamps)
-
-
-def test_the_builds_of_a_workflow_read_its_source_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A worker builds the workflow it loaded once per run it takes: the code signature (the
-    source of the workflow and its steps, read and hashed) is computed once for all of them."""
-    import wfctl._workflow
-
-    computed: list[str] = []
-
-    def counting(*args: Any) -> str:
-        computed.append(signature := real(*args))
-        return signature
-
-    real = wfctl._workflow.code_signature
-    monkeypatch.setattr(wfctl._workflow, "code_signature", counting)
-    storage = InMemoryCheckpointStorage()
-
-    @workflow
-    async def loaded(n: int) -> str:  # new here: nothing computed its signature yet
-        return await echo(str(n))
-
-    async def main() -> None:
-        for _ in range(3):  # as a worker does: a build per run, each run's root records it
-            done = await loaded.build(checkpoint_storage=storage).run(2)
-            assert done.status == "completed"
-        resumed = await loaded.build(checkpoint_storage=storage).run(
-            checkpoint_id=done.checkpoint_id
-        )  # checks the recorded signature against the code's
-        assert resumed.status == "completed"
-
-    arun(main())
-    assert len(computed) == 1, computed
-    assert loaded.signature == computed[0]
