@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import copy
 import inspect
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import replace
@@ -115,15 +116,13 @@ class Workflow:
         object's last pause (``run(responses=...)``). A run's storage can also be chosen per
         call: ``run(..., checkpoint_storage=...)``.
         """
-        bound = Workflow(
-            self.fn,
-            name=self.name,
-            description=self.description,
-            checkpoint_storage=checkpoint_storage or self._storage,
-            step_retries=self.step_retries,
-        )
-        bound.target = self.target
-        bound._code_of = self._code_of  # same code: its source is read once for all builds
+        # The same function: what was read from it (its message parameter, the types its
+        # annotations name, its code signature through ``_code_of``) is shared, not read again
+        # per build (a worker builds once per run it takes). What is a caller's is its own.
+        bound = copy.copy(self)
+        bound._storage = checkpoint_storage or self._storage
+        bound._last_paused = None
+        bound._last_paused_storage = None
         return bound
 
     @overload

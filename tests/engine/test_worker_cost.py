@@ -7,7 +7,9 @@ reads a claimed run once, under the lease, to find the run's code and to continu
 
 from __future__ import annotations
 
+import inspect
 import json
+import typing
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -88,3 +90,42 @@ def test_a_worker_reads_each_run_it_takes_once(
 
     assert report.ended == {"completed": 3}, report
     assert reads == dict.fromkeys(run_ids, 1), reads
+
+
+def test_builds_share_what_was_read_from_the_function_but_not_a_caller_s_pause(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A build inspects the function no more (its parameters, the types its annotations name);
+    what is a caller's (its storage, its last pause) stays its own."""
+
+    @workflow
+    async def asks(n: int) -> str:
+        return await echo(str(n))
+
+    inspected: list[str] = []
+
+    def counting(module: Any, name: str) -> None:
+        real = getattr(module, name)
+
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            inspected.append(name)
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, wrapped)
+
+    counting(typing, "get_type_hints")
+    counting(inspect, "signature")
+    asks._last_paused = "asks-run.3"  # as if a run of it had paused
+    first, second = InMemoryCheckpointStorage(), InMemoryCheckpointStorage()
+    builds = [asks.build(checkpoint_storage=first), asks.build(checkpoint_storage=second)]
+
+    assert inspected == []
+    assert [b.storage for b in builds] == [first, second]
+    assert [b._last_paused for b in builds] == [None, None]
+    assert asks._last_paused == "asks-run.3" and asks._storage is None
+
+    async def main() -> None:
+        done = await builds[0].run(1)
+        assert done.status == "completed" and done.get_outputs() == ["1"]
+
+    arun(main())
