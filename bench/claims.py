@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import statistics
 import subprocess
 import sys
@@ -111,7 +112,7 @@ def stores(kind: str) -> Iterator[Iterator[str]]:
         with private_postgres() as server:
 
             def databases() -> Iterator[str]:
-                for number in range(1_000_000):
+                for number in itertools.count():
                     with psycopg.connect(server.url, autocommit=True) as conn:
                         conn.execute(f"CREATE DATABASE claims_{number}")
                     yield server.url.replace(f"/{server.dbname}?", f"/claims_{number}?")
@@ -119,7 +120,7 @@ def stores(kind: str) -> Iterator[Iterator[str]]:
             yield databases()
     else:
         with tempfile.TemporaryDirectory(prefix="wfctl-claims-") as base:
-            yield (str(Path(base) / f"store{number}") for number in range(1_000_000))
+            yield (str(Path(base) / f"store{number}") for number in itertools.count())
 
 
 def main() -> None:
