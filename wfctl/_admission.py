@@ -17,13 +17,20 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from ._chain import CheckpointChain
 from ._checkpoint import Checkpoint, Kind, validate_run_id
 from ._codec import decode, encode
 from ._driving import Driven, EventListener, drive
-from ._errors import RunArgumentError, RunStateError, UnencodableValueError, WorkflowChangedError
+from ._errors import (
+    RunArgumentError,
+    RunLockedError,
+    RunStateError,
+    UnencodableValueError,
+    WfctlError,
+    WorkflowChangedError,
+)
 from ._ids import new_run_id
 from ._payloads import RootPayload, recorded_signature
 from ._restore import (
@@ -47,6 +54,7 @@ __all__ = [
     "admitting",
     "continue_run",
     "continuing_chain",
+    "lease_new_run",
     "refuse_cancelled",
     "restore_new_run",
     "restore_run",
@@ -78,6 +86,52 @@ async def admitting(
     except BaseException:
         await lease.release()
         raise
+
+
+#: How many fresh ids a new run tries: one is replaced only when it is taken already, which
+#: needs another run made in the same second with the same 32 random bits.
+FRESH_ID_TRIES: Final = 8
+
+
+async def lease_new_run(storage: CheckpointStorage, run_id: str | None) -> RunLease:
+    """Take the lease of a run that has no checkpoint yet: ``run_id``, else a fresh id.
+
+    A fresh id is the caller's promise of a new run, so one that is taken (a run holds it, or
+    another process is admitting one under it) is replaced by another, instead of refusing a
+    run id the caller never chose. ``run_id`` is the caller's, and is refused.
+
+    Raises:
+        InvalidIdError: ``run_id`` is malformed.
+        RunStateError: a run ``run_id`` exists already.
+        RunLockedError: another process holds ``run_id``'s lease.
+    """
+    if run_id is not None:
+        lease = await lease_run(storage, validate_run_id(run_id))
+        if await _is_new(storage, lease):
+            return lease
+        raise RunStateError(run_id, "exists already; pick another run id, or resume it")
+    for _ in range(FRESH_ID_TRIES):
+        try:
+            lease = await lease_run(storage, new_run_id())
+        except RunLockedError:
+            continue
+        if await _is_new(storage, lease):
+            return lease
+    raise WfctlError(  # pragma: no cover - 8 collisions of 32 random bits in a row
+        f"no free run id in {FRESH_ID_TRIES} tries: each was taken already"
+    )
+
+
+async def _is_new(storage: CheckpointStorage, lease: RunLease) -> bool:
+    """Whether the leased run has no checkpoint; if it has, release its lease."""
+    try:
+        if await storage.get_latest(run_id=lease.run_id) is None:
+            return True
+    except BaseException:
+        await lease.release()
+        raise
+    await lease.release()
+    return False
 
 
 def refuse_cancelled(run_id: str, head: Checkpoint, again: str) -> None:
@@ -152,11 +206,8 @@ def check_code(workflow: Workflow, chain: list[Checkpoint], upto: int, options: 
 async def _commit_root(
     workflow: Workflow, lease: RunLease, encoded: Any, submitted: bool
 ) -> CheckpointChain:
-    """Commit a fresh run's root under its ``lease``, refusing a run id that exists."""
-    storage, run_id = workflow.storage, lease.run_id
-    if await storage.get_latest(run_id=run_id) is not None:
-        raise RunStateError(run_id, "exists already; pick another run id, or resume it")
-    chain = CheckpointChain(storage, run_id, workflow.name)
+    """Commit a fresh run's root under its ``lease`` (of a new run: :func:`lease_new_run`)."""
+    chain = CheckpointChain(workflow.storage, lease.run_id, workflow.name)
     await chain.commit(root_payload(workflow, encoded, submitted=submitted))
     return chain
 
@@ -183,8 +234,8 @@ async def start_run(
         RunStateError: a run ``run_id`` exists already.
     """
     encoded = _encoded_input(value)
-    run_id = validate_run_id(run_id) if run_id is not None else new_run_id()
-    async with admitting(workflow.storage, run_id) as lease:
+    new = await lease_new_run(workflow.storage, run_id)
+    async with admitting(workflow.storage, new.run_id, new) as lease:
         chain = await _commit_root(workflow, lease, encoded, submitted=False)
     return await drive(workflow, chain, lease, value, History(), {}, options, on_event)
 
@@ -202,8 +253,8 @@ async def submit_run(workflow: Workflow, value: Any, run_id: str | None) -> Chec
         RunStateError: a run ``run_id`` exists already.
     """
     encoded = _encoded_input(value)
-    run_id = validate_run_id(run_id) if run_id is not None else new_run_id()
-    async with admitting(workflow.storage, run_id) as lease:
+    new = await lease_new_run(workflow.storage, run_id)
+    async with admitting(workflow.storage, new.run_id, new) as lease:
         chain = await _commit_root(workflow, lease, encoded, submitted=True)
     await lease.release()
     assert chain.head is not None  # committed just above
@@ -267,6 +318,10 @@ async def restore_new_run(
             (as :func:`~wfctl._restore.load_target` returns them).
         history: what ``chain`` up to ``target`` recorded, origins first, when the caller has
             read it already; else it is read here.
+        run_id: the new run's id (None: a fresh one).
+
+    Raises:
+        RunStateError: a run ``run_id`` exists already.
     """
     storage = workflow.storage
     root = chain[0]
@@ -279,11 +334,11 @@ async def restore_new_run(
     responses = drop_resent_answers(root.run_id, chain, target, responses, history.responses)
     check_answers(root.run_id, chain, target, responses, require=False)
     responses = convert_answers(chain, target, responses)
-    new_id = validate_run_id(run_id) if run_id is not None else new_run_id()
-    async with admitting(storage, new_id) as lease:
+    new = await lease_new_run(storage, run_id)
+    async with admitting(storage, new.run_id, new) as lease:
         run_chain = CheckpointChain(
             storage,
-            new_id,
+            lease.run_id,
             workflow.name,
             origin=(root.run_id, checkpoint_id),
             version=root.version,

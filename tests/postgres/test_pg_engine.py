@@ -6,8 +6,16 @@ import asyncio
 import sys
 from collections import Counter
 from types import FrameType
+from typing import Any
+
+import pytest
 
 from tests.conftest import arun, assert_one_chain
+from tests.engine.test_run_ids import (
+    ADMISSIONS,
+    held_fresh_id_is_replaced,
+    taken_fresh_id_is_replaced,
+)
 from tests.postgres.conftest import opened
 from wfctl import RunContext, get_run_context, step, workflow
 from wfctl._lineage import verify_lineage
@@ -143,5 +151,19 @@ def test_a_sequential_step_on_postgres_starts_its_save_in_the_caller(pg_url: str
             assert_one_chain(await storage.list_checkpoints(run_id=fanned.run_id))
         finally:
             await storage.aclose()
+
+    arun(main())
+
+
+@pytest.mark.parametrize("taken", [taken_fresh_id_is_replaced, held_fresh_id_is_replaced])
+@pytest.mark.parametrize("admit", list(ADMISSIONS))
+def test_a_taken_fresh_run_id_is_replaced_on_postgres(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch, admit: str, taken: Any
+) -> None:
+    """A fresh run id a run holds, or whose lease another admission holds, is replaced."""
+
+    async def main() -> None:
+        async with opened(pg_url) as store:
+            await taken(store, monkeypatch, admit)
 
     arun(main())

@@ -25,15 +25,21 @@ from wfctl._storage._fs import OsFileSystem
 
 
 class CountingFS(OsFileSystem):
-    """The real file system, counting journal reads per run id."""
+    """The real file system, counting journal reads per run id.
+
+    An empty journal is not counted: a new run's admission looks for a checkpoint under its
+    run id (one that is taken is refused or replaced) once it holds the run's lease, whose
+    journal has nothing in it yet.
+    """
 
     def __init__(self) -> None:
         self.reads: Counter[str] = Counter()
 
     def open(self, path: str, flags: int, mode: int = 0o777) -> int:
-        if path.endswith("journal.jsonl") and flags == READ_FLAGS:
+        fd = super().open(path, flags, mode)
+        if path.endswith("journal.jsonl") and flags == READ_FLAGS and self.fstat(fd).st_size:
             self.reads[Path(path).parent.name] += 1
-        return super().open(path, flags, mode)
+        return fd
 
 
 @step

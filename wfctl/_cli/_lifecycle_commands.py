@@ -45,7 +45,7 @@ def cancel(
 
     \b
     Example:
-      wfctl cancel 20261129-121400-3f9a2c --reason "superseded by a new run"
+      wfctl cancel 20261129-121400-3f9a2c71 --reason "superseded by a new run"
     """
     from wfctl._cancel import cancel_run
 
@@ -88,7 +88,7 @@ def rm(
 
     \b
     Example:
-      wfctl rm 20261129-121400-3f9a2c 20261129-121500-8b1d4e
+      wfctl rm 20261129-121400-3f9a2c71 20261129-121500-8b1d4e05
     """
     from wfctl._remove import remove_runs
 

@@ -148,7 +148,7 @@ def resume(
 
     \b
     Example:
-      wfctl resume 20261129-121400-3f9a2c --response 'request#0=yes'
+      wfctl resume 20261129-121400-3f9a2c71 --response 'request#0=yes'
     """
     from wfctl._render import RunProgress
     from wfctl._runner import resume_run
@@ -220,7 +220,7 @@ def replay(
 
     \b
     Example:
-      wfctl replay --checkpoint 20261129-121400-3f9a2c.1 --shuffle 7
+      wfctl replay --checkpoint 20261129-121400-3f9a2c71.1 --shuffle 7
     """
     from wfctl._render import RunProgress, print_replay
     from wfctl._runner import replay_checkpoint

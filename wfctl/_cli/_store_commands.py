@@ -177,7 +177,7 @@ def log(
 
     \b
     Example:
-      wfctl log 20261129-121400-3f9a2c --follow
+      wfctl log 20261129-121400-3f9a2c71 --follow
     """
     location = locate_store_option(store)
     if follow:
@@ -218,7 +218,7 @@ def show(
 
     \b
     Example:
-      wfctl show 20261129-121400-3f9a2c.2 --toml
+      wfctl show 20261129-121400-3f9a2c71.2 --toml
     """
     if toml and json_output:
         raise typer.BadParameter("give --json or --toml, not both", param_hint="'--toml'")
@@ -260,7 +260,7 @@ def export(
 
     \b
     Example:
-      wfctl export 20261129-121400-3f9a2c --format toml --output run.toml
+      wfctl export 20261129-121400-3f9a2c71 --format toml --output run.toml
     """
     from wfctl._inspect import export_run
 
@@ -297,7 +297,7 @@ def pause(
 
     \b
     Example:
-      wfctl pause 20261129-121400-3f9a2c
+      wfctl pause 20261129-121400-3f9a2c71
     """
     from wfctl._inspect import pause_run
 
