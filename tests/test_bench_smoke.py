@@ -129,6 +129,21 @@ def test_first_run_benchmark_times_two_runs_of_each_process() -> None:
     assert "2 processes, 3 steps a run" in done.stdout, done.stdout
 
 
+def test_sync_gap_benchmark_times_each_amount_of_work(tmp_path: Path) -> None:
+    """bench/sync_gap.py, tiny: two amounts of work, syncs every 4 writes, one round."""
+    command = [sys.executable, str(ROOT / "bench" / "sync_gap.py"), "--work", "1,3"]
+    command += ["--every", "4", "--n", "20", "--rounds", "1", "--dir", str(tmp_path)]
+
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("20 writes of ") and "fdatasync every 4, 1 rounds" in lines[0]
+    assert [line.split()[0] for line in lines[2:]] == ["1", "3"], done.stdout
+    assert all(line.endswith("x") for line in lines[2:]), done.stdout
+    assert list(tmp_path.iterdir()) == []  # its journal went with its directory
+
+
 def test_claims_benchmark_times_claims_over_ended_and_queued_runs() -> None:
     """bench/claims.py, tiny: both stores, 0 and 20 ended runs, then 3 queued; three claims."""
     _needs_postgres()
