@@ -70,7 +70,14 @@ from ._journal import (
 )
 from ._layout import StoreLayout
 from ._lock import LOCK_GRACE, FileRunLock, HeldLease, probe_locked
-from ._marker import check_end, check_marker, end_marker_problem, mark_end, read_end_marker
+from ._marker import (
+    check_end,
+    check_marker,
+    end_marker_problem,
+    mark_end,
+    read_end_marker,
+    read_end_marker_first,
+)
 from ._protocol import JournalProblem, RunJournal, RunSummary
 from ._queue import RESCAN_SECONDS, RunQueue
 from ._removal import cut_run, remove_run, remove_runs
@@ -375,6 +382,7 @@ class FileCheckpointStorage(RunStoreBase):
 
     def _read_journal(self, run_id: str) -> RunJournal:
         path = self._layout.journal(run_id)
+        marker = read_end_marker_first(self._layout, run_id)  # first: see its docstring
         try:
             fd = self._open_read(run_id)
         except CheckpointCorruptError as exc:
@@ -386,7 +394,7 @@ class FileCheckpointStorage(RunStoreBase):
         if not data and not self._fs.lexists(self._layout.end(run_id)):
             raise RunNotFoundError(run_id)  # leased or created, never committed: not a run yet
         checkpoints, problems, torn = parse_journal(data, path, run_id)
-        problem = end_marker_problem(self._layout, run_id, data, checkpoints)
+        problem = end_marker_problem(marker, self._layout, run_id, data, checkpoints)
         if problem is not None:
             problems.append(problem)
         return RunJournal(run_id, tuple(checkpoints), tuple(problems), torn, path)
@@ -409,14 +417,8 @@ class FileCheckpointStorage(RunStoreBase):
         """
         layout, fs = self._layout, self._fs
         path = layout.journal(run_id)
-        # The end marker is read first: it never names more than the journal held when it was
-        # written, and a journal only grows, so the journal read after it holds at least that
-        # much. Read after the journal, a run ending in between would look cut back.
-        marker_error: CheckpointCorruptError | OSError | None = None
-        try:
-            marker = read_end_marker(layout, run_id)
-        except (CheckpointCorruptError, OSError) as exc:
-            marker, marker_error = None, exc  # raised once the journal has verified
+        # Raised once the journal has verified.
+        marker, marker_error = read_end_marker_first(layout, run_id)
         try:
             fd, size = self._open_sized(run_id, listed=listed)
         except RunNotFoundError:
@@ -497,6 +499,7 @@ class FileCheckpointStorage(RunStoreBase):
     def _checked_ends(self, run_id: str) -> tuple[bytes, Checkpoint, bytes, Checkpoint] | None:
         """The root and head, each verified, with their lines; None if anything is amiss."""
         path = self._layout.journal(run_id)
+        marker, marker_error = read_end_marker_first(self._layout, run_id)
         try:
             with self._reading(run_id) as fd:
                 if fd is None:
@@ -511,7 +514,9 @@ class FileCheckpointStorage(RunStoreBase):
                 if head.run_id != run_id:
                     return None
                 check_last_is_newest(self._fs, fd, tail, head, path)
-            check_end(self._layout, run_id, head.seq, record_crc(last))
+            if marker_error is not None:
+                raise marker_error
+            check_marker(marker, self._layout, run_id, head.seq, record_crc(last))
         except CheckpointCorruptError:
             return None  # read whole, which names the first problem as it always did
         return first, root, last, head
@@ -536,6 +541,7 @@ class FileCheckpointStorage(RunStoreBase):
 
     def _head(self, run_id: str) -> Checkpoint | None:
         path = self._layout.journal(run_id)
+        marker, marker_error = read_end_marker_first(self._layout, run_id)
         with self._reading(run_id) as fd:
             if fd is None:
                 return None
@@ -546,7 +552,9 @@ class FileCheckpointStorage(RunStoreBase):
             if head.run_id != run_id:
                 raise CheckpointCorruptError(path, f"last record belongs to run {head.run_id!r}")
             check_last_is_newest(self._fs, fd, tail, head, path)
-        check_end(self._layout, run_id, head.seq, record_crc(tail.line))
+        if marker_error is not None:
+            raise marker_error
+        check_marker(marker, self._layout, run_id, head.seq, record_crc(tail.line))
         return head
 
     def _tail(self, fd: int | None) -> Tail | None:

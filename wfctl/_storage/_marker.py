@@ -46,6 +46,7 @@ __all__ = [
     "end_problem",
     "mark_end",
     "read_end_marker",
+    "read_end_marker_first",
 ]
 
 _END_VERSION: Final = 1
@@ -163,6 +164,23 @@ def read_end_marker(layout: StoreLayout, run_id: str) -> EndMarker | None:
     return decode_end(data, path, run_id)
 
 
+def read_end_marker_first(
+    layout: StoreLayout, run_id: str
+) -> tuple[EndMarker | None, CheckpointCorruptError | OSError | None]:
+    """Read the run's end marker before its journal is read: the marker, or why it could not be.
+
+    A reader checking a journal against its marker reads the marker first: it never names more
+    than the journal held when it was written, and a journal only grows, so the journal read
+    after it holds at least that much. Read after the journal, a run ending in between (its
+    last record, then its marker, committed by another process) would look cut back. The error
+    is returned, not raised: the caller raises it once the journal is known to exist.
+    """
+    try:
+        return read_end_marker(layout, run_id), None
+    except (CheckpointCorruptError, OSError) as exc:
+        return None, exc
+
+
 def check_end(layout: StoreLayout, run_id: str, last_seq: int, last_crc: str | None) -> None:
     """Refuse a journal whose records end at ``last_seq`` before its end marker.
 
@@ -196,16 +214,25 @@ def check_marker(
 
 
 def end_marker_problem(
-    layout: StoreLayout, run_id: str, data: bytes, checkpoints: list[Checkpoint]
+    read: tuple[EndMarker | None, CheckpointCorruptError | OSError | None],
+    layout: StoreLayout,
+    run_id: str,
+    data: bytes,
+    checkpoints: list[Checkpoint],
 ) -> JournalProblem | None:
     """Say how the run's whole journal (``data``, read as ``checkpoints``) contradicts its marker.
 
-    An unreadable marker is a problem too; no marker is none.
+    ``read`` is what :func:`read_end_marker_first` gave before the journal was read. An
+    unreadable marker is a problem too; no marker is none.
+
+    Raises:
+        OSError: the marker could not be read.
     """
-    try:
-        marker = read_end_marker(layout, run_id)
-    except CheckpointCorruptError as exc:
-        return JournalProblem.from_error(exc)
+    marker, error = read
+    if isinstance(error, CheckpointCorruptError):
+        return JournalProblem.from_error(error)
+    if error is not None:
+        raise error
     if marker is None:
         return None
     last = max((c.seq for c in checkpoints), default=-1)
