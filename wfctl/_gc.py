@@ -66,7 +66,8 @@ class GcReport:
     keep: int | None
     removed: tuple[GcItem, ...]
     kept: tuple[GcItem, ...]
-    #: How many runs the filters selected (``kept`` and ``removed`` are among them).
+    #: How many runs the filters selected (``kept`` and ``removed`` are among them; a run
+    #: another process removed between this gc's listing and its removal is in neither).
     matching_count: int = 0
     #: How many runs the store held.
     total_count: int = 0
@@ -180,10 +181,12 @@ def collect_garbage(
         chosen.update(picked)
         kept.update(held)
         if not dry_run:
-            _, locked = await storage.delete_runs([r.run_id for r in runs if r.run_id in chosen])
+            gone, locked = await storage.delete_runs([r.run_id for r in runs if r.run_id in chosen])
             for error in locked:
                 del chosen[error.run_id]
                 kept[error.run_id] = "locked by a running process"
+            for run_id in set(chosen) - set(gone):
+                del chosen[run_id]  # removed meanwhile by another process: not by this gc
         return runs
 
     runs = on_store(store, collect, must_exist=must_exist)

@@ -74,6 +74,31 @@ def test_gc_syncs_the_runs_directory_twice_whatever_it_removes(
     assert sorted(p.name for p in (store / "runs").iterdir()) == []
 
 
+def test_gc_reports_only_the_runs_it_removed(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two gcs at once (cron jobs that overlap) each report what they removed, not both all."""
+    real = FileCheckpointStorage.delete_runs
+
+    async def another_gc_first(
+        self: FileCheckpointStorage, run_ids: list[str]
+    ) -> tuple[list[str], list[RunLockedError]]:
+        # Another process removes two of the runs between this gc's listing and its removal.
+        await real(FileCheckpointStorage(store), ["done-1", "done-4"])
+        return await real(self, run_ids)
+
+    monkeypatch.setattr(FileCheckpointStorage, "delete_runs", another_gc_first)
+    report = collect_garbage(store, keep=0)
+
+    assert sorted(item.run_id for item in report.removed) == [
+        "done-0",
+        "done-2",
+        "done-3",
+        "done-5",
+    ]
+    assert report.kept == ()
+    assert (report.matching_count, report.total_count) == (6, 6)  # as listed
+    assert sorted(p.name for p in (store / "runs").iterdir()) == []
+
+
 def test_delete_runs_reports_removed_and_missing_runs(store: Path, synced: list[str]) -> None:
     storage = FileCheckpointStorage(store)
     removed, locked = asyncio.run(storage.delete_runs([RUNS[0], "never-was", RUNS[1]]))
