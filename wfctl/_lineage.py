@@ -28,6 +28,8 @@ __all__ = ["LineageReport", "RunVerdict", "listed", "verify_lineage"]
 _MAX_LISTED = 10
 #: What origin checks need of a run already read: the workflow name of each readable seq.
 _Index = dict[int, str]
+#: The note of a run that was removed after it was listed or read, before its check ended.
+_REMOVED_WHILE_VERIFIED = "removed while it was being verified (by a gc or an rm)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +96,11 @@ def listed(labels: Sequence[str]) -> str:
     return f"{shown} and {rest} more" if rest > 0 else shown
 
 
+def _same(one: Any, other: Any) -> bool:
+    """Whether two checkpoints are the same record (its id and its time)."""
+    return bool(one.checkpoint_id == other.checkpoint_id and one.timestamp == other.timestamp)
+
+
 async def verify_lineage(
     storage: Any, run_ids: Sequence[str] = (), *, workflow_name: str | None = None
 ) -> LineageReport:
@@ -102,7 +109,8 @@ async def verify_lineage(
     Each run must have exactly one root (seq 0, no parent), seqs ``0..n`` without gaps or
     duplicates, each parent the previous seq of the same run, no checkpoint with two children,
     every record reachable from the head (its last record, which the storage's ``get_latest``
-    must agree on), one workflow name, a code signature changed only by a ``resume`` record,
+    must agree on, or name a later record of a run that went on since it was read), one
+    workflow name, a code signature changed only by a ``resume`` record,
     valid checksums, sensible kinds (nothing after ``completed``; only ``resume`` after
     ``failed`` or ``pause``) and, for a restored run, the same origin on every record, naming a
     checkpoint that still exists. Each journal is read once.
@@ -114,7 +122,8 @@ async def verify_lineage(
 
     Returns:
         One verdict per run; an unknown run id gets a verdict with the problem
-        ``run not found``, and a run that cannot be read one with the problem
+        ``run not found`` (a run listed, then removed before its read, a note), and a run that
+        cannot be read one with the problem
         ``<journal>: cannot read: <reason>`` (the other runs are verified as usual).
 
     Raises:
@@ -129,6 +138,9 @@ async def verify_lineage(
     verdicts: list[RunVerdict] = []
     for run_id in dict.fromkeys(wanted):
         journal = await _read(storage, run_id, seen)
+        if journal is None and not run_ids:  # listed, then removed (a gc, an rm) before its read
+            verdicts.append(RunVerdict(run_id, None, 0, None, (), (_REMOVED_WHILE_VERIFIED,)))
+            continue
         if journal is None:
             verdicts.append(RunVerdict(run_id, None, 0, None, ("run not found",)))
             continue
@@ -313,9 +325,39 @@ class _RunCheck:
             latest = await storage.get_latest(run_id=self.run_id)
         except (WfctlError, OSError) as exc:
             return self.fail(None, f"head pointer: the storage cannot read the head: {exc}")
+        if latest is not None and _same(latest, head):
+            return None
+        # The head is asked for after the records were read: a run driven meanwhile has a later
+        # one, a run removed meanwhile none. Read it again to tell that from a storage whose
+        # head pointer disagrees with its records.
+        moved = await self._moved_on(storage, head)
+        if moved is not None:
+            self.notes.append(moved)
+            return None
         found = latest.checkpoint_id if latest is not None else None
-        if found != head.checkpoint_id or (latest and latest.timestamp != head.timestamp):
-            self.fail(self.last, f"head pointer: the storage's latest checkpoint is {found}")
+        self.fail(self.last, f"head pointer: the storage's latest checkpoint is {found}")
+
+    async def _moved_on(self, storage: Any, head: Any) -> str | None:
+        """Why the storage's head differs from the records read, if the run moved on since.
+
+        The run, read again, is gone (removed since), or still holds the head read before at
+        its seq and more records after it (its driver went on): a note. Anything else (the
+        head read before is not there, or nothing came after it): None, a problem.
+        """
+        try:
+            again = await read_run(storage, self.run_id)
+        except RunNotFoundError:
+            return _REMOVED_WHILE_VERIFIED
+        except (WfctlError, OSError):
+            return None
+        same = [c for c in again.checkpoints if c.seq == head.seq and _same(c, head)]
+        later = max((c.seq for c in again.checkpoints), default=-1)
+        if not same or later <= head.seq:
+            return None
+        return (
+            f"went on while it was being verified (its head is now seq {later}); its records "
+            f"up to {head.checkpoint_id} were verified"
+        )
 
     async def origin(self, storage: Any, seen: dict[str, _Index | None]) -> None:
         """Check that every record names the root's origin, and that the origin exists."""

@@ -327,3 +327,96 @@ def test_100_runs_of_100_steps_read_each_journal_once(tmp_path: Path) -> None:
     assert report.ok and len(report.runs) == 100
     assert sorted(reads) == sorted(f"run-{n}" for n in range(100))
     assert {v.checkpoints for v in report.runs} == {100}
+
+
+class _Meanwhile:
+    """A real storage, and what another process does to a run between reads of the check.
+
+    ``before_head`` runs once, when the head of a run is first asked for (after its records were
+    read); ``after_listing`` once, right after the store's runs are listed.
+    """
+
+    def __init__(self, inner: FileCheckpointStorage) -> None:
+        self.inner = inner
+        self.before_head: Any = None
+        self.after_listing: Any = None
+
+    async def get_latest(self, **kwargs: Any) -> Any:
+        work, self.before_head = self.before_head, None
+        if work is not None:
+            await work()
+        return await self.inner.get_latest(**kwargs)
+
+    async def list_runs(self, **kwargs: Any) -> Any:
+        runs = await self.inner.list_runs(**kwargs)
+        work, self.after_listing = self.after_listing, None
+        if work is not None:
+            await work()
+        return runs
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+@workflow(name="asks")
+async def _asks(ctx: RunContext) -> str:
+    return str(await ctx.request_info("go?", str))
+
+
+def _paused_run(path: Path) -> _Meanwhile:
+    """A store holding run ``p``, paused for an answer, seen through :class:`_Meanwhile`."""
+    storage = FileCheckpointStorage(path)
+    arun(_asks.build(storage).run(run_id="p"))
+    return _Meanwhile(storage)
+
+
+def test_a_run_driven_on_while_it_is_verified_is_not_called_broken(tmp_path: Path) -> None:
+    """The head is asked for after the records are read: a run resumed in between has a later
+    head, which the records read (a prefix of the run, all verified) do not make a problem."""
+    storage = _paused_run(tmp_path)
+
+    async def resume() -> None:
+        done = await _asks.build(storage.inner).run(
+            checkpoint_id="p.1", responses={"request#0": "yes"}
+        )
+        assert done.status == "completed"
+
+    storage.before_head = resume
+    [verdict] = arun(verify_lineage(storage)).runs
+
+    assert verdict.ok and verdict.problems == ()
+    assert (verdict.head, verdict.checkpoints) == ("p.1", 2)  # root, pause: as read
+    assert verdict.notes == (
+        "went on while it was being verified (its head is now seq 3); its records up to p.1 "
+        "were verified",
+    )
+    assert arun(verify_lineage(storage)).runs[0].head == "p.3"  # resume, completed
+
+
+def test_a_run_removed_while_it_is_verified_is_a_note(tmp_path: Path) -> None:
+    storage = _paused_run(tmp_path)
+
+    async def remove() -> None:
+        assert await storage.inner.delete_run("p")
+
+    storage.before_head = remove
+    [verdict] = arun(verify_lineage(storage)).runs
+    assert verdict.ok and verdict.notes == (
+        "removed while it was being verified (by a gc or an rm)",
+    )
+
+
+def test_a_listed_run_removed_before_its_read_is_a_note_and_a_named_one_not_found(
+    tmp_path: Path,
+) -> None:
+    storage = _paused_run(tmp_path)
+
+    async def remove() -> None:
+        assert await storage.inner.delete_run("p")
+
+    storage.after_listing = remove
+    [verdict] = arun(verify_lineage(storage)).runs
+    assert verdict.ok and verdict.checkpoints == 0
+    assert verdict.notes == ("removed while it was being verified (by a gc or an rm)",)
+    [named] = arun(verify_lineage(storage, ["p"])).runs
+    assert named.problems == ("run not found",)
