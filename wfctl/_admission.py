@@ -24,6 +24,7 @@ from ._checkpoint import Checkpoint, Kind, validate_run_id
 from ._codec import decode, encode
 from ._driving import Driven, EventListener, drive
 from ._errors import (
+    CheckpointCorruptError,
     RunArgumentError,
     RunLockedError,
     RunStateError,
@@ -96,9 +97,10 @@ FRESH_ID_TRIES: Final = 8
 async def lease_new_run(storage: CheckpointStorage, run_id: str | None) -> RunLease:
     """Take the lease of a run that has no checkpoint yet: ``run_id``, else a fresh id.
 
-    A fresh id is the caller's promise of a new run, so one that is taken (a run holds it, or
-    another process is admitting one under it) is replaced by another, instead of refusing a
-    run id the caller never chose. ``run_id`` is the caller's, and is refused.
+    A fresh id is the caller's promise of a new run, so one that is taken (a run holds it, one
+    that does not verify included, or another process is admitting one under it) is replaced
+    by another, instead of refusing a run id the caller never chose. ``run_id`` is the
+    caller's, and is refused.
 
     Raises:
         InvalidIdError: ``run_id`` is malformed.
@@ -113,10 +115,10 @@ async def lease_new_run(storage: CheckpointStorage, run_id: str | None) -> RunLe
     for _ in range(FRESH_ID_TRIES):
         try:
             lease = await lease_run(storage, new_run_id())
-        except RunLockedError:
-            continue
-        if await _is_new(storage, lease):
-            return lease
+            if await _is_new(storage, lease):
+                return lease
+        except (RunLockedError, CheckpointCorruptError):
+            continue  # held by another admission, or a run that does not verify has the id
     raise WfctlError(  # pragma: no cover - 8 collisions of 32 random bits in a row
         f"no free run id in {FRESH_ID_TRIES} tries: each was taken already"
     )

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.conftest import arun
-from wfctl import CheckpointStorage, RunStateError, step, workflow
+from wfctl import CheckpointStorage, FileCheckpointStorage, RunStateError, step, workflow
 from wfctl._admission import submit_run
 from wfctl._ids import new_run_id
 from wfctl._storage._capabilities import lease_run
@@ -130,3 +131,19 @@ def test_a_given_id_that_exists_is_refused_by_a_restore_into_a_new_run(
         assert await _heads(storage) == before
 
     arun(main())
+
+
+def test_a_fresh_id_a_corrupt_run_holds_is_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run whose records do not verify still holds its id: a fresh id is replaced, the
+    corrupt run left as it was (``wfctl runs`` and ``verify-lineage`` name its problem)."""
+    storage = FileCheckpointStorage(tmp_path / "store")
+    arun(ids_wf.build(checkpoint_storage=storage).run(2, run_id="taken"))
+    journal = tmp_path / "store" / "runs" / "taken" / "journal.jsonl"
+    damaged = journal.read_bytes().replace(b'"result":4', b'"result":5')
+    journal.write_bytes(damaged)
+    _ids(monkeypatch, "taken", "fresh")
+
+    assert arun(_start(storage)) == "fresh"
+    assert journal.read_bytes() == damaged
