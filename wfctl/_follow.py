@@ -8,6 +8,9 @@ start 50 ms apart and back off (doubling, to 1 s) while nothing happens, and com
 ``failed``, ``pause``, ``cancelled``), or when nobody holds its lock and the head is not one
 (it was killed: ``interrupted``). A queued run (``wfctl submit``) is followed until a worker
 has driven it to its end.
+
+On PostgreSQL each look is one statement (the run's new records, its head and whether its
+lease is held, from one snapshot), on the same schedule.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import asyncio
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from ._checkpoint import ENDING_STATUS, Checkpoint, Kind, validate_run_id
 from ._config import StoreRef
@@ -26,7 +29,7 @@ from ._inspect import LogEntry, log_entry
 from ._payloads import RootPayload, recorded_requests
 from ._storage import FileCheckpointStorage
 from ._storage._capabilities import load_chain
-from ._storage._follow import JournalFollower
+from ._storage._follow import RecordsFollower
 from ._storage._open import open_storage
 
 __all__ = ["FIRST_INTERVAL", "LONGEST_INTERVAL", "FollowEnd", "follow_run", "followed_json"]
@@ -89,13 +92,40 @@ def follow_run(
         WfctlError: the run was removed while followed.
     """
     storage = open_storage(store, must_exist=must_exist)
-    if not isinstance(storage, FileCheckpointStorage):
+    run_id = validate_run_id(run_id)
+    if isinstance(storage, FileCheckpointStorage):
+        asyncio.run(load_chain(storage, run_id))  # exists, and verifies whole
+        yield from _follow(storage.follow(run_id), sleep)
+        return
+    look = getattr(storage, "follow_records", None)
+    if look is None:
         raise WfctlError(
-            f"log --follow watches a file store's journal; {storage.location} is not one "
-            "(run wfctl log again to see new checkpoints)"
+            f"log --follow cannot watch {storage.location} (run wfctl log again to see new "
+            "checkpoints)"
         )
-    asyncio.run(load_chain(storage, validate_run_id(run_id)))  # exists, and verifies whole
-    follower = storage.follow(run_id)
+    with asyncio.Runner() as runner:  # one loop: the store's connections are kept between looks
+        try:
+            runner.run(load_chain(storage, run_id))  # exists, and verifies whole
+            source = f"{storage.location} run {run_id}"
+            yield from _follow(RecordsFollower(look, runner.run, run_id, source), sleep)
+        finally:
+            runner.run(storage.aclose())
+
+
+class _Follower(Protocol):
+    """What following needs of a store's follower (:mod:`wfctl._storage._follow`)."""
+
+    head: Checkpoint | None
+
+    def changed(self) -> bool: ...
+
+    def running(self) -> bool: ...
+
+    def read_new(self) -> list[Checkpoint]: ...
+
+
+def _follow(follower: _Follower, sleep: Callable[[float], None]) -> Iterator[LogEntry | FollowEnd]:
+    """Look until the run ends: read when it moved, back off while it is idle."""
     wait = FIRST_INTERVAL
     while True:
         committed = follower.read_new() if follower.changed() else []
@@ -120,7 +150,7 @@ def _queued(head: Checkpoint) -> bool:
     return head.kind == Kind.ROOT and RootPayload.of(head).submitted
 
 
-def _last_look(follower: JournalFollower) -> Iterator[LogEntry | FollowEnd]:
+def _last_look(follower: _Follower) -> Iterator[LogEntry | FollowEnd]:
     """The run holds no lock: read what it committed before letting go, then say how it ended."""
     yield from map(log_entry, follower.read_new())
     head = follower.head

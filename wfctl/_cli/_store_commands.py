@@ -174,7 +174,8 @@ def log(
     paused or cancelled record, or its process gone); the exit code is then the run's: 0
     completed, 1 failed or cancelled, 3 paused for answers, 130 interrupted (paused with
     nothing to answer, or killed). The journal is looked at (one stat) every 50 ms after a
-    commit, backing off to once a second while the run is idle.
+    commit, backing off to once a second while the run is idle; on PostgreSQL each look is
+    one statement.
 
     \b
     Example:

@@ -1,18 +1,24 @@
-"""Following a run's journal as it grows: the records committed since the last look.
+"""Following a run as it grows: the records committed since the last look.
 
-A :class:`JournalFollower` remembers how far it read (a byte offset) and the last record it
-returned. :meth:`~JournalFollower.changed` costs one ``stat`` of the journal's path and reads
+A :class:`JournalFollower` (the file store) remembers how far it read (a byte offset) and the
+last record it returned. :meth:`~JournalFollower.changed` costs one ``stat`` of the journal's path and reads
 nothing; :meth:`~JournalFollower.read_new` reads only the bytes past the offset and returns the
 complete records there, each verified (checksum, format) and checked to extend the chain by one
 link (its run, seq and parent). A partial last line is a record still being written, or a torn
 tail: it is left for the next read. A journal that was replaced, cut or removed while followed
 is an error, never a silent restart.
+
+A :class:`RecordsFollower` follows a run in a database (the PostgreSQL store) the same way, one
+statement a look (:class:`FollowedRecords`): the records past the last one returned, the run's
+head and whether its lease is held, all from one snapshot.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Final
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any, Final
 
 from wfctl._checkpoint import Checkpoint
 from wfctl._errors import CheckpointCorruptError, WfctlError
@@ -22,7 +28,7 @@ from ._fs import FileSystem
 from ._journal import decode_record
 from ._lock import probe_locked
 
-__all__ = ["JournalFollower"]
+__all__ = ["FollowedRecords", "JournalFollower", "RecordsFollower", "check_next_link"]
 
 _CHUNK: Final = 1 << 20
 
@@ -91,24 +97,12 @@ class JournalFollower:
             self._line += 1
             where = f"{self.path}:{self._line}"
             record = decode_record(data[start:end], where)
-            self._check_link(record, where)
+            check_next_link(self.head, record, self.run_id, where)
             found.append(record)
             self.head = record
             start = end + 1
         self._offset += start
         return found
-
-    def _check_link(self, record: Checkpoint, where: str) -> None:
-        seq = self.head.seq + 1 if self.head is not None else 0
-        parent = self.head.checkpoint_id if self.head is not None else None
-        if record.run_id != self.run_id:
-            raise CheckpointCorruptError(where, f"record belongs to run {record.run_id!r}")
-        if record.seq != seq or record.previous_checkpoint_id != parent:
-            raise CheckpointCorruptError(
-                where,
-                f"{record.checkpoint_id} (parent {record.previous_checkpoint_id}) does not "
-                f"extend the chain at seq {seq}",
-            )
 
     def _stat(self) -> tuple[int, int, int]:
         try:
@@ -120,3 +114,90 @@ class JournalFollower:
     def _gone(self) -> WfctlError:
         run_dir = os.path.dirname(self.path)
         return WfctlError(f"run {self.run_id!r} was removed while followed ({run_dir} is gone)")
+
+
+def check_next_link(head: Checkpoint | None, record: Checkpoint, run_id: str, where: str) -> None:
+    """Refuse ``record`` unless it is ``run_id``'s next link after ``head`` (None: the root).
+
+    Raises:
+        CheckpointCorruptError: another run's record, or not the next seq naming ``head``.
+    """
+    seq = head.seq + 1 if head is not None else 0
+    parent = head.checkpoint_id if head is not None else None
+    if record.run_id != run_id:
+        raise CheckpointCorruptError(where, f"record belongs to run {record.run_id!r}")
+    if record.seq != seq or record.previous_checkpoint_id != parent:
+        raise CheckpointCorruptError(
+            where,
+            f"{record.checkpoint_id} (parent {record.previous_checkpoint_id}) does not "
+            f"extend the chain at seq {seq}",
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class FollowedRecords:
+    """One look at a followed run in a database, from one snapshot."""
+
+    #: The seq of the run's head.
+    head_seq: int
+    #: Whether a process holds the run's lease.
+    leased: bool
+    #: The records past the seq asked for, in order, as stored (not yet verified).
+    records: list[bytes]
+
+
+class RecordsFollower:
+    """Reads the records a run in a database gains, one link at a time, one statement a look.
+
+    ``look(run_id, after_seq)`` is the store's :class:`FollowedRecords` of the run (None: the
+    run is gone); ``run`` runs it to its end (the caller's event loop). Each look reads, so
+    :meth:`changed` is always True; :meth:`running` answers from the last look, taken in the
+    same snapshot as its records.
+    """
+
+    def __init__(
+        self,
+        look: Callable[[str, int], Coroutine[Any, Any, FollowedRecords | None]],
+        run: Callable[[Coroutine[Any, Any, FollowedRecords | None]], FollowedRecords | None],
+        run_id: str,
+        source: str,
+    ) -> None:
+        self._look, self._run = look, run
+        self.run_id, self.source = run_id, source
+        self._leased = True
+        #: The newest record returned so far (None before the first).
+        self.head: Checkpoint | None = None
+
+    def changed(self) -> bool:
+        """Always True: a look is one statement, which reads what is new."""
+        return True
+
+    def running(self) -> bool:
+        """Whether a process held the run's lease at the last look."""
+        return self._leased
+
+    def read_new(self) -> list[Checkpoint]:
+        """Return the records committed past the last one returned, in order.
+
+        Raises:
+            WfctlError: the run is gone (removed while followed).
+            CheckpointCorruptError: a record fails verification or does not extend the chain,
+                or the run was cut back while followed.
+        """
+        after = self.head.seq if self.head is not None else -1
+        seen = self._run(self._look(self.run_id, after))
+        if seen is None:
+            raise WfctlError(f"run {self.run_id!r} was removed while followed")
+        if seen.head_seq < after:
+            raise CheckpointCorruptError(
+                self.source, f"the run was cut back to seq {seen.head_seq} while followed"
+            )
+        self._leased = seen.leased
+        found: list[Checkpoint] = []
+        for record in seen.records:
+            where = f"{self.source}:{after + len(found) + 2}"
+            checkpoint = decode_record(record, where)
+            check_next_link(self.head, checkpoint, self.run_id, where)
+            found.append(checkpoint)
+            self.head = checkpoint
+        return found

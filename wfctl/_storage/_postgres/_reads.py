@@ -8,6 +8,7 @@ from typing import Any
 from wfctl._checkpoint import Checkpoint, validate_run_id
 from wfctl._errors import CheckpointCorruptError, RunNotFoundError
 from wfctl._storage._base import broken_summary, load_checkpoint, strict_chain, summarize
+from wfctl._storage._follow import FollowedRecords
 from wfctl._storage._journal import check_journal, check_version, decode_record
 from wfctl._storage._protocol import JournalProblem, RunJournal, RunSummary
 
@@ -144,6 +145,19 @@ class PostgresReads(PostgresConnections):
         if workflow_name is not None and head.workflow_name != workflow_name:
             return None
         return head
+
+    async def follow_records(self, run_id: str, after_seq: int) -> FollowedRecords | None:
+        """The run's records past ``after_seq``, its head seq and whether it is leased, in one
+        statement (``wfctl log --follow``); None if the run has no row (it was removed).
+
+        The records are returned as stored (the caller verifies each one as it reads it).
+        """
+        async with self._connection() as conn:
+            cursor = await conn.execute(_sql.FOLLOW, {"run": run_id, "after": after_seq})
+            rows = await cursor.fetchall()
+        if not rows:
+            return None
+        return FollowedRecords(int(rows[0][0]), bool(rows[0][1]), _records(rows, 2))
 
     async def list_runs(self, *, workflow_name: str | None = None) -> list[RunSummary]:
         """Return one summary per run, oldest first, each run verified whole (one query).

@@ -44,6 +44,14 @@ _RECORDS_OF: Final = (
 )
 RECORDS_OF: Final = _RECORDS_OF
 
+#: What a follower of one run looks at (``log --follow``): the run's head, whether its lease is
+#: held, and its records past a seq, in one statement (one snapshot). No row: no such run.
+FOLLOW: Final = (
+    "WITH " + _HELD + " SELECT r.head_seq, " + _LOCKED + ", c.record FROM wfctl_runs r"
+    " LEFT JOIN wfctl_checkpoints c ON c.run_id = r.run_id AND c.seq > %(after)s"
+    " WHERE r.run_id = %(run)s ORDER BY c.seq"
+)
+
 #: One run's head record (for get_latest with a run id).
 HEAD_OF_RUN: Final = (
     "SELECT c.record FROM wfctl_runs r JOIN wfctl_checkpoints c"
