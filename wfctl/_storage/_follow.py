@@ -1,12 +1,12 @@
 """Following a run as it grows: the records committed since the last look.
 
 A :class:`JournalFollower` (the file store) remembers how far it read (a byte offset) and the
-last record it returned. :meth:`~JournalFollower.changed` costs one ``stat`` of the journal's path and reads
-nothing; :meth:`~JournalFollower.read_new` reads only the bytes past the offset and returns the
-complete records there, each verified (checksum, format) and checked to extend the chain by one
-link (its run, seq and parent). A partial last line is a record still being written, or a torn
-tail: it is left for the next read. A journal that was replaced, cut or removed while followed
-is an error, never a silent restart.
+last record it returned. :meth:`~JournalFollower.changed` costs one ``stat`` of the journal's
+path and reads nothing; :meth:`~JournalFollower.read_new` reads only the bytes past the offset
+and returns the complete records there, each verified (checksum, format) and checked to extend
+the chain by one link (its run, seq and parent). A partial last line is a record still being
+written, or a torn tail: it is left for the next read. A journal that was replaced, cut or
+removed while followed is an error, never a silent restart.
 
 A :class:`RecordsFollower` follows a run in a database (the PostgreSQL store) the same way, one
 statement a look (:class:`FollowedRecords`): the records past the last one returned, the run's
