@@ -37,6 +37,10 @@ _EXIT_STATUS = [
     ("3", "The run paused, waiting for answers to its requests."),
     ("130", "Interrupted: Ctrl-C (or wfctl pause) paused the run cleanly, or a second Ctrl-C "
      "aborted it. Either way it can be resumed."),
+    ("141", "The output's reader went away (a pipe closed early, as head closes it): wfctl "
+     "stopped writing, quietly, and claims no finding (see how a run it drove ended with "
+     "wfctl runs or wfctl log). A worker hands the runs it drives over at their next step, as "
+     "SIGTERM makes it do."),
 ]  # fmt: skip
 
 _ENVIRONMENT = [

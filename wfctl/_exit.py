@@ -10,6 +10,8 @@ code   meaning
 3      the run paused, waiting for answers
 130    interrupted: Ctrl-C, SIGTERM, SIGHUP (or `wfctl pause`) paused the run cleanly, or a
        second Ctrl-C aborted it
+141    the output's reader went away (a pipe closed early, as ``| head`` closes it): the
+       command stopped writing, quietly, as one that SIGPIPE ends (128 + 13)
 =====  ===========================================================================
 
 Errors map through :data:`ERROR_EXIT_CODES`, most specific class first; a :class:`WfctlError`
@@ -49,6 +51,7 @@ __all__ = [
     "EXIT_INPUT",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
+    "EXIT_OUTPUT_CLOSED",
     "EXIT_PAUSED",
     "STATUS_EXIT_CODES",
     "exit_code_for_error",
@@ -60,6 +63,9 @@ EXIT_FINDING: Final = 1
 EXIT_INPUT: Final = 2
 EXIT_PAUSED: Final = 3
 EXIT_INTERRUPTED: Final = 130
+#: What a shell shows for a command that SIGPIPE ended; wfctl ignores the signal (Python
+#: does) and exits with it itself, so that no finding (1) is claimed for a closed pipe.
+EXIT_OUTPUT_CLOSED: Final = 141
 
 #: Error type -> exit code. Looked up along the error's MRO, so subclasses inherit.
 ERROR_EXIT_CODES: Final[dict[type[BaseException], int]] = {

@@ -286,10 +286,14 @@ def run_worker(
         poll: seconds between looks for new runs while there is nothing to claim.
         drain_timeout: on a stop, how long running steps may take before they are cancelled.
         must_exist: refuse a store that does not exist (see :func:`open_storage`).
-        on_event: told each :class:`WorkerEvent` as it happens.
+        on_event: told each :class:`WorkerEvent` as it happens. If it raises, the worker
+            stops as a signal stops it (no run taken after; the runs being driven pause at
+            their next step, for any worker to take over), tells it nothing more, and raises
+            that error once the runs have paused.
 
     Raises:
         StoreLocationError: the store cannot be opened.
+        Exception: what ``on_event`` raised.
     """
     if concurrency < 1:
         raise WfctlError(f"concurrency must be at least 1, not {concurrency}")
@@ -297,10 +301,18 @@ def run_worker(
     roots = [Path(path) for path in workflows] or [Path.cwd()]
     stopped_by: list[str] = []
     interrupts = 0
+    #: What ``on_event`` raised, once it did (its output went away, say): nobody can be told
+    #: any more what the worker does, so it stops as a signal would stop it, then raises it.
+    unheard: list[Exception] = []
 
     def emit(event: WorkerEvent) -> None:
-        if on_event is not None:
+        if on_event is None or unheard:
+            return
+        try:
             on_event(event)
+        except Exception as exc:
+            unheard.append(exc)
+            worker.stopping.set()  # the runs being driven pause at their next step, handed over
 
     worker = _Worker(storage, roots, drain_timeout, emit)
 
@@ -345,4 +357,6 @@ def run_worker(
         asyncio.run(main())
     except (asyncio.CancelledError, KeyboardInterrupt):
         return report(aborted=True)
+    if unheard:
+        raise unheard[0]
     return report(aborted=False)

@@ -15,6 +15,7 @@ The engine, the storages and rich are imported inside the commands that need the
 - :mod:`._lifecycle_commands`: ``cancel``, ``rm``, ``copy``;
 - :mod:`._worker_commands`: ``submit``, ``worker``;
 - :mod:`._filters`: the run filters ``runs`` and ``gc`` share;
+- :mod:`._output`: a command whose output's reader went away (``| head``);
 - :mod:`._version_command`: ``version``.
 """
 

@@ -143,6 +143,22 @@ class _CommandTable(MutableMapping[str, Any]):
         return len(self._entries)
 
 
+class _PipeClosed(Exception):
+    """A command's write failed with ``BrokenPipeError`` (``error``); see ``._output``."""
+
+    def __init__(self, error: BrokenPipeError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+@contextlib.contextmanager
+def _closed_pipe_kept() -> Iterator[None]:
+    try:
+        yield
+    except BrokenPipeError as exc:
+        raise _PipeClosed(exc) from exc
+
+
 class WfctlGroup(TyperGroup):
     """The ``wfctl`` group: the one place where errors become a line on stderr and an exit code."""
 
@@ -173,11 +189,30 @@ class WfctlGroup(TyperGroup):
             code = _report_usage(exc)
         except typer.Abort:  # pragma: no cover  # only from prompts, which wfctl has none of
             code = _report_error(KeyboardInterrupt())
+        except _PipeClosed as closed:  # `| head`: nobody reads on; no finding to claim
+            from wfctl._exit import EXIT_OUTPUT_CLOSED
+
+            from ._output import quiet_closed_outputs
+
+            code = EXIT_OUTPUT_CLOSED if quiet_closed_outputs() else _report_error(closed.error)
         except (Exception, KeyboardInterrupt) as exc:
             code = _report_error(exc)
         if standalone_mode:
             sys.exit(code)
         return code
+
+    # typer answers an ``EPIPE`` itself, with exit 1 (a finding, in wfctl's codes): a
+    # ``BrokenPipeError`` leaves the parsing (``--help``) and the command as _PipeClosed.
+
+    def make_context(self, *args: Any, **kwargs: Any) -> Any:
+        """Parse the command line (see :meth:`invoke` on a closed pipe)."""
+        with _closed_pipe_kept():
+            return super().make_context(*args, **kwargs)
+
+    def invoke(self, ctx: Any) -> Any:
+        """Run the command (a ``BrokenPipeError`` leaves it as :class:`_PipeClosed`)."""
+        with _closed_pipe_kept():
+            return super().invoke(ctx)
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         """Return the command, its parameters converted without pydantic where trivial."""
@@ -238,7 +273,8 @@ app = _WfctlTyper(
         "for answers and resume, recover after a crash, be replayed from any checkpoint and "
         "diffed against the first run, and have its lineage verified.\n\n"
         "Exit status: 0 ok, 1 negative finding (run failed, replay differs, lineage broken), "
-        "2 usage or input error, 3 paused waiting for answers, 130 interrupted.\n\n"
+        "2 usage or input error, 3 paused waiting for answers, 130 interrupted, 141 the "
+        "output's reader went away (| head).\n\n"
         "\b\nExample:\n  wfctl run sample_workflows/human_review.py --input '\"cats\"'"
     ),
     no_args_is_help=True,

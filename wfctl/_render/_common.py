@@ -10,6 +10,7 @@ sequence.
 
 from __future__ import annotations
 
+import errno
 import json
 from collections.abc import Iterable
 from typing import Any
@@ -67,6 +68,16 @@ class _Console(Console):
 
     def __init__(self, *, stderr: bool = False) -> None:
         super().__init__(stderr=stderr, highlight=False, markup=False)
+
+    def on_broken_pipe(self) -> None:
+        """Stop writing and let the error reach the command line's one error handler.
+
+        rich's own answer points stdout at ``/dev/null`` (even for a console on stderr) and
+        exits 1, which wfctl's exit codes read as a finding; the handler exits 141 instead
+        (see ``wfctl._cli._output``).
+        """
+        self.quiet = True
+        raise BrokenPipeError(errno.EPIPE, "the output's reader went away")
 
     def render_str(self, text: str, **kwargs: Any) -> rich_text.Text:
         """Turn a plain string (a table cell, a tree label, a line) into text, controls shown."""

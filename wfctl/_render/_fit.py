@@ -405,11 +405,8 @@ def print_table(console: Console, table: RenderableType) -> None:
 
 def write_laid_out(console: Console, text: str) -> None:
     """Write ``text``, already laid out and styled as rich would write it, to the console."""
-    try:
-        console.file.write(text)
-        console.file.flush()
-    except BrokenPipeError:
-        console.on_broken_pipe()  # as rich does: quiet, exit 1
+    console.file.write(text)
+    console.file.flush()
 
 
 class _Written:
