@@ -162,6 +162,21 @@ def test_claims_benchmark_times_claims_over_ended_and_queued_runs() -> None:
     assert all(line.endswith(", 3 claims") for line in lines), done.stdout
 
 
+def test_pg_store_commands_benchmark_times_both_commands() -> None:
+    """bench/pg_store_commands.py, tiny: 5 runs, one round, this tree."""
+    _needs_postgres()
+    command = [sys.executable, str(ROOT / "bench" / "pg_store_commands.py"), "--runs", "5"]
+    command += ["--rounds", "1"]
+
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "5 runs of 10 steps, 1 rounds (median)", done.stdout
+    assert [line.split("  ")[0] for line in lines[2:]] == [str(ROOT)] * 2, done.stdout
+    assert "wfctl verify-lineage --json" in lines[2] and "wfctl runs --json" in lines[3]
+
+
 def test_append_benchmark_measures_every_variant_it_names() -> None:
     """bench/pg_append.py, tiny: every variant's SQL applies on top of the schema and takes the
     rows a save sends; the schema's row updates are HOT after the root (3 of 4)."""

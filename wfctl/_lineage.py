@@ -10,7 +10,7 @@ that break nothing (a torn tail that was never committed, a signature changed on
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -108,8 +108,9 @@ async def verify_lineage(
 
     Each run must have exactly one root (seq 0, no parent), seqs ``0..n`` without gaps or
     duplicates, each parent the previous seq of the same run, no checkpoint with two children,
-    every record reachable from the head (its last record, which the storage's ``get_latest``
-    must agree on, or name a later record of a run that went on since it was read), one
+    every record reachable from the head (its last record, which the storage's head must agree
+    on: the ``head_seq`` read with the records, else ``get_latest``, which may also name a
+    later record of a run that went on since it was read), one
     workflow name, a code signature changed only by a ``resume`` record,
     valid checksums, sensible kinds (nothing after ``completed``; only ``resume`` after
     ``failed`` or ``pause``) and, for a restored run, the same origin on every record, naming a
@@ -132,13 +133,12 @@ async def verify_lineage(
     if isinstance(run_ids, str):
         run_ids = (run_ids,)
     wanted = [validate_run_id(run_id) for run_id in run_ids]
-    if not wanted:
-        wanted = [s.run_id for s in await storage.list_runs(workflow_name=workflow_name)]
     seen: dict[str, _Index | None] = {}
     verdicts: list[RunVerdict] = []
-    for run_id in dict.fromkeys(wanted):
-        journal = await _read(storage, run_id, seen)
-        if journal is None and not run_ids:  # listed, then removed (a gc, an rm) before its read
+    async for run_id, journal in (
+        _named(storage, wanted, seen) if wanted else _every_run(storage, workflow_name, seen)
+    ):
+        if journal is None and not wanted:  # listed, then removed (a gc, an rm) before its read
             verdicts.append(RunVerdict(run_id, None, 0, None, (), (_REMOVED_WHILE_VERIFIED,)))
             continue
         if journal is None:
@@ -148,6 +148,34 @@ async def verify_lineage(
         if workflow_name is None or verdict.workflow_name in (workflow_name, None):
             verdicts.append(verdict)
     return LineageReport(tuple(verdicts))
+
+
+async def _named(
+    storage: Any, run_ids: Sequence[str], seen: dict[str, _Index | None]
+) -> AsyncIterator[tuple[str, RunJournal | None]]:
+    """The runs named, each once, as read (None: not found)."""
+    for run_id in dict.fromkeys(run_ids):
+        yield run_id, await _read(storage, run_id, seen)
+
+
+async def _every_run(
+    storage: Any, workflow_name: str | None, seen: dict[str, _Index | None]
+) -> AsyncIterator[tuple[str, RunJournal | None]]:
+    """Every run of the storage (of the workflow), oldest first, as read (None: listed, then
+    removed before its read).
+
+    A storage that reads whole runs a page at a time (``stream_runs``: the PostgreSQL store,
+    one statement for hundreds of runs, with their heads) is read so; any other is listed,
+    then read a run at a time.
+    """
+    stream = getattr(storage, "stream_runs", None)
+    if stream is not None:
+        async for journal in stream(workflow_name=workflow_name):
+            _remember(seen, journal.run_id, journal)
+            yield journal.run_id, journal
+        return
+    for summary in await storage.list_runs(workflow_name=workflow_name):
+        yield summary.run_id, await _read(storage, summary.run_id, seen)
 
 
 async def _read(storage: Any, run_id: str, seen: dict[str, _Index | None]) -> RunJournal | None:
@@ -160,10 +188,14 @@ async def _read(storage: Any, run_id: str, seen: dict[str, _Index | None]) -> Ru
         journal = RunJournal(run_id, (), (JournalProblem.from_error(exc),))
     except OSError as exc:  # one unreadable run is a finding; the others are still verified
         journal = RunJournal(run_id, (), (read_problem(exc),))
+    _remember(seen, run_id, journal)
+    return journal
+
+
+def _remember(seen: dict[str, _Index | None], run_id: str, journal: RunJournal | None) -> None:
     seen[run_id] = (
         None if journal is None else {c.seq: c.workflow_name for c in journal.checkpoints}
     )
-    return journal
 
 
 def _locations(journal: RunJournal) -> list[str]:
@@ -192,6 +224,8 @@ class _RunCheck:
                 f"{journal.source or self.run_id} (a write cut short by a crash, never committed)"
             )
         first = self.records[0] if self.records else None
+        #: The head the storage named with the records (None: ask ``get_latest``).
+        self.reported_head = journal.head_seq
         self.root = first if first and first.seq == 0 and first.kind == Kind.ROOT else None
         self.name = (self.root or first).workflow_name if first else None
         self.last = len(self.records) - 1
@@ -321,6 +355,12 @@ class _RunCheck:
         top = max(range(len(self.records)), key=lambda i: self.records[i].seq)
         if self.records[top].seq > head.seq:
             self.fail(self.last, f"the head is not the highest seq: {self.label(top)} is")
+        if self.reported_head is not None:  # read with the records: no other look, no race
+            if self.reported_head != head.seq:
+                self.fail(
+                    self.last, f"head pointer: the storage's head is seq {self.reported_head}"
+                )
+            return None
         try:
             latest = await storage.get_latest(run_id=self.run_id)
         except (WfctlError, OSError) as exc:

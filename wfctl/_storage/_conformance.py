@@ -399,6 +399,30 @@ class StorageConformance:
 
         self.run_with(body)
 
+    def test_a_journal_names_the_head_get_latest_returns(self) -> None:
+        """A ``head_seq`` read with the records is the head's seq; ``verify-lineage`` trusts it
+        instead of asking ``get_latest``. A store that reads whole runs a page at a time
+        (``stream_runs``) reads each run as ``read_run`` does, in ``list_runs``'s order."""
+
+        async def body(storage: RunStore) -> None:
+            await _build(storage, "b", 3, workflow="one", minute=1)
+            await _build(storage, "a", 2, workflow="two", minute=2)
+            for run_id in ("a", "b"):
+                journal = await storage.read_run(run_id)
+                latest = await storage.get_latest(run_id=run_id)
+                assert latest is not None
+                assert journal.head_seq in (None, latest.seq)
+            stream = getattr(storage, "stream_runs", None)
+            if stream is None:
+                return
+            for workflow in (None, "one"):
+                listed = [r.run_id for r in await storage.list_runs(workflow_name=workflow)]
+                streamed = [journal async for journal in stream(workflow_name=workflow)]
+                assert [journal.run_id for journal in streamed] == listed
+                assert streamed == [await storage.read_run(run_id) for run_id in listed]
+
+        self.run_with(body)
+
     def test_summaries_say_how_each_run_ended(self) -> None:
         async def body(storage: RunStore) -> None:
             await _build(storage, "done", 3, last_kind="completed", minute=1)

@@ -106,6 +106,9 @@ class RunJournal:
     record that did not, and anything else that fails (an end marker that contradicts the
     journal, a journal that cannot be opened). ``torn_tail`` is the byte count of an uncommitted
     partial record left at the end by a crash (not a problem: it was never acknowledged).
+    ``head_seq`` is the seq the storage names as the run's head, if it was read with the records
+    in one snapshot (a database's head pointer, read in the same statement); None otherwise,
+    and ``verify-lineage`` then asks ``get_latest`` for the head.
     """
 
     run_id: str
@@ -113,6 +116,7 @@ class RunJournal:
     problems: Sequence[JournalProblem] = ()
     torn_tail: int = 0
     source: str = ""
+    head_seq: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import itertools
-from typing import Any
+from collections.abc import AsyncIterator
+from typing import Any, Final
 
 from wfctl._checkpoint import Checkpoint, validate_run_id
 from wfctl._errors import CheckpointCorruptError, RunNotFoundError
@@ -19,6 +20,9 @@ __all__ = ["PostgresReads"]
 
 #: Rows of :data:`_sql.RECORDS_OF`: run id, head seq, workflow name, held, record.
 _Row = tuple[Any, ...]
+#: Runs read by one statement of :meth:`PostgresReads.stream_runs` (about 3 MB of records for
+#: runs of ten steps of 100-character values).
+PAGE_RUNS: Final = 500
 
 
 class PostgresReads(PostgresConnections):
@@ -56,7 +60,30 @@ class PostgresReads(PostgresConnections):
                 checkpoints.append(checkpoint)
         if len(records) != head_seq + 1:
             problems.append(JournalProblem(source, _head_mismatch(head_seq, len(records))))
-        return RunJournal(run_id, tuple(checkpoints), tuple(problems), 0, source)
+        return RunJournal(run_id, tuple(checkpoints), tuple(problems), 0, source, head_seq)
+
+    async def stream_runs(self, *, workflow_name: str | None = None) -> AsyncIterator[RunJournal]:
+        """Every run's journal (of one workflow's runs), oldest first: ``verify-lineage``.
+
+        One statement per page of :data:`PAGE_RUNS` runs, each run read whole with its head
+        (``head_seq``), as :meth:`read_run` reads one; no connection is held between pages.
+        A run created while the pages are read is in a later page if it sorts after the last
+        one read; a run removed meanwhile is not read.
+        """
+        after: tuple[Any, Any] = ("", "")
+        while True:
+            params = {"wf": workflow_name, "created": after[0], "run": after[1], "n": PAGE_RUNS}
+            async with self._connection() as conn:
+                cursor = await conn.execute(_sql.RUNS_PAGE, params)
+                rows = await cursor.fetchall()
+            runs = 0
+            for rid, group in itertools.groupby(rows, lambda r: r[0]):
+                found = list(group)
+                runs += 1
+                yield self._journal(str(rid), int(found[0][1]), _records(found, 3))
+            if runs < PAGE_RUNS:
+                return
+            after = (rows[-1][2], rows[-1][0])
 
     async def load_chain(self, run_id: str) -> list[Checkpoint]:
         """Return the run's checkpoints ``0..n-1``, verified as one chain (for restore).

@@ -1,0 +1,82 @@
+"""What reading a whole PostgreSQL store costs: ``verify-lineage`` and ``runs``, whole processes.
+
+Usage::
+
+    python bench/pg_store_commands.py [--runs 10000] [--rounds 3] [--tree .] [--tree /tmp/before]
+
+Starts a private PostgreSQL server (``fsync`` on), fills it with completed runs of 10 steps
+each (eight at a time, through the library), then times ``wfctl verify-lineage --json`` and
+``wfctl runs --json`` for each checkout named by ``--tree`` (its code run with
+``PYTHONPATH=<tree>``, as ``bench/store_commands.py`` runs it), round by round in rotating
+order. Prints each command's median wall and CPU seconds (the client's: the server's work is
+in the wall time only) and the wall time per run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+sys.path[:0] = [str(BENCH), str(BENCH.parent)]  # the wfctl being developed fills the store
+
+from postgres_steps import steps  # noqa: E402 - needs the path above
+from store_commands import spawn_wfctl  # noqa: E402
+
+from wfctl.storage import open_storage  # noqa: E402
+from wfctl.storage.testing import private_postgres  # noqa: E402
+
+_COMMANDS = (["verify-lineage", "--json"], ["runs", "--json"])
+
+
+async def _fill(url: str, runs: int) -> None:
+    """Write ``runs`` completed runs of 10 steps, eight at a time."""
+    store = open_storage(url)
+    bound = steps.build(checkpoint_storage=store)  # 100-character results
+
+    async def every_eighth(first: int) -> None:
+        for index in range(first, runs, 8):
+            result = await bound.run(10, run_id=f"r{index:07d}")
+            assert result.status == "completed", result
+
+    try:
+        await asyncio.gather(*(every_eighth(first) for first in range(8)))
+    finally:
+        await store.aclose()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=10_000, help="completed runs in the store")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds (median reported)")
+    parser.add_argument("--tree", type=Path, action="append", help="checkout(s) to time")
+    args = parser.parse_args()
+    trees: list[Path] = args.tree or [BENCH.parent]
+    with private_postgres() as server:
+        asyncio.run(_fill(server.url, args.runs))
+        timed: dict[tuple[int, int], list[tuple[float, float]]] = {}
+        for round_no in range(args.rounds):
+            order = list(enumerate(trees))
+            order = order[round_no % len(order) :] + order[: round_no % len(order)]
+            for t, tree in order:
+                for c, command in enumerate(_COMMANDS):
+                    seconds, code, usage = spawn_wfctl(tree, [*command, "--store", server.url])
+                    if code != 0:
+                        raise SystemExit(f"wfctl {' '.join(command)} from {tree} exited {code}")
+                    cpu = usage.ru_utime + usage.ru_stime
+                    timed.setdefault((t, c), []).append((seconds, cpu))
+    print(f"{args.runs:,} runs of 10 steps, {args.rounds} rounds (median)")
+    print(f"{'tree':<24} {'command':<28} {'wall s':>8} {'CPU s':>8} {'ms per run':>11}")
+    for (t, c), rows in sorted(timed.items()):
+        wall = statistics.median(row[0] for row in rows)
+        cpu = statistics.median(row[1] for row in rows)
+        command = "wfctl " + " ".join(_COMMANDS[c])
+        per_run = wall / args.runs * 1000
+        print(f"{trees[t]!s:<24} {command:<28} {wall:>8.2f} {cpu:>8.2f} {per_run:>11.3f}")
+
+
+if __name__ == "__main__":
+    main()
