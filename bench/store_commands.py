@@ -37,6 +37,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -69,8 +70,15 @@ def spawn_wfctl(tree: Path, args: list[str]) -> tuple[float, int, Any]:
 
 
 def _start_wfctl(tree: Path, args: list[str], stdout: int) -> subprocess.Popen[bytes]:
-    """Start ``wfctl ARGS`` running the checkout ``tree``'s code (see :func:`spawn_wfctl`)."""
+    """Start ``wfctl ARGS`` running the checkout ``tree``'s code (see :func:`spawn_wfctl`).
+
+    From bytecode, as an installed wfctl runs: a private cache (``PYTHONPYCACHEPREFIX``) even
+    where ``PYTHONDONTWRITEBYTECODE`` is set, so that no checkout is compiled at every start
+    (as ``bench/startup.py`` does; a checkout without ``__pycache__`` would pay for it alone).
+    """
     env = {**os.environ, "PYTHONPATH": str(tree.resolve()), "COLUMNS": "200"}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(Path(tempfile.gettempdir(), "wfctl-bench-pycache"))
     code = "import sys; from wfctl._cli import main; sys.argv[0] = 'wfctl'; main()"
     return subprocess.Popen(
         [sys.executable, "-c", code, *args],
