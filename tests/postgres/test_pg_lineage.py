@@ -94,3 +94,26 @@ def test_a_head_pointer_that_disagrees_is_found_without_asking_for_it(
             assert calls == {"get_latest": 0}
 
     arun(main())
+
+
+def test_runs_whose_row_lost_its_creation_time_are_verified_too(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No key orders them, so they are read last, in pages of their own: none is left out."""
+    monkeypatch.setattr(_reads, "PAGE_RUNS", 3)
+
+    async def main() -> None:
+        async with opened(pg_url) as store:
+            await _fill(store)
+            with psycopg.connect(pg_url, autocommit=True) as conn:  # rows changed by hand
+                conn.execute(
+                    "UPDATE wfctl_runs SET created = NULL WHERE run_id IN ('a1', 'b1', 'b2', 'c2')"
+                )
+            report = await verify_lineage(store)
+            assert [verdict.run_id for verdict in report.runs] == [
+                *("a2", "a3", "c1"),
+                *("a1", "b1", "b2", "c2"),
+            ]
+            assert report.ok
+
+    arun(main())

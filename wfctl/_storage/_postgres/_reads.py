@@ -68,22 +68,24 @@ class PostgresReads(PostgresConnections):
         One statement per page of :data:`PAGE_RUNS` runs, each run read whole with its head
         (``head_seq``), as :meth:`read_run` reads one; no connection is held between pages.
         A run created while the pages are read is in a later page if it sorts after the last
-        one read; a run removed meanwhile is not read.
+        one read; a run removed meanwhile is not read. Runs whose row lost its creation time
+        (changed by hand) come last, so that none is left out.
         """
-        after: tuple[Any, Any] = ("", "")
-        while True:
-            params = {"wf": workflow_name, "created": after[0], "run": after[1], "n": PAGE_RUNS}
-            async with self._connection() as conn:
-                cursor = await conn.execute(_sql.RUNS_PAGE, params)
-                rows = await cursor.fetchall()
-            runs = 0
-            for rid, group in itertools.groupby(rows, lambda r: r[0]):
-                found = list(group)
-                runs += 1
-                yield self._journal(str(rid), int(found[0][1]), _records(found, 3))
-            if runs < PAGE_RUNS:
-                return
-            after = (rows[-1][2], rows[-1][0])
+        for statement in (_sql.RUNS_PAGE, _sql.UNDATED_RUNS_PAGE):
+            after: tuple[Any, Any] = ("", "")
+            while True:
+                params = {"wf": workflow_name, "created": after[0], "run": after[1]}
+                async with self._connection() as conn:
+                    cursor = await conn.execute(statement, params | {"n": PAGE_RUNS})
+                    rows = await cursor.fetchall()
+                runs = 0
+                for rid, group in itertools.groupby(rows, lambda r: r[0]):
+                    found = list(group)
+                    runs += 1
+                    yield self._journal(str(rid), int(found[0][1]), _records(found, 3))
+                if runs < PAGE_RUNS:
+                    break
+                after = (rows[-1][2], rows[-1][0])
 
     async def load_chain(self, run_id: str) -> list[Checkpoint]:
         """Return the run's checkpoints ``0..n-1``, verified as one chain (for restore).

@@ -44,17 +44,20 @@ _RECORDS_OF: Final = (
 )
 RECORDS_OF: Final = _RECORDS_OF
 
-#: A page of runs after a ``(created, run_id)`` key, oldest first, with every record of each
-#: and its head (``verify-lineage`` of a whole store); the first page's key is ``('', '')``.
-RUNS_PAGE: Final = (
+_PAGE_OF: Final = (
     "WITH runs AS (SELECT r.run_id, r.head_seq, r.created FROM wfctl_runs r"
     " WHERE r.head_seq >= 0 AND (%(wf)s::text IS NULL OR r.workflow_name = %(wf)s)"
-    " AND (r.created, r.run_id) > (%(created)s, %(run)s)"
-    " ORDER BY r.created, r.run_id LIMIT %(n)s)"
+    " AND {} ORDER BY r.created, r.run_id LIMIT %(n)s)"
     " SELECT runs.run_id, runs.head_seq, runs.created, c.record"
     " FROM runs LEFT JOIN wfctl_checkpoints c ON c.run_id = runs.run_id"
     " ORDER BY runs.created, runs.run_id, c.seq"
 )
+#: A page of runs after a ``(created, run_id)`` key, oldest first, with every record of each
+#: and its head (``verify-lineage`` of a whole store); the first page's key is ``('', '')``.
+RUNS_PAGE: Final = _PAGE_OF.format("(r.created, r.run_id) > (%(created)s, %(run)s)")
+#: The same for the runs without a creation time (a row changed by hand: the trigger sets it
+#: from the root), which no key orders, after a run id (the first page's: ``''``).
+UNDATED_RUNS_PAGE: Final = _PAGE_OF.format("r.created IS NULL AND r.run_id > %(run)s")
 
 #: What a follower of one run looks at (``log --follow``): the run's head, whether its lease is
 #: held, and its records past a seq, in one statement (one snapshot). No row: no such run.
