@@ -525,6 +525,23 @@ def exit_with(code: int) -> None:
         raise typer.Exit(code)
 
 
+@contextlib.contextmanager
+def stopped_part_way(what: str) -> Iterator[None]:
+    """On Ctrl-C in the block, say on stderr what the command left behind, and exit 130.
+
+    typer turns a KeyboardInterrupt into a silent exit 130; a command that changes a store
+    run by run (``gc``, ``rm``, ``copy``) has done part of its work by then, which must not
+    look like none of it.
+    """
+    try:
+        yield
+    except KeyboardInterrupt:
+        from wfctl._exit import EXIT_INTERRUPTED
+
+        print(visible(f"wfctl: interrupted: {what}"), file=sys.stderr)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+
+
 def finish_run(outcome: RunReport, json_output: bool) -> NoReturn:
     """Render a run/resume outcome and exit with its status's code."""
     from wfctl import _exit as exits

@@ -15,6 +15,7 @@ from ._app import (
     emit_json,
     exit_with,
     locate_store_option,
+    stopped_part_way,
 )
 
 __all__ = ["cancel", "copy", "rm"]
@@ -84,7 +85,8 @@ def rm(
     All the named runs are deleted, or (when one is refused) none. Refused: an unknown run, a
     running run (even with --force: pause it or let it end first), and a run that a run that
     stays names as its origin, unless --force. Deleting a run together with the runs restored
-    from it needs no --force.
+    from it needs no --force. Ctrl-C stops it part way: the runs removed by then stay removed,
+    and it says so (exit 130).
 
     \b
     Example:
@@ -93,7 +95,12 @@ def rm(
     from wfctl._remove import remove_runs
 
     location = locate_store_option(store)
-    report = remove_runs(location.target, run_ids, force=force, must_exist=location.named)
+    left = (
+        "rm stopped part way: the runs it had removed stay removed, the others stay; "
+        "'wfctl runs' lists what is left"
+    )
+    with stopped_part_way(left):
+        report = remove_runs(location.target, run_ids, force=force, must_exist=location.named)
     from wfctl._render import print_dangling, print_removed
 
     print_dangling(report)  # on stderr, with or without --json: what --force broke
@@ -139,6 +146,7 @@ def copy(
     skipped when its chain is the same, completed when it is a prefix (a copy cut short), and
     otherwise left alone and reported. Exit 1 if any run was not copied (the others are), 2
     for a store that cannot be opened or a run id the source does not hold (nothing copied).
+    Ctrl-C stops it part way, and it says so (exit 130); copying again completes the copy.
 
     \b
     Example:
@@ -146,7 +154,12 @@ def copy(
     """
     from wfctl._copy import copy_runs
 
-    report = copy_runs(source, destination, run_ids or ())
+    left = (
+        "copy stopped part way: the runs it had copied are whole in the destination; copy "
+        "again to copy the rest (a run cut short there is completed)"
+    )
+    with stopped_part_way(left):
+        report = copy_runs(source, destination, run_ids or ())
     if json_output:
         emit_json(report.to_json())
     else:

@@ -23,6 +23,7 @@ from ._app import (
     emit_json,
     exit_with,
     locate_store_option,
+    stopped_part_way,
 )
 from ._filters import SinceOption, StatusFilter, UntilOption, WorkflowGlob, run_query
 
@@ -352,7 +353,8 @@ def gc(
     chain links) before a run counts as finished. The filters (--workflow, --status, --since,
     --until, as for 'wfctl runs') narrow which runs gc considers, with or without --dry-run:
     the rules above still apply to those, --keep still counts every finished run of a
-    workflow, and a run outside the filters still protects its origin.
+    workflow, and a run outside the filters still protects its origin. Ctrl-C stops it part
+    way: the runs removed by then stay removed, and it says so (exit 130).
 
     \b
     Example:
@@ -362,15 +364,22 @@ def gc(
 
     query = run_query(status, workflow, since, until)
     location = locate_store_option(store)
-    report = collect_garbage(
-        location.target,
-        older_than=older_than,
-        keep=keep,
-        include_failed=include_failed,
-        dry_run=dry_run,
-        must_exist=location.named,
-        query=query,
+    left = (
+        "nothing was removed"
+        if dry_run
+        else "gc stopped part way: the runs it had removed stay removed, the others stay; "
+        "'wfctl runs' lists what is left, and gc can be run again"
     )
+    with stopped_part_way(left):
+        report = collect_garbage(
+            location.target,
+            older_than=older_than,
+            keep=keep,
+            include_failed=include_failed,
+            dry_run=dry_run,
+            must_exist=location.named,
+            query=query,
+        )
     if json_output:
         emit_json(report.to_json())
     else:
