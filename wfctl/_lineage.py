@@ -110,11 +110,11 @@ async def verify_lineage(
     duplicates, each parent the previous seq of the same run, no checkpoint with two children,
     every record reachable from the head (its last record, which the storage's head must agree
     on: the ``head_seq`` read with the records, else ``get_latest``, which may also name a
-    later record of a run that went on since it was read), one
-    workflow name, a code signature changed only by a ``resume`` record,
-    valid checksums, sensible kinds (nothing after ``completed``; only ``resume`` after
-    ``failed`` or ``pause``) and, for a restored run, the same origin on every record, naming a
-    checkpoint that still exists. Each journal is read once.
+    later record of a run that went on since it was read), one workflow name, a code
+    signature changed only by a ``resume`` record, valid checksums, sensible kinds (nothing
+    after ``completed``; only ``resume`` after ``failed`` or ``pause``) and, for a restored
+    run, the same origin on every record, naming a checkpoint that still exists. Each journal
+    is read once.
 
     Args:
         storage: any checkpoint storage.
