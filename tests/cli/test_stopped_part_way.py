@@ -1,5 +1,7 @@
 """Ctrl-C in the middle of ``gc``, ``rm`` or ``copy``: one line says what was left behind.
 
+Any other command stopped by Ctrl-C says ``wfctl: interrupted``, one line like every error.
+
 typer turned a KeyboardInterrupt into a silent exit 130, so a ``gc`` stopped after it had
 removed runs looked as if it had removed none. Here the installed wfctl runs with one of its
 store operations replaced by one that does part of the work, then raises KeyboardInterrupt
@@ -18,7 +20,8 @@ from tests.cli.conftest import WORKFLOWS, base_env, run_id_of, wfctl
 
 #: Runs wfctl's command line after replacing an operation (argv: the patch's name, then the
 #: command line): ``delete``: a batch removal removes its first run, then is interrupted;
-#: ``copy``: the second run's copy is interrupted before it starts.
+#: ``copy``: the second run's copy is interrupted before it starts; ``list``: listing the
+#: runs (``wfctl runs``) is interrupted.
 _INTERRUPTED_PART_WAY = """
 import sys
 from wfctl import _copy
@@ -37,10 +40,15 @@ async def copy_one_then_stop(src, dst, run_id):
     copied.append(run_id)
     return await real_copy(src, dst, run_id)
 
+def list_then_stop(self, **kwargs):
+    raise KeyboardInterrupt
+
 if sys.argv[1] == "delete":
     _file.FileCheckpointStorage.delete_runs = delete_first_then_stop
-else:
+elif sys.argv[1] == "copy":
     _copy._copy_run = copy_one_then_stop
+else:
+    _file.FileCheckpointStorage.run_summaries = list_then_stop
 from wfctl._cli import main
 sys.argv[:2] = ["wfctl"]
 main()
@@ -105,3 +113,13 @@ def test_a_copy_stopped_part_way_says_what_it_left(tmp_path: Path) -> None:
     again = wfctl("copy", "--from", source, "--to", destination, "--json")
     assert again.code == 0, again.stderr
     assert _listed(destination) == set(run_ids)
+
+
+def test_any_other_command_stopped_by_ctrl_c_says_so_in_one_line(tmp_path: Path) -> None:
+    """typer's exit 130 said nothing; the errors are one line on stderr, Ctrl-C's too."""
+    store = tmp_path / "store"
+    _runs(store, 1)
+
+    for args in (["runs"], ["runs", "--json"]):
+        code, stderr = _interrupted("list", *args, "--store", store)
+        assert (code, stderr) == (130, "wfctl: interrupted\n")

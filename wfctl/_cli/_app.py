@@ -151,12 +151,24 @@ class _PipeClosed(Exception):
         self.error = error
 
 
+class _Interrupted(Exception):
+    """A command was stopped by Ctrl-C: the KeyboardInterrupt (``error``) it did not handle."""
+
+    def __init__(self, error: KeyboardInterrupt) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
 @contextlib.contextmanager
-def _closed_pipe_kept() -> Iterator[None]:
+def _kept_for_main() -> Iterator[None]:
+    """Keep from typer what it would answer itself: a closed pipe (exit 1, a finding in
+    wfctl's codes) and Ctrl-C (a silent exit 130); :meth:`WfctlGroup.main` answers both."""
     try:
         yield
     except BrokenPipeError as exc:
         raise _PipeClosed(exc) from exc
+    except KeyboardInterrupt as exc:
+        raise _Interrupted(exc) from exc
 
 
 class WfctlGroup(TyperGroup):
@@ -195,23 +207,22 @@ class WfctlGroup(TyperGroup):
             from ._output import quiet_closed_outputs
 
             code = EXIT_OUTPUT_CLOSED if quiet_closed_outputs() else _report_error(closed.error)
+        except _Interrupted as interrupted:  # one line, as every error (typer says nothing)
+            code = _report_error(interrupted.error)
         except (Exception, KeyboardInterrupt) as exc:
             code = _report_error(exc)
         if standalone_mode:
             sys.exit(code)
         return code
 
-    # typer answers an ``EPIPE`` itself, with exit 1 (a finding, in wfctl's codes): a
-    # ``BrokenPipeError`` leaves the parsing (``--help``) and the command as _PipeClosed.
-
     def make_context(self, *args: Any, **kwargs: Any) -> Any:
-        """Parse the command line (see :meth:`invoke` on a closed pipe)."""
-        with _closed_pipe_kept():
+        """Parse the command line (``--help`` writes; see :func:`_kept_for_main`)."""
+        with _kept_for_main():
             return super().make_context(*args, **kwargs)
 
     def invoke(self, ctx: Any) -> Any:
-        """Run the command (a ``BrokenPipeError`` leaves it as :class:`_PipeClosed`)."""
-        with _closed_pipe_kept():
+        """Run the command (see :func:`_kept_for_main`)."""
+        with _kept_for_main():
             return super().invoke(ctx)
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
