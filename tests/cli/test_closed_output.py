@@ -161,6 +161,26 @@ def test_a_worker_whose_reader_went_away_hands_its_run_over(tmp_path: Path) -> N
     assert wfctl("verify-lineage", "--store", store).code == 0
 
 
+def test_a_worker_whose_stderr_reader_went_away_hands_its_run_over(tmp_path: Path) -> None:
+    """Without --json a worker says what it does on stderr: the same stop when that closes."""
+    store = tmp_path / "store"
+    submit_workflow(str(WORKFLOWS / "many.py"), store=store, input_json="30")
+    command = ["worker", "--store", store, "--workflows", WORKFLOWS, "--exit-when-idle"]
+    with _reader_gone() as stderr:
+        done = subprocess.run(
+            [wfctl_executable(), *map(str, command)],
+            env=base_env(),
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert (done.returncode, done.stdout) == (EXIT_OUTPUT_CLOSED, "")
+    [run] = wfctl("runs", "--store", store, "--json").json()["runs"]
+    assert run["status"] == "interrupted"  # handed over at its first step, for another worker
+
+
 def test_run_worker_stops_and_raises_what_its_listener_raised(tmp_path: Path) -> None:
     """The library's contract under the CLI's: told nothing more, the runs paused, then raised."""
     store = tmp_path / "store"
