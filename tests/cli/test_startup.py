@@ -102,6 +102,66 @@ def test_runs_and_run_load_neither_pydantic_nor_unneeded_modules(tmp_path: Path)
     assert refused.code == 2 and "--keep" in refused.stderr
 
 
+def test_numbers_given_as_text_load_no_pydantic(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    store.mkdir()
+    for args in (
+        ["runs", "--limit", "3"],
+        ["gc", "--keep", "10", "--dry-run"],
+        ["gc", "--keep", "0", "--older-than", "1d", "--dry-run"],
+    ):
+        loaded = _modules_after(
+            "from wfctl._cli import app\n"
+            f"app({[*args, '--store', str(store)]!r}, prog_name='wfctl', standalone_mode=False)"
+        )
+        assert not [m for m in loaded if m.startswith("pydantic")], args
+    # outside the bounds: typer's converter, and its message
+    refused = run_wfctl("runs", "--limit", "-3", "--store", store)
+    assert refused.code == 2 and "'--limit' / '-n': Input should be greater than" in refused.stderr
+
+
+def _number_params() -> list[tuple[str, Any]]:
+    """Every int and float parameter of every command (and of the group), by name."""
+    group = typer.main.get_command(app)
+    commands = [("wfctl", group), *group.commands.items()]  # type: ignore[attr-defined]
+    found = []
+    for name, command in commands:
+        for param in command.params:
+            descriptor = getattr(param, "type_descriptor", None)
+            if descriptor is not None and descriptor.annotation in (
+                int,
+                float,
+                int | None,
+                float | None,
+            ):
+                found.append((f"{name} {param.opts[0]}", param))
+    return found
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "0", "3", "10", "-0", "-1", "007", "16", "1000000", "1000001", "3600000", "3600001",
+        "999999999999999999", "1.5", "0.001", "0.0001", "2.50", "-2.5", " 3", "3 ", "+3", "1_0",
+        "1e3", "0x10", "\u0663", "", "-", ".5", "5.", "nan", "inf", "1.5.2",
+    ],
+)  # fmt: skip
+def test_a_plain_number_is_what_typer_would_make_of_it(text: str) -> None:
+    from typer._coercion import build_runtime_param
+
+    from wfctl._cli._coercion import _plain_number
+
+    params = _number_params()
+    assert len(params) >= 8  # --limit, --keep, --last, --from, --batch-steps, --batch-ms, ...
+    for name, param in params:
+        descriptor = param.type_descriptor
+        fast = _plain_number(descriptor.annotation, text, descriptor.parameter_info)
+        if fast is None:
+            continue  # typer's converter decides, and words any error
+        real = build_runtime_param(descriptor)._coerce_value(text, param=param, ctx=None)
+        assert (type(fast), fast) == (type(real), real), name
+
+
 def test_a_command_line_builds_only_its_command(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

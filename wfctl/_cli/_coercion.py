@@ -6,8 +6,10 @@ pydantic: about 0.1 s, more than the rest of ``wfctl runs`` on an empty store. M
 values need no conversion at all: a ``str`` option given as text, a list of texts, or a default
 that already has the declared type (``--drain-timeout``'s ``5.0``, ``--format``'s
 ``ExportFormat.json``). :func:`defer_coercion` gives each parameter of a command a converter
-(and its help option) that passes those through as they are and hands anything else (``--keep 3``, ``--status
-paused``, a path) to typer's own converter, built then, so every error message stays typer's.
+(and its help option) that passes those through as they are, converts a plain number given as
+text (``--keep 3``, ``--batch-ms 2.5``) within its bounds, and hands anything else (``--status
+paused``, a path, ``--keep -1``) to typer's own converter, built then, so every error message
+stays typer's.
 
 This reaches into typer internals (``typer._coercion.RuntimeParam`` and the parameter's
 ``_runtime_param`` slot). Where they are missing (an older typer, on Click, which never used
@@ -17,9 +19,10 @@ pydantic; or a newer one that changed them) nothing is installed and typer does 
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, get_args, get_origin
+from typing import Any, Final, Optional, get_args, get_origin
 
 __all__ = ["defer_coercion"]
 
@@ -48,6 +51,30 @@ def _passes_through(annotation: Any, value: Any) -> bool:
     return False
 
 
+#: The number types converted here from plain text, and the text they take: ASCII digits, an
+#: optional minus and (for a float) a fraction; no space, plus sign, underscore, exponent or
+#: other digits (typer's converter reads some of those, and says what is wrong with the rest).
+_NUMBERS: Final = {
+    int: re.compile(r"-?[0-9]{1,18}"),
+    float: re.compile(r"-?[0-9]{1,15}(?:\.[0-9]{1,15})?"),
+}
+_OPTIONAL: Final = {Optional[int]: int, Optional[float]: float}  # noqa: UP045 (the same as X | None)
+
+
+def _plain_number(annotation: Any, value: Any, info: Any) -> int | float | None:
+    """Return ``value`` converted, if it is plain text for an ``int`` or ``float`` parameter
+    within its ``min`` and ``max``, as typer's converter would return it; else None."""
+    kind = _OPTIONAL.get(annotation, annotation)
+    pattern = _NUMBERS.get(kind) if isinstance(kind, type) else None
+    if pattern is None or type(value) is not str or not pattern.fullmatch(value):
+        return None
+    number: int | float = kind(value)
+    low, high = getattr(info, "min", None), getattr(info, "max", None)
+    if (low is not None and number < low) or (high is not None and number > high):
+        return None  # typer's converter clamps it or says what is wrong
+    return number
+
+
 if _TYPER_COERCION:
 
     @dataclass(frozen=True)
@@ -59,6 +86,9 @@ if _TYPER_COERCION:
         def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
             if _passes_through(self.annotation, value):
                 return list(value) if isinstance(value, tuple) else value
+            number = _plain_number(self.annotation, value, self.parameter_info)
+            if number is not None:
+                return number
             real = build_runtime_param(self.descriptor)
             param._runtime_param = real  # later values of this parameter go straight to it
             return real._coerce_value(value, param=param, ctx=ctx)
