@@ -374,18 +374,16 @@ def print_gc(report: GcReport) -> None:
             Column(f"updated ({zone_name(current)})", rank=1),
             Column("age", rank=3),
         )
-        rows: list[list[Cell]] = [
-            [
-                item.run_id,
-                item.workflow_name,
-                status_text(item.status),
-                local_time(item.updated, current),
-                relative_time(item.updated, current),
-            ]
-            for item in report.removed
-        ]
+        statuses: dict[str, Text] = {}  # one cell per status, as the runs table has
+        rows: list[list[Cell]] = []
+        for item in report.removed:
+            status = statuses.get(item.status)
+            if status is None:
+                status = statuses[item.status] = status_text(item.status)
+            updated, age = local_and_relative(item.updated, current)
+            rows.append([item.run_id, item.workflow_name, status, updated, age])
         title = f"{verb} {len(report.removed)} run(s)"
-        out.print(fitted_table(columns, rows, out.width, title=title))
+        print_table(out, fitted_table(columns, rows, out.width, title=title))
     else:
         out.print(f"nothing to remove ({verb} 0 runs)")
     if report.matching_count != report.total_count:
