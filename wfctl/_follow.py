@@ -25,7 +25,7 @@ from ._checkpoint import ENDING_STATUS, Checkpoint, Kind, validate_run_id
 from ._config import StoreRef
 from ._documents import document
 from ._errors import WfctlError
-from ._inspect import LogEntry, log_entry
+from ._inspect import WHOLE_CHAIN, LogEntry, LogPage, log_entry
 from ._payloads import RootPayload, recorded_requests
 from ._storage import FileCheckpointStorage
 from ._storage._capabilities import load_chain
@@ -78,11 +78,14 @@ def follow_run(
     *,
     must_exist: bool = True,
     sleep: Callable[[float], None] = time.sleep,
+    page: LogPage = WHOLE_CHAIN,
 ) -> Iterator[LogEntry | FollowEnd]:
     """Yield the run's checkpoints as timeline entries as they are committed, then its end.
 
     Args:
         sleep: how to wait between looks (tests pass a recorder).
+        page: where the entries start (its ``from_seq`` or ``last``, counted on the chain as
+            it is when following starts); it cannot have a ``limit``.
 
     Raises:
         StoreLocationError: the store is missing (with ``must_exist``) or is not one.
@@ -91,11 +94,14 @@ def follow_run(
             journal was replaced or cut while followed.
         WfctlError: the run was removed while followed.
     """
+    if page.limit is not None:
+        raise ValueError("a followed log has no limit: it goes on until the run ends")
     storage = open_storage(store, must_exist=must_exist)
     run_id = validate_run_id(run_id)
     if isinstance(storage, FileCheckpointStorage):
-        asyncio.run(load_chain(storage, run_id))  # exists, and verifies whole
-        yield from _follow(storage.follow(run_id), sleep)
+        chain = asyncio.run(load_chain(storage, run_id))  # exists, and verifies whole
+        first = page.seqs(len(chain) - 1).start
+        yield from _follow(storage.follow(run_id), sleep, first)
         return
     look = getattr(storage, "follow_records", None)
     if look is None:
@@ -105,9 +111,10 @@ def follow_run(
         )
     with asyncio.Runner() as runner:  # one loop: the store's connections are kept between looks
         try:
-            runner.run(load_chain(storage, run_id))  # exists, and verifies whole
+            chain = runner.run(load_chain(storage, run_id))  # exists, and verifies whole
+            first = page.seqs(len(chain) - 1).start
             source = f"{storage.location} run {run_id}"
-            yield from _follow(RecordsFollower(look, runner.run, run_id, source), sleep)
+            yield from _follow(RecordsFollower(look, runner.run, run_id, source), sleep, first)
         finally:
             runner.run(storage.aclose())
 
@@ -124,12 +131,15 @@ class _Follower(Protocol):
     def read_new(self) -> list[Checkpoint]: ...
 
 
-def _follow(follower: _Follower, sleep: Callable[[float], None]) -> Iterator[LogEntry | FollowEnd]:
-    """Look until the run ends: read when it moved, back off while it is idle."""
+def _follow(
+    follower: _Follower, sleep: Callable[[float], None], first: int
+) -> Iterator[LogEntry | FollowEnd]:
+    """Look until the run ends: read when it moved, back off while it is idle. Entries of
+    seqs below ``first`` are not yielded."""
     wait = FIRST_INTERVAL
     while True:
         committed = follower.read_new() if follower.changed() else []
-        yield from map(log_entry, committed)
+        yield from _entries(committed, first)
         head = follower.head
         assert head is not None  # the root was verified above
         if head.kind in ENDING_STATUS:
@@ -138,7 +148,7 @@ def _follow(follower: _Follower, sleep: Callable[[float], None]) -> Iterator[Log
         if committed:
             wait = FIRST_INTERVAL
         elif not follower.running() and not _queued(head):
-            yield from _last_look(follower)
+            yield from _last_look(follower, first)
             return
         else:
             wait = min(wait * 2, LONGEST_INTERVAL)
@@ -150,9 +160,15 @@ def _queued(head: Checkpoint) -> bool:
     return head.kind == Kind.ROOT and RootPayload.of(head).submitted
 
 
-def _last_look(follower: _Follower) -> Iterator[LogEntry | FollowEnd]:
+def _entries(records: list[Checkpoint], first: int) -> Iterator[LogEntry]:
+    """The entries of ``records`` (consecutive seqs) from seq ``first`` on."""
+    skip = first - records[0].seq if records else 0
+    return map(log_entry, records[skip:] if skip > 0 else records)
+
+
+def _last_look(follower: _Follower, first: int) -> Iterator[LogEntry | FollowEnd]:
     """The run holds no lock: read what it committed before letting go, then say how it ended."""
-    yield from map(log_entry, follower.read_new())
+    yield from _entries(follower.read_new(), first)
     head = follower.head
     assert head is not None
     yield (

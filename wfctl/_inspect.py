@@ -53,7 +53,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EXPORT_FORMATS",
+    "WHOLE_CHAIN",
     "LogEntry",
+    "LogPage",
     "PauseReport",
     "RunLog",
     "RunsReport",
@@ -202,8 +204,49 @@ def _attempt_json(attempt: AttemptRecord) -> dict[str, Any]:
 
 
 @dataclass(frozen=True, slots=True)
+class LogPage:
+    """Which checkpoints of a run ``wfctl log`` lists: all of them by default.
+
+    ``from_seq`` starts the list at that seq; ``last`` lists only the chain's last N (the two
+    exclude each other); ``limit`` lists at most N from where the list starts. The list is
+    always in chain order, and every record before its end is verified whether it is listed
+    or not.
+
+    Raises:
+        ValueError: (from the constructor) a negative number, or both ``from_seq`` and
+            ``last``.
+    """
+
+    from_seq: int | None = None
+    last: int | None = None
+    limit: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("from_seq", "last", "limit"):
+            value = getattr(self, name)
+            if value is not None and (type(value) is not int or value < 0):
+                raise ValueError(f"{name} must be an integer of 0 or more, not {value!r}")
+        if self.from_seq is not None and self.last is not None:
+            raise ValueError("give from_seq or last, not both")
+
+    def seqs(self, head_seq: int) -> range:
+        """The seqs listed of a chain whose head is ``head_seq`` (empty past the head)."""
+        end = head_seq + 1
+        first = self.from_seq or 0
+        if self.last is not None:
+            first = max(0, end - self.last)
+        if self.limit is not None:
+            end = min(end, first + self.limit)
+        return range(first, max(first, end))
+
+
+#: Every checkpoint.
+WHOLE_CHAIN = LogPage()
+
+
+@dataclass(frozen=True, slots=True)
 class RunLog:
-    """A run's chain as a timeline, from its root to its head.
+    """A run's chain as a timeline, from its root to its head (or the page of it asked for).
 
     ``entries`` are read from the journal as they are iterated (memory stays flat however long
     the run is), so they can be iterated once; :meth:`to_json` iterates them.
@@ -211,22 +254,33 @@ class RunLog:
 
     summary: RunSummary
     entries: Iterable[LogEntry]
+    #: The seqs ``entries`` holds, in order (every one, ``range(checkpoint_count)``, unless a
+    #: :class:`LogPage` narrowed it).
+    listed: range | None = None
 
     @property
     def checkpoint_count(self) -> int:
         """How many checkpoints the chain holds (its seqs are contiguous from 0: verified)."""
         return self.summary.head_seq + 1
 
+    @property
+    def seqs(self) -> range:
+        """The seqs of the checkpoints listed."""
+        return range(self.checkpoint_count) if self.listed is None else self.listed
+
+    def _fields(self, checkpoints: list[Any]) -> dict[str, Any]:
+        listed = self.seqs
+        return {
+            "run": summary_json(self.summary),
+            "checkpoint_count": self.checkpoint_count,
+            "first_listed_seq": listed.start,
+            "listed_checkpoint_count": len(listed),
+            "checkpoints": checkpoints,
+        }
+
     def to_json(self) -> dict[str, Any]:
         """Return the ``wfctl/log@1`` document (see docs/json.md)."""
-        return document(
-            "log",
-            {
-                "run": summary_json(self.summary),
-                "checkpoint_count": self.checkpoint_count,
-                "checkpoints": [e.to_json() for e in self.entries],
-            },
-        )
+        return document("log", self._fields([e.to_json() for e in self.entries]))
 
     def json_text(self) -> Iterator[str]:
         """Yield :meth:`to_json`'s document as indented JSON text, a page of entries at a time.
@@ -234,18 +288,7 @@ class RunLog:
         If reading an entry fails, the entries read before it are given before the error goes
         on (the document is then left unfinished).
         """
-        head = json.dumps(
-            document(
-                "log",
-                {
-                    "run": summary_json(self.summary),
-                    "checkpoint_count": self.checkpoint_count,
-                    "checkpoints": [None],
-                },
-            ),
-            indent=2,
-            ensure_ascii=False,
-        )
+        head = json.dumps(document("log", self._fields([None])), indent=2, ensure_ascii=False)
         opening, _, closing = head.rpartition("null")  # the list's one item: the last value
         utc = _UtcTimes()
         page: list[LogEntry] = []
@@ -442,7 +485,9 @@ _SET_STEP_KEY, _SET_STEP_DURATION, _SET_STEP_RECORD = slot_setters(
 _new = object.__new__
 
 
-def run_log(store: StoreRef, run_id: str, *, must_exist: bool = True) -> RunLog:
+def run_log(
+    store: StoreRef, run_id: str, *, must_exist: bool = True, page: LogPage = WHOLE_CHAIN
+) -> RunLog:
     """Return the run's chain as a timeline, its entries read as they are iterated.
 
     From a file store, the summary is read from the run's root and head (both verified), and
@@ -450,6 +495,9 @@ def run_log(store: StoreRef, run_id: str, *, must_exist: bool = True) -> RunLog:
     and link) and decoded: the journal is read once, and the first entry shows at once. A
     record that fails raises while iterating, after the entries before it. Other stores give
     the whole chain verified first.
+
+    ``page`` narrows the entries to part of the chain: from a file store the records before it
+    are verified (checksum and link) without being decoded, and none after it is read.
 
     Raises:
         StoreLocationError: the store is missing (with ``must_exist``) or is not one.
@@ -459,13 +507,15 @@ def run_log(store: StoreRef, run_id: str, *, must_exist: bool = True) -> RunLog:
     """
     storage = open_storage(store, must_exist=must_exist)
     if isinstance(storage, FileCheckpointStorage):
-        summary, records = storage.stream_checked_chain(run_id)  # verified as they are shown
-        return RunLog(summary, map(log_entry, records))
+        # verified as they are shown
+        summary, records = storage.stream_checked_chain(run_id, page.seqs)
+        return RunLog(summary, map(log_entry, records), page.seqs(summary.head_seq))
 
     summary, chain = on_store(
         store, lambda storage: summary_and_chain(storage, run_id), must_exist=must_exist
     )
-    return RunLog(summary, map(log_entry, chain))
+    listed = page.seqs(summary.head_seq)
+    return RunLog(summary, map(log_entry, chain[listed.start : listed.stop]), listed)
 
 
 async def summary_and_chain(storage: RunStore, run_id: str) -> tuple[RunSummary, list[Checkpoint]]:

@@ -151,6 +151,8 @@ def documents(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Any]]:
     assert log["run"]["status"] == "completed"
     for run_id in (typed_id, paused["run_id"], "backing-off"):
         keep("log", _json("log", run_id, "--store", store))
+    keep("log", _json("log", typed_id, "--last", "2", "--store", store))  # a page
+    keep("log", _json("log", typed_id, "--from", "99", "--store", store))  # past the head
     for seq in range(4):
         keep("show", _json("show", f"{typed_id}.{seq}", "--store", store))
     keep("export", _json("export", typed_id, "--store", store))

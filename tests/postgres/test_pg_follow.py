@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 from typing import Any, cast
 
-from tests.cli.conftest import base_env, invoke, wfctl_executable
+from tests.cli.conftest import WORKFLOWS, base_env, invoke, run_id_of, wfctl_executable
 from tests.cli.test_cancel_rm import start_gated
 from tests.conftest import arun
 from wfctl._admission import submit_run
@@ -22,6 +22,7 @@ from wfctl._loader import load_workflow
 from wfctl.storage import open_storage
 
 GATED = Path(__file__).resolve().parents[1] / "cli" / "workflows" / "gated.py"
+MANY = WORKFLOWS / "many.py"
 
 
 def _follow(url: str, run_id: str, *extra: str) -> subprocess.Popen[str]:
@@ -107,3 +108,20 @@ def test_a_queued_run_removed_while_followed_is_an_error(pg_url: str) -> None:
     _, errors = follower.communicate(timeout=60)
     assert follower.returncode == 2
     assert errors.strip() == "wfctl: error: run 'queued' was removed while followed"
+
+
+def test_log_pages_and_a_followed_page_on_postgresql(pg_url: str) -> None:
+    run_id = run_id_of(invoke("run", MANY, "--input", "12", "--store", pg_url, "--json"))
+    whole = invoke("log", run_id, "--store", pg_url, "--json").json()
+    assert whole["checkpoint_count"] == whole["listed_checkpoint_count"] == 14
+    page = invoke("log", run_id, "--from", "4", "-n", "3", "--store", pg_url, "--json").json()
+    assert (page["first_listed_seq"], page["listed_checkpoint_count"]) == (4, 3)
+    assert page["checkpoints"] == whole["checkpoints"][4:7]
+    last = invoke("log", run_id, "--last", "2", "--store", pg_url)
+    assert last.code == 0
+    assert "… 12 checkpoints (seq 0 to 11) before, verified, not shown" in last.stdout
+    followed = _follow(pg_url, run_id, "--json", "--last", "2")
+    out, errors = followed.communicate(timeout=60)
+    assert (followed.returncode, errors) == (0, "")
+    seqs = [json.loads(line).get("seq") for line in out.splitlines()]
+    assert seqs == [12, 13, None]  # the last two, then the end

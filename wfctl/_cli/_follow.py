@@ -12,11 +12,12 @@ from wfctl._visible import visible
 
 if TYPE_CHECKING:
     from wfctl._config import StoreLocation
+    from wfctl._inspect import LogPage
 
 __all__ = ["follow_log"]
 
 
-def follow_log(location: StoreLocation, run_id: str, json_output: bool) -> NoReturn:
+def follow_log(location: StoreLocation, run_id: str, json_output: bool, page: LogPage) -> NoReturn:
     """Follow ``run_id`` until it ends; exit with its status's code (130 on Ctrl-C).
 
     With ``json_output`` each checkpoint is one line of JSON (JSON Lines), and the last line
@@ -29,7 +30,7 @@ def follow_log(location: StoreLocation, run_id: str, json_output: bool) -> NoRet
         from wfctl._render import print_followed
     status = "interrupted"
     try:
-        for item in follow_run(location.target, run_id, must_exist=location.named):
+        for item in follow_run(location.target, run_id, must_exist=location.named, page=page):
             if json_output:
                 line = json.dumps(followed_json(run_id, item), ensure_ascii=False)
                 sys.stdout.write(line + "\n")

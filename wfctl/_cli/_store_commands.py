@@ -160,6 +160,37 @@ def log(
             "document per line.",
         ),
     ] = False,
+    from_seq: Annotated[
+        int | None,
+        typer.Option(
+            "--from",
+            metavar="SEQ",
+            min=0,
+            help="Start at checkpoint SEQ (the checkpoints before it are verified, not shown).",
+            show_default=False,
+        ),
+    ] = None,
+    last: Annotated[
+        int | None,
+        typer.Option(
+            "--last",
+            metavar="N",
+            min=0,
+            help="Show only the last N checkpoints (not with --from).",
+            show_default=False,
+        ),
+    ] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option(
+            "--limit",
+            "-n",
+            metavar="N",
+            min=0,
+            help="Show at most N checkpoints, from where the list starts (not with --follow).",
+            show_default=False,
+        ),
+    ] = None,
     store: StoreOption = None,
     json_output: JsonOption = False,
     debug: DebugOption = False,
@@ -178,18 +209,32 @@ def log(
     commit, backing off to once a second while the run is idle; on PostgreSQL each look is
     one statement.
 
+    A long run can be shown a page at a time: --last N shows its last N checkpoints, --from SEQ
+    starts at checkpoint SEQ, and --limit N stops after N. Every record up to the last one
+    shown is verified all the same (those before the page without being decoded), and none
+    after it is read. With --follow, --from and --last say where following starts.
+
     \b
     Example:
-      wfctl log 20261129-121400-3f9a2c71 --follow
+      wfctl log 20261129-121400-3f9a2c71 --last 20 --follow
     """
+    if from_seq is not None and last is not None:
+        raise typer.BadParameter("give --from or --last, not both", param_hint="'--last'")
+    if follow and limit is not None:
+        raise typer.BadParameter(
+            "--follow goes on until the run ends: leave out --limit", param_hint="'--limit'"
+        )
+    from wfctl._inspect import LogPage
+
+    page = LogPage(from_seq, last, limit)
     location = locate_store_option(store)
     if follow:
         from ._follow import follow_log
 
-        follow_log(location, run_id, json_output)
+        follow_log(location, run_id, json_output, page)
     from wfctl._inspect import run_log
 
-    result = run_log(location.target, run_id, must_exist=location.named)
+    result = run_log(location.target, run_id, must_exist=location.named, page=page)
     if json_output:
         sys.stdout.writelines(result.json_text())  # entry by entry: a long run streams
     else:

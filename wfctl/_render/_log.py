@@ -48,15 +48,34 @@ def print_log(log: RunLog, *, verbose: bool = False) -> None:
     out = stdout()
     current = now()
     out.print(_title(summary, current))
+    listed, head_seq = log.seqs, summary.head_seq
+    if not listed:
+        if listed.start > head_seq:
+            out.print(f"no checkpoint from seq {listed.start} on: the head is seq {head_seq}")
+        else:
+            out.print("no checkpoint listed (--limit 0)")
+        return
+    if listed.start:
+        out.print(f"… {_checkpoints(0, listed.start - 1)} before, verified, not shown", style="dim")
     timeline = _LogTimeline(out, LocalMillis(current), verbose=verbose)
-    head_seq = summary.head_seq
+    last_seq = listed[-1]
     try:
         for count, entry in enumerate(log.entries, 1):
-            timeline.add_entry(entry, last=entry.seq == head_seq)
+            timeline.add_entry(entry, last=entry.seq == last_seq)
             if count % _LOG_PAGE == 0:
                 timeline.flush()
     finally:
         timeline.flush()
+    if last_seq < head_seq:
+        later = _checkpoints(last_seq + 1, head_seq)
+        out.print(f"… {later} after, not shown (next page: --from {last_seq + 1})", style="dim")
+
+
+def _checkpoints(first: int, last: int) -> str:
+    """``N checkpoints (seq FIRST to LAST)``, or one."""
+    if first == last:
+        return f"1 checkpoint (seq {first})"
+    return f"{last - first + 1:,} checkpoints (seq {first} to {last})"
 
 
 def _title(summary: RunSummary, current: datetime) -> RichText:

@@ -470,7 +470,9 @@ class FileCheckpointStorage(RunStoreBase):
                     raise CheckpointCorruptError(where, "the journal changed while it was read")
                 yield checkpoint
 
-    def stream_checked_chain(self, run_id: str) -> tuple[RunSummary, Iterator[Checkpoint]]:
+    def stream_checked_chain(
+        self, run_id: str, seqs: Callable[[int], range] | None = None
+    ) -> tuple[RunSummary, Iterator[Checkpoint]]:
         """Return a run's summary, read from its ends, and its records, each verified as read.
 
         The summary needs only the root and the head, so it is ready at once: the root is the
@@ -483,6 +485,10 @@ class FileCheckpointStorage(RunStoreBase):
         run is read as :meth:`stream_chain` reads it, which names the first problem in file
         order.
 
+        ``seqs``, given the head's seq, names the records to yield (a page of the chain, with a
+        step of 1): the records before it are checked (checksum, link) but not decoded, and the
+        journal is read no further than its last.
+
         Raises:
             InvalidIdError: ``run_id`` is malformed.
             RunNotFoundError: the run has no committed checkpoint.
@@ -491,10 +497,16 @@ class FileCheckpointStorage(RunStoreBase):
         """
         ends = self._checked_ends(validate_run_id(run_id))
         if ends is None:
-            return self.stream_chain(run_id)
+            summary, records = self.stream_chain(run_id)
+            if seqs is not None:
+                wanted = seqs(summary.head_seq)
+                records = (r for r in records if r.seq in wanted)
+            return summary, records
         root_line, root, head_line, head = ends
         known = {root_line: root, head_line: head}
-        return self._summarize_now(root, head), self._checked_records(run_id, head.seq, known)
+        wanted = range(head.seq + 1) if seqs is None else seqs(head.seq)
+        records = self._checked_records(run_id, wanted, head.seq, known)
+        return self._summarize_now(root, head), records
 
     def _checked_ends(self, run_id: str) -> tuple[bytes, Checkpoint, bytes, Checkpoint] | None:
         """The root and head, each verified, with their lines; None if anything is amiss."""
@@ -522,15 +534,22 @@ class FileCheckpointStorage(RunStoreBase):
         return first, root, last, head
 
     def _checked_records(
-        self, run_id: str, last_seq: int, known: dict[bytes, Checkpoint]
+        self, run_id: str, wanted: range, head_seq: int, known: dict[bytes, Checkpoint]
     ) -> Iterator[Checkpoint]:
+        """The records of ``wanted`` (seqs up to ``head_seq``; the head's line is ``known``)."""
+        wanted = wanted[: head_seq + 1]
+        if not wanted:
+            return
         path = self._layout.journal(run_id)
+        last_seq = wanted[-1]
         with self._reading(run_id) as fd:
             if fd is None:
                 raise RunNotFoundError(run_id)
-            for line, checkpoint in decode_chain(read_lines(self._fs, fd), path, run_id, known):
+            lines = read_lines(self._fs, fd)
+            for line, checkpoint in decode_chain(lines, path, run_id, known, wanted[0]):
                 if checkpoint.seq == last_seq:
-                    if known.get(line) is not checkpoint:  # not the head the summary read
+                    if last_seq == head_seq and known.get(line) is not checkpoint:
+                        # not the head the summary read
                         raise CheckpointCorruptError(
                             f"{path}:{last_seq + 1}", "the journal changed while it was read"
                         )

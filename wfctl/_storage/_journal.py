@@ -367,7 +367,11 @@ def check_journal(lines: Iterable[bytes], path: str, run_id: str) -> tuple[bytes
 
 
 def decode_chain(
-    lines: Iterable[bytes], path: str, run_id: str, known: dict[bytes, Checkpoint]
+    lines: Iterable[bytes],
+    path: str,
+    run_id: str,
+    known: dict[bytes, Checkpoint],
+    decode_from: int = 0,
 ) -> Iterator[tuple[bytes, Checkpoint]]:
     """Verify and decode a journal's records one at a time, as one chain, in one read.
 
@@ -375,7 +379,8 @@ def decode_chain(
     parent), then decoded in full as :func:`decode_record` decodes it, before it is yielded
     with its line: a record is never yielded before everything before it held. A line in
     ``known`` (already verified and decoded, such as a run's root and head read for its
-    summary) is checked but not decoded again.
+    summary) is checked but not decoded again. A record whose seq is below ``decode_from`` is
+    checked only, as :func:`check_journal` checks it, and not yielded.
 
     Raises:
         CheckpointCorruptError: naming the first record (``<path>:<line>``) that fails, with
@@ -398,6 +403,8 @@ def decode_chain(
             # accepts it, or says what is wrong
             _check_link(line, where, run_id, seq, parent, version)
         parent = b'"%s.%d"' % (run, seq)
+        if seq < decode_from:
+            continue
         checkpoint = known.get(line)
         if checkpoint is None:
             # The checksum held: the body it covers, read as decode_record reads it.
