@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Awaitable, Callable, Collection, Hashable, Sequence
-from typing import TypeGuard
+from typing import Any, TypeGuard
 
 from wfctl._checkpoint import (
     ENDING_STATUS,
@@ -598,6 +598,38 @@ def unreadable_summary(run_id: str, error: OSError) -> RunSummary:
 def oldest_first(summaries: list[RunSummary]) -> list[RunSummary]:
     """Return ``summaries`` in listing order: oldest first, ties by run id."""
     return sorted(summaries, key=lambda s: (s.created, s.run_id))
+
+
+def summary_row(summary: RunSummary) -> list[Any]:
+    """A summary as a JSON array: its fields in order (see :func:`summary_of_row`)."""
+    return [
+        summary.run_id,
+        summary.workflow_name,
+        summary.status.value,
+        summary.head_checkpoint_id,
+        summary.head_seq,
+        summary.created,
+        summary.updated,
+        summary.origin_run_id,
+        summary.origin_checkpoint_id,
+        list(summary.pending),
+        summary.problem,
+        summary.waiting,
+    ]
+
+
+def summary_of_row(row: list[Any]) -> RunSummary:
+    """The summary :func:`summary_row` wrote as ``row``.
+
+    Raises:
+        ValueError, TypeError: ``row`` is not such an array.
+    """
+    (rid, workflow, status, head_id, head_seq, created, updated, origin_run, origin_id,
+     pending, problem, waiting) = row  # fmt: skip
+    return RunSummary(
+        rid, workflow, RunStatus(status), head_id, head_seq, created, updated, origin_run,
+        origin_id, tuple(pending), problem, waiting,
+    )  # fmt: skip
 
 
 async def delete_each(
