@@ -132,3 +132,19 @@ def test_a_store_listed_by_several_processes_is_listed_as_by_one(
     assert any(s.pending for s in one_process) and any(s.origin_run_id for s in one_process)
     for summary in one_process:  # the rows a child sends read back as the same summaries
         assert summary_of_row(summary_row(summary)) == summary
+
+
+def test_a_part_that_cannot_be_forked_is_done_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    real_fork, forks = os.fork, []
+
+    def fork_twice() -> int:
+        if len(forks) == 2:
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+        forks.append(1)
+        return real_fork()
+
+    monkeypatch.setattr(os, "fork", fork_twice)
+    results = _spread_tagged()
+    assert [value for value, _ in results] == [item * 3 for item in ITEMS]
+    pids = [pid for _, pid in results]
+    assert pids[30:] == [os.getpid()] * 10 and os.getpid() not in pids[10:30]

@@ -13,6 +13,7 @@ A fork is only an optimisation, never a source of a different answer:
   done again here, so the result is always what one process would have found;
 - a child ignores SIGINT (Ctrl-C reaches the whole process group): this process is the one
   that stops, and it kills and reaps every child it started before the interruption goes on;
+- a part whose fork fails (no more processes) is done here;
 - a child never returns into the caller's code: it ends with ``os._exit`` (no ``atexit``
   handler, no buffered output flushed twice), and does nothing but read.
 """
@@ -39,7 +40,7 @@ SPREAD_FROM: Final = 2000
 #: At most this many processes in all, however many CPUs there are.
 _MOST: Final = 8
 
-_Child = tuple[int, int, Sequence[Any]]  # pid, the read end of its pipe, its part
+_Child = tuple[int, int, Sequence[Any]]  # pid (0: not forked), the read end of its pipe, its part
 
 
 def spread(
@@ -62,7 +63,10 @@ def spread(
     children: list[_Child] = []
     try:
         for part in parts[1:]:
-            children.append(_fork(work, part, encode))
+            try:
+                children.append(_fork(work, part, encode))
+            except OSError:  # no more processes (EAGAIN, ENOMEM): the rest are done here
+                children.append((0, -1, part))
         results = work(parts[0])
         while children:
             results.extend(_collect(children.pop(0), work, decode))
@@ -97,6 +101,7 @@ def _fork(
         code = 1
         try:
             signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.set_wakeup_fd(-1)  # a signal here must not wake the parent's event loop
             os.close(read_end)
             data = orjson.dumps([encode(result) for result in work(part)])
             view = memoryview(data)
@@ -114,6 +119,8 @@ def _collect(
 ) -> list[R]:
     """The child's results once it has ended, or its part's, done here if it failed."""
     pid, fd, part = child
+    if not pid:  # never forked
+        return work(part)
     chunks = []
     try:
         while chunk := os.read(fd, 1 << 20):
@@ -132,6 +139,8 @@ def _collect(
 def _stop(child: _Child) -> None:
     """Kill a child whose results are not wanted, and reap it."""
     pid, fd, _ = child
+    if not pid:
+        return
     with contextlib.suppress(OSError):
         os.kill(pid, signal.SIGKILL)
     _reap(pid, fd)
