@@ -3,7 +3,8 @@
 Usage::
 
     python bench/store_commands.py WORKDIR [--sizes 1,1000,10000] [--rounds 5]
-        [--tree .] [--tree /tmp/before] [--log-steps 100000] [--gc [--gc-synced]]
+        [--tree .] [--tree /tmp/before] [--log-steps 100000 [--log-last 20]]
+        [--gc [--gc-synced]]
 
 Fills ``WORKDIR/runs-<size>`` (once; reused later) with completed runs of 10 steps each, then
 times, for each checkout named by ``--tree`` (each run with ``PYTHONPATH=<tree>``), round by
@@ -19,7 +20,8 @@ round in rotating order so that both checkouts see the same disk and CPU moments
   with ``--gc-synced`` the copy is written to the device (``os.sync``) before each, as an old
   store's files are (deleting files just copied, still in the page cache, can cost less);
 - with ``--log-steps N``: ``log`` and ``log --json`` of one run of N steps, and how long
-  ``log`` takes to print its first line (wall seconds only).
+  ``log`` takes to print its first line (wall seconds only); with ``--log-last M`` too, ``log
+  --last M`` of that run (a page: only trees that have the option, or the job is refused).
 
 Each job's wall seconds, CPU seconds (user + system, of the process, from ``wait4``: less
 disturbed by other load than wall time) and peak RSS are printed.
@@ -92,7 +94,8 @@ def _start_wfctl(tree: Path, args: list[str], stdout: int) -> subprocess.Popen[b
 def _timed(tree: Path, args: list[str]) -> tuple[float, float, float]:
     """Run ``wfctl ARGS`` from ``tree``; return (wall seconds, peak RSS in MB, CPU seconds)."""
     seconds, exit_code, usage = spawn_wfctl(tree, args)
-    if exit_code not in (0, 2):  # 2: pause of a finished run is refused, after the lookup timed
+    # 2 from pause only: pause of a finished run is refused, after the lookup timed
+    if exit_code != 0 and not (exit_code == 2 and args[0] == "pause"):
         raise SystemExit(f"wfctl {' '.join(args)} from {tree} exited {exit_code}")
     return seconds, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
@@ -147,6 +150,9 @@ def main() -> None:
     parser.add_argument("--gc", action="store_true", help="time gc --keep 10 on the largest")
     parser.add_argument("--gc-synced", action="store_true", help="sync each copy before gc")
     parser.add_argument("--log-steps", type=int, default=0, help="time log of a run this long")
+    parser.add_argument(
+        "--log-last", type=int, default=0, help="with --log-steps: also time log --last N"
+    )
     args = parser.parse_args()
     trees = args.tree or [BENCH.parent]
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -179,6 +185,10 @@ def main() -> None:
             "log", run, "--json", "--store", str(long_store)
         ]  # fmt: skip
         first_lines[f"log {args.log_steps} steps: first line"] = jobs[f"log {args.log_steps} steps"]
+        if args.log_last:  # a page (wfctl 2026-12-02 on: a tree before refuses the option)
+            jobs[f"log --last {args.log_last} of {args.log_steps} steps"] = [
+                "log", run, "--last", str(args.log_last), "--store", str(long_store)
+            ]  # fmt: skip
     times: dict[tuple[str, str], list[tuple[float, float, float]]] = {}
     for r in range(args.rounds):
         order = trees[r % len(trees) :] + trees[: r % len(trees)]
