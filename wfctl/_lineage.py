@@ -10,7 +10,7 @@ that break nothing (a torn tail that was never committed, a signature changed on
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +21,7 @@ from ._payloads import RootPayload
 from ._storage._base import read_problem
 from ._storage._capabilities import read_run
 from ._storage._protocol import JournalProblem, RunJournal
+from ._storage._spread import spread
 
 __all__ = ["LineageReport", "RunVerdict", "listed", "verify_lineage"]
 
@@ -133,6 +134,8 @@ async def verify_lineage(
     if isinstance(run_ids, str):
         run_ids = (run_ids,)
     wanted = [validate_run_id(run_id) for run_id in run_ids]
+    if not wanted and type(storage).__dict__.get("_READS_WITHOUT_WAITING") is True:
+        return await _spread_over_every_run(storage, workflow_name)
     seen: dict[str, _Index | None] = {}
     verdicts: list[RunVerdict] = []
     async for run_id, journal in (
@@ -148,6 +151,72 @@ async def verify_lineage(
         if workflow_name is None or verdict.workflow_name in (workflow_name, None):
             verdicts.append(verdict)
     return LineageReport(tuple(verdicts))
+
+
+async def _spread_over_every_run(storage: Any, workflow_name: str | None) -> LineageReport:
+    """Every run of a storage whose reads never wait, verified as above, the runs spread
+    across processes when there are many (:mod:`~wfctl._storage._spread`).
+
+    Each process verifies its part with reads driven in place (no event loop: they never
+    wait), with origin checks reading what its part has not read; the verdicts are those one
+    process gives, in the listing's order.
+    """
+    listed_ids = [s.run_id for s in await storage.list_runs(workflow_name=workflow_name)]
+
+    def verdicts_of(run_ids: Sequence[str]) -> list[RunVerdict]:
+        seen: dict[str, _Index | None] = {}
+        return [_driven(_verdict_of_listed(storage, run_id, seen)) for run_id in run_ids]
+
+    verdicts = spread(verdicts_of, listed_ids, _verdict_row, _verdict_of_row)
+    return LineageReport(
+        tuple(
+            verdict
+            for verdict in verdicts
+            if workflow_name is None or verdict.workflow_name in (workflow_name, None)
+        )
+    )
+
+
+async def _verdict_of_listed(
+    storage: Any, run_id: str, seen: dict[str, _Index | None]
+) -> RunVerdict:
+    """The verdict on a run listed a moment ago (a note if it went before it was read)."""
+    journal = await _read(storage, run_id, seen)
+    if journal is None:  # listed, then removed (a gc, an rm) before its read
+        return RunVerdict(run_id, None, 0, None, (), (_REMOVED_WHILE_VERIFIED,))
+    return await _RunCheck(journal).verdict(storage, seen)
+
+
+def _driven(coroutine: Coroutine[Any, Any, RunVerdict]) -> RunVerdict:
+    """Run a coroutine that never waits to its end, in place.
+
+    Raises:
+        RuntimeError: it waited (a storage that declared its reads never wait, wrongly).
+    """
+    try:
+        coroutine.send(None)
+    except StopIteration as done:
+        verdict: RunVerdict = done.value
+        return verdict
+    coroutine.close()
+    raise RuntimeError("a read of a storage that declares it never waits waited")
+
+
+def _verdict_row(verdict: RunVerdict) -> list[Any]:
+    """A verdict as a JSON array: its fields in order (see :func:`_verdict_of_row`)."""
+    return [
+        verdict.run_id,
+        verdict.workflow_name,
+        verdict.checkpoints,
+        verdict.head,
+        list(verdict.problems),
+        list(verdict.notes),
+    ]
+
+
+def _verdict_of_row(row: list[Any]) -> RunVerdict:
+    run_id, workflow_name, checkpoints, head, problems, notes = row
+    return RunVerdict(run_id, workflow_name, checkpoints, head, tuple(problems), tuple(notes))
 
 
 async def _named(

@@ -133,6 +133,10 @@ class FileCheckpointStorage(RunStoreBase):
     #: Its ``save`` never waits (no await suspends it): the engine may run a sequential
     #: step's commit in the caller instead of a task (``wfctl._chain``).
     _SAVES_WITHOUT_WAITING: ClassVar[bool] = True
+    #: Its reads never wait either (``read_run``, ``get_latest``, ``list_runs``): a whole-store
+    #: verification may drive them without an event loop, spread across processes
+    #: (``wfctl._lineage``).
+    _READS_WITHOUT_WAITING: ClassVar[bool] = True
 
     def __init__(
         self,

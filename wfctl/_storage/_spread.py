@@ -1,10 +1,11 @@
 """A read-only pass over many runs, spread across forked processes when it is long enough.
 
 Listing a file store verifies every run (every record's checksum and link, its ends decoded):
-about 0.1 ms of the interpreter's time a run, and the interpreter runs one thread at a time. A
-store of thousands of runs is listed faster by splitting its runs into parts, one per CPU: this
-process lists the first part while forked children list the others, each sending back its
-results as JSON (never pickle) through a pipe, read once this process is done with its own.
+about 0.1 ms of the interpreter's time a run, and the interpreter runs one thread at a time;
+verifying a whole store's lineage reads and judges every record. A store of thousands of runs
+is done faster by splitting its runs into parts, one per CPU: this process does the first part
+while forked children do the others, each sending back its results as JSON (never pickle)
+through a pipe, read once this process is done with its own.
 
 A fork is only an optimisation, never a source of a different answer:
 - it happens only on POSIX, for :data:`SPREAD_FROM` items or more, with more than one usable CPU,
