@@ -110,6 +110,19 @@ def run_id_of(outcome: Invocation) -> str:
     return run_id
 
 
+def journal_of(store: Path, run_id: str) -> Path:
+    """The journal of ``run_id`` in the file store ``store``."""
+    return store / "runs" / run_id / "journal.jsonl"
+
+
+def spoil_step_record(store: Path, run_id: str, index: int) -> None:
+    """Change one character of the step record at line ``index + 1`` (its checksum then fails)."""
+    journal = journal_of(store, run_id)
+    lines = journal.read_bytes().split(b"\n")
+    lines[index] = lines[index].replace(b'"step"', b'"stap"')
+    journal.write_bytes(b"\n".join(lines))
+
+
 def spawn(*args: str | os.PathLike[str]) -> subprocess.Popen[str]:
     """Start the installed ``wfctl`` with ``args`` in the background (text pipes, no colour)."""
     return subprocess.Popen(

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import WORKFLOWS, invoke, run_id_of, wfctl
+from tests.cli.conftest import WORKFLOWS, invoke, journal_of, run_id_of, spoil_step_record, wfctl
 from wfctl import _follow
 from wfctl._checkpoint import Checkpoint
 from wfctl._errors import CheckpointCorruptError
@@ -31,18 +31,6 @@ HEAD = STEPS + 1
 @pytest.fixture
 def long_run(store: Path) -> str:
     return run_id_of(invoke("run", MANY, "--input", str(STEPS), "--store", store, "--json"))
-
-
-def _journal(store: Path, run_id: str) -> Path:
-    return store / "runs" / run_id / "journal.jsonl"
-
-
-def _corrupt(store: Path, run_id: str, index: int) -> None:
-    """Change one character of the record at line ``index + 1`` (its checksum then fails)."""
-    journal = _journal(store, run_id)
-    lines = journal.read_bytes().split(b"\n")
-    lines[index] = lines[index].replace(b'"step"', b'"stap"')
-    journal.write_bytes(b"\n".join(lines))
 
 
 @pytest.mark.parametrize(
@@ -104,18 +92,20 @@ def test_records_before_a_page_are_checked_not_decoded_and_none_after_it_is_read
 
 
 def test_a_broken_record_before_the_page_is_named(store: Path, long_run: str) -> None:
-    _corrupt(store, long_run, 7)
+    spoil_step_record(store, long_run, 7)
     log = run_log(store, long_run, page=LogPage(last=3))
     with pytest.raises(CheckpointCorruptError) as raised:
         list(log.entries)
-    assert raised.value.where == f"{_journal(store, long_run)}:8"
+    assert raised.value.where == f"{journal_of(store, long_run)}:8"
     done = wfctl("log", long_run, "--last", "3", "--store", store)
     assert done.code == 2 and "journal.jsonl:8: checksum mismatch" in done.error_line()
     assert f"{long_run}." not in done.stdout  # nothing of the page was shown before it
 
 
 def test_a_record_after_the_page_is_not_read(store: Path, long_run: str) -> None:
-    _corrupt(store, long_run, 30)  # neither the root nor the head: not read for the summary
+    spoil_step_record(
+        store, long_run, 30
+    )  # neither the root nor the head: not read for the summary
     done = wfctl("log", long_run, "--limit", "5", "--store", store, "--json")
     assert done.code == 0, done.stderr
     assert [c["seq"] for c in done.json()["checkpoints"]] == [0, 1, 2, 3, 4]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import WORKFLOWS, invoke, run_id_of
+from tests.cli.conftest import WORKFLOWS, invoke, journal_of, run_id_of, spoil_step_record
 from wfctl import _inspect
 from wfctl._checkpoint import Checkpoint
 from wfctl._documents import utc_time
@@ -33,18 +33,6 @@ _ARGS: Iterable[tuple[str, ...]] = ((), ("--json",))
 def long_run(store: Path) -> str:
     """A completed run of STEPS steps: STEPS + 2 records."""
     return run_id_of(invoke("run", MANY, "--input", str(STEPS), "--store", store, "--json"))
-
-
-def _journal(store: Path, run_id: str) -> Path:
-    return store / "runs" / run_id / "journal.jsonl"
-
-
-def _corrupt(store: Path, run_id: str, index: int) -> None:
-    """Change one character of the record at line ``index + 1`` (its checksum then fails)."""
-    journal = _journal(store, run_id)
-    lines = journal.read_bytes().split(b"\n")
-    lines[index] = lines[index].replace(b'"step"', b'"stap"')
-    journal.write_bytes(b"\n".join(lines))
 
 
 def test_each_record_is_read_once_and_decoded_once(
@@ -74,25 +62,25 @@ def test_each_record_is_read_once_and_decoded_once(
 
 
 def test_a_broken_record_is_named_after_the_entries_before_it(store: Path, long_run: str) -> None:
-    _corrupt(store, long_run, 230)
+    spoil_step_record(store, long_run, 230)
     log = run_log(store, long_run)  # the root and the head hold: nothing raised yet
     assert log.summary.status == "completed"
     shown: list[int] = []
     with pytest.raises(CheckpointCorruptError) as raised:
         shown.extend(entry.seq for entry in log.entries)
     assert shown == list(range(230))
-    assert raised.value.where == f"{_journal(store, long_run)}:231"
+    assert raised.value.where == f"{journal_of(store, long_run)}:231"
     assert raised.value.reason.startswith("checksum mismatch (record says ")
 
 
 def test_the_command_shows_what_held_then_names_the_broken_record(
     store: Path, long_run: str
 ) -> None:
-    _corrupt(store, long_run, 230)
+    spoil_step_record(store, long_run, 230)
     text = invoke("log", long_run, "--store", store)
     assert text.code == 2
     assert text.error_line().startswith(
-        f"wfctl: error: corrupt checkpoint data in {_journal(store, long_run)}:231: checksum "
+        f"wfctl: error: corrupt checkpoint data in {journal_of(store, long_run)}:231: checksum "
     )
     shown = [line for line in text.stdout.splitlines() if f"  {long_run}." in line]
     assert [line.rsplit(".", 1)[1] for line in shown] == [str(seq) for seq in range(230)]
@@ -107,7 +95,7 @@ def test_the_command_shows_what_held_then_names_the_broken_record(
 def test_a_broken_end_is_refused_before_anything_is_shown(
     store: Path, long_run: str, index: int
 ) -> None:
-    journal = _journal(store, long_run)
+    journal = journal_of(store, long_run)
     lines = journal.read_bytes().split(b"\n")
     lines[index] = lines[index].replace(b'"ts":"2', b'"ts":"3')
     journal.write_bytes(b"\n".join(lines))
