@@ -6,12 +6,13 @@ fast (nothing heavy imported, typer's rich help disabled) and what help must say
 
 from __future__ import annotations
 
+import enum
 import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args, get_origin
 
 import pytest
 import typer.main
@@ -102,13 +103,14 @@ def test_runs_and_run_load_neither_pydantic_nor_unneeded_modules(tmp_path: Path)
     assert refused.code == 2 and "--keep" in refused.stderr
 
 
-def test_numbers_given_as_text_load_no_pydantic(tmp_path: Path) -> None:
+def test_numbers_and_choices_given_as_text_load_no_pydantic(tmp_path: Path) -> None:
     store = tmp_path / "store"
     store.mkdir()
     for args in (
         ["runs", "--limit", "3"],
         ["gc", "--keep", "10", "--dry-run"],
         ["gc", "--keep", "0", "--older-than", "1d", "--dry-run"],
+        ["runs", "--status", "failed", "-s", "paused", "--sort", "updated"],
     ):
         loaded = _modules_after(
             "from wfctl._cli import app\n"
@@ -160,6 +162,45 @@ def test_a_plain_number_is_what_typer_would_make_of_it(text: str) -> None:
             continue  # typer's converter decides, and words any error
         real = build_runtime_param(descriptor)._coerce_value(text, param=param, ctx=None)
         assert (type(fast), fast) == (type(real), real), name
+
+
+def _choice_params() -> list[tuple[str, Any]]:
+    """Every parameter whose values are members of an enum (or lists of them), by name."""
+    group = typer.main.get_command(app)
+    found = []
+    for name, command in [("wfctl", group), *group.commands.items()]:  # type: ignore[attr-defined]
+        for param in command.params:
+            annotation = getattr(getattr(param, "type_descriptor", None), "annotation", None)
+            kind = get_args(annotation)[0] if get_origin(annotation) is list else annotation
+            if isinstance(kind, type) and issubclass(kind, enum.Enum):
+                found.append((f"{name} {param.opts[0]}", param, kind))
+    return found
+
+
+def test_a_choice_given_as_text_is_what_typer_would_make_of_it() -> None:
+    from typer._coercion import build_runtime_param
+
+    from wfctl._cli._coercion import _plain_choice
+
+    params = _choice_params()
+    assert len(params) >= 5  # --durability, --status, --sort, --format, ...
+    for name, param, kind in params:
+        descriptor = param.type_descriptor
+        real = build_runtime_param(descriptor)
+        values = [member.value for member in kind]
+        texts = [*values, *(v.upper() for v in values), *(m.name for m in kind), "", " x", "x"]
+        for text in texts:
+            given = (text,) if param.multiple else text
+            fast = _plain_choice(descriptor.annotation, given)
+            if fast is None:
+                assert text not in values, name  # a member's value is always converted here
+                continue
+            assert fast == real._coerce_value(given, param=param, ctx=None), (name, text)
+        if param.multiple:
+            both = (values[0], values[-1])
+            assert _plain_choice(descriptor.annotation, both) == real._coerce_value(
+                both, param=param, ctx=None
+            )
 
 
 def test_a_command_line_builds_only_its_command(

@@ -7,9 +7,9 @@ values need no conversion at all: a ``str`` option given as text, a list of text
 that already has the declared type (``--drain-timeout``'s ``5.0``, ``--format``'s
 ``ExportFormat.json``). :func:`defer_coercion` gives each parameter of a command a converter
 (and its help option) that passes those through as they are, converts a plain number given as
-text (``--keep 3``, ``--batch-ms 2.5``) within its bounds, and hands anything else (``--status
-paused``, a path, ``--keep -1``) to typer's own converter, built then, so every error message
-stays typer's.
+text (``--keep 3``, ``--batch-ms 2.5``) within its bounds and a choice given as one of its
+values (``--status paused``, ``--format toml``), and hands anything else (a path, ``--keep -1``,
+``--status Paused``) to typer's own converter, built then, so every error message stays typer's.
 
 This reaches into typer internals (``typer._coercion.RuntimeParam`` and the parameter's
 ``_runtime_param`` slot). Where they are missing (an older typer, on Click, which never used
@@ -75,6 +75,22 @@ def _plain_number(annotation: Any, value: Any, info: Any) -> int | float | None:
     return number
 
 
+def _plain_choice(annotation: Any, value: Any) -> enum.Enum | list[enum.Enum] | None:
+    """Return ``value`` converted, if it is the exact value of a member of an enum parameter
+    (or, for a list of them, each text is), as typer's converter would return it; else None."""
+    many = get_origin(annotation) is list
+    kind = get_args(annotation)[0] if many else annotation
+    if not (isinstance(kind, type) and issubclass(kind, enum.Enum)):
+        return None
+    members = kind._value2member_map_
+    if not many:
+        return members.get(value) if type(value) is str else None
+    if not isinstance(value, list | tuple) or any(type(text) is not str for text in value):
+        return None
+    chosen = [members.get(text) for text in value]
+    return None if None in chosen else chosen  # type: ignore[return-value]  # no None left
+
+
 if _TYPER_COERCION:
 
     @dataclass(frozen=True)
@@ -89,6 +105,9 @@ if _TYPER_COERCION:
             number = _plain_number(self.annotation, value, self.parameter_info)
             if number is not None:
                 return number
+            choice = _plain_choice(self.annotation, value)
+            if choice is not None:
+                return choice
             real = build_runtime_param(self.descriptor)
             param._runtime_param = real  # later values of this parameter go straight to it
             return real._coerce_value(value, param=param, ctx=ctx)
