@@ -8,8 +8,9 @@ that already has the declared type (``--drain-timeout``'s ``5.0``, ``--format``'
 ``ExportFormat.json``). :func:`defer_coercion` gives each parameter of a command a converter
 (and its help option) that passes those through as they are, converts a plain number given as
 text (``--keep 3``, ``--batch-ms 2.5``) within its bounds and a choice given as one of its
-values (``--status paused``, ``--format toml``), and hands anything else (a path, ``--keep -1``,
-``--status Paused``) to typer's own converter, built then, so every error message stays typer's.
+values (``--status paused``, ``--format toml``) and a path that is asked nothing of (``-o
+FILE``), and hands anything else (``--keep -1``, ``--status Paused``) to typer's own
+converter, built then, so every error message stays typer's.
 
 This reaches into typer internals (``typer._coercion.RuntimeParam`` and the parameter's
 ``_runtime_param`` slot). Where they are missing (an older typer, on Click, which never used
@@ -22,6 +23,7 @@ import enum
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Final, Optional, get_args, get_origin
 
 __all__ = ["defer_coercion"]
@@ -91,6 +93,34 @@ def _plain_choice(annotation: Any, value: Any) -> enum.Enum | list[enum.Enum] | 
     return None if None in chosen else chosen  # type: ignore[return-value]  # no None left
 
 
+#: What a path parameter must leave as typer's defaults for its text to be just ``Path(text)``.
+_PLAIN_PATH: Final = {
+    "exists": False,
+    "file_okay": True,
+    "dir_okay": True,
+    "writable": False,
+    "resolve_path": False,
+    "allow_dash": False,
+    "path_type": None,
+}
+
+
+def _plain_path(annotation: Any, value: Any, info: Any) -> Path | list[Path] | None:
+    """Return ``value`` as a path (or, for a list of them, each text), if the parameter asks
+    nothing of it (no existence or kind check, no resolving), as typer's converter would
+    return it; else None."""
+    many = get_origin(annotation) is list
+    if (get_args(annotation)[0] if many else annotation) is not Path:
+        return None
+    if any(getattr(info, name, None) != default for name, default in _PLAIN_PATH.items()):
+        return None
+    if not many:
+        return Path(value) if type(value) is str else None
+    if not isinstance(value, list | tuple) or any(type(text) is not str for text in value):
+        return None
+    return [Path(text) for text in value]
+
+
 if _TYPER_COERCION:
 
     @dataclass(frozen=True)
@@ -108,6 +138,9 @@ if _TYPER_COERCION:
             choice = _plain_choice(self.annotation, value)
             if choice is not None:
                 return choice
+            path = _plain_path(self.annotation, value, self.parameter_info)
+            if path is not None:
+                return path
             real = build_runtime_param(self.descriptor)
             param._runtime_param = real  # later values of this parameter go straight to it
             return real._coerce_value(value, param=param, ctx=ctx)
