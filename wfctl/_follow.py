@@ -24,7 +24,7 @@ from typing import Any, Final, Protocol
 from ._checkpoint import ENDING_STATUS, Checkpoint, Kind, validate_run_id
 from ._config import StoreRef
 from ._documents import document
-from ._errors import WfctlError
+from ._errors import RunNotFoundError, WfctlError
 from ._inspect import WHOLE_CHAIN, LogEntry, LogPage, log_entry
 from ._payloads import RootPayload, recorded_requests
 from ._storage import FileCheckpointStorage
@@ -99,9 +99,15 @@ def follow_run(
     storage = open_storage(store, must_exist=must_exist)
     run_id = validate_run_id(run_id)
     if isinstance(storage, FileCheckpointStorage):
-        chain = asyncio.run(load_chain(storage, run_id))  # exists, and verifies whole
-        first = page.seqs(len(chain) - 1).start
-        yield from _follow(storage.follow(run_id), sleep, first)
+        # exists, and verifies whole (every checksum and link, in flat memory); the follower
+        # then reads every record again, a chunk at a time, each checked as it is decoded
+        ends = asyncio.run(storage.verified_ends(run_id))
+        if ends is None:
+            raise RunNotFoundError(run_id)
+        first = page.seqs(ends[1].seq).start
+        follower = storage.follow(run_id)
+        follower.skip_to(first)
+        yield from _follow(follower, sleep, first)
         return
     look = getattr(storage, "follow_records", None)
     if look is None:
@@ -123,6 +129,7 @@ class _Follower(Protocol):
     """What following needs of a store's follower (:mod:`wfctl._storage._follow`)."""
 
     head: Checkpoint | None
+    more: bool
 
     def changed(self) -> bool: ...
 
@@ -140,6 +147,8 @@ def _follow(
     while True:
         committed = follower.read_new() if follower.changed() else []
         yield from _entries(committed, first)
+        if follower.more:
+            continue  # a backlog read a chunk at a time: the next chunk at once
         head = follower.head
         assert head is not None  # the root was verified above
         if head.kind in ENDING_STATUS:

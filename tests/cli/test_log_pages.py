@@ -185,6 +185,7 @@ class _Follower:
 
     batches: list[list[Checkpoint]]
     head: Checkpoint | None = None
+    more: bool = False
 
     def changed(self) -> bool:
         return bool(self.batches)

@@ -16,8 +16,9 @@ head and whether its lease is held, all from one snapshot.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any, Final
 
 from wfctl._checkpoint import Checkpoint
@@ -25,7 +26,7 @@ from wfctl._errors import CheckpointCorruptError, WfctlError
 
 from ._appender import READ_FLAGS
 from ._fs import FileSystem
-from ._journal import decode_record
+from ._journal import check_journal, decode_checked, decode_record, read_lines
 from ._lock import probe_locked
 
 __all__ = ["FollowedRecords", "JournalFollower", "RecordsFollower", "check_next_link"]
@@ -46,14 +47,47 @@ class JournalFollower:
         self._seen: tuple[int, int, int] | None = None
         #: The newest record returned so far (None before the first).
         self.head: Checkpoint | None = None
+        #: Whether the last read stopped short of what the journal held (a long backlog is
+        #: read about :data:`_CHUNK` bytes at a time): read again at once.
+        self.more = False
 
     def changed(self) -> bool:
-        """Whether the journal's size or modification time moved since the last read (one stat).
+        """Whether the journal's size or modification time moved since the last read (one stat),
+        or the last read left committed bytes unread.
 
         Raises:
             WfctlError: the journal is gone (the run was removed while followed).
         """
-        return self._stat() != self._seen
+        return self.more or self._stat() != self._seen
+
+    def skip_to(self, seq: int) -> None:
+        """Start past the records before ``seq``: verified (checksum, link) but not decoded, but
+        for the last of them, which the next record must name as its parent.
+
+        Only before the first read. A journal of fewer records is skipped whole.
+
+        Raises:
+            WfctlError: the journal is gone.
+            CheckpointCorruptError: a record before ``seq`` fails verification.
+        """
+        if seq <= 0 or self._identity is not None:
+            return
+        try:
+            fd = self._fs.open(self.path, READ_FLAGS)
+        except FileNotFoundError:
+            raise self._gone() from None
+        try:
+            info = self._fs.fstat(fd)
+            lines = _Measured(islice(read_lines(self._fs, fd, size=info.st_size), seq))
+            ends = check_journal(lines, self.path, self.run_id)
+        finally:
+            self._fs.close(fd)
+        if ends is None:
+            return
+        self._identity = (info.st_dev, info.st_ino)
+        self._line = lines.count
+        self._offset = lines.bytes
+        self.head = decode_checked(ends[1], f"{self.path}:{lines.count}")
 
     def running(self) -> bool:
         """Whether a process holds the run's lock (a shared probe, dropped at once)."""
@@ -81,11 +115,16 @@ class JournalFollower:
             if info.st_size < self._offset:
                 raise CheckpointCorruptError(self.path, "the journal was cut while followed")
             data = b""
+            # A chunk at a time, to the first whole line past a chunk: memory stays flat when
+            # a long run's backlog is read (``more`` says there is more to read).
             while len(data) < info.st_size - self._offset:
                 chunk = self._fs.pread(fd, _CHUNK, self._offset + len(data))
                 if not chunk:
                     break
                 data += chunk
+                if len(data) >= _CHUNK and b"\n" in chunk:
+                    break
+            self.more = len(data) < info.st_size - self._offset
         finally:
             self._fs.close(fd)
         return self._records(data)
@@ -114,6 +153,21 @@ class JournalFollower:
     def _gone(self) -> WfctlError:
         run_dir = os.path.dirname(self.path)
         return WfctlError(f"run {self.run_id!r} was removed while followed ({run_dir} is gone)")
+
+
+class _Measured:
+    """Lines passed through, counted, with their bytes (each with its line feed)."""
+
+    def __init__(self, lines: Iterator[bytes]) -> None:
+        self._lines = lines
+        self.count = 0
+        self.bytes = 0
+
+    def __iter__(self) -> Iterator[bytes]:
+        for line in self._lines:
+            self.count += 1
+            self.bytes += len(line) + 1
+            yield line
 
 
 def check_next_link(head: Checkpoint | None, record: Checkpoint, run_id: str, where: str) -> None:
@@ -167,6 +221,8 @@ class RecordsFollower:
         self._leased = True
         #: The newest record returned so far (None before the first).
         self.head: Checkpoint | None = None
+        #: A look reads everything new: never more to read at once.
+        self.more = False
 
     def changed(self) -> bool:
         """Always True: a look is one statement, which reads what is new."""
