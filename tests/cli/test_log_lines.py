@@ -18,10 +18,10 @@ import pytest
 
 from tests.cli.conftest import WORKFLOWS, invoke, run_id_of
 from wfctl import _inspect
-from wfctl._inspect import RunLog, run_log
-from wfctl._render import print_log
+from wfctl._inspect import LogEntry, RunLog, run_log
+from wfctl._render import _lifecycle, print_followed, print_log
 from wfctl._render._common import Text, _Console
-from wfctl._render._runs import _entry_details, _entry_header
+from wfctl._render._runs import _entry_details, _entry_header, entry_tree
 from wfctl._render._time import LocalMillis, now
 
 AWKWARD = WORKFLOWS / "awkward.py"
@@ -158,3 +158,39 @@ def test_log_json_is_the_standard_librarys_text(
     text = "".join(run_log(*logs[0]).json_text())
     assert json.loads(text)["checkpoint_count"] == 302
     assert len(dumped) == 1  # the document's head: no entry went through the slow encoder
+
+
+@pytest.mark.parametrize("terminal", TERMINALS)
+@pytest.mark.parametrize("width", ["30", "72", "80", "200"])
+def test_follow_draws_each_checkpoint_as_rich_draws_its_tree(
+    awkward_runs: tuple[Path, list[str]],
+    terminal: str,
+    width: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    store, runs = awkward_runs
+    for name in ("FORCE_COLOR", "NO_COLOR", "TERM", "COLORTERM"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("COLUMNS", width)
+    for name, value in TERMINALS[terminal].items():
+        monkeypatch.setenv(name, value)
+    drawn_by_rich: list[int] = []
+
+    def counted(entry: LogEntry, *args: Any, **kwargs: Any) -> Any:
+        drawn_by_rich.append(entry.seq)
+        return entry_tree(entry, *args, **kwargs)
+
+    monkeypatch.setattr(_lifecycle, "entry_tree", counted)
+    entries = 0
+    for run_id in runs:
+        for entry in run_log(store, run_id).entries:
+            print_followed(entry)
+            drawn = capsys.readouterr().out
+            out = _Console()
+            out.print(entry_tree(entry))
+            assert drawn == capsys.readouterr().out, (width, terminal, entry.seq)
+            assert ("\x1b[" in drawn) == (terminal != "pipe")
+            entries += 1
+    if width == "200":  # rich lays out only the checkpoints with a tab or a line feed
+        assert 0 < len(drawn_by_rich) < entries / 2

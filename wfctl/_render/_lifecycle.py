@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rich.cells import cell_len
+
 from ._common import Text, status_text, stderr, stdout
-from ._runs import entry_tree
+from ._runs import _entry_details, _entry_header, _Timeline, entry_tree
+from ._time import LocalMillis, now
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from wfctl._cancel import CancelReport
     from wfctl._copy import CopyReport
     from wfctl._follow import FollowEnd
@@ -85,7 +90,12 @@ def print_dangling(report: RemoveReport) -> None:
 
 
 def print_followed(item: LogEntry | FollowEnd) -> None:
-    """Print one checkpoint of a followed run as it arrives, or how the run ended."""
+    """Print one checkpoint of a followed run as it arrives, or how the run ended.
+
+    A checkpoint is the tree :func:`entry_tree` draws, its lines written as ``wfctl log``
+    writes its own (see :class:`._runs._Timeline`): rich lays out only the lines that must
+    wrap, and a header too wide for the terminal (the whole tree then goes through rich).
+    """
     from wfctl._follow import FollowEnd
 
     out = stdout()
@@ -95,6 +105,31 @@ def print_followed(item: LogEntry | FollowEnd) -> None:
                 f"run {item.run_id} ", status_text(item.status), f" at {item.head_checkpoint_id}"
             )
         )
-    else:
+    elif not _write_entry(out, item):
         out.print(entry_tree(item))
     out.file.flush()  # a pipe (| grep, | tee) sees each checkpoint when it is committed
+
+
+#: The writer of followed checkpoints, made once for the console it writes to.
+_followed: list[_Timeline] = []
+
+
+def _write_entry(out: Console, entry: LogEntry) -> bool:
+    """Write a checkpoint's tree as its lines; False if rich must lay it out: its header is
+    too wide, or a line holds a tab or a line feed (a tree's text is laid out from its own
+    start, not from the line's)."""
+    header = _entry_header(entry, LocalMillis(now()))
+    if sum(cell_len(text) for text, _ in header) > out.width:
+        return False
+    details = _entry_details(entry, verbose=False)
+    texts = [line[0] for line, _ in details] + [c[0] for _, under in details for c in under]
+    if any("\t" in text or "\n" in text for text in texts):
+        return False
+    if not _followed or _followed[0]._out is not out:
+        _followed[:] = [_Timeline(out)]
+    timeline = _followed[0]
+    timeline._width = out.width  # the terminal may have been resized since the last one
+    timeline.add("", header)
+    timeline.add_details("", details)
+    timeline.flush()
+    return True
