@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Optional, get_args, get_origin
+from typing import Any, Final, get_args, get_origin
 
 __all__ = ["defer_coercion"]
 
@@ -60,17 +60,18 @@ _NUMBERS: Final = {
     int: re.compile(r"-?[0-9]{1,18}"),
     float: re.compile(r"-?[0-9]{1,15}(?:\.[0-9]{1,15})?"),
 }
-_OPTIONAL: Final = {Optional[int]: int, Optional[float]: float}  # noqa: UP045 (the same as X | None)
 
 
 def _plain_number(annotation: Any, value: Any, info: Any) -> int | float | None:
     """Return ``value`` converted, if it is plain text for an ``int`` or ``float`` parameter
-    within its ``min`` and ``max``, as typer's converter would return it; else None."""
-    kind = _OPTIONAL.get(annotation, annotation)
-    pattern = _NUMBERS.get(kind) if isinstance(kind, type) else None
+    within its ``min`` and ``max``, as typer's converter would return it; else None.
+
+    ``annotation`` is the parameter's type as typer resolved it (``int`` for ``int | None``).
+    """
+    pattern = _NUMBERS.get(annotation) if isinstance(annotation, type) else None
     if pattern is None or type(value) is not str or not pattern.fullmatch(value):
         return None
-    number: int | float = kind(value)
+    number: int | float = annotation(value)
     low, high = getattr(info, "min", None), getattr(info, "max", None)
     if (low is not None and number < low) or (high is not None and number > high):
         return None  # typer's converter clamps it or says what is wrong
@@ -89,8 +90,8 @@ def _plain_choice(annotation: Any, value: Any) -> enum.Enum | list[enum.Enum] | 
         return members.get(value) if type(value) is str else None
     if not isinstance(value, list | tuple) or any(type(text) is not str for text in value):
         return None
-    chosen = [members.get(text) for text in value]
-    return None if None in chosen else chosen  # type: ignore[return-value]  # no None left
+    chosen = [members[text] for text in value if text in members]
+    return chosen if len(chosen) == len(value) else None
 
 
 #: What a path parameter must leave as typer's defaults for its text to be just ``Path(text)``.
