@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -121,6 +121,37 @@ def spoil_step_record(store: Path, run_id: str, index: int) -> None:
     lines = journal.read_bytes().split(b"\n")
     lines[index] = lines[index].replace(b'"step"', b'"stap"')
     journal.write_bytes(b"\n".join(lines))
+
+
+@dataclass
+class Reads:
+    """What reading a file store's journals did: lines read, and the seqs of records decoded."""
+
+    lines: int = 0
+    decoded: list[int] = field(default_factory=list)
+
+
+def count_reads(monkeypatch: pytest.MonkeyPatch) -> Reads:
+    """Count the lines the file store reads from journals and the records it decodes."""
+    from wfctl._checkpoint import Checkpoint
+    from wfctl._storage import _file
+
+    reads = Reads()
+    real_read_lines, real_from_dict = _file.read_lines, Checkpoint.from_dict.__func__
+
+    def counted_lines(*args: Any) -> Iterator[bytes]:
+        for line in real_read_lines(*args):
+            reads.lines += 1
+            yield line
+
+    def counted_from_dict(cls: type[Checkpoint], raw: object, where: str) -> Checkpoint:
+        checkpoint: Checkpoint = real_from_dict(cls, raw, where)
+        reads.decoded.append(checkpoint.seq)
+        return checkpoint
+
+    monkeypatch.setattr(_file, "read_lines", counted_lines)
+    monkeypatch.setattr(Checkpoint, "from_dict", classmethod(counted_from_dict))
+    return reads
 
 
 def spawn(*args: str | os.PathLike[str]) -> subprocess.Popen[str]:

@@ -79,6 +79,15 @@ def _print_with_rich(log: RunLog, out: _Console, *, verbose: bool) -> None:
     out.print(page, soft_wrap=True)
 
 
+def _as_terminal(monkeypatch: pytest.MonkeyPatch, terminal: str, width: str) -> None:
+    """Set the environment rich reads its terminal from: one of TERMINALS, ``width`` wide."""
+    for name in ("FORCE_COLOR", "NO_COLOR", "TERM", "COLORTERM"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("COLUMNS", width)
+    for name, value in TERMINALS[terminal].items():
+        monkeypatch.setenv(name, value)
+
+
 def _timeline(text: str) -> list[str]:
     """The lines after the title."""
     lines = text.split("\n")
@@ -98,11 +107,7 @@ def test_log_draws_the_lines_rich_draws(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     store, runs = awkward_runs
-    for name in ("FORCE_COLOR", "NO_COLOR", "TERM", "COLORTERM"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("COLUMNS", width)
-    for name, value in TERMINALS[terminal].items():
-        monkeypatch.setenv(name, value)
+    _as_terminal(monkeypatch, terminal, width)
     for run_id in runs:
         print_log(run_log(store, run_id), verbose=verbose)
         drawn = capsys.readouterr().out
@@ -170,11 +175,7 @@ def test_follow_draws_each_checkpoint_as_rich_draws_its_tree(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     store, runs = awkward_runs
-    for name in ("FORCE_COLOR", "NO_COLOR", "TERM", "COLORTERM"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("COLUMNS", width)
-    for name, value in TERMINALS[terminal].items():
-        monkeypatch.setenv(name, value)
+    _as_terminal(monkeypatch, terminal, width)
     drawn_by_rich: list[int] = []
 
     def counted(entry: LogEntry, *args: Any, **kwargs: Any) -> Any:

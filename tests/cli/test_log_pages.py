@@ -9,13 +9,20 @@ document says which part of the chain it lists (``first_listed_seq``,
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import WORKFLOWS, invoke, journal_of, run_id_of, spoil_step_record, wfctl
+from tests.cli.conftest import (
+    WORKFLOWS,
+    count_reads,
+    invoke,
+    journal_of,
+    run_id_of,
+    spoil_step_record,
+    wfctl,
+)
 from wfctl import _follow
 from wfctl._checkpoint import Checkpoint
 from wfctl._errors import CheckpointCorruptError
@@ -67,28 +74,12 @@ def test_a_page_refuses_what_names_no_seqs(fields: dict[str, object]) -> None:
 def test_records_before_a_page_are_checked_not_decoded_and_none_after_it_is_read(
     store: Path, long_run: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    lines_read = 0
-    decoded: list[int] = []
-    real_read_lines, real_from_dict = _file.read_lines, Checkpoint.from_dict.__func__
-
-    def counted_lines(*args: object) -> Iterator[bytes]:
-        nonlocal lines_read
-        for line in real_read_lines(*args):  # type: ignore[arg-type]
-            lines_read += 1
-            yield line
-
-    def counted_from_dict(cls: type[Checkpoint], raw: object, where: str) -> Checkpoint:
-        checkpoint: Checkpoint = real_from_dict(cls, raw, where)
-        decoded.append(checkpoint.seq)
-        return checkpoint
-
-    monkeypatch.setattr(_file, "read_lines", counted_lines)
-    monkeypatch.setattr(Checkpoint, "from_dict", classmethod(counted_from_dict))
+    reads = count_reads(monkeypatch)
     log = run_log(store, long_run, page=LogPage(from_seq=10, limit=5))
-    assert sorted(decoded) == [0, HEAD]  # the summary's root and head, nothing else yet
+    assert sorted(reads.decoded) == [0, HEAD]  # the summary's root and head, nothing else yet
     assert [entry.seq for entry in log.entries] == [10, 11, 12, 13, 14]
-    assert sorted(decoded) == [0, 10, 11, 12, 13, 14, HEAD]
-    assert lines_read == 15  # up to the page's last record: the rest is not read
+    assert sorted(reads.decoded) == [0, 10, 11, 12, 13, 14, HEAD]
+    assert reads.lines == 15  # up to the page's last record: the rest is not read
 
 
 def test_a_broken_record_before_the_page_is_named(store: Path, long_run: str) -> None:

@@ -11,18 +11,23 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import WORKFLOWS, invoke, journal_of, run_id_of, spoil_step_record
+from tests.cli.conftest import (
+    WORKFLOWS,
+    count_reads,
+    invoke,
+    journal_of,
+    run_id_of,
+    spoil_step_record,
+)
 from wfctl import _inspect
-from wfctl._checkpoint import Checkpoint
 from wfctl._documents import utc_time
 from wfctl._errors import CheckpointCorruptError
 from wfctl._inspect import run_log
-from wfctl._storage import _file
 
 MANY = WORKFLOWS / "many.py"
 STEPS = 250  # more than one page of the timeline (200 entries)
@@ -38,27 +43,11 @@ def long_run(store: Path) -> str:
 def test_each_record_is_read_once_and_decoded_once(
     store: Path, long_run: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    lines_read = 0
-    decoded = 0
-    real_read_lines, real_from_dict = _file.read_lines, Checkpoint.from_dict.__func__
-
-    def counted_lines(*args: object) -> Iterator[bytes]:
-        nonlocal lines_read
-        for line in real_read_lines(*args):  # type: ignore[arg-type]
-            lines_read += 1
-            yield line
-
-    def counted_from_dict(cls: type[Checkpoint], raw: object, where: str) -> Checkpoint:
-        nonlocal decoded
-        decoded += 1
-        return real_from_dict(cls, raw, where)  # type: ignore[no-any-return]
-
-    monkeypatch.setattr(_file, "read_lines", counted_lines)
-    monkeypatch.setattr(Checkpoint, "from_dict", classmethod(counted_from_dict))
+    reads = count_reads(monkeypatch)
     entries = list(run_log(store, long_run).entries)
     assert [e.seq for e in entries] == list(range(STEPS + 2))
-    assert lines_read == STEPS + 2  # one read of the journal (two before: verify, then decode)
-    assert decoded == STEPS + 2  # the root and head once each (twice before)
+    assert reads.lines == STEPS + 2  # one read of the journal (two before: verify, then decode)
+    assert len(reads.decoded) == STEPS + 2  # the root and head once each (twice before)
 
 
 def test_a_broken_record_is_named_after_the_entries_before_it(store: Path, long_run: str) -> None:

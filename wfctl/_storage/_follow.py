@@ -72,10 +72,7 @@ class JournalFollower:
         """
         if seq <= 0 or self._identity is not None:
             return
-        try:
-            fd = self._fs.open(self.path, READ_FLAGS)
-        except FileNotFoundError:
-            raise self._gone() from None
+        fd = self._open()
         try:
             info = self._fs.fstat(fd)
             lines = _Measured(islice(read_lines(self._fs, fd, size=info.st_size), seq))
@@ -102,10 +99,7 @@ class JournalFollower:
                 or the journal was replaced or cut since the last read.
         """
         self._seen = self._stat()
-        try:
-            fd = self._fs.open(self.path, READ_FLAGS)
-        except FileNotFoundError:
-            raise self._gone() from None
+        fd = self._open()
         try:
             info = self._fs.fstat(fd)
             identity = (info.st_dev, info.st_ino)
@@ -142,6 +136,13 @@ class JournalFollower:
             start = end + 1
         self._offset += start
         return found
+
+    def _open(self) -> int:
+        """Open the journal for reading (a gone journal: the run was removed while followed)."""
+        try:
+            return self._fs.open(self.path, READ_FLAGS)
+        except FileNotFoundError:
+            raise self._gone() from None
 
     def _stat(self) -> tuple[int, int, int]:
         try:
