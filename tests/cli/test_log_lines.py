@@ -19,7 +19,7 @@ import pytest
 from tests.cli.conftest import WORKFLOWS, invoke, run_id_of
 from wfctl import _inspect
 from wfctl._inspect import LogEntry, RunLog, run_log
-from wfctl._render import _lifecycle, print_followed, print_log
+from wfctl._render import FollowPrinter, _lifecycle, print_log
 from wfctl._render._common import Text, _Console
 from wfctl._render._runs import _entry_details, _entry_header, entry_tree
 from wfctl._render._time import LocalMillis, now
@@ -184,9 +184,10 @@ def test_follow_draws_each_checkpoint_as_rich_draws_its_tree(
 
     monkeypatch.setattr(_lifecycle, "entry_tree", counted)
     entries = 0
+    printer = FollowPrinter()  # one for every checkpoint, as log --follow keeps it
     for run_id in runs:
         for entry in run_log(store, run_id).entries:
-            print_followed(entry)
+            printer(entry)
             drawn = capsys.readouterr().out
             out = _Console()
             out.print(entry_tree(entry))

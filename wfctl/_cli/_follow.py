@@ -27,7 +27,9 @@ def follow_log(location: StoreLocation, run_id: str, json_output: bool, page: Lo
     from wfctl._follow import FollowEnd, follow_run, followed_json
 
     if not json_output:
-        from wfctl._render import print_followed
+        from wfctl._render import FollowPrinter
+
+        printer = FollowPrinter()  # one console for every checkpoint
     status = "interrupted"
     try:
         for item in follow_run(location.target, run_id, must_exist=location.named, page=page):
@@ -36,7 +38,7 @@ def follow_log(location: StoreLocation, run_id: str, json_output: bool, page: Lo
                 sys.stdout.write(line + "\n")
                 sys.stdout.flush()
             else:
-                print_followed(item)
+                printer(item)
             if isinstance(item, FollowEnd):
                 status = item.status
     except KeyboardInterrupt:

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._lifecycle import (
+        FollowPrinter,
         print_cancel,
         print_copied,
         print_dangling,
-        print_followed,
         print_removed,
     )
     from ._log import print_log
@@ -36,13 +36,13 @@ if TYPE_CHECKING:
     from ._worker import print_submit, print_worker_event, print_worker_report
 
 __all__ = [
+    "FollowPrinter",
     "RunProgress",
     "print_cancel",
     "print_checkpoint",
     "print_copied",
     "print_dangling",
     "print_export",
-    "print_followed",
     "print_gc",
     "print_lineage",
     "print_log",
@@ -57,6 +57,7 @@ __all__ = [
 ]
 
 _HOME = {
+    "FollowPrinter": "_lifecycle",
     "RunProgress": "_progress",
     "print_lineage": "_reports",
     "print_log": "_log",
@@ -64,7 +65,6 @@ _HOME = {
     "print_cancel": "_lifecycle",
     "print_copied": "_lifecycle",
     "print_dangling": "_lifecycle",
-    "print_followed": "_lifecycle",
     "print_removed": "_lifecycle",
     "print_submit": "_worker",
     "print_worker_event": "_worker",

@@ -11,15 +11,19 @@ from ._runs import _entry_details, _entry_header, _Timeline, entry_tree
 from ._time import LocalMillis, now
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
     from wfctl._cancel import CancelReport
     from wfctl._copy import CopyReport
     from wfctl._follow import FollowEnd
     from wfctl._inspect import LogEntry
     from wfctl._remove import RemoveReport
 
-__all__ = ["print_cancel", "print_copied", "print_dangling", "print_followed", "print_removed"]
+__all__ = [
+    "FollowPrinter",
+    "print_cancel",
+    "print_copied",
+    "print_dangling",
+    "print_removed",
+]
 
 
 def print_cancel(report: CancelReport) -> None:
@@ -89,47 +93,51 @@ def print_dangling(report: RemoveReport) -> None:
         )
 
 
-def print_followed(item: LogEntry | FollowEnd) -> None:
-    """Print one checkpoint of a followed run as it arrives, or how the run ended.
+class FollowPrinter:
+    """Prints a followed run's checkpoints as they arrive, then how the run ended.
 
     A checkpoint is the tree :func:`entry_tree` draws, its lines written as ``wfctl log``
     writes its own (see :class:`._runs._Timeline`): rich lays out only the lines that must
-    wrap, and a header too wide for the terminal (the whole tree then goes through rich).
+    wrap, and a checkpoint whose header is too wide for the terminal or whose lines hold a tab
+    or a line feed (a tree lays its text out from the text's own start, not from the line's).
+    One console and one writer serve every checkpoint; the terminal's width is read for each.
     """
-    from wfctl._follow import FollowEnd
 
-    out = stdout()
-    if isinstance(item, FollowEnd):
-        out.print(
-            Text.assemble(
-                f"run {item.run_id} ", status_text(item.status), f" at {item.head_checkpoint_id}"
+    def __init__(self) -> None:
+        self._out = stdout()
+        self._timeline = _Timeline(self._out)
+
+    def __call__(self, item: LogEntry | FollowEnd) -> None:
+        """Print ``item`` and flush: a pipe (| grep, | tee) sees each checkpoint when it is
+        committed."""
+        from wfctl._follow import FollowEnd
+
+        out = self._out
+        if isinstance(item, FollowEnd):
+            out.print(
+                Text.assemble(
+                    f"run {item.run_id} ",
+                    status_text(item.status),
+                    f" at {item.head_checkpoint_id}",
+                )
             )
-        )
-    elif not _write_entry(out, item):
-        out.print(entry_tree(item))
-    out.file.flush()  # a pipe (| grep, | tee) sees each checkpoint when it is committed
+        elif not self._write(item):
+            out.print(entry_tree(item))
+        out.file.flush()
 
-
-#: The writer of followed checkpoints, made once for the console it writes to.
-_followed: list[_Timeline] = []
-
-
-def _write_entry(out: Console, entry: LogEntry) -> bool:
-    """Write a checkpoint's tree as its lines; False if rich must lay it out: its header is
-    too wide, or a line holds a tab or a line feed (a tree's text is laid out from its own
-    start, not from the line's)."""
-    header = _entry_header(entry, LocalMillis(now()))
-    if sum(cell_len(text) for text, _ in header) > out.width:
-        return False
-    details = _entry_details(entry, verbose=False)
-    texts = [line[0] for line, _ in details] + [c[0] for _, under in details for c in under]
-    if any("\t" in text or "\n" in text for text in texts):
-        return False
-    if not _followed or _followed[0]._out is not out:
-        _followed[:] = [_Timeline(out)]
-    timeline = _followed[0]
-    timeline._width = out.width  # the terminal may have been resized since the last one
-    timeline.add("", header)
-    timeline.add_details("", details)
-    timeline.flush()
-    return True
+    def _write(self, entry: LogEntry) -> bool:
+        """Write a checkpoint's tree as its lines; False if rich must lay it out."""
+        width = self._out.width
+        header = _entry_header(entry, LocalMillis(now()))
+        if sum(cell_len(text) for text, _ in header) > width:
+            return False
+        details = _entry_details(entry, verbose=False)
+        texts = [line[0] for line, _ in details] + [c[0] for _, under in details for c in under]
+        if any("\t" in text or "\n" in text for text in texts):
+            return False
+        timeline = self._timeline
+        timeline._width = width  # the terminal may have been resized since the last one
+        timeline.add("", header)
+        timeline.add_details("", details)
+        timeline.flush()
+        return True
