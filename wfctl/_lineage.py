@@ -142,13 +142,13 @@ async def verify_lineage(
         _named(storage, wanted, seen) if wanted else _every_run(storage, workflow_name, seen)
     ):
         if journal is None and not wanted:  # listed, then removed (a gc, an rm) before its read
-            verdicts.append(RunVerdict(run_id, None, 0, None, (), (_REMOVED_WHILE_VERIFIED,)))
+            verdicts.append(_removed(run_id))
             continue
         if journal is None:
             verdicts.append(RunVerdict(run_id, None, 0, None, ("run not found",)))
             continue
         verdict = await _RunCheck(journal).verdict(storage, seen)
-        if workflow_name is None or verdict.workflow_name in (workflow_name, None):
+        if _of_workflow(verdict, workflow_name):
             verdicts.append(verdict)
     return LineageReport(tuple(verdicts))
 
@@ -168,13 +168,17 @@ async def _spread_over_every_run(storage: Any, workflow_name: str | None) -> Lin
         return [_driven(_verdict_of_listed(storage, run_id, seen)) for run_id in run_ids]
 
     verdicts = spread(verdicts_of, listed_ids, _verdict_row, _verdict_of_row)
-    return LineageReport(
-        tuple(
-            verdict
-            for verdict in verdicts
-            if workflow_name is None or verdict.workflow_name in (workflow_name, None)
-        )
-    )
+    return LineageReport(tuple(v for v in verdicts if _of_workflow(v, workflow_name)))
+
+
+def _removed(run_id: str) -> RunVerdict:
+    """The verdict on a run listed, then removed (a gc, an rm) before its read: a note."""
+    return RunVerdict(run_id, None, 0, None, (), (_REMOVED_WHILE_VERIFIED,))
+
+
+def _of_workflow(verdict: RunVerdict, workflow_name: str | None) -> bool:
+    """Whether a verdict is kept under the workflow filter (an unreadable run always is)."""
+    return workflow_name is None or verdict.workflow_name in (workflow_name, None)
 
 
 async def _verdict_of_listed(
@@ -183,7 +187,7 @@ async def _verdict_of_listed(
     """The verdict on a run listed a moment ago (a note if it went before it was read)."""
     journal = await _read(storage, run_id, seen)
     if journal is None:  # listed, then removed (a gc, an rm) before its read
-        return RunVerdict(run_id, None, 0, None, (), (_REMOVED_WHILE_VERIFIED,))
+        return _removed(run_id)
     return await _RunCheck(journal).verdict(storage, seen)
 
 
