@@ -31,6 +31,7 @@ from ._storage import FileCheckpointStorage
 from ._storage._capabilities import load_chain
 from ._storage._follow import RecordsFollower
 from ._storage._open import open_storage
+from ._storage._pages import PagedRun, PagedStore
 
 __all__ = ["FIRST_INTERVAL", "LONGEST_INTERVAL", "FollowEnd", "follow_run", "followed_json"]
 
@@ -82,6 +83,11 @@ def follow_run(
 ) -> Iterator[LogEntry | FollowEnd]:
     """Yield the run's checkpoints as timeline entries as they are committed, then its end.
 
+    A file store's run is verified whole (every checksum and link) before the first entry; a
+    PostgreSQL store's root and head are, and every other record as it is read, a page at a
+    time (a record that fails raises after the entries before it). Records before the page's
+    start are verified but not decoded.
+
     Args:
         sleep: how to wait between looks (tests pass a recorder).
         page: where the entries start (its ``from_seq`` or ``last``, counted on the chain as
@@ -110,19 +116,22 @@ def follow_run(
         yield from _follow(follower, sleep, first)
         return
     look = getattr(storage, "follow_records", None)
-    if look is None:
+    if look is None or not isinstance(storage, PagedStore):
         raise WfctlError(
             f"log --follow cannot watch {storage.location} (run wfctl log again to see new "
             "checkpoints)"
         )
-    with asyncio.Runner() as runner:  # one loop: the store's connections are kept between looks
-        try:
-            chain = runner.run(load_chain(storage, run_id))  # exists, and verifies whole
-            first = page.seqs(len(chain) - 1).start
-            source = f"{storage.location} run {run_id}"
-            yield from _follow(RecordsFollower(look, runner.run, run_id, source), sleep, first)
-        finally:
-            runner.run(storage.aclose())
+    reader = PagedRun(storage, run_id)  # one loop: the store's connections kept between looks
+    try:
+        found = reader.ends()  # the root and head, verified; the rest as it is read
+        # No run, or its ends do not verify: read whole, which says which.
+        head = found[2] if found is not None else reader.run(load_chain(storage, run_id))[-1]
+        first = page.seqs(head.seq).start
+        looks = RecordsFollower(look, reader.run, run_id, f"{storage.location} run {run_id}")
+        looks.skip_to(first, reader.page)
+        yield from _follow(looks, sleep, first)
+    finally:
+        reader.close()
 
 
 class _Follower(Protocol):

@@ -42,9 +42,10 @@ from ._policies import AttemptRecord
 from ._query import RunQuery
 from ._readable import readable_text
 from ._storage import FileCheckpointStorage, RunSummary
-from ._storage._base import RunStoreBase
+from ._storage._base import RunStoreBase, summarize
 from ._storage._capabilities import load_chain, request_pause
 from ._storage._open import on_store, open_storage
+from ._storage._pages import PagedRun, PagedStore
 from ._storage._protocol import RunStore
 
 if TYPE_CHECKING:
@@ -493,11 +494,14 @@ def run_log(
     From a file store, the summary is read from the run's root and head (both verified), and
     each entry is yielded only once its record and every one before it are verified (checksum
     and link) and decoded: the journal is read once, and the first entry shows at once. A
-    record that fails raises while iterating, after the entries before it. Other stores give
-    the whole chain verified first.
+    record that fails raises while iterating, after the entries before it. A PostgreSQL store
+    is read the same way, its records a page at a time (one statement for the
+    ends, then one per :data:`~._storage._pages.PAGE_RECORDS` records), on an event loop kept
+    until the entries end. Other stores give the whole chain verified first.
 
-    ``page`` narrows the entries to part of the chain: from a file store the records before it
-    are verified (checksum and link) without being decoded, and none after it is read.
+    ``page`` narrows the entries to part of the chain: from a file or PostgreSQL store the
+    records before it are verified (checksum and link) without being decoded, and none after
+    it is read.
 
     Raises:
         StoreLocationError: the store is missing (with ``must_exist``) or is not one.
@@ -510,6 +514,21 @@ def run_log(
         # verified as they are shown
         summary, records = storage.stream_checked_chain(run_id, page.seqs)
         return RunLog(summary, map(log_entry, records), page.seqs(summary.head_seq))
+    if isinstance(storage, PagedStore):  # a database: its records a page at a time
+        reader = PagedRun(storage, run_id)
+        try:
+            found = reader.ends()
+        except BaseException:
+            reader.close()
+            raise
+        if found is not None:
+            ends, root, head = found
+            listed = page.seqs(head.seq)
+            records = reader.records(listed, ends, root, head)
+            return RunLog(
+                summarize(root, head, lambda: ends.leased), map(log_entry, records), listed
+            )
+        reader.close()  # no run, or its ends do not verify: read whole, which says which
 
     summary, chain = on_store(
         store, lambda storage: summary_and_chain(storage, run_id), must_exist=must_exist

@@ -57,7 +57,6 @@ from ._journal import (
     Tail,
     check_journal,
     check_last_is_newest,
-    decode_chain,
     decode_checked,
     decode_record,
     encode_record_parts,
@@ -80,6 +79,7 @@ from ._marker import (
     read_end_marker,
     read_end_marker_first,
 )
+from ._pages import checked_records
 from ._protocol import JournalProblem, RunJournal, RunSummary
 from ._queue import RESCAN_SECONDS, RunQueue
 from ._removal import cut_run, remove_run, remove_runs
@@ -544,26 +544,21 @@ class FileCheckpointStorage(RunStoreBase):
         self, run_id: str, wanted: range, head_seq: int, known: dict[bytes, Checkpoint]
     ) -> Iterator[Checkpoint]:
         """The records of ``wanted`` (seqs up to ``head_seq``; the head's line is ``known``)."""
-        wanted = wanted[: head_seq + 1]
-        if not wanted:
+        if not wanted[: head_seq + 1]:
             return
         path = self._layout.journal(run_id)
-        last_seq = wanted[-1]
         with self._reading(run_id) as fd:
             if fd is None:
                 raise RunNotFoundError(run_id)
-            lines = read_lines(self._fs, fd)
-            for line, checkpoint in decode_chain(lines, path, run_id, known, wanted[0]):
-                if checkpoint.seq == last_seq:
-                    if last_seq == head_seq and known.get(line) is not checkpoint:
-                        # not the head the summary read
-                        raise CheckpointCorruptError(
-                            f"{path}:{last_seq + 1}", "the journal changed while it was read"
-                        )
-                    yield checkpoint
-                    return
-                yield checkpoint
-        raise CheckpointCorruptError(path, "the journal changed while it was read (it ends early)")
+            yield from checked_records(
+                read_lines(self._fs, fd),
+                path,
+                run_id,
+                wanted,
+                head_seq,
+                known,
+                "the journal changed while it was read (it ends early)",
+            )
 
     def _head(self, run_id: str) -> Checkpoint | None:
         path = self._layout.journal(run_id)

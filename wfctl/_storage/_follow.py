@@ -28,6 +28,7 @@ from ._appender import READ_FLAGS
 from ._fs import FileSystem
 from ._journal import check_journal, decode_checked, decode_record, read_lines
 from ._lock import probe_locked
+from ._pages import PAGE_RECORDS, Page, record_pages
 
 __all__ = ["FollowedRecords", "JournalFollower", "RecordsFollower", "check_next_link"]
 
@@ -204,15 +205,16 @@ class FollowedRecords:
 class RecordsFollower:
     """Reads the records a run in a database gains, one link at a time, one statement a look.
 
-    ``look(run_id, after_seq)`` is the store's :class:`FollowedRecords` of the run (None: the
-    run is gone); ``run`` runs it to its end (the caller's event loop). Each look reads, so
-    :meth:`changed` is always True; :meth:`running` answers from the last look, taken in the
-    same snapshot as its records.
+    ``look(run_id, after_seq, limit)`` is the store's :class:`FollowedRecords` of the run (at
+    most ``limit`` records; None: the run is gone); ``run`` runs it to its end (the caller's
+    event loop). Each look reads, so :meth:`changed` is always True; :meth:`running` answers
+    from the last look, taken in the same snapshot as its records. A backlog is read a page of
+    :data:`~._pages.PAGE_RECORDS` records a look (``more`` says another is due at once).
     """
 
     def __init__(
         self,
-        look: Callable[[str, int], Coroutine[Any, Any, FollowedRecords | None]],
+        look: Callable[[str, int, int], Coroutine[Any, Any, FollowedRecords | None]],
         run: Callable[[Coroutine[Any, Any, FollowedRecords | None]], FollowedRecords | None],
         run_id: str,
         source: str,
@@ -222,8 +224,25 @@ class RecordsFollower:
         self._leased = True
         #: The newest record returned so far (None before the first).
         self.head: Checkpoint | None = None
-        #: A look reads everything new: never more to read at once.
+        #: Whether the last look read a whole page: the next one is due at once.
         self.more = False
+
+    def skip_to(self, seq: int, page: Page) -> None:
+        """Start past the records before ``seq``, read by ``page`` (see :mod:`._pages`):
+        verified (checksum, link) but not decoded, but for the last of them, which the next
+        record must name as its parent.
+
+        Only before the first look. A run of fewer records is skipped whole.
+
+        Raises:
+            CheckpointCorruptError: a record before ``seq`` fails verification.
+        """
+        if seq <= 0 or self.head is not None:
+            return
+        lines = _Measured(record_pages(page, seq - 1, PAGE_RECORDS))
+        ends = check_journal(lines, self.source, self.run_id)
+        if ends is not None:
+            self.head = decode_checked(ends[1], f"{self.source}:{lines.count}")
 
     def changed(self) -> bool:
         """Always True: a look is one statement, which reads what is new."""
@@ -242,7 +261,7 @@ class RecordsFollower:
                 or the run was cut back while followed.
         """
         after = self.head.seq if self.head is not None else -1
-        seen = self._run(self._look(self.run_id, after))
+        seen = self._run(self._look(self.run_id, after, PAGE_RECORDS))
         if seen is None:
             raise WfctlError(f"run {self.run_id!r} was removed while followed")
         if seen.head_seq < after:
@@ -250,6 +269,7 @@ class RecordsFollower:
                 self.source, f"the run was cut back to seq {seen.head_seq} while followed"
             )
         self._leased = seen.leased
+        self.more = len(seen.records) == PAGE_RECORDS
         found: list[Checkpoint] = []
         for record in seen.records:
             where = f"{self.source}:{after + len(found) + 2}"

@@ -32,6 +32,20 @@ RUN_RECORDS: Final = (
     " WHERE r.run_id = %s ORDER BY c.seq"
 )
 
+#: One run's head seq, whether it is held, and its root and head records (``log``): no row, no
+#: run; a row without a record, a missing one.
+CHAIN_ENDS: Final = (
+    "WITH " + _HELD + " SELECT r.head_seq, " + _LOCKED + ", c.seq, c.record FROM wfctl_runs r"
+    " LEFT JOIN wfctl_checkpoints c ON c.run_id = r.run_id AND c.seq IN (0, r.head_seq)"
+    " WHERE r.run_id = %s ORDER BY c.seq"
+)
+
+#: A page of one run's records: past a seq, up to a seq, at most N, in order.
+CHAIN_PAGE: Final = (
+    "SELECT record FROM wfctl_checkpoints WHERE run_id = %(run)s AND seq > %(after)s"
+    " AND seq <= %(last)s ORDER BY seq LIMIT %(n)s"
+)
+
 #: Every record of the matching runs, with whether each run is held (summaries, listings).
 _RECORDS_OF: Final = (
     "WITH " + _HELD + ", runs AS (SELECT r.run_id, r.head_seq, r.workflow_name, r.created,"
@@ -60,11 +74,12 @@ RUNS_PAGE: Final = _PAGE_OF.format("(r.created, r.run_id) > (%(created)s, %(run)
 UNDATED_RUNS_PAGE: Final = _PAGE_OF.format("r.created IS NULL AND r.run_id > %(run)s")
 
 #: What a follower of one run looks at (``log --follow``): the run's head, whether its lease is
-#: held, and its records past a seq, in one statement (one snapshot). No row: no such run.
+#: held, and its records past a seq (at most N; NULL: all), in one statement (one snapshot). No
+#: row: no such run.
 FOLLOW: Final = (
     "WITH " + _HELD + " SELECT r.head_seq, " + _LOCKED + ", c.record FROM wfctl_runs r"
     " LEFT JOIN wfctl_checkpoints c ON c.run_id = r.run_id AND c.seq > %(after)s"
-    " WHERE r.run_id = %(run)s ORDER BY c.seq"
+    " WHERE r.run_id = %(run)s ORDER BY c.seq LIMIT %(n)s"
 )
 
 #: One run's head record (for get_latest with a run id).

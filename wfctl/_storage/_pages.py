@@ -1,0 +1,223 @@
+"""Reading a run a page of records at a time: ``log`` and ``log --follow`` of a database store.
+
+A database store hands out a run's ends (:class:`ChainEnds`: the root and head records as
+stored, the head's seq, whether the run is leased) in one statement, and its records a page at
+a time (``page(after_seq, last_seq, limit)``: the records of seqs ``after_seq + 1`` to
+``last_seq``, at most ``limit``, in order). What is read is verified as the file store verifies
+its journal (:func:`~._journal.decode_chain`: every checksum and link, each record decoded only
+if it is asked for), so a long run is read in memory that does not grow with its length, and
+its first entry shows once the first page is read.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Coroutine, Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar, runtime_checkable
+
+from wfctl._checkpoint import Checkpoint, Kind
+from wfctl._errors import CheckpointCorruptError
+
+from ._journal import check_version, decode_chain, decode_record
+
+if TYPE_CHECKING:
+    import asyncio
+
+__all__ = [
+    "PAGE_RECORDS",
+    "ChainEnds",
+    "PagedRun",
+    "PagedStore",
+    "checked_records",
+    "decode_ends",
+    "record_pages",
+]
+
+T = TypeVar("T")
+
+#: Records read by one statement (about 2 MB of records of 100-character values).
+PAGE_RECORDS: Final = 4096
+
+#: ``page(after_seq, last_seq, limit)``: see the module docstring.
+Page = Callable[[int, int, int], list[bytes]]
+
+
+@dataclass(frozen=True, slots=True)
+class ChainEnds:
+    """A run's root and head records as stored, read in one statement (not yet verified)."""
+
+    #: The run as errors name it (``<store> run <id>``).
+    source: str
+    #: The seq of the run's head, as the store says.
+    head_seq: int
+    #: Whether a process holds the run's lease.
+    leased: bool
+    #: The record of seq 0, None if it is missing.
+    root: bytes | None
+    #: The record of ``head_seq``, None if it is missing.
+    head: bytes | None
+
+
+def decode_ends(ends: ChainEnds, run_id: str) -> tuple[Checkpoint, Checkpoint] | None:
+    """The run's root and head, each verified; None if anything about them is amiss.
+
+    None sends the caller to read the run whole, which names the first problem as every
+    reading command names it.
+    """
+    if ends.root is None or ends.head is None:
+        return None
+    source = ends.source
+    try:
+        root = decode_record(ends.root, f"{source}:1")
+        head = (
+            root
+            if ends.head_seq == 0
+            else decode_record(ends.head, f"{source}:{ends.head_seq + 1}")
+        )
+        check_version(head, root, f"{source}:{ends.head_seq + 1}")
+    except CheckpointCorruptError:
+        return None
+    if root.run_id != run_id or root.seq != 0 or root.kind != Kind.ROOT:
+        return None
+    if head.run_id != run_id or head.seq != ends.head_seq:
+        return None
+    return root, head
+
+
+def record_pages(page: Page, last_seq: int, size: int) -> Iterator[bytes]:
+    """Yield a run's records of seqs 0 to ``last_seq``, reading ``size`` records a page, the
+    next page when the last is used.
+
+    Each page starts after as many records as were yielded: a reader that verifies each record
+    as the next link (:func:`~._journal.decode_chain`) stops at a missing one before the next
+    page is asked for.
+    """
+    after = -1
+    while after < last_seq:
+        records = page(after, last_seq, size)
+        yield from records
+        if len(records) < size:
+            return
+        after += len(records)
+
+
+def checked_records(
+    lines: Iterable[bytes],
+    source: str,
+    run_id: str,
+    wanted: range,
+    head_seq: int,
+    known: dict[bytes, Checkpoint],
+    ends_early: str,
+) -> Iterator[Checkpoint]:
+    """The records of ``wanted`` among ``lines`` (a run's records from seq 0), each yielded
+    once it and every record before it verified (those before ``wanted`` are checked only).
+
+    ``known`` holds the head's line, decoded (as the run's summary read it): the record of
+    ``head_seq`` must be that line.
+
+    Raises:
+        CheckpointCorruptError: a record fails, the head is not the line read for the summary
+            ("the journal changed while it was read"), or ``lines`` end before ``wanted`` does
+            (``ends_early`` is the reason given).
+    """
+    wanted = wanted[: head_seq + 1]
+    if not wanted:
+        return
+    last_seq = wanted[-1]
+    for line, checkpoint in decode_chain(lines, source, run_id, known, wanted[0]):
+        if checkpoint.seq == last_seq:
+            if last_seq == head_seq and known.get(line) is not checkpoint:
+                # not the head the summary read
+                raise CheckpointCorruptError(
+                    f"{source}:{last_seq + 1}", "the journal changed while it was read"
+                )
+            yield checkpoint
+            return
+        yield checkpoint
+    raise CheckpointCorruptError(source, ends_early)
+
+
+@runtime_checkable
+class PagedStore(Protocol):
+    """What :class:`PagedRun` needs of a store (the PostgreSQL store has it)."""
+
+    async def chain_ends(self, run_id: str) -> ChainEnds | None: ...
+
+    async def chain_page(
+        self, run_id: str, after_seq: int, last_seq: int, limit: int
+    ) -> list[bytes]: ...
+
+    async def aclose(self) -> None: ...
+
+
+class PagedRun:
+    """One run of a database store, read a page at a time on an event loop of its own.
+
+    The store's connections belong to the loop that opened them, so the loop is kept from the
+    first statement to the last page; :meth:`close` closes the store and the loop (so does
+    dropping the object, for a reader left unfinished).
+    """
+
+    #: Records read by one statement.
+    page_records: int = PAGE_RECORDS
+
+    def __init__(self, storage: PagedStore, run_id: str) -> None:
+        import asyncio  # here, not at import: a file store's commands need no event loop
+
+        self.storage, self.run_id = storage, run_id
+        self._runner = asyncio.Runner()
+        self.close = weakref.finalize(self, _close, self._runner, storage)
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run ``coro`` to its end on this reader's loop."""
+        return self._runner.run(coro)
+
+    def ends(self) -> tuple[ChainEnds, Checkpoint, Checkpoint] | None:
+        """The run's ends as stored and its root and head, verified; None if the run has no
+        committed checkpoint or its ends do not verify (read it whole to say which).
+
+        Raises:
+            InvalidIdError: the run id is malformed.
+        """
+        ends = self.run(self.storage.chain_ends(self.run_id))
+        decoded = None if ends is None else decode_ends(ends, self.run_id)
+        return None if ends is None or decoded is None else (ends, *decoded)
+
+    def page(self, after_seq: int, last_seq: int, limit: int) -> list[bytes]:
+        """The records of seqs ``after_seq + 1`` to ``last_seq``, at most ``limit``."""
+        return self.run(self.storage.chain_page(self.run_id, after_seq, last_seq, limit))
+
+    def records(
+        self, wanted: range, ends: ChainEnds, root: Checkpoint, head: Checkpoint
+    ) -> Iterator[Checkpoint]:
+        """The run's records of ``wanted``, verified as :func:`checked_records` verifies them,
+        read a page at a time; the reader is closed when they end (or fail).
+
+        Raises:
+            CheckpointCorruptError: see :func:`checked_records`.
+        """
+        try:
+            wanted = wanted[: head.seq + 1]
+            if wanted:
+                ends_read = ((ends.root, root), (ends.head, head))
+                known = {line: cp for line, cp in ends_read if line is not None}
+                yield from checked_records(
+                    record_pages(self.page, wanted[-1], self.page_records),
+                    ends.source,
+                    self.run_id,
+                    wanted,
+                    head.seq,
+                    known,
+                    "the run changed while it was read (its records end early)",
+                )
+        finally:
+            self.close()
+
+
+def _close(runner: asyncio.Runner, storage: PagedStore) -> None:
+    try:
+        runner.run(storage.aclose())
+    finally:
+        runner.close()
