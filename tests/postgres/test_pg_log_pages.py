@@ -1,4 +1,4 @@
-"""``wfctl log`` and ``log --follow`` of a PostgreSQL run: its records a page at a time.
+"""``wfctl log``, ``log --follow`` and ``export`` of a PostgreSQL run: its records a page at a time.
 
 One statement reads the run's root and head (the summary); the records are then read in pages
 (``PagedRun.page_records`` of them a statement, made small here), each verified as the file
@@ -10,8 +10,10 @@ after the entries before it; a reader left unfinished still closes its connectio
 from __future__ import annotations
 
 import gc
+import json
 import math
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -20,9 +22,10 @@ import pytest
 from tests.cli.conftest import WORKFLOWS, invoke, run_id_of, wfctl
 from tests.conftest import arun
 from tests.postgres.conftest import opened
+from wfctl._documents import document, summary_json
 from wfctl._errors import CheckpointCorruptError
 from wfctl._follow import FollowEnd, follow_run
-from wfctl._inspect import LogPage, log_entry, run_log
+from wfctl._inspect import LogPage, export_run, log_entry, run_log
 from wfctl._storage import _follow as _storage_follow
 from wfctl._storage._pages import PagedRun
 from wfctl._storage._postgres._reads import PostgresReads
@@ -61,6 +64,14 @@ def _chain(url: str, run_id: str) -> list[Any]:
     return arun(read())
 
 
+def _summary(url: str, run_id: str) -> Any:
+    async def read() -> Any:
+        async with opened(url) as store:
+            return await store.run_summary(run_id)
+
+    return arun(read())
+
+
 def _spoil(url: str, run_id: str, seq: int) -> None:
     """Change one character of a step record (its checksum then fails)."""
     with psycopg.connect(url, autocommit=True) as conn:
@@ -87,13 +98,8 @@ def test_a_page_lists_what_the_whole_chain_lists_reading_no_further(
     pg_url: str, long_run: str, pages: list[tuple[int, int, int]], page: LogPage
 ) -> None:
     chain = _chain(pg_url, long_run)
-
-    async def summary() -> Any:
-        async with opened(pg_url) as store:
-            return await store.run_summary(long_run)
-
     log = run_log(pg_url, long_run, page=page)
-    assert log.summary == arun(summary())
+    assert log.summary == _summary(pg_url, long_run)
     assert pages == []  # the summary read the ends only
     listed = page.seqs(HEAD)
     assert list(log.entries) == [log_entry(cp) for cp in chain[listed.start : listed.stop]]
@@ -227,3 +233,19 @@ def test_follow_names_a_failing_record_before_its_start(pg_url: str, long_run: s
     with pytest.raises(CheckpointCorruptError, match="checksum mismatch") as raised:
         list(follow_run(pg_url, long_run, page=LogPage(from_seq=10), sleep=lambda _: None))
     assert raised.value.where == f"{_where(pg_url, long_run)}:5"
+
+
+def test_export_writes_the_whole_document_reading_a_page_at_a_time(
+    pg_url: str, long_run: str, pages: list[tuple[int, int, int]], tmp_path: Path
+) -> None:
+    chain = _chain(pg_url, long_run)
+    fields = {"run": summary_json(_summary(pg_url, long_run)), "checkpoint_count": len(chain)}
+    whole = document("export", fields | {"checkpoints": [c.to_dict() for c in chain]})
+    result = export_run(pg_url, long_run, "json")
+    assert "".join(result.chunks) == json.dumps(whole, indent=2, ensure_ascii=False) + "\n"
+    assert len(pages) == math.ceil((HEAD + 1) / PAGE)
+    _spoil(pg_url, long_run, 7)
+    target = tmp_path / "run.json"
+    done = wfctl("export", long_run, "-o", target, "--store", pg_url)
+    assert done.code == 2 and f"run {long_run}:8: checksum mismatch" in done.error_line()
+    assert not target.exists()

@@ -15,7 +15,8 @@ The engine, the storages and rich are imported inside the commands that need the
 - :mod:`._lifecycle_commands`: ``cancel``, ``rm``, ``copy``;
 - :mod:`._worker_commands`: ``submit``, ``worker``;
 - :mod:`._filters`: the run filters ``runs`` and ``gc`` share;
-- :mod:`._output`: a command whose output's reader went away (``| head``);
+- :mod:`._output`: a command whose output's reader went away (``| head``), and text the
+  output cannot encode (written as JSON escapes, see :mod:`wfctl._escapes`);
 - :mod:`._version_command`: ``version``.
 """
 
@@ -24,10 +25,12 @@ from . import _run_commands, _store_commands  # noqa: F401  # isort: skip
 from . import _lifecycle_commands, _worker_commands  # noqa: F401  # isort: skip
 from . import _version_command  # noqa: F401  # isort: skip
 from ._app import WfctlGroup, app
+from ._output import escape_unencodable
 
 __all__ = ["WfctlGroup", "app", "main"]
 
 
 def main() -> None:
     """Entry point of the ``wfctl`` console script."""
+    escape_unencodable()
     app(prog_name="wfctl")

@@ -14,7 +14,7 @@ import os
 import select
 import sys
 
-__all__ = ["quiet_closed_outputs"]
+__all__ = ["escape_unencodable", "quiet_closed_outputs"]
 
 #: What ``poll`` reports for the writing end of a pipe (or socket) whose reader is gone:
 #: POLLERR on Linux, POLLHUP on some other systems.
@@ -43,6 +43,17 @@ def quiet_closed_outputs() -> bool:
             os.close(devnull)
         gone = True
     return gone
+
+
+def escape_unencodable() -> None:
+    """Have stdout and stderr write what their encoding cannot hold (a lone surrogate a step
+    returned) as JSON escapes, instead of failing the command (see :mod:`wfctl._escapes`)."""
+    from wfctl._escapes import ESCAPE
+
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)  # replaced by another object: left
+        if reconfigure is not None:
+            reconfigure(errors=ESCAPE)
 
 
 def _reader_gone(fd: int) -> bool:

@@ -304,7 +304,7 @@ def export(
     """Export a run as JSON or TOML.
 
     The document holds the run's summary and every checkpoint as stored. With --json and no --output the document is JSON; with --json and --output, a JSON
-    summary of what was written is printed.
+    summary of what was written is printed. --output writes a new file and renames it over FILE once complete: a run that fails part-way leaves FILE as it was.
 
     \b
     Example:

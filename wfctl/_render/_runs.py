@@ -343,7 +343,9 @@ def print_checkpoint(checkpoint: Checkpoint) -> None:
 def print_export(result: ExportResult) -> None:
     """Write the exported document to stdout, or say where it was written."""
     if result.output is None:
-        stdout().file.write(result.text)
+        out = stdout().file
+        for chunk in result.chunks:
+            out.write(chunk)
         return
     stderr().print(
         f"wrote {result.checkpoints} checkpoint(s) of run {result.run_id} as {result.format} "

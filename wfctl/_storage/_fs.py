@@ -19,13 +19,14 @@ import os
 import secrets
 import shutil
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Final, Protocol
 
 __all__ = [
     "OS_FS",
     "FileSystem",
     "OsFileSystem",
+    "replacing",
     "write_all",
     "write_private",
     "write_private_bytes",
@@ -299,18 +300,32 @@ def write_private(fs: FileSystem, path: str, payload: object, *, durable: bool =
 def write_private_bytes(fs: FileSystem, path: str, data: bytes, *, durable: bool = False) -> None:
     """Atomically replace ``path`` with ``data``, readable by the owner only (``0600``).
 
-    A temporary file beside it is created (exclusively, under a name nobody can guess, never
-    through a symbolic link), written, then renamed over ``path``. The rename replaces whatever
-    entry ``path`` was, a planted link included, and never writes through it. If anything fails
-    (a short write included) the temporary file is removed and the error raised. ``durable``
-    syncs the temporary file before the rename and the directory after it, so the new content,
-    never an empty or partial file, is what a power loss leaves.
+    See :func:`replacing`.
+    """
+    with replacing(fs, path, 0o600, durable=durable) as (fd, tmp):
+        write_all(fs, fd, data, tmp)
+
+
+@contextlib.contextmanager
+def replacing(
+    fs: FileSystem, path: str, mode: int, *, durable: bool = False
+) -> Iterator[tuple[int, str]]:
+    """Yield a new temporary file beside ``path`` (its descriptor and name) to write; once the
+    ``with`` block ends without error, rename it over ``path``.
+
+    The temporary file is created exclusively, under a name nobody can guess, never through a
+    symbolic link, with ``mode`` (less the umask). The rename replaces whatever entry ``path``
+    was, a planted link included, and never writes through it. If anything fails (in the block,
+    or a short write) the temporary file is removed and the error raised: ``path`` is left as
+    it was, never partly written. ``durable`` syncs the temporary file before the rename and the
+    directory after it, so the new content, never an empty or partial file, is what a power
+    loss leaves.
     """
     tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.{secrets.token_hex(4)}.tmp"
-    fd = fs.open(tmp, _PRIVATE_FLAGS | os.O_EXCL, 0o600)
+    fd = fs.open(tmp, _PRIVATE_FLAGS | os.O_EXCL, mode)
     try:
         try:
-            write_all(fs, fd, data, tmp)
+            yield fd, tmp
             if durable:
                 fs.fdatasync(fd)
         finally:

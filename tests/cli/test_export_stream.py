@@ -1,0 +1,182 @@
+"""``wfctl export``: the JSON document written a page of checkpoints at a time, the file replaced
+whole or not at all, and text no encoder can write escaped instead of failing the command.
+
+The JSON text is what ``json.dumps(document, indent=2, ensure_ascii=False)`` writes for the
+whole document (floats, integers beyond 64 bits, controls, nesting deeper than orjson goes);
+checkpoints are read as they are written, each verified. With ``-o`` the document goes to a new
+file beside the target, renamed over it once complete: a run that fails part-way leaves the
+target as it was (and no stray file), a link's target is what is replaced, and the replaced
+file's mode is kept.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.cli.conftest import (
+    WORKFLOWS,
+    count_reads,
+    invoke,
+    run_id_of,
+    spoil_step_record,
+    wfctl,
+)
+from tests.conftest import arun
+from wfctl import _inspect
+from wfctl._documents import document, summary_json
+from wfctl._errors import WfctlError
+from wfctl._inspect import export_run, to_toml
+from wfctl._storage import FileCheckpointStorage
+
+MANY = WORKFLOWS / "many.py"
+VALUES = WORKFLOWS / "values.py"
+STEPS = 450  # checkpoints: STEPS + 2, over two pages of 200
+
+
+def _expected(store: Path, run_id: str) -> dict[str, Any]:
+    """The export document, made whole from the library's strict reads."""
+    storage = FileCheckpointStorage(store)
+    chain = arun(storage.load_chain(run_id))
+    summary = arun(storage.run_summary(run_id))
+    fields = {"run": summary_json(summary), "checkpoint_count": len(chain)}
+    return document("export", fields | {"checkpoints": [c.to_dict() for c in chain]})
+
+
+@pytest.fixture
+def long_run(store: Path) -> str:
+    return run_id_of(invoke("run", MANY, "--input", str(STEPS), "--store", store, "--json"))
+
+
+@pytest.fixture
+def values_run(store: Path) -> str:
+    return run_id_of(invoke("run", VALUES, "--store", store, "--json"))
+
+
+@pytest.mark.parametrize("which", ["long_run", "values_run"])
+def test_the_json_text_is_json_dumps_of_the_whole_document(
+    store: Path, which: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    run_id = request.getfixturevalue(which)
+    whole = json.dumps(_expected(store, run_id), indent=2, ensure_ascii=False) + "\n"
+    expected = whole.encode("utf-8", "backslashreplace")  # a lone surrogate: its JSON escape
+    done = wfctl("export", run_id, "--store", store)
+    assert done.code == 0, done.stderr
+    assert done.stdout.encode() == expected
+    target = tmp_path / "run.json"
+    assert wfctl("export", run_id, "-o", target, "--store", store).code == 0
+    assert target.read_bytes() == expected
+
+
+def test_the_toml_text_is_the_whole_document_s(store: Path, long_run: str) -> None:
+    done = wfctl("export", long_run, "-f", "toml", "--store", store)
+    assert done.code == 0, done.stderr
+    assert done.stdout == to_toml(_expected(store, long_run))
+
+
+def test_checkpoints_are_read_as_the_text_is_written(
+    store: Path, long_run: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reads = count_reads(monkeypatch)
+    result = export_run(store, long_run, "json")
+    assert sorted(reads.decoded) == [0, STEPS + 1]  # the summary's root and head only
+    chunks = iter(result.chunks)
+    next(chunks)  # a page of 200 checkpoints, no more (the root was decoded already)
+    assert reads.decoded == [0, STEPS + 1, *range(1, 200)]
+    list(chunks)
+    assert reads.decoded == [0, STEPS + 1, *range(1, STEPS + 1)]  # each once
+
+
+def test_a_run_that_fails_part_way_leaves_the_file_as_it_was(
+    store: Path, long_run: str, tmp_path: Path
+) -> None:
+    spoil_step_record(store, long_run, 300)  # read after a page was written
+    out = tmp_path / "out"
+    out.mkdir()
+    kept = out / "run.json"
+    kept.write_text("the export before\n", encoding="utf-8")
+    for target in (kept, out / "new.json"):
+        done = wfctl("export", long_run, "-o", target, "--store", store)
+        assert done.code == 2 and "journal.jsonl:301: checksum mismatch" in done.error_line()
+    assert kept.read_text(encoding="utf-8") == "the export before\n"
+    assert sorted(os.listdir(out)) == ["run.json"]  # no new file, no temporary file left
+    shown = wfctl("export", long_run, "--store", store)  # to stdout: named after what came
+    assert shown.code == 2 and "journal.jsonl:301" in shown.error_line()
+    assert shown.stdout.startswith('{\n  "schema": "wfctl/export@1"')
+
+
+def test_the_file_replaced_keeps_its_mode_and_a_link_keeps_pointing_at_it(
+    store: Path, long_run: str, tmp_path: Path
+) -> None:
+    real = tmp_path / "real.json"
+    real.write_text("old", encoding="utf-8")
+    real.chmod(0o640)
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    assert wfctl("export", long_run, "-o", link, "--store", store).code == 0
+    assert link.is_symlink() and link.resolve() == real
+    assert json.loads(real.read_text(encoding="utf-8"))["checkpoint_count"] == STEPS + 2
+    assert stat.S_IMODE(real.stat().st_mode) == 0o640
+    fresh = tmp_path / "fresh.json"
+    assert wfctl("export", long_run, "-o", fresh, "--store", store, umask=0o027).code == 0
+    assert stat.S_IMODE(fresh.stat().st_mode) == 0o640  # 0o666 less the umask, as any file
+
+
+def test_a_device_is_written_in_place_and_a_directory_refused(
+    store: Path, long_run: str, tmp_path: Path
+) -> None:
+    assert wfctl("export", long_run, "-o", os.devnull, "--store", store).code == 0
+    out = tmp_path / "out"
+    out.mkdir()
+    done = wfctl("export", long_run, "-o", out, "--store", store)
+    assert done.code == 2 and "Is a directory" in done.error_line()
+    assert os.listdir(out) == []
+
+
+def test_a_failing_read_is_not_called_a_failing_write(
+    store: Path, long_run: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = _inspect.read_chain
+
+    def failing(*args: Any, **kwargs: Any) -> Any:
+        summary, records, listed = real(*args, **kwargs)
+
+        def broken() -> Iterator[Any]:
+            yield next(records)
+            raise OSError(errno.EIO, "Input/output error", "journal.jsonl")
+
+        return summary, broken(), listed
+
+    monkeypatch.setattr(_inspect, "read_chain", failing)
+    out = tmp_path / "out"
+    out.mkdir()
+    with pytest.raises(OSError, match="Input/output error") as raised:
+        export_run(store, long_run, "json", out / "run.json")
+    assert not isinstance(raised.value, WfctlError)
+    assert os.listdir(out) == []
+    monkeypatch.setattr(_inspect, "read_chain", real)
+    with pytest.raises(WfctlError, match=r"cannot write .*No such file or directory"):
+        export_run(store, long_run, "json", out / "no" / "run.json")
+
+
+def test_text_no_encoder_writes_is_escaped_or_refused_with_one_line(
+    store: Path, values_run: str
+) -> None:
+    lone = f"{values_run}.12"  # the step that returned a lone surrogate
+    for args in (["show", lone], ["show", lone, "--json"]):
+        done = wfctl(*args, "--store", store)
+        assert done.code == 0, (args, done.stderr)
+        assert "\\ud800 lone" in done.stdout
+    deep = wfctl("export", values_run, "-f", "toml", "--store", store)
+    assert deep.code == 2 and "nested deeper than TOML export can write" in deep.error_line()
+    lone_only = run_id_of(invoke("run", VALUES, "--input", "12", "--store", store, "--json"))
+    done = wfctl("export", lone_only, "-f", "toml", "--store", store)
+    assert done.code == 2
+    assert "holds text TOML cannot hold ('\\ud800', a lone surrogate)" in done.error_line()
