@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
 
-from ._checkpoint import Checkpoint, validate_run_id
+from ._checkpoint import Checkpoint, split_checkpoint_id, validate_run_id
 from ._config import StoreRef
 from ._documents import document, epoch_time, summary_json, utc_time
-from ._errors import RunNotFoundError, RunStateError, WfctlError
+from ._errors import CheckpointNotFoundError, RunNotFoundError, RunStateError, WfctlError
 from ._frozen import slot_setters
 from ._payloads import (
     CancelledPayload,
@@ -46,7 +46,7 @@ from ._storage import FileCheckpointStorage, RunSummary
 from ._storage._base import RunStoreBase, summarize
 from ._storage._capabilities import load_chain, request_pause
 from ._storage._open import on_store, open_storage
-from ._storage._pages import PagedRun, PagedStore
+from ._storage._pages import ChainEnds, PagedRun, PagedStore
 from ._storage._protocol import RunStore
 
 T = TypeVar("T")
@@ -547,19 +547,12 @@ def read_chain(
         # verified as they are read
         summary, records = storage.stream_checked_chain(run_id, page.seqs)
         return summary, records, page.seqs(summary.head_seq)
-    if isinstance(storage, PagedStore):  # a database: its records a page at a time
-        reader = PagedRun(storage, run_id)
-        try:
-            found = reader.ends()
-        except BaseException:
-            reader.close()
-            raise
-        if found is not None:
-            ends, root, head = found
-            listed = page.seqs(head.seq)
-            summary = summarize(root, head, lambda: ends.leased)
-            return summary, reader.records(listed, ends, root, head), listed
-        reader.close()  # no run, or its ends do not verify: read whole, which says which
+    if isinstance(storage, PagedStore) and (paged := _paged_ends(storage, run_id)):
+        # a database: its records a page at a time
+        reader, (ends, root, head) = paged
+        listed = page.seqs(head.seq)
+        summary = summarize(root, head, lambda: ends.leased)
+        return summary, reader.records(listed, ends, root, head), listed
 
     summary, chain = on_store(
         store, lambda storage: summary_and_chain(storage, run_id), must_exist=must_exist
@@ -590,12 +583,43 @@ def show_checkpoint(store: StoreRef, checkpoint_id: str, *, must_exist: bool = T
         CheckpointCorruptError: its run's chain cannot be trusted.
     """
 
-    from ._restore import load_target
+    run_id, seq = split_checkpoint_id(checkpoint_id)
+    storage = open_storage(store, must_exist=must_exist)
+    found: Checkpoint | None
+    if isinstance(storage, FileCheckpointStorage):
+        try:
+            found = storage.checked_record(run_id, seq)
+        except RunNotFoundError:
+            raise CheckpointNotFoundError(checkpoint_id) from None
+    elif isinstance(storage, PagedStore) and (ends := _paged_ends(storage, run_id)):
+        reader, (chain_ends, _, head) = ends
+        found = reader.record_at(seq, chain_ends, head)
+    else:  # another store, or a database run without ends that verify: read whole
+        from ._restore import load_target
 
-    _, checkpoint = on_store(
-        store, lambda storage: load_target(storage, checkpoint_id), must_exist=must_exist
-    )
-    return checkpoint
+        return on_store(
+            store, lambda storage: load_target(storage, checkpoint_id), must_exist=must_exist
+        )[1]
+    if found is None:
+        raise CheckpointNotFoundError(checkpoint_id)
+    return found
+
+
+def _paged_ends(
+    storage: PagedStore, run_id: str
+) -> tuple[PagedRun, tuple[ChainEnds, Checkpoint, Checkpoint]] | None:
+    """A reader of a database run and its verified ends; None (the reader closed) if the run
+    has no committed checkpoint or its ends do not verify: read it whole to say which."""
+    reader = PagedRun(storage, run_id)
+    try:
+        found = reader.ends()
+    except BaseException:
+        reader.close()
+        raise
+    if found is None:
+        reader.close()
+        return None
+    return reader, found
 
 
 def checkpoint_json(checkpoint: Checkpoint) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""``wfctl log``, ``log --follow`` and ``export`` of a PostgreSQL run: its records a page at a time.
+"""``log``, ``log --follow``, ``export`` and ``show`` of a PostgreSQL run: a page at a time.
 
 One statement reads the run's root and head (the summary); the records are then read in pages
 (``PagedRun.page_records`` of them a statement, made small here), each verified as the file
@@ -23,9 +23,9 @@ from tests.cli.conftest import WORKFLOWS, invoke, run_id_of, wfctl
 from tests.conftest import arun
 from tests.postgres.conftest import opened
 from wfctl._documents import document, summary_json
-from wfctl._errors import CheckpointCorruptError
+from wfctl._errors import CheckpointCorruptError, CheckpointNotFoundError
 from wfctl._follow import FollowEnd, follow_run
-from wfctl._inspect import LogPage, export_run, log_entry, run_log
+from wfctl._inspect import LogPage, export_run, log_entry, run_log, show_checkpoint
 from wfctl._storage import _follow as _storage_follow
 from wfctl._storage._pages import PagedRun
 from wfctl._storage._postgres._reads import PostgresReads
@@ -249,3 +249,17 @@ def test_export_writes_the_whole_document_reading_a_page_at_a_time(
     done = wfctl("export", long_run, "-o", target, "--store", pg_url)
     assert done.code == 2 and f"run {long_run}:8: checksum mismatch" in done.error_line()
     assert not target.exists()
+
+
+def test_show_verifies_every_record_and_decodes_one(
+    pg_url: str, long_run: str, pages: list[tuple[int, int, int]]
+) -> None:
+    chain = _chain(pg_url, long_run)
+    assert show_checkpoint(pg_url, f"{long_run}.5") == chain[5]
+    # every record to the head, a page at a time (the one shown is not the last read)
+    assert [asked[0] for asked in pages] == list(range(-1, HEAD, PAGE))
+    with pytest.raises(CheckpointNotFoundError):
+        show_checkpoint(pg_url, f"{long_run}.{HEAD + 1}")
+    _spoil(pg_url, long_run, 17)  # after the checkpoint shown: named all the same
+    done = wfctl("show", f"{long_run}.5", "--store", pg_url)
+    assert done.code == 2 and f"run {long_run}:18: checksum mismatch" in done.error_line()

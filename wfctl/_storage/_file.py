@@ -23,7 +23,7 @@ import stat
 import threading
 import time
 import weakref
-from collections.abc import Callable, Collection, Hashable, Iterator, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import ClassVar, Final
 
@@ -79,7 +79,7 @@ from ._marker import (
     read_end_marker,
     read_end_marker_first,
 )
-from ._pages import checked_records
+from ._pages import LineAt, checked_records
 from ._protocol import JournalProblem, RunJournal, RunSummary
 from ._queue import RESCAN_SECONDS, RunQueue
 from ._removal import cut_run, remove_run, remove_runs
@@ -413,14 +413,35 @@ class FileCheckpointStorage(RunStoreBase):
         """Verify the whole journal's checksums and links in one read; decode only its ends."""
         return self._verified_ends(run_id)
 
+    def checked_record(self, run_id: str, seq: int) -> Checkpoint | None:
+        """Return the run's record of ``seq`` once the whole journal verified as
+        :meth:`verified_ends` verifies it (every checksum and link, in one read), decoding only
+        that record and the ends (``wfctl show``); None if the run holds no such seq.
+
+        Raises:
+            InvalidIdError: ``run_id`` is malformed.
+            RunNotFoundError: the run has no committed checkpoint.
+            CheckpointCorruptError: a record fails verification or the chain is broken.
+        """
+        picked = LineAt(seq)
+        if self._verified_ends(validate_run_id(run_id), seen=picked.watch) is None:
+            raise RunNotFoundError(run_id)
+        if picked.line is None:
+            return None
+        return decode_checked(picked.line, f"{self._layout.journal(run_id)}:{seq + 1}")
+
     def _verified_ends(
-        self, run_id: str, *, listed: bool = False
+        self,
+        run_id: str,
+        *,
+        listed: bool = False,
+        seen: Callable[[Iterable[bytes]], Iterable[bytes]] | None = None,
     ) -> tuple[Checkpoint, Checkpoint] | None:
         """Verify the whole journal's checksums and links in one read; decode only its ends.
 
         The journal is read up to its size when opened (one ``pread`` for most journals):
         records appended after that are not part of this read. ``listed``: see
-        :meth:`_open_sized`.
+        :meth:`_open_sized`. ``seen`` is given the lines as they are read, and returns them.
         """
         layout, fs = self._layout, self._fs
         path = layout.journal(run_id)
@@ -431,7 +452,8 @@ class FileCheckpointStorage(RunStoreBase):
         except RunNotFoundError:
             return None
         try:
-            ends = check_journal(journal_lines(fs, fd, size), path, run_id)
+            lines = journal_lines(fs, fd, size)
+            ends = check_journal(lines if seen is None else seen(lines), path, run_id)
         finally:
             fs.close(fd)
         if ends is None:

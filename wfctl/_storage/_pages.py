@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar, runtime_checkab
 from wfctl._checkpoint import Checkpoint, Kind
 from wfctl._errors import CheckpointCorruptError
 
-from ._journal import check_version, decode_chain, decode_record
+from ._journal import check_journal, check_version, decode_chain, decode_checked, decode_record
 
 if TYPE_CHECKING:
     import asyncio
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 __all__ = [
     "PAGE_RECORDS",
     "ChainEnds",
+    "LineAt",
     "PagedRun",
     "PagedStore",
     "checked_records",
@@ -139,6 +140,26 @@ def checked_records(
     raise CheckpointCorruptError(source, ends_early)
 
 
+class LineAt:
+    """Keeps the line of one seq from a run's lines (from seq 0) as they pass through
+    :meth:`watch`: what ``wfctl show`` decodes once the whole run verified."""
+
+    def __init__(self, seq: int) -> None:
+        self.seq = seq
+        #: The line of ``seq``, once read (None: not read, or the run is shorter).
+        self.line: bytes | None = None
+        #: How many lines passed.
+        self.count = 0
+
+    def watch(self, lines: Iterable[bytes]) -> Iterator[bytes]:
+        """Yield ``lines``, keeping the one of :attr:`seq`."""
+        for line in lines:
+            if self.count == self.seq:
+                self.line = line
+            self.count += 1
+            yield line
+
+
 @runtime_checkable
 class PagedStore(Protocol):
     """What :class:`PagedRun` needs of a store (the PostgreSQL store has it)."""
@@ -212,6 +233,29 @@ class PagedRun:
                     known,
                     "the run changed while it was read (its records end early)",
                 )
+        finally:
+            self.close()
+
+    def record_at(self, seq: int, ends: ChainEnds, head: Checkpoint) -> Checkpoint | None:
+        """The run's record of ``seq`` once every record up to the head verified (checksum and
+        link, read a page at a time, only this one decoded); None past the head. The reader is
+        closed.
+
+        Raises:
+            CheckpointCorruptError: a record fails verification, the chain is broken, or its
+                records no longer end at the head read with the ends.
+        """
+        try:
+            if seq > head.seq:
+                return None
+            picked = LineAt(seq)
+            lines = picked.watch(record_pages(self.page, head.seq, self.page_records))
+            checked = check_journal(lines, ends.source, self.run_id)
+            if checked is None or checked[1] != ends.head or picked.line is None:
+                raise CheckpointCorruptError(
+                    ends.source, "the run changed while it was read (its records end early)"
+                )
+            return decode_checked(picked.line, f"{ends.source}:{seq + 1}")
         finally:
             self.close()
 
