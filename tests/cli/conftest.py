@@ -110,6 +110,14 @@ def run_id_of(outcome: Invocation) -> str:
     return run_id
 
 
+def many_steps(store: str | os.PathLike[str], steps: int) -> str:
+    """Run ``workflows/many.py`` to completion in ``store``: ``steps`` steps, ``steps + 2``
+    records; return the run's id."""
+    return run_id_of(
+        invoke("run", WORKFLOWS / "many.py", "--input", str(steps), "--store", store, "--json")
+    )
+
+
 def journal_of(store: Path, run_id: str) -> Path:
     """The journal of ``run_id`` in the file store ``store``."""
     return store / "runs" / run_id / "journal.jsonl"

@@ -25,6 +25,7 @@ from tests.cli.conftest import (
     WORKFLOWS,
     count_reads,
     invoke,
+    many_steps,
     run_id_of,
     spoil_step_record,
     wfctl,
@@ -36,7 +37,6 @@ from wfctl._errors import WfctlError
 from wfctl._inspect import export_run, to_toml
 from wfctl._storage import FileCheckpointStorage
 
-MANY = WORKFLOWS / "many.py"
 VALUES = WORKFLOWS / "values.py"
 STEPS = 450  # checkpoints: STEPS + 2, over two pages of 200
 
@@ -52,7 +52,7 @@ def _expected(store: Path, run_id: str) -> dict[str, Any]:
 
 @pytest.fixture
 def long_run(store: Path) -> str:
-    return run_id_of(invoke("run", MANY, "--input", str(STEPS), "--store", store, "--json"))
+    return many_steps(store, STEPS)
 
 
 @pytest.fixture

@@ -14,7 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import WORKFLOWS, invoke, journal_of, run_id_of, spoil_step_record, wfctl
+from tests.cli.conftest import (
+    WORKFLOWS,
+    invoke,
+    journal_of,
+    many_steps,
+    run_id_of,
+    spoil_step_record,
+    wfctl,
+)
 from wfctl import _follow as follow_module
 from wfctl._checkpoint import Checkpoint
 from wfctl._errors import CheckpointCorruptError
@@ -28,8 +36,7 @@ HEAD = STEPS + 1
 
 @pytest.fixture
 def long_run(store: Path) -> str:
-    return run_id_of(invoke("run", WORKFLOWS / "many.py", "--input", str(STEPS), "--store", store,
-                            "--json"))  # fmt: skip
+    return many_steps(store, STEPS)
 
 
 @pytest.fixture

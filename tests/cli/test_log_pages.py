@@ -15,11 +15,9 @@ from pathlib import Path
 import pytest
 
 from tests.cli.conftest import (
-    WORKFLOWS,
     count_reads,
-    invoke,
     journal_of,
-    run_id_of,
+    many_steps,
     spoil_step_record,
     wfctl,
 )
@@ -30,14 +28,13 @@ from wfctl._follow import FollowEnd
 from wfctl._inspect import LogPage, log_entry, run_log
 from wfctl._storage import _file
 
-MANY = WORKFLOWS / "many.py"
 STEPS = 40  # records: the root, STEPS steps, the completed record
 HEAD = STEPS + 1
 
 
 @pytest.fixture
 def long_run(store: Path) -> str:
-    return run_id_of(invoke("run", MANY, "--input", str(STEPS), "--store", store, "--json"))
+    return many_steps(store, STEPS)
 
 
 @pytest.mark.parametrize(

@@ -21,6 +21,7 @@ from tests.cli.conftest import (
     count_reads,
     invoke,
     journal_of,
+    many_steps,
     run_id_of,
     spoil_step_record,
 )
@@ -37,7 +38,7 @@ _ARGS: Iterable[tuple[str, ...]] = ((), ("--json",))
 @pytest.fixture
 def long_run(store: Path) -> str:
     """A completed run of STEPS steps: STEPS + 2 records."""
-    return run_id_of(invoke("run", MANY, "--input", str(STEPS), "--store", store, "--json"))
+    return many_steps(store, STEPS)
 
 
 def test_each_record_is_read_once_and_decoded_once(

@@ -11,20 +11,24 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import WORKFLOWS, count_reads, invoke, run_id_of, spoil_step_record, wfctl
+from tests.cli.conftest import (
+    count_reads,
+    many_steps,
+    spoil_step_record,
+    wfctl,
+)
 from tests.conftest import arun
 from wfctl._errors import CheckpointCorruptError, CheckpointNotFoundError
 from wfctl._inspect import show_checkpoint
 from wfctl._storage import FileCheckpointStorage
 
-MANY = WORKFLOWS / "many.py"
 STEPS = 40
 HEAD = STEPS + 1
 
 
 @pytest.fixture
 def long_run(store: Path) -> str:
-    return run_id_of(invoke("run", MANY, "--input", str(STEPS), "--store", store, "--json"))
+    return many_steps(store, STEPS)
 
 
 def test_one_checkpoint_is_decoded_after_every_record_verified(

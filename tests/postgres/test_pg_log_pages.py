@@ -19,7 +19,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from tests.cli.conftest import WORKFLOWS, invoke, run_id_of, wfctl
+from tests.cli.conftest import many_steps, wfctl
 from tests.conftest import arun
 from tests.postgres.conftest import opened
 from wfctl._documents import document, summary_json
@@ -30,7 +30,6 @@ from wfctl._storage import _follow as _storage_follow
 from wfctl._storage._pages import PagedRun
 from wfctl._storage._postgres._reads import PostgresReads
 
-MANY = WORKFLOWS / "many.py"
 STEPS = 20  # records: the root, STEPS steps, the completed record
 HEAD = STEPS + 1
 PAGE = 3
@@ -39,7 +38,7 @@ PAGE = 3
 @pytest.fixture
 def long_run(pg_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.setattr(PagedRun, "page_records", PAGE)
-    return run_id_of(invoke("run", MANY, "--input", str(STEPS), "--store", pg_url, "--json"))
+    return many_steps(pg_url, STEPS)
 
 
 @pytest.fixture
