@@ -262,3 +262,15 @@ def test_show_verifies_every_record_and_decodes_one(
     _spoil(pg_url, long_run, 17)  # after the checkpoint shown: named all the same
     done = wfctl("show", f"{long_run}.5", "--store", pg_url)
     assert done.code == 2 and f"run {long_run}:18: checksum mismatch" in done.error_line()
+
+
+def test_a_run_cut_while_it_is_read_is_named(pg_url: str, long_run: str) -> None:
+    log = run_log(pg_url, long_run)  # the ends read
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("DELETE FROM wfctl_checkpoints WHERE run_id = %s AND seq > 14", (long_run,))
+    shown: list[int] = []
+    with pytest.raises(
+        CheckpointCorruptError, match=r"changed while it was read \(it ends early\)"
+    ):
+        shown.extend(entry.seq for entry in log.entries)
+    assert shown == list(range(15))

@@ -579,7 +579,7 @@ class FileCheckpointStorage(RunStoreBase):
                 wanted,
                 head_seq,
                 known,
-                "the journal changed while it was read (it ends early)",
+                "journal",
             )
 
     def _head(self, run_id: str) -> Checkpoint | None:

@@ -1,4 +1,5 @@
-"""Reading a run a page of records at a time: ``log`` and ``log --follow`` of a database store.
+"""Reading a run a page of records at a time: ``log``, ``log --follow``, ``export`` and ``show``
+of a database store.
 
 A database store hands out a run's ends (:class:`ChainEnds`: the root and head records as
 stored, the head's seq, whether the run is leased) in one statement, and its records a page at
@@ -110,18 +111,18 @@ def checked_records(
     wanted: range,
     head_seq: int,
     known: dict[bytes, Checkpoint],
-    ends_early: str,
+    what: str,
 ) -> Iterator[Checkpoint]:
     """The records of ``wanted`` among ``lines`` (a run's records from seq 0), each yielded
     once it and every record before it verified (those before ``wanted`` are checked only).
 
-    ``known`` holds the head's line, decoded (as the run's summary read it): the record of
-    ``head_seq`` must be that line.
+    ``known`` holds lines already decoded (the root's and head's, as the run's summary read
+    them), which are not decoded again: the record of ``head_seq`` must be the head's line.
 
     Raises:
-        CheckpointCorruptError: a record fails, the head is not the line read for the summary
-            ("the journal changed while it was read"), or ``lines`` end before ``wanted`` does
-            (``ends_early`` is the reason given).
+        CheckpointCorruptError: a record fails, or the head is not the line read for the
+            summary or ``lines`` end before ``wanted`` does ("the ``what`` changed while it
+            was read": ``what`` names the journal or the run).
     """
     wanted = wanted[: head_seq + 1]
     if not wanted:
@@ -132,12 +133,12 @@ def checked_records(
             if last_seq == head_seq and known.get(line) is not checkpoint:
                 # not the head the summary read
                 raise CheckpointCorruptError(
-                    f"{source}:{last_seq + 1}", "the journal changed while it was read"
+                    f"{source}:{last_seq + 1}", f"the {what} changed while it was read"
                 )
             yield checkpoint
             return
         yield checkpoint
-    raise CheckpointCorruptError(source, ends_early)
+    raise CheckpointCorruptError(source, f"the {what} changed while it was read (it ends early)")
 
 
 class LineAt:
@@ -231,7 +232,7 @@ class PagedRun:
                     wanted,
                     head.seq,
                     known,
-                    "the run changed while it was read (its records end early)",
+                    "run",
                 )
         finally:
             self.close()
@@ -253,7 +254,7 @@ class PagedRun:
             checked = check_journal(lines, ends.source, self.run_id)
             if checked is None or checked[1] != ends.head or picked.line is None:
                 raise CheckpointCorruptError(
-                    ends.source, "the run changed while it was read (its records end early)"
+                    ends.source, "the run changed while it was read (it ends early)"
                 )
             return decode_checked(picked.line, f"{ends.source}:{seq + 1}")
         finally:
