@@ -10,7 +10,9 @@ For each run (every run of the source by default, oldest first):
   missing records are appended; the same chain is skipped as already copied; anything else is
   a conflict and the destination's run is left alone;
 - every record is saved in order, then the run is read back from the destination and each
-  record must encode to the very bytes (so the same checksum) the source's does.
+  record must encode to the very bytes (so the same checksum) the source's does;
+- a file destination syncs a run's records together (not one ``fdatasync`` a record), and
+  everything before the report is made.
 
 A run not copied is reported with its problem (the command exits 1); the others are copied.
 Nothing in the source is written to: the copy takes no lease there.
@@ -23,17 +25,24 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, Final
 
 from ._checkpoint import Checkpoint, RunStatus, validate_run_id
 from ._documents import document
 from ._errors import CheckpointCorruptError, RunLockedError, RunNotFoundError, StoreLocationError
 from ._storage._base import strict_chain
+from ._storage._durability import Durability
 from ._storage._journal import encode_record
 from ._storage._open import is_url, open_storage
 from ._storage._protocol import RunStore
 
 __all__ = ["CopiedRun", "CopyOutcome", "CopyReport", "copy_runs"]
+
+#: How a file destination syncs: a run's step records when a record of another kind comes (the
+#: journal's sync takes every record before it) and when the store is closed, before the report
+#: is made, not one ``fdatasync`` a record. A copy cut short (an OS crash included) holds a
+#: prefix of the run, or a torn tail the next writer cuts: copying again completes it.
+_WRITE_THEN_SYNC: Final = Durability("batch", batch_steps=1_000_000, batch_ms=3_600_000)
 
 
 class CopyOutcome(StrEnum):
@@ -128,7 +137,7 @@ def copy_runs(
             os.fspath(destination), "is the source store itself (copy to another store)"
         )
     src = open_storage(source, must_exist=True)
-    dst = open_storage(destination, must_exist=False)
+    dst = open_storage(destination, must_exist=False, durability=_WRITE_THEN_SYNC)
     runs = asyncio.run(_copy(src, dst, wanted))
     return CopyReport(src.location, dst.location, tuple(runs))
 

@@ -12,6 +12,7 @@ reported by name (``CheckpointCorruptError``) rather than shown in part.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -775,9 +776,10 @@ def _stdlib_floats(value: Any) -> Any:
 
 def _write_document(output: Path, chunks: Iterable[str]) -> None:
     """Write ``chunks`` to ``output``, replacing it whole once they are all written (see
-    :func:`~._storage._fs.replacing`; a link's target is what is replaced). What cannot be
-    replaced (a device, a pipe) is written in place. Text UTF-8 cannot hold (a lone surrogate)
-    is written as a JSON escape (see :mod:`wfctl._escapes`).
+    :func:`~._storage._fs.replacing`; a link's target is what is replaced). A file that cannot
+    be written is refused, as writing it would be; what cannot be replaced (a device, a pipe, a
+    file in a directory no new file can be made in) is written in place. Text UTF-8 cannot hold
+    (a lone surrogate) is written as a JSON escape (see :mod:`wfctl._escapes`).
 
     Raises:
         WfctlError: the file cannot be written (the error is the writing's, not the reading's).
@@ -803,8 +805,14 @@ def _write_document(output: Path, chunks: Iterable[str]) -> None:
             info: os.stat_result | None = os.stat(target)
         except FileNotFoundError:
             info = None
-        if info is not None and not stat.S_ISREG(info.st_mode):
-            # a directory is refused here
+        if info is not None and not os.access(target, os.W_OK):  # as writing it would be
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+        if info is not None and (
+            not stat.S_ISREG(info.st_mode)
+            or not os.access(os.path.dirname(target), os.W_OK | os.X_OK)
+        ):
+            # What cannot be replaced (a device, a pipe; a file in a directory no new file can
+            # be made in) is written in place; a directory is refused here.
             with open(target, "w", encoding="utf-8", errors=ESCAPE) as written:
                 written.writelines(read())
             return

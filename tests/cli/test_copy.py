@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 import signal
 from collections.abc import Sequence
@@ -18,10 +19,10 @@ from typing import Any
 
 import pytest
 
-from tests.cli.conftest import SAMPLES, WORKFLOWS, invoke, run_id_of, wfctl
+from tests.cli.conftest import SAMPLES, WORKFLOWS, invoke, many_steps, run_id_of, wfctl
 from tests.cli.test_cancel_rm import start_gated
 from wfctl._checkpoint import KINDS, Checkpoint
-from wfctl._copy import CopyOutcome, _copy
+from wfctl._copy import CopyOutcome, _copy, copy_runs
 from wfctl._storage import FileCheckpointStorage, InMemoryCheckpointStorage
 from wfctl._storage._protocol import RunJournal
 
@@ -242,3 +243,29 @@ def test_a_record_the_destination_refuses_is_reported_with_what_is_there(source:
     assert copied[0].problem is not None
     assert f"the destination refused {first}.1: unsupported Unicode" in copied[0].problem
     assert "the 1 record(s) before it are there" in copied[0].problem
+
+
+def test_a_file_destination_is_synced_per_run_not_per_record(
+    source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = tmp_path / "source"
+    shutil.copytree(source, store)
+    long_run = many_steps(store, 40)  # 42 records
+    synced: dict[str, list[int]] = {}  # journal -> its size at each sync
+    real = os.fdatasync
+
+    def recorded(fd: int) -> None:
+        real(fd)
+        path = os.readlink(f"/proc/self/fd/{fd}")
+        synced.setdefault(path, []).append(os.fstat(fd).st_size)
+
+    monkeypatch.setattr(os, "fdatasync", recorded)
+    target = tmp_path / "target"
+    report = copy_runs(store, target)
+    assert report.ok and report.count(CopyOutcome.COPIED) == len(_runs(store))
+    journals = sorted((target / "runs").glob("*/journal.jsonl"))
+    assert len(journals) == len(report.runs)
+    for journal in journals:  # every byte synced before the copy returned
+        assert synced[str(journal)][-1] == journal.stat().st_size, journal
+    # the long run's steps were not synced one by one: its root, its end, and nothing else
+    assert len(synced[str(target / "runs" / long_run / "journal.jsonl")]) <= 3

@@ -180,3 +180,32 @@ def test_text_no_encoder_writes_is_escaped_or_refused_with_one_line(
     done = wfctl("export", lone_only, "-f", "toml", "--store", store)
     assert done.code == 2
     assert "holds text TOML cannot hold ('\\ud800', a lone surrogate)" in done.error_line()
+
+
+def test_a_file_it_may_not_write_is_refused_and_one_it_cannot_replace_written_in_place(
+    store: Path, long_run: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    target = out / "run.json"
+    target.write_text("old", encoding="utf-8")
+    replaced = target.stat().st_ino
+    export_run(store, long_run, "json", target)
+    assert target.stat().st_ino != replaced  # a new file, renamed over the old one
+    real = os.access
+    denied: set[str] = set()
+    monkeypatch.setattr(os, "access", lambda path, mode: path not in denied and real(path, mode))
+
+    denied.add(str(target))  # read-only: refused, as writing it would be
+    target.write_text("old", encoding="utf-8")
+    with pytest.raises(WfctlError, match=r"cannot write .*: Permission denied"):
+        export_run(store, long_run, "json", target)
+    assert target.read_text(encoding="utf-8") == "old"
+
+    denied.clear()
+    denied.add(str(out))  # no new file can be made beside it: written in place
+    kept = target.stat().st_ino
+    export_run(store, long_run, "json", target)
+    assert target.stat().st_ino == kept
+    assert json.loads(target.read_text(encoding="utf-8"))["checkpoint_count"] == STEPS + 2
+    assert os.listdir(out) == ["run.json"]
