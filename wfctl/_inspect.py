@@ -325,8 +325,10 @@ def _json_text(
         raise
     if page:
         yield before + page_text(page) + closing + "\n"
-    else:  # after a full page, or with no item at all
-        yield (opening if before == opening else "") + closing + "\n"
+    elif before == opening:  # no item at all: ``[]``, as json.dumps writes an empty list
+        yield opening.rstrip() + closing.lstrip() + "\n"
+    else:  # after a full page
+        yield closing + "\n"
 
 
 #: Entries of ``log --json`` (checkpoints of ``export``) given per string by :func:`_json_text`.

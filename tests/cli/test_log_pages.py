@@ -113,6 +113,8 @@ def test_the_document_says_which_part_of_the_chain_it_lists(store: Path, long_ru
         done = wfctl("log", long_run, "--store", store, "--json", *args)
         assert done.code == 0, done.stderr
         document = done.json()
+        # the text json.dumps writes for it (an empty page included: ``[]``)
+        assert done.stdout == json.dumps(document, indent=2, ensure_ascii=False) + "\n"
         assert document["checkpoint_count"] == HEAD + 1
         assert [c["seq"] for c in document["checkpoints"]] == seqs
         assert document["listed_checkpoint_count"] == len(seqs)
