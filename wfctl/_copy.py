@@ -21,6 +21,7 @@ Nothing in the source is written to: the copy takes no lease there.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -192,7 +193,12 @@ async def _copy_run(src: RunStore, dst: RunStore, run_id: str) -> CopiedRun:
 
 
 async def _write_run(dst: RunStore, chain: list[Checkpoint], name: str) -> CopiedRun:
-    """Append what the destination lacks of ``chain`` (held under its lease), then verify it."""
+    """Append what the destination lacks of ``chain`` (held under its lease), then verify it.
+
+    ``chain`` is emptied once written: the copy read back is verified against the source's
+    encoded records, so the source's decoded ones need not be held beside it (a long run's
+    copy holds one decoded chain at a time, not two).
+    """
     run_id, total = chain[0].run_id, len(chain)
     lines = [encode_record(checkpoint) for checkpoint in chain]
     try:
@@ -213,18 +219,21 @@ async def _write_run(dst: RunStore, chain: list[Checkpoint], name: str) -> Copie
         )
     if len(held) == total:
         return CopiedRun(run_id, CopyOutcome.ALREADY_COPIED, name, total)
-    for checkpoint in chain[len(held) :]:
+    already = len(held)
+    del held
+    for checkpoint in itertools.islice(chain, already, None):
         try:
             await dst.save(checkpoint)
         except (CheckpointCorruptError, TypeError, ValueError) as exc:
-            written = checkpoint.seq - len(held)
+            written = checkpoint.seq - already
             problem = (
                 f"the destination refused {checkpoint.checkpoint_id}: {exc}; the "
                 f"{checkpoint.seq} record(s) before it are there (copying again completes it)"
             )
             return _refused(run_id, name, problem, total, written)
+    chain.clear()
     copied = strict_chain(await dst.read_run(run_id))
-    written = total - len(held)
+    written = total - already
     differs = [cp.checkpoint_id for cp, line in zip(copied, lines, strict=False)
                if encode_record(cp) != line]  # fmt: skip
     if differs or len(copied) != total:
