@@ -12,9 +12,9 @@ each (eight at a time, through the library), then times ``wfctl verify-lineage -
 order. Prints each command's median wall and CPU seconds (the client's: the server's work is
 in the wall time only) and the wall time per run. With ``--log-steps N`` it also writes one run
 of N steps and times ``log``, ``log --json``, ``log --follow --json`` (and ``log --last M`` and
-``log --follow --last M`` with ``--log-last M``) of it (it has ended: following reads its backlog),
-with each one's peak RSS, and how long ``log`` takes to print its first line (``--runs 0``
-times only these).
+``log --follow --last M`` with ``--log-last M``) of it (it has ended: following reads its
+backlog) and ``runs --json`` of the store holding it, with each one's peak RSS, and how long
+``log`` takes to print its first line (``--runs 0`` times only these).
 """
 
 from __future__ import annotations
@@ -72,6 +72,7 @@ def _log_jobs(url: str, run: str, steps_in_run: int, last: int) -> dict[str, lis
         f"log --json {steps_in_run} steps": ["log", run, "--json", *at],
     }
     jobs[f"log --follow --json {steps_in_run} steps"] = ["log", run, "--follow", "--json", *at]
+    jobs[f"runs --json (a run of {steps_in_run} steps)"] = ["runs", "--json", *at]
     if last:
         jobs[f"log --last {last} of {steps_in_run} steps"] = ["log", run, "--last", str(last), *at]
         jobs[f"log --follow --last {last} of {steps_in_run}"] = [

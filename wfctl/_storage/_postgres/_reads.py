@@ -24,6 +24,8 @@ _Row = tuple[Any, ...]
 #: Runs read by one statement of :meth:`PostgresReads.stream_runs` (about 3 MB of records for
 #: runs of ten steps of 100-character values).
 PAGE_RUNS: Final = 500
+#: Rows of a listing fetched at a time (about 2 MB of records of 100-character values).
+LIST_ROWS: Final = 5000
 
 
 class PostgresReads(PostgresConnections):
@@ -233,10 +235,30 @@ class PostgresReads(PostgresConnections):
 
         A run whose records do not all verify is listed as ``corrupt`` with its problem.
         ``running`` means its lease is held (by any process), read from ``pg_locks``.
+
+        The query's rows are fetched :data:`LIST_ROWS` at a time through a server-side cursor
+        (one statement, one snapshot), and each run is summarised once its rows are in: the
+        listing holds one run's records at a time, however many the store holds.
         """
-        summaries = [
-            self._summary(rid, rows) for rid, rows in await self._records_of(None, workflow_name)
-        ]
+        summaries: list[RunSummary] = []
+        params = {"run": None, "wf": workflow_name}
+        async with (
+            self._connection() as conn,
+            conn.transaction(),  # a server-side cursor lives in a transaction
+            conn.cursor(name="wfctl_list_runs", binary=True) as cursor,
+        ):
+            await cursor.execute(_sql.RECORDS_OF, params)
+            run_id: Any = None
+            rows: list[_Row] = []
+            while batch := await cursor.fetchmany(LIST_ROWS):
+                for row in batch:
+                    if row[0] != run_id:
+                        if rows:
+                            summaries.append(self._summary(str(run_id), rows))
+                        run_id, rows = row[0], []
+                    rows.append(row)
+            if rows:
+                summaries.append(self._summary(str(run_id), rows))
         summaries.sort(key=lambda s: (s.created, s.run_id))
         return summaries
 
