@@ -47,7 +47,7 @@ from ._storage import FileCheckpointStorage, RunSummary
 from ._storage._base import RunStoreBase, summarize
 from ._storage._capabilities import load_chain, request_pause
 from ._storage._open import on_store, open_storage
-from ._storage._pages import ChainEnds, PagedRun, PagedStore
+from ._storage._pages import PagedRun, PagedStore
 from ._storage._protocol import RunStore
 
 T = TypeVar("T")
@@ -550,7 +550,7 @@ def read_chain(
         # verified as they are read
         summary, records = storage.stream_checked_chain(run_id, page.seqs)
         return summary, records, page.seqs(summary.head_seq)
-    if isinstance(storage, PagedStore) and (paged := _paged_ends(storage, run_id)):
+    if isinstance(storage, PagedStore) and (paged := PagedRun.opened(storage, run_id)):
         # a database: its records a page at a time
         reader, (ends, root, head) = paged
         listed = page.seqs(head.seq)
@@ -594,7 +594,7 @@ def show_checkpoint(store: StoreRef, checkpoint_id: str, *, must_exist: bool = T
             found = storage.checked_record(run_id, seq)
         except RunNotFoundError:
             raise CheckpointNotFoundError(checkpoint_id) from None
-    elif isinstance(storage, PagedStore) and (ends := _paged_ends(storage, run_id)):
+    elif isinstance(storage, PagedStore) and (ends := PagedRun.opened(storage, run_id)):
         reader, (chain_ends, _, head) = ends
         found = reader.record_at(seq, chain_ends, head)
     else:  # another store, or a database run without ends that verify: read whole
@@ -606,23 +606,6 @@ def show_checkpoint(store: StoreRef, checkpoint_id: str, *, must_exist: bool = T
     if found is None:
         raise CheckpointNotFoundError(checkpoint_id)
     return found
-
-
-def _paged_ends(
-    storage: PagedStore, run_id: str
-) -> tuple[PagedRun, tuple[ChainEnds, Checkpoint, Checkpoint]] | None:
-    """A reader of a database run and its verified ends; None (the reader closed) if the run
-    has no committed checkpoint or its ends do not verify: read it whole to say which."""
-    reader = PagedRun(storage, run_id)
-    try:
-        found = reader.ends()
-    except BaseException:
-        reader.close()
-        raise
-    if found is None:
-        reader.close()
-        return None
-    return reader, found
 
 
 def checkpoint_json(checkpoint: Checkpoint) -> dict[str, Any]:

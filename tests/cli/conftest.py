@@ -110,6 +110,13 @@ def run_id_of(outcome: Invocation) -> str:
     return run_id
 
 
+@pytest.fixture
+def long_run(store: Path, request: pytest.FixtureRequest) -> str:
+    """A completed run of ``workflows/many.py`` in ``store``: the test module's ``STEPS``
+    steps, ``STEPS + 2`` records."""
+    return many_steps(store, request.module.STEPS)
+
+
 def many_steps(store: str | os.PathLike[str], steps: int) -> str:
     """Run ``workflows/many.py`` to completion in ``store``: ``steps`` steps, ``steps + 2``
     records; return the run's id."""

@@ -25,7 +25,6 @@ from tests.cli.conftest import (
     WORKFLOWS,
     count_reads,
     invoke,
-    many_steps,
     run_id_of,
     spoil_step_record,
     wfctl,
@@ -48,11 +47,6 @@ def _expected(store: Path, run_id: str) -> dict[str, Any]:
     summary = arun(storage.run_summary(run_id))
     fields = {"run": summary_json(summary), "checkpoint_count": len(chain)}
     return document("export", fields | {"checkpoints": [c.to_dict() for c in chain]})
-
-
-@pytest.fixture
-def long_run(store: Path) -> str:
-    return many_steps(store, STEPS)
 
 
 @pytest.fixture

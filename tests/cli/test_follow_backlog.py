@@ -18,7 +18,6 @@ from tests.cli.conftest import (
     WORKFLOWS,
     invoke,
     journal_of,
-    many_steps,
     run_id_of,
     spoil_step_record,
     wfctl,
@@ -32,11 +31,6 @@ from wfctl._storage import FileCheckpointStorage, _follow
 
 STEPS = 60
 HEAD = STEPS + 1
-
-
-@pytest.fixture
-def long_run(store: Path) -> str:
-    return many_steps(store, STEPS)
 
 
 @pytest.fixture

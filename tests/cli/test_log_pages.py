@@ -17,7 +17,6 @@ import pytest
 from tests.cli.conftest import (
     count_reads,
     journal_of,
-    many_steps,
     spoil_step_record,
     wfctl,
 )
@@ -30,11 +29,6 @@ from wfctl._storage import _file
 
 STEPS = 40  # records: the root, STEPS steps, the completed record
 HEAD = STEPS + 1
-
-
-@pytest.fixture
-def long_run(store: Path) -> str:
-    return many_steps(store, STEPS)
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,6 @@ from tests.cli.conftest import (
     count_reads,
     invoke,
     journal_of,
-    many_steps,
     run_id_of,
     spoil_step_record,
 )
@@ -33,12 +32,6 @@ from wfctl._inspect import run_log
 MANY = WORKFLOWS / "many.py"
 STEPS = 250  # more than one page of the timeline (200 entries)
 _ARGS: Iterable[tuple[str, ...]] = ((), ("--json",))
-
-
-@pytest.fixture
-def long_run(store: Path) -> str:
-    """A completed run of STEPS steps: STEPS + 2 records."""
-    return many_steps(store, STEPS)
 
 
 def test_each_record_is_read_once_and_decoded_once(

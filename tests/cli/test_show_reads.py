@@ -13,7 +13,6 @@ import pytest
 
 from tests.cli.conftest import (
     count_reads,
-    many_steps,
     spoil_step_record,
     wfctl,
 )
@@ -24,11 +23,6 @@ from wfctl._storage import FileCheckpointStorage
 
 STEPS = 40
 HEAD = STEPS + 1
-
-
-@pytest.fixture
-def long_run(store: Path) -> str:
-    return many_steps(store, STEPS)
 
 
 def test_one_checkpoint_is_decoded_after_every_record_verified(

@@ -192,6 +192,27 @@ class PagedRun:
         self._runner = asyncio.Runner()
         self.close = weakref.finalize(self, _close, self._runner, storage)
 
+    @classmethod
+    def opened(
+        cls, storage: PagedStore, run_id: str
+    ) -> tuple[PagedRun, tuple[ChainEnds, Checkpoint, Checkpoint]] | None:
+        """A reader of the run and its verified :meth:`ends`; None (the reader closed) if the
+        run has no committed checkpoint or its ends do not verify: read it whole to say which.
+
+        Raises:
+            InvalidIdError: the run id is malformed (the reader closed).
+        """
+        reader = cls(storage, run_id)
+        try:
+            found = reader.ends()
+        except BaseException:
+            reader.close()
+            raise
+        if found is None:
+            reader.close()
+            return None
+        return reader, found
+
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         """Run ``coro`` to its end on this reader's loop."""
         return self._runner.run(coro)
