@@ -13,7 +13,8 @@ order. Prints each command's median wall and CPU seconds (the client's: the serv
 in the wall time only) and the wall time per run. With ``--log-steps N`` it also writes one run
 of N steps and times ``log``, ``log --json``, ``log --follow --json`` (and ``log --last M`` and
 ``log --follow --last M`` with ``--log-last M``) of it (it has ended: following reads its
-backlog) and ``runs --json`` of the store holding it, with each one's peak RSS, and how long
+backlog), ``verify-lineage --json`` of it, and ``runs --json`` and ``verify-lineage --json``
+of the store holding it, with each one's peak RSS, and how long
 ``log`` takes to print its first line (``--runs 0`` times only these).
 """
 
@@ -65,7 +66,7 @@ async def _fill_long(url: str, steps_in_run: int) -> str:
 
 
 def _log_jobs(url: str, run: str, steps_in_run: int, last: int) -> dict[str, list[str]]:
-    """The ``log`` commands timed on the long run, by name."""
+    """The ``log`` commands (and ``runs`` and ``verify-lineage``) timed on the long run, by name."""
     at = ["--store", url]
     jobs = {
         f"log {steps_in_run} steps": ["log", run, *at],
@@ -73,6 +74,12 @@ def _log_jobs(url: str, run: str, steps_in_run: int, last: int) -> dict[str, lis
     }
     jobs[f"log --follow --json {steps_in_run} steps"] = ["log", run, "--follow", "--json", *at]
     jobs[f"runs --json (a run of {steps_in_run} steps)"] = ["runs", "--json", *at]
+    jobs[f"verify-lineage {steps_in_run} steps"] = ["verify-lineage", run, "--json", *at]
+    jobs[f"verify-lineage --json (a run of {steps_in_run} steps)"] = [
+        "verify-lineage",
+        "--json",
+        *at,
+    ]
     if last:
         jobs[f"log --last {last} of {steps_in_run} steps"] = ["log", run, "--last", str(last), *at]
         jobs[f"log --follow --last {last} of {steps_in_run}"] = [

@@ -19,7 +19,8 @@ round in rotating order so that both checkouts see the same disk and CPU moments
   system's own cost of removing a run directory (rename, then delete its files) beside it;
   with ``--gc-synced`` the copy is written to the device (``os.sync``) before each, as an old
   store's files are (deleting files just copied, still in the page cache, can cost less);
-- with ``--log-steps N``: ``log``, ``log --json`` and ``export`` of one run of N steps, and how long
+- with ``--log-steps N``: ``log``, ``log --json``, ``export`` and ``verify-lineage --json`` of
+  one run of N steps, and how long
   ``log`` takes to print its first line (wall seconds only); with ``--log-last M`` too, ``log
   --last M`` of that run (a page: only trees that have the option, or the job is refused).
 
@@ -185,6 +186,9 @@ def main() -> None:
             "log", run, "--json", "--store", str(long_store)
         ]  # fmt: skip
         jobs[f"export {args.log_steps} steps"] = ["export", run, "--store", str(long_store)]
+        jobs[f"verify-lineage {args.log_steps} steps"] = [
+            "verify-lineage", run, "--json", "--store", str(long_store)
+        ]  # fmt: skip
         first_lines[f"log {args.log_steps} steps: first line"] = jobs[f"log {args.log_steps} steps"]
         if args.log_last:  # a page (wfctl 2026-12-02 on: a tree before refuses the option)
             jobs[f"log --last {args.log_last} of {args.log_steps} steps"] = [

@@ -13,7 +13,8 @@ import os
 import shutil
 import sys
 import sysconfig
-from collections.abc import Coroutine
+import tracemalloc
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -40,6 +41,16 @@ def wfctl_executable() -> str:
             pytrace=False,
         )
     return found
+
+
+def traced_peak(call: Callable[[], object]) -> int:
+    """Return the peak of the memory Python allocated while ``call()`` ran (tracemalloc)."""
+    tracemalloc.start()
+    try:
+        call()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
 
 
 def arun(coro: Coroutine[Any, Any, T]) -> T:

@@ -2,19 +2,31 @@
 
 Each run is judged from one read of everything its storage holds for it
 (:func:`~wfctl._storage._capabilities.read_run`), duplicates, gaps and unreadable records
-included, so a fork is reported rather than hidden. Problems name the checkpoint and where it is
-stored (``<journal>:<line>`` for the file storage) and say what is wrong; notes are findings
-that break nothing (a torn tail that was never committed, a signature changed on purpose).
+included, so a fork is reported rather than hidden. A storage that verifies a run's records as
+one chain while it reads them (``verified_records``: the file and PostgreSQL stores) has them
+judged as they come, one at a time (:class:`_ChainCheck`), so a long run's verdict takes memory
+that does not grow with it; a run that is not such a chain is then read whole, and judged as
+above. Problems name the checkpoint and where it is stored (``<journal>:<line>`` for the file
+storage) and say what is wrong; notes are findings that break nothing (a torn tail that was
+never committed, a signature changed on purpose).
 """
 
 from __future__ import annotations
 
+import contextlib
+import inspect
 from collections import defaultdict
-from collections.abc import AsyncIterator, Coroutine, Sequence
+from collections.abc import AsyncGenerator, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._checkpoint import Kind, checkpoint_id_for, split_checkpoint_id, validate_run_id
+from ._checkpoint import (
+    Checkpoint,
+    Kind,
+    checkpoint_id_for,
+    split_checkpoint_id,
+    validate_run_id,
+)
 from ._documents import document
 from ._errors import CheckpointCorruptError, InvalidIdError, RunNotFoundError, WfctlError
 from ._payloads import RootPayload
@@ -27,8 +39,24 @@ __all__ = ["LineageReport", "RunVerdict", "listed", "verify_lineage"]
 
 #: Ids named in full in one problem; the rest are counted.
 _MAX_LISTED = 10
-#: What origin checks need of a run already read: the workflow name of each readable seq.
-_Index = dict[int, str]
+
+
+@dataclass(frozen=True, slots=True)
+class _Names:
+    """What origin checks need of a run already read: the workflow name of each readable seq,
+    kept as the seqs, the name most have and the others (not one entry per record)."""
+
+    seqs: range | frozenset[int]
+    name: str | None
+    others: dict[int, str]
+
+    def get(self, seq: int) -> str | None:
+        """The workflow name of the record of ``seq``; None if none was readable."""
+        return self.others.get(seq, self.name) if seq in self.seqs else None
+
+
+#: The runs read so far (None: not found), by id.
+_Seen = dict[str, _Names | None]
 #: The note of a run that was removed after it was listed or read, before its check ended.
 _REMOVED_WHILE_VERIFIED = "removed while it was being verified (by a gc or an rm)"
 
@@ -136,21 +164,24 @@ async def verify_lineage(
     wanted = [validate_run_id(run_id) for run_id in run_ids]
     if not wanted and type(storage).__dict__.get("_READS_WITHOUT_WAITING") is True:
         return await _spread_over_every_run(storage, workflow_name)
-    seen: dict[str, _Index | None] = {}
+    seen: _Seen = {}
     verdicts: list[RunVerdict] = []
-    async for run_id, journal in (
-        _named(storage, wanted, seen) if wanted else _every_run(storage, workflow_name, seen)
-    ):
-        if journal is None and not wanted:  # listed, then removed (a gc, an rm) before its read
-            verdicts.append(_removed(run_id))
-            continue
-        if journal is None:
-            verdicts.append(RunVerdict(run_id, None, 0, None, ("run not found",)))
-            continue
-        verdict = await _RunCheck(journal).verdict(storage, seen)
-        if _of_workflow(verdict, workflow_name):
-            verdicts.append(verdict)
-    return LineageReport(tuple(verdicts))
+    if wanted:
+        for run_id in dict.fromkeys(wanted):
+            verdicts.append(await _verdict(storage, run_id, seen, listed=False))
+    elif (stream := getattr(storage, "stream_runs", None)) is not None:
+        # A storage that reads whole runs a page at a time (the PostgreSQL store: one
+        # statement for hundreds of runs, with their heads), and names the long ones.
+        async for journal in stream(workflow_name=workflow_name):
+            if isinstance(journal, str):  # a long run: read by itself, as it is judged
+                verdicts.append(await _verdict(storage, journal, seen, listed=True))
+                continue
+            _remember(seen, journal.run_id, journal)
+            verdicts.append(await _RunCheck(journal).verdict(storage, seen))
+    else:
+        for summary in await storage.list_runs(workflow_name=workflow_name):
+            verdicts.append(await _verdict(storage, summary.run_id, seen, listed=True))
+    return LineageReport(tuple(v for v in verdicts if _of_workflow(v, workflow_name)))
 
 
 async def _spread_over_every_run(storage: Any, workflow_name: str | None) -> LineageReport:
@@ -164,8 +195,8 @@ async def _spread_over_every_run(storage: Any, workflow_name: str | None) -> Lin
     listed_ids = [s.run_id for s in await storage.list_runs(workflow_name=workflow_name)]
 
     def verdicts_of(run_ids: Sequence[str]) -> list[RunVerdict]:
-        seen: dict[str, _Index | None] = {}
-        return [_driven(_verdict_of_listed(storage, run_id, seen)) for run_id in run_ids]
+        seen: _Seen = {}
+        return [_driven(_verdict(storage, run_id, seen, listed=True)) for run_id in run_ids]
 
     verdicts = spread(verdicts_of, listed_ids, _verdict_row, _verdict_of_row)
     return LineageReport(tuple(v for v in verdicts if _of_workflow(v, workflow_name)))
@@ -181,14 +212,51 @@ def _of_workflow(verdict: RunVerdict, workflow_name: str | None) -> bool:
     return workflow_name is None or verdict.workflow_name in (workflow_name, None)
 
 
-async def _verdict_of_listed(
-    storage: Any, run_id: str, seen: dict[str, _Index | None]
-) -> RunVerdict:
-    """The verdict on a run listed a moment ago (a note if it went before it was read)."""
+async def _verdict(storage: Any, run_id: str, seen: _Seen, *, listed: bool) -> RunVerdict:
+    """The verdict on one run: judged as its records are read if its storage verifies them as
+    one chain (:func:`_chain_read`), else read whole. A run that does not exist is a problem,
+    one ``listed`` a moment ago a note (a gc or an rm removed it before its read).
+    """
+    check = await _chain_read(storage, run_id)
+    if check is not None:
+        seen[run_id] = check.names()
+        return await check.verdict(storage, seen)
     journal = await _read(storage, run_id, seen)
-    if journal is None:  # listed, then removed (a gc, an rm) before its read
+    if journal is None and listed:
         return _removed(run_id)
+    if journal is None:
+        return RunVerdict(run_id, None, 0, None, ("run not found",))
     return await _RunCheck(journal).verdict(storage, seen)
+
+
+async def _chain_read(storage: Any, run_id: str) -> _ChainCheck | None:
+    """The run judged as its storage reads it as one verified chain, holding one record at a
+    time; None if the storage cannot, or the run is anything but such a chain (missing,
+    empty, torn, corrupt, forked...): the caller reads it whole, which names what is wrong as
+    it always has.
+
+    ``verified_records(run_id)`` (the file store's, or awaited: the PostgreSQL store's) gives
+    where the records are, the head seq read with them (None: ask ``get_latest``) and the
+    records, a generator or an async one (closed here, read to its end or not).
+    """
+    reader = getattr(storage, "verified_records", None)
+    if reader is None:
+        return None
+    try:
+        found = reader(run_id)
+        source, head_seq, checkpoints = await found if inspect.isawaitable(found) else found
+        check = _ChainCheck(run_id, source, head_seq)
+        if isinstance(checkpoints, AsyncGenerator):
+            async with contextlib.aclosing(checkpoints):
+                async for checkpoint in checkpoints:
+                    check.add(checkpoint)
+        else:
+            with contextlib.closing(checkpoints):
+                for checkpoint in checkpoints:
+                    check.add(checkpoint)
+    except (WfctlError, OSError, _NotAChain):
+        return None
+    return check if check.count else None
 
 
 def _driven(coroutine: Coroutine[Any, Any, RunVerdict]) -> RunVerdict:
@@ -223,35 +291,16 @@ def _verdict_of_row(row: list[Any]) -> RunVerdict:
     return RunVerdict(run_id, workflow_name, checkpoints, head, tuple(problems), tuple(notes))
 
 
-async def _named(
-    storage: Any, run_ids: Sequence[str], seen: dict[str, _Index | None]
-) -> AsyncIterator[tuple[str, RunJournal | None]]:
-    """The runs named, each once, as read (None: not found)."""
-    for run_id in dict.fromkeys(run_ids):
-        yield run_id, await _read(storage, run_id, seen)
+async def _learn(storage: Any, run_id: str, seen: _Seen) -> None:
+    """Learn the workflow name of each readable seq of a run (an origin), as it is read."""
+    check = await _chain_read(storage, run_id)
+    if check is not None:
+        seen[run_id] = check.names()
+    else:
+        await _read(storage, run_id, seen)
 
 
-async def _every_run(
-    storage: Any, workflow_name: str | None, seen: dict[str, _Index | None]
-) -> AsyncIterator[tuple[str, RunJournal | None]]:
-    """Every run of the storage (of the workflow), oldest first, as read (None: listed, then
-    removed before its read).
-
-    A storage that reads whole runs a page at a time (``stream_runs``: the PostgreSQL store,
-    one statement for hundreds of runs, with their heads) is read so; any other is listed,
-    then read a run at a time.
-    """
-    stream = getattr(storage, "stream_runs", None)
-    if stream is not None:
-        async for journal in stream(workflow_name=workflow_name):
-            _remember(seen, journal.run_id, journal)
-            yield journal.run_id, journal
-        return
-    for summary in await storage.list_runs(workflow_name=workflow_name):
-        yield summary.run_id, await _read(storage, summary.run_id, seen)
-
-
-async def _read(storage: Any, run_id: str, seen: dict[str, _Index | None]) -> RunJournal | None:
+async def _read(storage: Any, run_id: str, seen: _Seen) -> RunJournal | None:
     """Read a run (None if it does not exist), remembering its seqs for origin checks."""
     try:
         journal: RunJournal | None = await read_run(storage, run_id)
@@ -265,10 +314,14 @@ async def _read(storage: Any, run_id: str, seen: dict[str, _Index | None]) -> Ru
     return journal
 
 
-def _remember(seen: dict[str, _Index | None], run_id: str, journal: RunJournal | None) -> None:
-    seen[run_id] = (
-        None if journal is None else {c.seq: c.workflow_name for c in journal.checkpoints}
-    )
+def _remember(seen: _Seen, run_id: str, journal: RunJournal | None) -> None:
+    if journal is None:
+        seen[run_id] = None
+        return
+    names = {c.seq: c.workflow_name for c in journal.checkpoints}
+    first = next(iter(names.values()), None)
+    others = {seq: name for seq, name in names.items() if name != first}
+    seen[run_id] = _Names(frozenset(names), first, others)
 
 
 def _locations(journal: RunJournal) -> list[str]:
@@ -284,26 +337,170 @@ def _locations(journal: RunJournal) -> list[str]:
     return locations
 
 
-class _RunCheck:
-    """The lineage rules over one run's records, in storage order."""
+class _Rules:
+    """The lineage rules that judge records one at a time, in storage order: shared by
+    :class:`_RunCheck` (a run read whole) and :class:`_ChainCheck` (a chain as it is read).
+
+    A subclass names records (:meth:`label`) and sets ``name``, the run's workflow name.
+    """
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+        self.problems: list[str] = []
+        self.notes: list[str] = []
+        self.name: str | None = None
+        #: The code signature in force at the record being judged (see :meth:`content`).
+        self.signature: str | None = None
+        #: The head the storage named with the records (None: ask ``get_latest``).
+        self.reported_head: int | None = None
+
+    def label(self, index: int) -> str:
+        raise NotImplementedError
+
+    def fail(self, index: int | None, text: str) -> None:
+        self.problems.append(text if index is None else f"{self.label(index)}: {text}")
+
+    def start_contents(self, root: Checkpoint | None) -> None:
+        """Take the root's code signature (a root without one is a problem)."""
+        self.signature = RootPayload.of(root).signature if root else None
+        if root is not None and not self.signature:
+            self.fail(0, "the root records no code signature")
+
+    def content(self, i: int, c: Checkpoint, before: Checkpoint | None) -> None:
+        """Check record ``i``'s workflow name, code signature and kind (``before``: record
+        ``i - 1``, None for the first)."""
+        if c.workflow_name != self.name:
+            self.fail(i, f"workflow {c.workflow_name!r}, the run's is {self.name!r}")
+        # Judged on the stored JSON, not on a payload: a record of any kind may carry the
+        # field, and only a resume record's string changes the signature.
+        changed = c.data.get("signature") if i else None
+        if changed is not None and (c.kind != Kind.RESUME or not isinstance(changed, str)):
+            self.fail(i, f"a {c.kind} record changes the code signature (only resume may)")
+        elif changed is not None and changed != self.signature:
+            self.notes.append(
+                f"code signature changed at {c.checkpoint_id}: {self.signature} -> "
+                f"{changed} (resumed with changed code allowed)"
+            )
+            self.signature = changed
+        if before is None:
+            return
+        previous = self.label(i - 1)
+        if before.kind in (Kind.COMPLETED, Kind.CANCELLED):
+            ended = "completed" if before.kind == Kind.COMPLETED else "cancelled"
+            self.fail(i, f"a {c.kind} record after {previous}, which {ended} the run")
+        elif before.kind in (Kind.FAILED, Kind.PAUSE) and c.kind not in (
+            Kind.RESUME,
+            Kind.CANCELLED,
+        ):
+            self.fail(i, f"a {c.kind} record after the {before.kind} record {previous}")
+
+    def origin_of(self, i: int, c: Checkpoint, base: Checkpoint) -> str | None:
+        """The problem of record ``i`` if it does not name ``base``'s origin."""
+        if (c.origin_run_id, c.origin_checkpoint_id) == (
+            base.origin_run_id,
+            base.origin_checkpoint_id,
+        ):
+            return None
+        return (
+            f"{self.label(i)}: origin {c.origin_checkpoint_id} differs from the root's "
+            f"{base.origin_checkpoint_id}"
+        )
+
+    async def head_pointer(self, storage: Any, head: Checkpoint, last: int) -> None:
+        """Check that the storage names ``head`` (record ``last``) as the run's head."""
+        if self.reported_head is not None:  # read with the records: no other look, no race
+            if self.reported_head != head.seq:
+                self.fail(last, f"head pointer: the storage's head is seq {self.reported_head}")
+            return None
+        try:
+            latest = await storage.get_latest(run_id=self.run_id)
+        except (WfctlError, OSError) as exc:
+            return self.fail(None, f"head pointer: the storage cannot read the head: {exc}")
+        if latest is not None and _same(latest, head):
+            return None
+        # The head is asked for after the records were read: a run driven meanwhile has a later
+        # one, a run removed meanwhile none. Read it again to tell that from a storage whose
+        # head pointer disagrees with its records.
+        moved = await self._moved_on(storage, head)
+        if moved is not None:
+            self.notes.append(moved)
+            return None
+        found = latest.checkpoint_id if latest is not None else None
+        self.fail(last, f"head pointer: the storage's latest checkpoint is {found}")
+
+    async def _moved_on(self, storage: Any, head: Any) -> str | None:
+        """Why the storage's head differs from the records read, if the run moved on since.
+
+        The run, read again, is gone (removed since), or still holds the head read before at
+        its seq and more records after it (its driver went on): a note. Anything else (the
+        head read before is not there, or nothing came after it): None, a problem.
+        """
+        try:
+            again = await read_run(storage, self.run_id)
+        except RunNotFoundError:
+            return _REMOVED_WHILE_VERIFIED
+        except (WfctlError, OSError):
+            return None
+        same = [c for c in again.checkpoints if c.seq == head.seq and _same(c, head)]
+        later = max((c.seq for c in again.checkpoints), default=-1)
+        if not same or later <= head.seq:
+            return None
+        return (
+            f"went on while it was being verified (its head is now seq {later}); its records "
+            f"up to {head.checkpoint_id} were verified"
+        )
+
+    async def origin_target(
+        self, storage: Any, base: Checkpoint, root: Checkpoint | None, seen: _Seen
+    ) -> None:
+        """Check that the run's origin (``base``'s) is a checkpoint that exists."""
+        origin_run, target = base.origin_run_id, base.origin_checkpoint_id
+        # The stored JSON again: a restored_from of the wrong type is a finding, not an absence.
+        restored_from = base.data.get("restored_from") if root else None
+        if restored_from is not None and restored_from != target:
+            self.fail(0, f"restored from {restored_from!r} but its origin is {target}")
+        if origin_run is None or target is None:
+            return None
+        try:
+            target_run, target_seq = split_checkpoint_id(target)
+        except InvalidIdError as exc:
+            return self.fail(None, f"origin {target!r} is not a checkpoint id: {exc.reason}")
+        if target_run != origin_run or target_run == self.run_id:
+            return self.fail(None, f"origin {target} is not in origin run {origin_run!r}")
+        if target_run not in seen:
+            await _learn(storage, target_run, seen)
+        index = seen[target_run]
+        name = None if index is None else index.get(target_seq)
+        if index is None:
+            self.fail(None, f"origin {target} not found (run {target_run!r} is gone)")
+        elif name is None:
+            self.fail(
+                None, f"origin {target} not found among run {target_run!r}'s readable records"
+            )
+        elif name != self.name:
+            self.fail(None, f"origin {target} is of workflow {name!r}, not {self.name!r}")
+
+
+class _RunCheck(_Rules):
+    """The lineage rules over one run's records, read whole, in storage order."""
 
     def __init__(self, journal: RunJournal) -> None:
-        self.run_id, self.records = journal.run_id, list(journal.checkpoints)
+        super().__init__(journal.run_id)
+        self.records = list(journal.checkpoints)
         self.locations = _locations(journal)
-        self.problems, self.notes = [str(p) for p in journal.problems], []
+        self.problems.extend(str(p) for p in journal.problems)
         if journal.torn_tail:
             self.notes.append(
                 f"torn tail: {journal.torn_tail} byte(s) after the last committed record of "
                 f"{journal.source or self.run_id} (a write cut short by a crash, never committed)"
             )
         first = self.records[0] if self.records else None
-        #: The head the storage named with the records (None: ask ``get_latest``).
         self.reported_head = journal.head_seq
         self.root = first if first and first.seq == 0 and first.kind == Kind.ROOT else None
         self.name = (self.root or first).workflow_name if first else None
         self.last = len(self.records) - 1
 
-    async def verdict(self, storage: Any, seen: dict[str, _Index | None]) -> RunVerdict:
+    async def verdict(self, storage: Any, seen: _Seen) -> RunVerdict:
         """Apply every rule and return the run's verdict."""
         if not self.records:
             self.fail(None, "the run holds no readable checkpoint")
@@ -311,7 +508,7 @@ class _RunCheck:
             self.structure()
             self.reachability()
             self.contents()
-            await self.head_pointer(storage)
+            await self.head(storage)
             await self.origin(storage, seen)
         head = self.records[-1].checkpoint_id if self.records else None
         problems, notes = tuple(self.problems), tuple(self.notes)
@@ -319,9 +516,6 @@ class _RunCheck:
 
     def label(self, index: int) -> str:
         return f"{self.records[index].checkpoint_id} ({self.locations[index]})"
-
-    def fail(self, index: int | None, text: str) -> None:
-        self.problems.append(text if index is None else f"{self.label(index)}: {text}")
 
     def structure(self) -> None:
         """Check roots, seqs, parents and children."""
@@ -395,112 +589,95 @@ class _RunCheck:
 
     def contents(self) -> None:
         """Check workflow names, the code signature and the order of kinds."""
-        signature = RootPayload.of(self.root).signature if self.root else None
-        if self.root is not None and not signature:
-            self.fail(0, "the root records no code signature")
+        self.start_contents(self.root)
         for i, c in enumerate(self.records):
-            if c.workflow_name != self.name:
-                self.fail(i, f"workflow {c.workflow_name!r}, the run's is {self.name!r}")
-            # Judged on the stored JSON, not on a payload: a record of any kind may carry the
-            # field, and only a resume record's string changes the signature.
-            changed = c.data.get("signature") if i else None
-            if changed is not None and (c.kind != Kind.RESUME or not isinstance(changed, str)):
-                self.fail(i, f"a {c.kind} record changes the code signature (only resume may)")
-            elif changed is not None and changed != signature:
-                self.notes.append(
-                    f"code signature changed at {c.checkpoint_id}: {signature} -> "
-                    f"{changed} (resumed with changed code allowed)"
-                )
-                signature = changed
-            before, previous = (self.records[i - 1].kind, self.label(i - 1)) if i else (None, "")
-            if before in (Kind.COMPLETED, Kind.CANCELLED):
-                ended = "completed" if before == Kind.COMPLETED else "cancelled"
-                self.fail(i, f"a {c.kind} record after {previous}, which {ended} the run")
-            elif before in (Kind.FAILED, Kind.PAUSE) and c.kind not in (
-                Kind.RESUME,
-                Kind.CANCELLED,
-            ):
-                self.fail(i, f"a {c.kind} record after the {before} record {previous}")
+            self.content(i, c, self.records[i - 1] if i else None)
 
-    async def head_pointer(self, storage: Any) -> None:
+    async def head(self, storage: Any) -> None:
         """Check that the head is the highest seq and that the storage names it as the head."""
         head = self.records[-1]
         top = max(range(len(self.records)), key=lambda i: self.records[i].seq)
         if self.records[top].seq > head.seq:
             self.fail(self.last, f"the head is not the highest seq: {self.label(top)} is")
-        if self.reported_head is not None:  # read with the records: no other look, no race
-            if self.reported_head != head.seq:
-                self.fail(
-                    self.last, f"head pointer: the storage's head is seq {self.reported_head}"
-                )
-            return None
-        try:
-            latest = await storage.get_latest(run_id=self.run_id)
-        except (WfctlError, OSError) as exc:
-            return self.fail(None, f"head pointer: the storage cannot read the head: {exc}")
-        if latest is not None and _same(latest, head):
-            return None
-        # The head is asked for after the records were read: a run driven meanwhile has a later
-        # one, a run removed meanwhile none. Read it again to tell that from a storage whose
-        # head pointer disagrees with its records.
-        moved = await self._moved_on(storage, head)
-        if moved is not None:
-            self.notes.append(moved)
-            return None
-        found = latest.checkpoint_id if latest is not None else None
-        self.fail(self.last, f"head pointer: the storage's latest checkpoint is {found}")
+        await self.head_pointer(storage, head, self.last)
 
-    async def _moved_on(self, storage: Any, head: Any) -> str | None:
-        """Why the storage's head differs from the records read, if the run moved on since.
-
-        The run, read again, is gone (removed since), or still holds the head read before at
-        its seq and more records after it (its driver went on): a note. Anything else (the
-        head read before is not there, or nothing came after it): None, a problem.
-        """
-        try:
-            again = await read_run(storage, self.run_id)
-        except RunNotFoundError:
-            return _REMOVED_WHILE_VERIFIED
-        except (WfctlError, OSError):
-            return None
-        same = [c for c in again.checkpoints if c.seq == head.seq and _same(c, head)]
-        later = max((c.seq for c in again.checkpoints), default=-1)
-        if not same or later <= head.seq:
-            return None
-        return (
-            f"went on while it was being verified (its head is now seq {later}); its records "
-            f"up to {head.checkpoint_id} were verified"
-        )
-
-    async def origin(self, storage: Any, seen: dict[str, _Index | None]) -> None:
+    async def origin(self, storage: Any, seen: _Seen) -> None:
         """Check that every record names the root's origin, and that the origin exists."""
         base = self.root or self.records[0]
-        origin_run, target = base.origin_run_id, base.origin_checkpoint_id
         for i, c in enumerate(self.records):
-            if (c.origin_run_id, c.origin_checkpoint_id) != (origin_run, target):
-                self.fail(i, f"origin {c.origin_checkpoint_id} differs from the root's {target}")
-        # The stored JSON again: a restored_from of the wrong type is a finding, not an absence.
-        restored_from = base.data.get("restored_from") if self.root else None
-        if restored_from is not None and restored_from != target:
-            self.fail(0, f"restored from {restored_from!r} but its origin is {target}")
-        if origin_run is None or target is None:
-            return None
-        try:
-            target_run, target_seq = split_checkpoint_id(target)
-        except InvalidIdError as exc:
-            return self.fail(None, f"origin {target!r} is not a checkpoint id: {exc.reason}")
-        if target_run != origin_run or target_run == self.run_id:
-            return self.fail(None, f"origin {target} is not in origin run {origin_run!r}")
-        if target_run not in seen:
-            await _read(storage, target_run, seen)
-        index = seen[target_run]
-        if index is None:
-            self.fail(None, f"origin {target} not found (run {target_run!r} is gone)")
-        elif target_seq not in index:
-            self.fail(
-                None, f"origin {target} not found among run {target_run!r}'s readable records"
-            )
-        elif index[target_seq] != self.name:
-            self.fail(
-                None, f"origin {target} is of workflow {index[target_seq]!r}, not {self.name!r}"
-            )
+            problem = self.origin_of(i, c, base)
+            if problem is not None:
+                self.problems.append(problem)
+        await self.origin_target(storage, base, self.root, seen)
+
+
+class _NotAChain(Exception):
+    """A record read by :class:`_ChainCheck` is not the next link: read the run whole."""
+
+
+class _ChainCheck(_Rules):
+    """The lineage rules over a run whose records its storage verified as one chain (each
+    record's checksum, and its link: seq ``i`` at place ``i``, naming seq ``i - 1``, seq 0 the
+    only root), applied as they are read: the root, the last record and the problems are kept,
+    not the records, so a long run is judged in memory that does not grow with its length.
+
+    On such a chain the rules that need every record at once (roots, forks, gaps, children,
+    reachability, the highest seq) find nothing; each record is checked to be the next link
+    anyway (:class:`_NotAChain` otherwise), so a verdict is the one :class:`_RunCheck` gives.
+    """
+
+    def __init__(self, run_id: str, source: str, head_seq: int | None) -> None:
+        super().__init__(run_id)
+        self.source = source
+        self.reported_head = head_seq
+        self.count = 0
+        self.root: Checkpoint | None = None
+        self.last: Checkpoint | None = None
+        #: Problems of records that do not name the root's origin (listed after the head's).
+        self.origins: list[str] = []
+        #: Seqs whose workflow name is not the run's (the others are all the run's).
+        self.other_names: dict[int, str] = {}
+
+    def label(self, index: int) -> str:
+        return f"{checkpoint_id_for(self.run_id, index)} ({self.source}:{index + 1})"
+
+    def add(self, c: Checkpoint) -> None:
+        """Judge the next record.
+
+        Raises:
+            _NotAChain: it is not the next link of the run's chain.
+        """
+        i = self.count
+        parent = checkpoint_id_for(self.run_id, i - 1) if i else None
+        if (
+            c.seq != i
+            or c.run_id != self.run_id
+            or c.previous_checkpoint_id != parent
+            or (c.kind == Kind.ROOT) != (i == 0)
+        ):
+            raise _NotAChain
+        if self.root is None:
+            self.root, self.name = c, c.workflow_name
+            self.start_contents(c)
+        self.content(i, c, self.last)
+        problem = self.origin_of(i, c, self.root)
+        if problem is not None:
+            self.origins.append(problem)
+        if c.workflow_name != self.name:
+            self.other_names[i] = c.workflow_name
+        self.last, self.count = c, i + 1
+
+    def names(self) -> _Names:
+        """The workflow name of each seq read (what origin checks need of this run)."""
+        return _Names(range(self.count), self.name, self.other_names)
+
+    async def verdict(self, storage: Any, seen: _Seen) -> RunVerdict:
+        """Apply the rules that need the whole run and return its verdict."""
+        root, last = self.root, self.last
+        assert root is not None, "only a chain of one record or more is judged"
+        assert last is not None, "only a chain of one record or more is judged"
+        await self.head_pointer(storage, last, self.count - 1)
+        self.problems.extend(self.origins)
+        await self.origin_target(storage, root, root, seen)
+        problems, notes = tuple(self.problems), tuple(self.notes)
+        return RunVerdict(self.run_id, self.name, self.count, last.checkpoint_id, problems, notes)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import tracemalloc
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import arun
+from tests.conftest import arun, traced_peak
 from wfctl import FileCheckpointStorage, InMemoryCheckpointStorage, step, workflow
 from wfctl._errors import RunArgumentError
 from wfctl._events import WorkflowEvent
@@ -81,20 +80,11 @@ def test_a_bad_history_size_is_refused(bad: Any) -> None:
         _run(1, event_history=bad)
 
 
-def _peak(call: Any) -> int:
-    tracemalloc.start()
-    try:
-        call()
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-
-
 def test_a_run_peak_memory_grows_little_per_step(tmp_path: Path) -> None:
     # Measured: 3.2 KB per step when every event and committed record was kept; ~100 B now
     # (the step keys of ``executed`` are what still grows). Bound: 250 B per step.
-    small = _peak(lambda: _run(1_000, tmp_path / "small", event_history=100))
-    large = _peak(lambda: _run(11_000, tmp_path / "large", event_history=100))
+    small = traced_peak(lambda: _run(1_000, tmp_path / "small", event_history=100))
+    large = traced_peak(lambda: _run(11_000, tmp_path / "large", event_history=100))
     assert (large - small) / 10_000 < 250, (small, large)
 
 
@@ -107,7 +97,7 @@ def _resume_peak(store: Path, n: int) -> int:
             arun(wf.run(n, run_id="r"))
     finally:
         _fail["on"] = False
-    return _peak(lambda: arun(wf.resume("r", event_history=100)))
+    return traced_peak(lambda: arun(wf.resume("r", event_history=100)))
 
 
 def test_a_resume_of_cached_steps_does_not_hold_the_decoded_chain(tmp_path: Path) -> None:
@@ -193,8 +183,8 @@ def test_a_run_of_big_results_holds_no_more_than_the_byte_bound(tmp_path: Path) 
     # Measured before the byte bound: every 200 KB result (also the next step's argument)
     # stayed alive in the 10,000 events of the default history, 200 KB more per step. Now
     # the history holds at most 4 MiB of values whatever the run's length; bound: 100 KB.
-    small = _peak(lambda: _blobs(100, 200 * _KB, tmp_path / "small"))
-    large = _peak(lambda: _blobs(200, 200 * _KB, tmp_path / "large"))
+    small = traced_peak(lambda: _blobs(100, 200 * _KB, tmp_path / "small"))
+    large = traced_peak(lambda: _blobs(200, 200 * _KB, tmp_path / "large"))
     assert (large - small) / 100 < 100 * _KB, (small, large)
 
 
@@ -230,6 +220,6 @@ def test_events_the_count_let_go_no_longer_weigh(tmp_path: Path) -> None:
     # 1,100-byte values, each weighed, and a history of 10 events: what the count lets go
     # must leave the byte bound's books too. Measured: 60 B more per step (the step keys of
     # ``executed``); 332 B when the books kept every weighed event. Bound: 150 B.
-    small = _peak(lambda: _blobs(300, 1_100, tmp_path / "small", event_history=10))
-    large = _peak(lambda: _blobs(1_300, 1_100, tmp_path / "large", event_history=10))
+    small = traced_peak(lambda: _blobs(300, 1_100, tmp_path / "small", event_history=10))
+    large = traced_peak(lambda: _blobs(1_300, 1_100, tmp_path / "large", event_history=10))
     assert (large - small) / 1_000 < 150, (small, large)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from wfctl import (
     step,
     workflow,
 )
+from wfctl._checkpoint import Checkpoint
 from wfctl._lineage import LineageReport, verify_lineage
 from wfctl._storage._protocol import JournalProblem, RunJournal
 
@@ -133,6 +135,11 @@ def test_each_journal_is_read_once() -> None:
             self.reads.append(run_id)
             journal: RunJournal = await self.inner.read_run(run_id)
             return journal
+
+        def verified_records(self, run_id: str) -> tuple[str, None, Generator[Checkpoint]]:
+            self.reads.append(run_id)
+            found: tuple[str, None, Generator[Checkpoint]] = self.inner.verified_records(run_id)
+            return found
 
         def __getattr__(self, name: str) -> Any:
             return getattr(self.inner, name)
@@ -316,13 +323,18 @@ def test_100_runs_of_100_steps_read_each_journal_once(tmp_path: Path) -> None:
         (run_dir / "journal.jsonl").write_bytes(lines)
     storage = FileCheckpointStorage(tmp_path)
     reads: list[str] = []
-    original = storage.read_run
+    original, streamed = storage.read_run, storage.verified_records
 
     async def counting(run_id: str) -> RunJournal:
         reads.append(run_id)
         return await original(run_id)
 
+    def counting_streamed(run_id: str) -> tuple[str, None, Generator[Checkpoint]]:
+        reads.append(run_id)
+        return streamed(run_id)
+
     storage.read_run = counting  # type: ignore[method-assign]
+    storage.verified_records = counting_streamed  # type: ignore[method-assign]
     report = arun(verify_lineage(storage))
     assert report.ok and len(report.runs) == 100
     assert sorted(reads) == sorted(f"run-{n}" for n in range(100))

@@ -23,7 +23,7 @@ import stat
 import threading
 import time
 import weakref
-from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Generator, Hashable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import ClassVar, Final
 
@@ -57,6 +57,7 @@ from ._journal import (
     Tail,
     check_journal,
     check_last_is_newest,
+    decode_chain,
     decode_checked,
     decode_record,
     encode_record_parts,
@@ -75,6 +76,7 @@ from ._marker import (
     check_end,
     check_marker,
     end_marker_problem,
+    end_problem,
     mark_end,
     read_end_marker,
     read_end_marker_first,
@@ -498,6 +500,49 @@ class FileCheckpointStorage(RunStoreBase):
                 if checkpoint.seq != seq or checkpoint.run_id != run_id:
                     raise CheckpointCorruptError(where, "the journal changed while it was read")
                 yield checkpoint
+
+    def verified_records(self, run_id: str) -> tuple[str, None, Generator[Checkpoint]]:
+        """Return the journal's path, no head seq (the journal has no head pointer apart from
+        its records) and its records, each verified (checksum, link to its parent) and decoded
+        as the journal is read once: ``verify-lineage`` of a long run, in memory that does not
+        grow with its length.
+
+        Anything the whole read (:meth:`read_run`) would name as a problem or a note is raised
+        instead, once the records before it were yielded: a record that fails, a torn tail, an
+        end marker the journal contradicts. The caller then reads the run whole to say what it
+        is. Records appended after the journal was opened are not read.
+
+        Raises:
+            InvalidIdError: ``run_id`` is malformed.
+            RunNotFoundError: (while iterating) the run has no journal.
+            CheckpointCorruptError: (while iterating) see above.
+        """
+        validate_run_id(run_id)
+        path = self._layout.journal(run_id)
+        return path, None, self._verified_lines(run_id, path)
+
+    def _verified_lines(self, run_id: str, path: str) -> Generator[Checkpoint]:
+        marker, marker_error = read_end_marker_first(self._layout, run_id)
+        if marker_error is not None:
+            raise CheckpointCorruptError(path, "its end marker cannot be read")
+        fd, size = self._open_sized(run_id)
+        read, last, crc_at = 0, -1, None
+        try:
+            lines = journal_lines(self._fs, fd, size)
+            for line, checkpoint in decode_chain(lines, path, run_id, {}):
+                read += len(line) + 1
+                last = checkpoint.seq
+                if marker is not None and last == marker.seq:
+                    crc_at = record_crc(line)
+                yield checkpoint
+        finally:
+            self._fs.close(fd)
+        if last < 0 or read != size:
+            raise CheckpointCorruptError(path, "no record, or a torn tail")
+        if marker is not None:
+            found = end_problem(marker, last, crc_at, self._layout.end(run_id))
+            if found is not None:
+                raise CheckpointCorruptError(path, found)
 
     def stream_checked_chain(
         self, run_id: str, seqs: Callable[[int], range] | None = None

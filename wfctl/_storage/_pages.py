@@ -12,13 +12,15 @@ its first entry shows once the first page is read.
 
 from __future__ import annotations
 
+import itertools
 import weakref
-from collections.abc import Callable, Coroutine, Iterable, Iterator
+from collections import deque
+from collections.abc import AsyncGenerator, Callable, Coroutine, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar, runtime_checkable
 
 from wfctl._checkpoint import Checkpoint, Kind
-from wfctl._errors import CheckpointCorruptError
+from wfctl._errors import CheckpointCorruptError, RunNotFoundError
 
 from ._journal import check_journal, check_version, decode_chain, decode_checked, decode_record
 
@@ -33,6 +35,7 @@ __all__ = [
     "PagedStore",
     "checked_records",
     "decode_ends",
+    "paged_records",
     "record_pages",
 ]
 
@@ -59,6 +62,9 @@ class ChainEnds:
     root: bytes | None
     #: The record of ``head_seq``, None if it is missing.
     head: bytes | None
+    #: The highest seq the run holds, read with the rest (-1: none; a head pointer that
+    #: disagrees with the records shows as another seq than ``head_seq``).
+    top_seq: int
 
 
 def decode_ends(ends: ChainEnds, run_id: str) -> tuple[Checkpoint, Checkpoint] | None:
@@ -172,6 +178,55 @@ class PagedStore(Protocol):
     ) -> list[bytes]: ...
 
     async def aclose(self) -> None: ...
+
+
+async def paged_records(
+    storage: PagedStore, run_id: str
+) -> tuple[str, int, AsyncGenerator[Checkpoint, None]]:
+    """A run's source, its head's seq and its records, read a page at a time on the caller's
+    event loop and each verified as :func:`checked_records` verifies it (``verify-lineage``,
+    in memory that does not grow with the run).
+
+    Raises:
+        InvalidIdError: the run id is malformed.
+        RunNotFoundError: the run has no committed checkpoint.
+        CheckpointCorruptError: its ends do not verify, or it holds records past its head
+            (read it whole to say why); while iterating, see :func:`checked_records`.
+    """
+    ends = await storage.chain_ends(run_id)
+    if ends is None:
+        raise RunNotFoundError(run_id)
+    decoded = decode_ends(ends, run_id)
+    if decoded is None or ends.top_seq != ends.head_seq:
+        raise CheckpointCorruptError(ends.source, "its root or head does not verify")
+    return ends.source, ends.head_seq, _pages_checked(storage, run_id, ends, *decoded)
+
+
+async def _pages_checked(
+    storage: PagedStore, run_id: str, ends: ChainEnds, root: Checkpoint, head: Checkpoint
+) -> AsyncGenerator[Checkpoint, None]:
+    # checked_records pulls one line for each record it yields, so it is asked for as many
+    # records as the page read holds: the lines it reads are always there.
+    buffer: deque[bytes] = deque()
+
+    def lines() -> Iterator[bytes]:
+        while buffer:
+            yield buffer.popleft()
+
+    known = {line: cp for line, cp in ((ends.root, root), (ends.head, head)) if line is not None}
+    wanted = range(head.seq + 1)
+    checker = checked_records(lines(), ends.source, run_id, wanted, head.seq, known, "run")
+    after = -1
+    while after < head.seq:
+        page = await storage.chain_page(run_id, after, head.seq, PAGE_RECORDS)
+        buffer.extend(page)
+        for checkpoint in itertools.islice(checker, len(page)):
+            yield checkpoint
+        if len(page) < PAGE_RECORDS:
+            break
+        after += len(page)
+    for checkpoint in checker:  # none, or the run ended early: raised
+        yield checkpoint
 
 
 class PagedRun:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any, Final
 
 from wfctl._checkpoint import Checkpoint, validate_run_id
@@ -11,7 +11,7 @@ from wfctl._errors import CheckpointCorruptError, RunNotFoundError
 from wfctl._storage._base import broken_summary, load_checkpoint, strict_chain, summarize
 from wfctl._storage._follow import FollowedRecords
 from wfctl._storage._journal import check_journal, check_version, decode_record
-from wfctl._storage._pages import ChainEnds
+from wfctl._storage._pages import PAGE_RECORDS, ChainEnds, paged_records
 from wfctl._storage._protocol import JournalProblem, RunJournal, RunSummary
 
 from . import _sql
@@ -24,6 +24,9 @@ _Row = tuple[Any, ...]
 #: Runs read by one statement of :meth:`PostgresReads.stream_runs` (about 3 MB of records for
 #: runs of ten steps of 100-character values).
 PAGE_RUNS: Final = 500
+#: Records from which :meth:`PostgresReads.stream_runs` leaves a run to be read by itself, a
+#: page of records at a time (a page's worth, :data:`~wfctl._storage._pages.PAGE_RECORDS`).
+LONG_RUN: Final = PAGE_RECORDS
 #: Rows of a listing fetched at a time (about 2 MB of records of 100-character values).
 LIST_ROWS: Final = 5000
 
@@ -65,11 +68,15 @@ class PostgresReads(PostgresConnections):
             problems.append(JournalProblem(source, _head_mismatch(head_seq, len(records))))
         return RunJournal(run_id, tuple(checkpoints), tuple(problems), 0, source, head_seq)
 
-    async def stream_runs(self, *, workflow_name: str | None = None) -> AsyncIterator[RunJournal]:
+    async def stream_runs(
+        self, *, workflow_name: str | None = None
+    ) -> AsyncIterator[RunJournal | str]:
         """Every run's journal (of one workflow's runs), oldest first: ``verify-lineage``.
 
         One statement per page of :data:`PAGE_RUNS` runs, each run read whole with its head
-        (``head_seq``), as :meth:`read_run` reads one; no connection is held between pages.
+        (``head_seq``), as :meth:`read_run` reads one; no connection is held between pages. A
+        run of :data:`LONG_RUN` records or more comes as its id instead: the caller reads it
+        by itself (:meth:`verified_records`), so a page holds at most that many records a run.
         A run created while the pages are read is in a later page if it sorts after the last
         one read; a run removed meanwhile is not read. Runs whose row lost its creation time
         (changed by hand) come last, so that none is left out.
@@ -79,13 +86,19 @@ class PostgresReads(PostgresConnections):
             while True:
                 params = {"wf": workflow_name, "created": after[0], "run": after[1]}
                 async with self._connection() as conn:
-                    cursor = await conn.execute(statement, params | {"n": PAGE_RUNS})
+                    cursor = await conn.execute(
+                        statement, params | {"n": PAGE_RUNS, "long": LONG_RUN - 1}
+                    )
                     rows = await cursor.fetchall()
                 runs = 0
                 for rid, group in itertools.groupby(rows, lambda r: r[0]):
                     found = list(group)
                     runs += 1
-                    yield self._journal(str(rid), int(found[0][1]), _records(found, 3))
+                    head_seq = int(found[0][1])
+                    if head_seq >= LONG_RUN - 1:
+                        yield str(rid)
+                    else:
+                        yield self._journal(str(rid), head_seq, _records(found, 3))
                 if runs < PAGE_RUNS:
                     break
                 after = (rows[-1][2], rows[-1][0])
@@ -211,9 +224,23 @@ class PostgresReads(PostgresConnections):
             return None
         head_seq = int(rows[0][0])
         records = {int(row[2]): bytes(row[3]) for row in rows if row[3] is not None}
+        top = rows[0][4]
         return ChainEnds(
-            self._source(run_id), head_seq, bool(rows[0][1]), records.get(0), records.get(head_seq)
+            self._source(run_id),
+            head_seq,
+            bool(rows[0][1]),
+            records.get(0),
+            records.get(head_seq),
+            -1 if top is None else int(top),
         )
+
+    async def verified_records(
+        self, run_id: str
+    ) -> tuple[str, int, AsyncGenerator[Checkpoint, None]]:
+        """The run as ``verify-lineage`` judges it while it reads it: where it is, its head's
+        seq and its records, each verified as read, a page at a time (see
+        :func:`~wfctl._storage._pages.paged_records`)."""
+        return await paged_records(self, validate_run_id(run_id))
 
     async def chain_page(
         self, run_id: str, after_seq: int, last_seq: int, limit: int

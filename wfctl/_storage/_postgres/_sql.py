@@ -32,10 +32,11 @@ RUN_RECORDS: Final = (
     " WHERE r.run_id = %s ORDER BY c.seq"
 )
 
-#: One run's head seq, whether it is held, and its root and head records (``log``): no row, no
-#: run; a row without a record, a missing one.
+#: One run's head seq, whether it is held, its root and head records (``log``) and the highest
+#: seq it holds: no row, no run; a row without a record, a missing one.
 CHAIN_ENDS: Final = (
-    "WITH " + _HELD + " SELECT r.head_seq, " + _LOCKED + ", c.seq, c.record FROM wfctl_runs r"
+    "WITH " + _HELD + " SELECT r.head_seq, " + _LOCKED + ", c.seq, c.record,"
+    " (SELECT max(m.seq) FROM wfctl_checkpoints m WHERE m.run_id = r.run_id) FROM wfctl_runs r"
     " LEFT JOIN wfctl_checkpoints c ON c.run_id = r.run_id AND c.seq IN (0, r.head_seq)"
     " WHERE r.run_id = %s ORDER BY c.seq"
 )
@@ -64,10 +65,12 @@ _PAGE_OF: Final = (
     " AND {} ORDER BY r.created, r.run_id LIMIT %(n)s)"
     " SELECT runs.run_id, runs.head_seq, runs.created, c.record"
     " FROM runs LEFT JOIN wfctl_checkpoints c ON c.run_id = runs.run_id"
-    " ORDER BY runs.created, runs.run_id, c.seq"
+    " AND runs.head_seq < %(long)s ORDER BY runs.created, runs.run_id, c.seq"
 )
 #: A page of runs after a ``(created, run_id)`` key, oldest first, with every record of each
-#: and its head (``verify-lineage`` of a whole store); the first page's key is ``('', '')``.
+#: and its head (``verify-lineage`` of a whole store); the first page's key is ``('', '')``. A
+#: run whose head seq is ``long`` or more comes as one row without a record (it is read by
+#: itself, a page of its records at a time).
 RUNS_PAGE: Final = _PAGE_OF.format("(r.created, r.run_id) > (%(created)s, %(run)s)")
 #: The same for the runs without a creation time (a row changed by hand: the trigger sets it
 #: from the root), which no key orders, after a run id (the first page's: ``''``).
