@@ -2,8 +2,9 @@
 
 For each run (every run of the source by default, oldest first):
 
-- the source is read strictly (every checksum and link): a corrupt or unreadable run is not
-  copied, nor is a run being driven in the source (its lease is held: it is still moving);
+- the source is verified first (every checksum and link, as ``runs`` verifies a run): a
+  corrupt or unreadable run is not copied, nor is a run being driven in the source (its lease
+  is held: it is still moving);
 - the run's lease is taken in the destination, so nobody drives it there while it is written;
 - a run that already exists in the destination is copied only if what it holds is the source's
   chain or a prefix of it (an earlier copy, cut short or taken before the run went on): the
@@ -11,6 +12,9 @@ For each run (every run of the source by default, oldest first):
   a conflict and the destination's run is left alone;
 - every record is saved in order, then the run is read back from the destination and each
   record must encode to the very bytes (so the same checksum) the source's does;
+- both runs are read a record at a time (a database's a page at a time), each record verified
+  as it is read, so a long run is copied in memory that does not grow with it; a source that
+  fails part way (it changed since it was verified) is reported with the records written;
 - a file destination syncs a run's records together (not one ``fdatasync`` a record), and
   everything before the report is made.
 
@@ -21,9 +25,10 @@ Nothing in the source is written to: the copy takes no lease there.
 from __future__ import annotations
 
 import asyncio
-import itertools
+import contextlib
+import hashlib
 import os
-from collections.abc import Sequence
+from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Final
@@ -31,7 +36,7 @@ from typing import Any, Final
 from ._checkpoint import Checkpoint, RunStatus, validate_run_id
 from ._documents import document
 from ._errors import CheckpointCorruptError, RunLockedError, RunNotFoundError, StoreLocationError
-from ._storage._base import strict_chain
+from ._storage._capabilities import chain_records
 from ._storage._durability import Durability
 from ._storage._journal import encode_record
 from ._storage._open import is_url, open_storage
@@ -177,51 +182,135 @@ async def _copy_run(src: RunStore, dst: RunStore, run_id: str) -> CopiedRun:
     if summary.problem is not None:
         return _refused(run_id, name, f"{summary.status} in the source: {summary.problem}")
     try:
-        chain = strict_chain(await src.read_run(run_id))
-    except CheckpointCorruptError as exc:  # it changed since its summary was read
-        return _refused(run_id, name, f"corrupt in the source: {exc}")
-    except RunNotFoundError:
-        return _refused(run_id, name, "no longer in the source")
-    try:
         lease = await dst.lease_run(run_id)
     except RunLockedError as exc:
-        return _refused(run_id, name, f"in the destination: {exc}", len(chain))
+        return _refused(run_id, name, f"in the destination: {exc}", summary.head_seq + 1)
     try:
-        return await _write_run(dst, chain, name)
+        return await _write_run(src, dst, run_id, name, summary.head_seq + 1)
     finally:
         await lease.release()
 
 
-async def _write_run(dst: RunStore, chain: list[Checkpoint], name: str) -> CopiedRun:
-    """Append what the destination lacks of ``chain`` (held under its lease), then verify it.
+async def _write_run(src: RunStore, dst: RunStore, run_id: str, name: str, total: int) -> CopiedRun:
+    """Append what the destination lacks of the source's chain (held under its lease), then
+    verify it. ``total``: the source's records, as its summary counted them (a refusal's
+    count; a copy's is the records read).
 
-    ``chain`` is emptied once written: the copy read back is verified against the source's
-    encoded records, so the source's decoded ones need not be held beside it (a long run's
-    copy holds one decoded chain at a time, not two).
+    Both runs are read a record at a time (:func:`chain_records`), so a long run's copy holds a
+    record and a page of each, not the run: the records the destination already holds must be
+    the source's first ones, the rest are saved as the source's are read, and the copy read
+    back must encode to the source's bytes, record for record (compared through a digest of
+    each side's encoded records in order; only a copy that differs is read again, to name the
+    first record that does).
     """
-    run_id, total = chain[0].run_id, len(chain)
-    lines = [encode_record(checkpoint) for checkpoint in chain]
-    try:
-        held = strict_chain(await dst.read_run(run_id))
-    except RunNotFoundError:
-        held = []
-    except CheckpointCorruptError as exc:
-        return _refused(run_id, name, f"exists in the destination, corrupt there: {exc}", total)
-    if len(held) > total or any(
-        encode_record(cp) != line for cp, line in zip(held, lines, strict=False)
-    ):
-        return _refused(
-            run_id,
-            name,
-            "another run with this id is in the destination (its records differ from the "
-            "source's); it is left as it is",
-            total,
+    copied = _Encoded()
+    source = chain_records(src, run_id)
+    async with contextlib.aclosing(source):
+        try:
+            held = await _held(dst, run_id, source, copied)
+        except _SourceProblem as failed:
+            return _refused(run_id, name, str(failed), total)
+        except CheckpointCorruptError as exc:
+            corrupt = f"exists in the destination, corrupt there: {exc}"
+            return _refused(run_id, name, corrupt, total)
+        if held is None:
+            other = (
+                "another run with this id is in the destination (its records differ from the "
+                "source's); it is left as it is"
+            )
+            return _refused(run_id, name, other, total)
+        already, pending = held
+        if pending is None:
+            return CopiedRun(run_id, CopyOutcome.ALREADY_COPIED, name, already)
+        refused = await _append(dst, source, pending, copied, already, name, total)
+        if refused is not None:
+            return refused
+    total, written = copied.count, copied.count - already  # what was read and written
+    back = _Encoded()
+    async for checkpoint in chain_records(dst, run_id):
+        back.add(checkpoint)
+    if back.count != total or back.digest.digest() != copied.digest.digest():
+        what = (
+            f"it holds {back.count} records, not {total}"
+            if back.count != total
+            else f"{await _first_difference(src, dst, run_id)} does not read back as the "
+            "source's record (another encoding or checksum)"
         )
-    if len(held) == total:
-        return CopiedRun(run_id, CopyOutcome.ALREADY_COPIED, name, total)
-    already = len(held)
-    del held
-    for checkpoint in itertools.islice(chain, already, None):
+        problem = f"the copy in the destination does not verify: {what}; it is left there"
+        return _refused(run_id, name, problem, total, written)
+    return CopiedRun(run_id, CopyOutcome.COPIED, name, total, written)
+
+
+class _Encoded:
+    """The records of one side of a copy, counted and digested as encoded, in order."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.digest = hashlib.blake2b()
+
+    def add(self, checkpoint: Checkpoint) -> bytes:
+        line = encode_record(checkpoint)
+        self.digest.update(line)
+        self.count += 1
+        return line
+
+
+class _SourceProblem(Exception):
+    """The source's run failed as it was read (it changed since its summary was read)."""
+
+
+async def _next_of_source(
+    source: AsyncGenerator[Checkpoint, None], written: int = 0
+) -> Checkpoint | None:
+    """The source's next record (None after its last), its failure a :class:`_SourceProblem`."""
+    try:
+        return await anext(source, None)
+    except CheckpointCorruptError as exc:
+        problem = f"corrupt in the source: {exc}"
+    except RunNotFoundError:
+        problem = "no longer in the source"
+    if written:
+        problem += f"; the {written} record(s) before it were written to the destination"
+    raise _SourceProblem(problem)
+
+
+async def _held(
+    dst: RunStore, run_id: str, source: AsyncGenerator[Checkpoint, None], copied: _Encoded
+) -> tuple[int, Checkpoint | None] | None:
+    """Compare the records the destination holds with the source's first ones: how many it
+    holds and the source's next record (None: it holds them all), or None if they differ.
+
+    Raises:
+        _SourceProblem: the source failed as it was read.
+        CheckpointCorruptError: the destination's run does not verify.
+    """
+    held = 0
+    records = chain_records(dst, run_id)
+    try:
+        async with contextlib.aclosing(records):
+            async for checkpoint in records:
+                mine = await _next_of_source(source)
+                if mine is None or copied.add(mine) != encode_record(checkpoint):
+                    return None  # it holds more records than the source, or others
+                held += 1
+    except RunNotFoundError:
+        pass  # a new run in the destination
+    return held, await _next_of_source(source)
+
+
+async def _append(
+    dst: RunStore,
+    source: AsyncGenerator[Checkpoint, None],
+    first: Checkpoint,
+    copied: _Encoded,
+    already: int,
+    name: str,
+    total: int,
+) -> CopiedRun | None:
+    """Save ``first`` and every later record of the source; None, or the refusal."""
+    checkpoint: Checkpoint | None = first
+    while checkpoint is not None:
+        copied.add(checkpoint)
         try:
             await dst.save(checkpoint)
         except (CheckpointCorruptError, TypeError, ValueError) as exc:
@@ -230,21 +319,23 @@ async def _write_run(dst: RunStore, chain: list[Checkpoint], name: str) -> Copie
                 f"the destination refused {checkpoint.checkpoint_id}: {exc}; the "
                 f"{checkpoint.seq} record(s) before it are there (copying again completes it)"
             )
-            return _refused(run_id, name, problem, total, written)
-    chain.clear()
-    copied = strict_chain(await dst.read_run(run_id))
-    written = total - already
-    differs = [cp.checkpoint_id for cp, line in zip(copied, lines, strict=False)
-               if encode_record(cp) != line]  # fmt: skip
-    if differs or len(copied) != total:
-        what = (
-            f"{differs[0]} does not read back as the source's record (another encoding or checksum)"
-            if differs
-            else f"it holds {len(copied)} records, not {total}"
-        )
-        problem = f"the copy in the destination does not verify: {what}; it is left there"
-        return _refused(run_id, name, problem, total, written)
-    return CopiedRun(run_id, CopyOutcome.COPIED, name, total, written)
+            return _refused(checkpoint.run_id, name, problem, total, written)
+        try:
+            checkpoint = await _next_of_source(source, copied.count - already)
+        except _SourceProblem as failed:
+            return _refused(first.run_id, name, str(failed), total, copied.count - already)
+    return None
+
+
+async def _first_difference(src: RunStore, dst: RunStore, run_id: str) -> str:
+    """The id of the first record of the copy that does not encode as the source's does."""
+    source, copies = chain_records(src, run_id), chain_records(dst, run_id)
+    async with contextlib.aclosing(source), contextlib.aclosing(copies):
+        async for copy in copies:
+            mine = await anext(source, None)
+            if mine is None or encode_record(mine) != encode_record(copy):
+                return copy.checkpoint_id
+    return "a record"  # the same on a second read: the first read differed
 
 
 def _refused(run_id: str, name: str, problem: str, total: int = 0, written: int = 0) -> CopiedRun:

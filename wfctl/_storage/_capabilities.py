@@ -9,18 +9,27 @@ The engine calls these with whatever object it was given: one of our storages (a
 
 from __future__ import annotations
 
+import contextlib
 import inspect
-from collections.abc import Hashable
+from collections.abc import AsyncGenerator, Hashable
 from typing import Any, Final
 
 from wfctl._checkpoint import Checkpoint, validate_run_id
-from wfctl._errors import RunNotFoundError, WfctlError
+from wfctl._errors import CheckpointCorruptError, RunNotFoundError, WfctlError
 
 from ._base import strict_chain
 from ._lock import HeldLease, LocalRunLock
+from ._pages import PagedStore, paged_records
 from ._protocol import RunJournal, RunLease
 
-__all__ = ["clear_pause", "lease_run", "load_chain", "read_run", "request_pause"]
+__all__ = [
+    "chain_records",
+    "clear_pause",
+    "lease_run",
+    "load_chain",
+    "read_run",
+    "request_pause",
+]
 
 #: Process-local locks for storages without ``lock_run``, keyed by ``(id(storage), run_id)``.
 _LOCAL_LOCKS: Final[set[Hashable]] = set()
@@ -59,6 +68,38 @@ async def load_chain(storage: Any, run_id: str) -> list[Checkpoint]:
         CheckpointCorruptError: a record is corrupt or the chain is broken.
     """
     return strict_chain(await read_run(storage, run_id))
+
+
+async def chain_records(storage: Any, run_id: str) -> AsyncGenerator[Checkpoint, None]:
+    """Yield the run's checkpoints ``0..n-1``, each once it and every record before it verified
+    as :func:`load_chain` verifies the run: from any storage, in memory that does not grow with
+    the run where the storage reads a record at a time (the file store, ``stream_checked_chain``;
+    a database, a page at a time). Others are read whole first.
+
+    Raises:
+        RunNotFoundError: the run does not exist.
+        CheckpointCorruptError: a record is corrupt or the chain is broken (the file and
+            PostgreSQL stores: while iterating, after the records before it).
+    """
+    validate_run_id(run_id)
+    stream = getattr(storage, "stream_checked_chain", None)
+    if stream is not None:
+        _, records = stream(run_id)
+        for checkpoint in records:
+            yield checkpoint
+        return
+    if isinstance(storage, PagedStore):
+        try:
+            _, _, paged = await paged_records(storage, run_id)
+        except CheckpointCorruptError:
+            pass  # its ends do not verify: the whole read below names what is wrong
+        else:
+            async with contextlib.aclosing(paged):
+                async for checkpoint in paged:
+                    yield checkpoint
+            return
+    for checkpoint in await load_chain(storage, run_id):
+        yield checkpoint
 
 
 async def lease_run(storage: Any, run_id: str) -> RunLease:
