@@ -7,7 +7,8 @@ start 50 ms apart and back off (doubling, to 1 s) while nothing happens, and com
 50 ms after every commit. The run has ended when its head is an ending record (``completed``,
 ``failed``, ``pause``, ``cancelled``), or when nobody holds its lock and the head is not one
 (it was killed: ``interrupted``). A queued run (``wfctl submit``) is followed until a worker
-has driven it to its end.
+has driven it to its end, and so is a run a stopping worker handed over (its ``handoff`` pause
+is not an end: the next worker's records follow it).
 
 On PostgreSQL each look is one statement (the run's new records, its head and whether its
 lease is held, from one snapshot), on the same schedule.
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
@@ -26,7 +27,7 @@ from ._config import StoreRef
 from ._documents import document
 from ._errors import RunNotFoundError, WfctlError
 from ._inspect import WHOLE_CHAIN, LogEntry, LogPage, log_entry
-from ._payloads import RootPayload, recorded_requests
+from ._payloads import RootPayload, handed_over, recorded_requests
 from ._storage import FileCheckpointStorage
 from ._storage._capabilities import load_chain
 from ._storage._follow import RecordsFollower
@@ -160,22 +161,25 @@ def _follow(
             continue  # a backlog read a chunk at a time: the next chunk at once
         head = follower.head
         assert head is not None  # the root was verified above
-        if head.kind in ENDING_STATUS:
+        if head.kind in ENDING_STATUS and not handed_over(head):
             yield _end(head)
             return
         if committed:
             wait = FIRST_INTERVAL
-        elif not follower.running() and not _queued(head):
-            yield from _last_look(follower, first)
-            return
+        elif not follower.running() and not _waits_for_worker(head):
+            ended = yield from _last_look(follower, first)
+            if ended:
+                return
+            wait = FIRST_INTERVAL  # handed over as it let go: follow it on
         else:
             wait = min(wait * 2, LONGEST_INTERVAL)
         sleep(wait)
 
 
-def _queued(head: Checkpoint) -> bool:
-    """Whether the run waits for a worker (``wfctl submit``): followed until one drives it."""
-    return head.kind == Kind.ROOT and RootPayload.of(head).submitted
+def _waits_for_worker(head: Checkpoint) -> bool:
+    """Whether the run waits for a worker: queued (``wfctl submit``) or handed over by a
+    stopping worker. Either is followed until a worker drives it to its end."""
+    return handed_over(head) or (head.kind == Kind.ROOT and RootPayload.of(head).submitted)
 
 
 def _entries(records: list[Checkpoint], first: int) -> Iterator[LogEntry]:
@@ -184,16 +188,20 @@ def _entries(records: list[Checkpoint], first: int) -> Iterator[LogEntry]:
     return map(log_entry, records[skip:] if skip > 0 else records)
 
 
-def _last_look(follower: _Follower, first: int) -> Iterator[LogEntry | FollowEnd]:
-    """The run holds no lock: read what it committed before letting go, then say how it ended."""
+def _last_look(follower: _Follower, first: int) -> Generator[LogEntry | FollowEnd, None, bool]:
+    """The run holds no lock: read what it committed before letting go, then say how it ended
+    (True), unless that was a hand-over to another worker (False: it is followed on)."""
     yield from _entries(follower.read_new(), first)
     head = follower.head
     assert head is not None
+    if handed_over(head):
+        return False
     yield (
         _end(head)
         if head.kind in ENDING_STATUS
         else FollowEnd(head.run_id, "interrupted", head.checkpoint_id)
     )
+    return True
 
 
 def _end(head: Checkpoint) -> FollowEnd:

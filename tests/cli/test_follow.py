@@ -23,7 +23,14 @@ from tests.storage.helpers import arun
 from wfctl._checkpoint import Checkpoint, Kind
 from wfctl._errors import CheckpointCorruptError
 from wfctl._follow import FIRST_INTERVAL, LONGEST_INTERVAL, FollowEnd, follow_run
-from wfctl._payloads import CompletedPayload, RootPayload, StepPayload
+from wfctl._payloads import (
+    HANDOFF,
+    CompletedPayload,
+    PausePayload,
+    ResumePayload,
+    RootPayload,
+    StepPayload,
+)
 from wfctl._storage import FileCheckpointStorage
 
 REVIEW = WORKFLOWS / "review.py"
@@ -220,3 +227,37 @@ def test_a_journal_cut_while_followed_is_reported(tmp_path: Path) -> None:
             list(follow_run(tmp_path / "store", "r", sleep=cut))
     finally:
         lock.release()
+
+
+def test_a_run_handed_over_is_followed_on_to_the_next_worker(tmp_path: Path) -> None:
+    """A stopping worker's ``handoff`` pause is not an end: the follower waits, as for a queued
+    run, and follows the worker that takes the run over to its end."""
+    storage = FileCheckpointStorage(tmp_path / "store")
+    held = [storage.lock_run("r")]  # the first worker drives it
+    handoff = PausePayload((), HANDOFF).to_json()
+    for checkpoint in (_record(0, Kind.ROOT, RootPayload(None, "m:wf", "sig").to_json()), _step(1)):
+        arun(storage.save(checkpoint))
+    waits: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        if len(waits) == 1:  # the first worker stops: it hands the run over and lets go
+            arun(storage.save(_record(2, Kind.PAUSE, handoff)))
+            held.pop().release()
+        elif len(waits) == 4:  # the next worker takes it and drives it to its end
+            held.append(storage.lock_run("r"))
+            resumed = ResumePayload({}, "continue").to_json()
+            arun(storage.save(_record(3, Kind.RESUME, resumed)))
+            arun(storage.save(_step(4)))
+            arun(storage.save(_record(5, Kind.COMPLETED, CompletedPayload(1, []).to_json())))
+
+    try:
+        seen = list(follow_run(tmp_path / "store", "r", sleep=sleep))
+    finally:
+        for lock in held:
+            lock.release()
+    assert [getattr(item, "checkpoint_id", None) for item in seen[:-1]] == [
+        f"r.{seq}" for seq in range(6)
+    ]
+    assert seen[-1] == FollowEnd("r", "completed", "r.5")
+    assert len(waits) == 4  # it waited for the next worker, then read to the end
