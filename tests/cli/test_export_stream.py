@@ -132,6 +132,14 @@ def test_a_device_is_written_in_place_and_a_directory_refused(
     done = wfctl("export", long_run, "-o", out, "--store", store)
     assert done.code == 2 and "Is a directory" in done.error_line()
     assert os.listdir(out) == []
+    for empty in ("", "."):  # an empty FILE ('' from the shell) names no file
+        done = wfctl("export", long_run, "-o", empty, "--store", store, cwd=out)
+        assert done.code == 2 and done.stdout == ""
+        assert done.error_line() == (
+            "wfctl: error: Invalid value for '--output': needs a file name (see 'wfctl export "
+            "--help')"
+        )
+    assert os.listdir(out) == []
 
 
 def test_a_failing_read_is_not_called_a_failing_write(

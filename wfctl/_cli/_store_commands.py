@@ -312,6 +312,8 @@ def export(
     """
     from wfctl._inspect import export_run
 
+    if output is not None and str(output) == ".":  # '' comes as '.': no file named
+        raise typer.BadParameter("needs a file name", param_hint="'--output'")
     fmt = "json" if json_output and output is None else format.value
     location = locate_store_option(store)
     result: ExportResult = export_run(
