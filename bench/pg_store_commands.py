@@ -13,8 +13,9 @@ order. Prints each command's median wall and CPU seconds (the client's: the serv
 in the wall time only) and the wall time per run. With ``--log-steps N`` it also writes one run
 of N steps and times ``log``, ``log --json``, ``log --follow --json`` (and ``log --last M`` and
 ``log --follow --last M`` with ``--log-last M``) of it (it has ended: following reads its
-backlog), ``verify-lineage --json`` of it, and ``runs --json`` and ``verify-lineage --json``
-of the store holding it, with each one's peak RSS, and how long
+backlog), ``verify-lineage --json`` and ``pause`` of it (refused: it has ended; the run's
+summary is the cost), and ``runs --json`` and ``verify-lineage --json`` of the store holding it,
+with each one's peak RSS, and how long
 ``log`` takes to print its first line (``--runs 0`` times only these).
 """
 
@@ -74,6 +75,7 @@ def _log_jobs(url: str, run: str, steps_in_run: int, last: int) -> dict[str, lis
     }
     jobs[f"log --follow --json {steps_in_run} steps"] = ["log", run, "--follow", "--json", *at]
     jobs[f"runs --json (a run of {steps_in_run} steps)"] = ["runs", "--json", *at]
+    jobs[f"pause {steps_in_run} steps"] = ["pause", run, *at]  # refused (completed): its summary
     jobs[f"verify-lineage {steps_in_run} steps"] = ["verify-lineage", run, "--json", *at]
     jobs[f"verify-lineage --json (a run of {steps_in_run} steps)"] = [
         "verify-lineage",

@@ -173,3 +173,35 @@ def test_a_journal_of_either_version_verifies_without_the_slow_path(
     assert journal.check_journal(lines, "j", "r") == (lines[0], lines[-1])
     decoded = [c for _, c in journal.decode_chain(lines, "j", "r", {})]
     assert [c.version for c in decoded] == [version] * 50
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_a_page_of_a_journal_is_checked_from_its_first_seq_in_its_roots_version(
+    version: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``check_journal(page, start=S, root=ROOT)`` checks records S.. as the whole check does."""
+    lines = _lines(*(dataclasses.replace(ckpt("r", seq), version=version) for seq in range(50)))
+
+    def slow(*args: object) -> None:
+        raise AssertionError("a well-formed record took the slow path")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(journal, "_check_link", slow)
+        for start in (1, 17, 49):
+            page = lines[start:]
+            assert journal.check_journal(page, "j", "r", start=start, root=lines[0]) == (
+                page[0],
+                page[-1],
+            )
+    with pytest.raises(CheckpointCorruptError) as caught:  # a page that starts a seq late
+        journal.check_journal(lines[18:30], "j", "r", start=17, root=lines[0])
+    assert caught.value.where == "j:18"
+    other = 1 if version == 2 else 2
+    with pytest.raises(CheckpointCorruptError, match=f"format version {version}, its run's"):
+        journal.check_journal(
+            lines[17:30],
+            "j",
+            "r",
+            start=17,
+            root=_lines(dataclasses.replace(ckpt("r", 0), version=other))[0],
+        )

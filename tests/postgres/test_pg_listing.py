@@ -70,3 +70,41 @@ def test_runs_are_listed_a_batch_of_rows_at_a_time_as_each_is_summarised(
     done = wfctl("runs", "--store", pg_url, "--json")
     assert done.code == 0, done.stderr
     assert {r["run_id"] for r in done.json()["runs"]} == set(runs)
+
+
+def test_a_long_runs_own_summary_reads_its_records_a_page_at_a_time(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``run_summary`` (``pause``, ``copy``) and ``list_runs`` (``runs``) of a run of LONG_RUN
+    records or more verify it a page of records at a time, decoding its ends only: the summary
+    a whole read gives, corrupt runs and moved head pointers included (those are read whole
+    again, to say what is wrong)."""
+    from wfctl._storage import _pages
+
+    runs = [many_steps(pg_url, 8) for _ in range(3)]  # 10 records each
+    _spoil(pg_url, runs[1], 5)
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("UPDATE wfctl_runs SET head_seq = 7 WHERE run_id = %s", (runs[2],))
+
+    async def summaries() -> list[RunSummary]:
+        async with opened(pg_url) as store:
+            listed = sorted(await store.list_runs(), key=lambda summary: runs.index(summary.run_id))
+            assert listed == [await store.run_summary(run_id) for run_id in runs]
+            return listed
+
+    whole = arun(summaries())
+    assert [s.status for s in whole] == ["completed", "corrupt", "corrupt"]
+    monkeypatch.setattr(_reads, "LONG_RUN", 4)
+    monkeypatch.setattr(_pages, "PAGE_RECORDS", 3)
+    pages: list[str] = []
+    real = _reads.PostgresReads.chain_page
+
+    async def chain_page(self: _reads.PostgresReads, run_id: str, *args: int) -> list[bytes]:
+        pages.append(run_id)
+        page: list[bytes] = await real(self, run_id, *args)
+        return page
+
+    monkeypatch.setattr(_reads.PostgresReads, "chain_page", chain_page)
+    assert arun(summaries()) == whole
+    assert pages.count(runs[0]) == 2 * 4  # listed, then alone: 10 records, 3 a page
+    assert pages.count(runs[2]) == 0  # its head pointer disagrees: read whole at once

@@ -317,7 +317,9 @@ def _checksum_holds(line: bytes) -> bool:
     return len(line) > _SUFFIX_LEN and line.endswith(b',"crc":"%08x"}' % _crc32(b"}", _crc32(body)))
 
 
-def check_journal(lines: Iterable[bytes], path: str, run_id: str) -> tuple[bytes, bytes] | None:
+def check_journal(
+    lines: Iterable[bytes], path: str, run_id: str, *, start: int = 0, root: bytes = b""
+) -> tuple[bytes, bytes] | None:
     """Verify every committed record of a journal as one chain, without decoding its data.
 
     Each record's checksum must hold, and its start (format version, id, seq, parent, kind) must
@@ -330,6 +332,9 @@ def check_journal(lines: Iterable[bytes], path: str, run_id: str) -> tuple[bytes
 
     Args:
         lines: the journal's committed lines, without newlines (see :func:`read_lines`).
+        start: the seq of the first line: a page of a run, whose links to the records before
+            it are checked by the seqs each record names (its parent is the seq before).
+        root: with ``start`` above 0, the run's root line (its format version is the run's).
 
     Returns:
         The first and last committed lines (without newlines), or None if there is none.
@@ -346,7 +351,13 @@ def check_journal(lines: Iterable[bytes], path: str, run_id: str) -> tuple[bytes
     first: bytes | None = None
     line = b""
     prefix, kinds = b"", _FIRST_KINDS
-    for seq, line in enumerate(lines):
+    if start:
+        version = _root_version(root)
+        later = b'{"v":%d,"id":"%s.%%d","seq":%%d,"prev":"%s.%%d","kind":"' % (
+            version, escaped, escaped
+        )  # fmt: skip
+        prefix, kinds = later % (start, start, start - 1), _LATER_KINDS
+    for seq, line in enumerate(lines, start):
         if not _checksum_holds(line):
             verified_body(line, f"{path}:{seq + 1}")  # says what is wrong
         if seq == 0:

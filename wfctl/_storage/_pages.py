@@ -33,6 +33,7 @@ __all__ = [
     "LineAt",
     "PagedRun",
     "PagedStore",
+    "check_pages",
     "checked_records",
     "decode_ends",
     "paged_records",
@@ -229,6 +230,44 @@ async def _pages_checked(
         yield checkpoint
 
 
+async def check_pages(storage: PagedStore, run_id: str, ends: ChainEnds) -> None:
+    """Verify every record of a run up to the head read with ``ends`` as
+    :func:`~._journal.check_journal` does (every checksum and link, nothing decoded), a page of
+    records at a time, each page checked as it comes (its records name their seqs and parents).
+
+    Raises:
+        CheckpointCorruptError: a record fails, or the records no longer end at that head.
+    """
+    root = ends.root or b""
+    after, last = -1, None
+    while after < ends.head_seq:
+        page = await storage.chain_page(run_id, after, ends.head_seq, PAGE_RECORDS)
+        if not page or (after < 0 and page[0] != root):
+            break
+        checked = check_journal(page, ends.source, run_id, start=after + 1, root=root)
+        last = None if checked is None else checked[1]
+        after += len(page)
+        if len(page) < PAGE_RECORDS:
+            break
+    if after != ends.head_seq or last != ends.head:
+        raise CheckpointCorruptError(
+            ends.source, "the run changed while it was read (it ends early)"
+        )
+
+
+def _check_to_head(lines: Iterable[bytes], ends: ChainEnds, run_id: str) -> None:
+    """Check a run's ``lines`` (from seq 0) as one chain ending at the head read with ``ends``.
+
+    Raises:
+        CheckpointCorruptError: a record fails, or the lines do not end at that head.
+    """
+    checked = check_journal(lines, ends.source, run_id)
+    if checked is None or checked[1] != ends.head:
+        raise CheckpointCorruptError(
+            ends.source, "the run changed while it was read (it ends early)"
+        )
+
+
 class PagedRun:
     """One run of a database store, read a page at a time on an event loop of its own.
 
@@ -327,8 +366,8 @@ class PagedRun:
                 return None
             picked = LineAt(seq)
             lines = picked.watch(record_pages(self.page, head.seq, self.page_records))
-            checked = check_journal(lines, ends.source, self.run_id)
-            if checked is None or checked[1] != ends.head or picked.line is None:
+            _check_to_head(lines, ends, self.run_id)
+            if picked.line is None:
                 raise CheckpointCorruptError(
                     ends.source, "the run changed while it was read (it ends early)"
                 )

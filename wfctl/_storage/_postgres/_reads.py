@@ -11,7 +11,13 @@ from wfctl._errors import CheckpointCorruptError, RunNotFoundError
 from wfctl._storage._base import broken_summary, load_checkpoint, strict_chain, summarize
 from wfctl._storage._follow import FollowedRecords
 from wfctl._storage._journal import check_journal, check_version, decode_record
-from wfctl._storage._pages import PAGE_RECORDS, ChainEnds, paged_records
+from wfctl._storage._pages import (
+    PAGE_RECORDS,
+    ChainEnds,
+    check_pages,
+    decode_ends,
+    paged_records,
+)
 from wfctl._storage._protocol import JournalProblem, RunJournal, RunSummary
 
 from . import _sql
@@ -265,29 +271,44 @@ class PostgresReads(PostgresConnections):
 
         The query's rows are fetched :data:`LIST_ROWS` at a time through a server-side cursor
         (one statement, one snapshot), and each run is summarised once its rows are in: the
-        listing holds one run's records at a time, however many the store holds.
+        listing holds one run's records at a time, however many the store holds. A run of
+        :data:`LONG_RUN` records or more comes without its records and is summarised after, as
+        :meth:`run_summary` summarises it (a page of its records at a time).
         """
         summaries: list[RunSummary] = []
-        params = {"run": None, "wf": workflow_name}
+        long_runs: list[str] = []
+        params = {"run": None, "wf": workflow_name, "long": LONG_RUN - 1}
         async with (
             self._connection() as conn,
             conn.transaction(),  # a server-side cursor lives in a transaction
             conn.cursor(name="wfctl_list_runs", binary=True) as cursor,
         ):
-            await cursor.execute(_sql.RECORDS_OF, params)
+            await cursor.execute(_sql.SHORT_RUN_RECORDS, params)
             run_id: Any = None
             rows: list[_Row] = []
             while batch := await cursor.fetchmany(LIST_ROWS):
                 for row in batch:
                     if row[0] != run_id:
                         if rows:
-                            summaries.append(self._summary(str(run_id), rows))
+                            self._listed(rows, summaries, long_runs)
                         run_id, rows = row[0], []
                     rows.append(row)
             if rows:
-                summaries.append(self._summary(str(run_id), rows))
+                self._listed(rows, summaries, long_runs)
+        for long_run in long_runs:
+            summary = await self._long_summary(long_run)
+            if summary is not None:  # else removed since it was listed
+                summaries.append(summary)
         summaries.sort(key=lambda s: (s.created, s.run_id))
         return summaries
+
+    def _listed(self, rows: list[_Row], summaries: list[RunSummary], long_runs: list[str]) -> None:
+        """Summarise a run's rows of :data:`_sql.SHORT_RUN_RECORDS`, or name it a long run."""
+        run_id = str(rows[0][0])
+        if int(rows[0][1]) >= LONG_RUN - 1:
+            long_runs.append(run_id)
+        else:
+            summaries.append(self._summary(run_id, rows))
 
     async def run_summary(self, run_id: str) -> RunSummary:
         """Return one run's summary, verified whole as :meth:`list_runs` does.
@@ -296,10 +317,42 @@ class PostgresReads(PostgresConnections):
             InvalidIdError: ``run_id`` is malformed.
             RunNotFoundError: the run has no committed checkpoint.
         """
-        groups = await self._records_of(validate_run_id(run_id), None)
-        if not groups:
+        params = {"run": validate_run_id(run_id), "wf": None, "long": LONG_RUN - 1}
+        async with self._connection() as conn:
+            cursor = await conn.execute(_sql.SHORT_RUN_RECORDS, params)
+            rows = await cursor.fetchall()
+        summary = None
+        if rows and int(rows[0][1]) >= LONG_RUN - 1:
+            summary = await self._long_summary(run_id)
+        elif rows:
+            summary = self._summary(run_id, rows)
+        if summary is None:
             raise RunNotFoundError(run_id)
-        return self._summary(*groups[0])
+        return summary
+
+    async def _long_summary(self, run_id: str) -> RunSummary | None:
+        """The summary of a long run (:meth:`_paged_summary`), or, if it does not verify so,
+        of its whole read, which says what is wrong; None if it is gone."""
+        summary = await self._paged_summary(run_id)
+        if summary is not None:
+            return summary
+        groups = await self._records_of(run_id, None)
+        return self._summary(*groups[0]) if groups else None
+
+    async def _paged_summary(self, run_id: str) -> RunSummary | None:
+        """The summary of a run of :data:`LONG_RUN` records or more, its records verified a
+        page at a time (:func:`~wfctl._storage._pages.check_pages`) and only its ends decoded;
+        None if it does not verify so (the caller reads it whole, to say what is wrong)."""
+        ends = await self.chain_ends(run_id)
+        decoded = None if ends is None else decode_ends(ends, run_id)
+        if ends is None or decoded is None or ends.top_seq != ends.head_seq:
+            return None
+        try:
+            await check_pages(self, run_id, ends)
+        except CheckpointCorruptError:
+            return None
+        leased = ends.leased
+        return summarize(*decoded, lambda: leased)
 
     def _summary(self, run_id: str, rows: list[_Row]) -> RunSummary:
         """Verify every checksum and link of a run (decoding only its ends) and summarise it."""

@@ -54,10 +54,13 @@ _RECORDS_OF: Final = (
     " WHERE r.head_seq >= 0 AND (%(run)s::text IS NULL OR r.run_id = %(run)s)"
     " AND (%(wf)s::text IS NULL OR r.workflow_name = %(wf)s))"
     " SELECT runs.run_id, runs.head_seq, runs.workflow_name, runs.locked, c.record"
-    " FROM runs LEFT JOIN wfctl_checkpoints c ON c.run_id = runs.run_id"
+    " FROM runs LEFT JOIN wfctl_checkpoints c ON c.run_id = runs.run_id{}"
     " ORDER BY runs.created, runs.run_id, c.seq"
 )
-RECORDS_OF: Final = _RECORDS_OF
+RECORDS_OF: Final = _RECORDS_OF.format("")
+#: The same for one run, its records only if its head seq is below ``long`` (a longer run comes
+#: as one row without a record: its summary reads it a page at a time).
+SHORT_RUN_RECORDS: Final = _RECORDS_OF.format(" AND runs.head_seq < %(long)s")
 
 _PAGE_OF: Final = (
     "WITH runs AS (SELECT r.run_id, r.head_seq, r.created FROM wfctl_runs r"
