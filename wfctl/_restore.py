@@ -8,6 +8,7 @@ own origin), so a restored run never copies earlier results into its own chain.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,7 +26,8 @@ from ._payloads import ResumePayload, StepPayload, recorded_requests
 from ._policies import AttemptRecord
 from ._recorded import StepRecord
 from ._response_types import convert_answer
-from ._storage._capabilities import load_chain
+from ._storage._capabilities import chain_records, load_chain
+from ._storage._pages import PagedStore
 from ._storage._protocol import CheckpointStorage
 
 __all__ = [
@@ -157,7 +159,9 @@ async def load_folded(storage: CheckpointStorage, run_id: str) -> tuple[list[Che
 
     A storage that streams (``stream_chain``, verified whole before the first record) never
     holds the decoded chain at once: a resume of 100,000 steps keeps their records, not their
-    checkpoints. Others are read whole and folded, as :func:`collect_history` does.
+    checkpoints. Nor does a database (its records a page at a time, each verified as read, see
+    :func:`~wfctl._storage._capabilities.chain_records`). Others are read whole and folded, as
+    :func:`collect_history` does.
 
     Returns:
         The chain without its ``step`` checkpoints but its head (root, resumes, pauses,
@@ -170,31 +174,54 @@ async def load_folded(storage: CheckpointStorage, run_id: str) -> tuple[list[Che
         CheckpointNotFoundError: an origin checkpoint no longer exists.
     """
     stream = getattr(storage, "stream_chain", None)
-    if stream is None:
+    folding = _Folding(storage)
+    if stream is not None:
+        _, records = stream(validate_run_id(run_id))
+        with contextlib.closing(records):
+            for checkpoint in records:
+                await folding.add(checkpoint)
+    elif isinstance(storage, PagedStore):  # a database: a page of records at a time
+        paged = chain_records(storage, run_id)
+        async with contextlib.aclosing(paged):
+            async for checkpoint in paged:
+                await folding.add(checkpoint)
+    else:
         chain = await load_chain(storage, run_id)
         return chain, await collect_history(storage, chain, len(chain) - 1)
-    _, records = stream(validate_run_id(run_id))
-    history = History()
-    kept: list[Checkpoint] = []
-    last: Checkpoint | None = None
-    try:
-        for checkpoint in records:
-            if last is None:  # the root: what the runs it was restored from recorded comes first
-                for prefix, upto in await read_origins(storage, (checkpoint,)):
-                    _fold(prefix, upto, history)
-            _fold((checkpoint,), 0, history)
-            if checkpoint.kind != Kind.STEP:
-                kept.append(checkpoint)
-            last = checkpoint
-    finally:
-        close = getattr(records, "close", None)
-        if close is not None:
-            close()
-    if last is None:
-        raise RunNotFoundError(run_id)
-    if kept[-1] is not last:
-        kept.append(last)  # a step record is the head of an interrupted run
-    return kept, history
+    return folding.result(run_id)
+
+
+class _Folding:
+    """A run's chain folded as its records come: the history they recorded, and the records
+    that are not steps (and the head), which is what :func:`load_folded` returns."""
+
+    def __init__(self, storage: CheckpointStorage) -> None:
+        self.storage = storage
+        self.history = History()
+        self.kept: list[Checkpoint] = []
+        self.last: Checkpoint | None = None
+
+    async def add(self, checkpoint: Checkpoint) -> None:
+        """Fold the chain's next record."""
+        if self.last is None:  # the root: what the runs it was restored from recorded comes first
+            for prefix, upto in await read_origins(self.storage, (checkpoint,)):
+                _fold(prefix, upto, self.history)
+        _fold((checkpoint,), 0, self.history)
+        if checkpoint.kind != Kind.STEP:
+            self.kept.append(checkpoint)
+        self.last = checkpoint
+
+    def result(self, run_id: str) -> tuple[list[Checkpoint], History]:
+        """The records kept and the history.
+
+        Raises:
+            RunNotFoundError: no record came.
+        """
+        if self.last is None:
+            raise RunNotFoundError(run_id)
+        if self.kept[-1] is not self.last:
+            self.kept.append(self.last)  # a step record is the head of an interrupted run
+        return self.kept, self.history
 
 
 def encode_answers(

@@ -167,3 +167,60 @@ def test_a_taken_fresh_run_id_is_replaced_on_postgres(
             await taken(store, monkeypatch, admit)
 
     arun(main())
+
+
+_broken = {"on": True}
+
+
+@step
+async def counted(i: int) -> int:
+    return i
+
+
+@workflow(name="pg_long_resume")
+async def long_resume(n: int) -> int:
+    total = 0
+    for i in range(n):
+        total += await counted(i)
+    if _broken["on"]:
+        raise RuntimeError("fails after its steps")
+    return total
+
+
+def test_a_resume_on_postgres_folds_the_run_a_page_of_records_at_a_time(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The resume's read of the chain is paged (every record verified as read): the run's
+    checkpoints are never held decoded at once, and every step is served from its record."""
+    from wfctl._storage import _pages
+    from wfctl._storage._postgres import PostgresCheckpointStorage
+
+    monkeypatch.setattr(_pages, "PAGE_RECORDS", 8)
+    calls = Counter[str]()
+    for name in ("chain_page", "read_run"):
+        real = getattr(PostgresCheckpointStorage, name)
+
+        async def counted_call(self: Any, *args: Any, _name: str = name, _real: Any = real) -> Any:
+            calls[_name] += 1
+            return await _real(self, *args)
+
+        monkeypatch.setattr(PostgresCheckpointStorage, name, counted_call)
+
+    async def main() -> None:
+        async with opened(pg_url) as store:
+            wf = long_resume.build(checkpoint_storage=store)
+            _broken["on"] = True
+            with pytest.raises(RuntimeError):
+                await wf.run(50, run_id="long-resume")
+            _broken["on"] = False
+            calls.clear()
+            done = await wf.resume("long-resume")
+            assert done.status == "completed" and done.get_outputs() == [sum(range(50))]
+            assert (len(done.cached), len(done.executed)) == (50, 0)
+            assert calls == {"chain_page": 7}  # 52 records (root, 50 steps, failed), 8 a page
+            assert (await verify_lineage(store, ["long-resume"])).ok
+
+    try:
+        arun(main())
+    finally:
+        _broken["on"] = True

@@ -1,8 +1,11 @@
 """Reading a run a page of records at a time: ``log``, ``log --follow``, ``export`` and ``show``
-of a database store.
+of a database store (on an event loop of their own, :class:`PagedRun`), and ``verify-lineage``,
+``copy`` and a long run's summary (on the caller's loop: :func:`paged_records`,
+:func:`check_pages`).
 
 A database store hands out a run's ends (:class:`ChainEnds`: the root and head records as
-stored, the head's seq, whether the run is leased) in one statement, and its records a page at
+stored, the head's seq, whether the run is leased, the highest seq it holds) in one statement,
+and its records a page at
 a time (``page(after_seq, last_seq, limit)``: the records of seqs ``after_seq + 1`` to
 ``last_seq``, at most ``limit``, in order). What is read is verified as the file store verifies
 its journal (:func:`~._journal.decode_chain`: every checksum and link, each record decoded only
