@@ -177,9 +177,13 @@ async def load_folded(storage: CheckpointStorage, run_id: str) -> tuple[list[Che
     folding = _Folding(storage)
     if stream is not None:
         _, records = stream(validate_run_id(run_id))
-        with contextlib.closing(records):
+        try:
             for checkpoint in records:
                 await folding.add(checkpoint)
+        finally:
+            close = getattr(records, "close", None)  # a generator left part way
+            if close is not None:
+                close()
     elif isinstance(storage, PagedStore):  # a database: a page of records at a time
         paged = chain_records(storage, run_id)
         async with contextlib.aclosing(paged):
