@@ -176,10 +176,11 @@ def test_a_journal_of_either_version_verifies_without_the_slow_path(
 
 
 @pytest.mark.parametrize("version", [1, 2])
-def test_a_page_of_a_journal_is_checked_from_its_first_seq_in_its_roots_version(
+def test_a_page_of_a_journal_is_read_from_its_first_seq_in_its_roots_version(
     version: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``check_journal(page, start=S, root=ROOT)`` checks records S.. as the whole check does."""
+    """``check_journal`` and ``decode_chain`` of a page (``start=S, root=ROOT``) read records
+    S.. as a whole read does."""
     lines = _lines(*(dataclasses.replace(ckpt("r", seq), version=version) for seq in range(50)))
 
     def slow(*args: object) -> None:
@@ -193,9 +194,12 @@ def test_a_page_of_a_journal_is_checked_from_its_first_seq_in_its_roots_version(
                 page[0],
                 page[-1],
             )
-    with pytest.raises(CheckpointCorruptError) as caught:  # a page that starts a seq late
-        journal.check_journal(lines[18:30], "j", "r", start=17, root=lines[0])
-    assert caught.value.where == "j:18"
+            decoded = journal.decode_chain(page, "j", "r", {}, start=start, root=lines[0])
+            assert [c.seq for _, c in decoded] == list(range(start, 50))
+    for read in (journal.check_journal, lambda *a, **k: list(journal.decode_chain(*a, {}, **k))):
+        with pytest.raises(CheckpointCorruptError) as caught:  # a page that starts a seq late
+            read(lines[18:30], "j", "r", start=17, root=lines[0])
+        assert caught.value.where == "j:18"
     other = 1 if version == 2 else 2
     with pytest.raises(CheckpointCorruptError, match=f"format version {version}, its run's"):
         journal.check_journal(

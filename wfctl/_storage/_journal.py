@@ -383,6 +383,9 @@ def decode_chain(
     run_id: str,
     known: dict[bytes, Checkpoint],
     decode_from: int = 0,
+    *,
+    start: int = 0,
+    root: bytes = b"",
 ) -> Iterator[tuple[bytes, Checkpoint]]:
     """Verify and decode a journal's records one at a time, as one chain, in one read.
 
@@ -391,7 +394,8 @@ def decode_chain(
     with its line: a record is never yielded before everything before it held. A line in
     ``known`` (already verified and decoded, such as a run's root and head read for its
     summary) is checked but not decoded again. A record whose seq is below ``decode_from`` is
-    checked only, as :func:`check_journal` checks it, and not yielded.
+    checked only, as :func:`check_journal` checks it, and not yielded. ``start`` and ``root``:
+    a page of a run, as :func:`check_journal` takes them.
 
     Raises:
         CheckpointCorruptError: naming the first record (``<path>:<line>``) that fails, with
@@ -400,7 +404,9 @@ def decode_chain(
     run = run_id.encode()
     parent = b"null"
     version = FORMAT_VERSION
-    for seq, line in enumerate(lines):
+    if start:
+        parent, version = b'"%s.%d"' % (run, start - 1), _root_version(root)
+    for seq, line in enumerate(lines, start):
         where = f"{path}:{seq + 1}"
         if not _checksum_holds(line):
             verified_body(line, where)  # says what is wrong

@@ -15,9 +15,7 @@ its first entry shows once the first page is read.
 
 from __future__ import annotations
 
-import itertools
 import weakref
-from collections import deque
 from collections.abc import AsyncGenerator, Callable, Coroutine, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar, runtime_checkable
@@ -209,28 +207,12 @@ async def paged_records(
 async def _pages_checked(
     storage: PagedStore, run_id: str, ends: ChainEnds, root: Checkpoint, head: Checkpoint
 ) -> AsyncGenerator[Checkpoint, None]:
-    # checked_records pulls one line for each record it yields, so it is asked for as many
-    # records as the page read holds: the lines it reads are always there.
-    buffer: deque[bytes] = deque()
-
-    def lines() -> Iterator[bytes]:
-        while buffer:
-            yield buffer.popleft()
-
     known = {line: cp for line, cp in ((ends.root, root), (ends.head, head)) if line is not None}
-    wanted = range(head.seq + 1)
-    checker = checked_records(lines(), ends.source, run_id, wanted, head.seq, known, "run")
-    after = -1
-    while after < head.seq:
-        page = await storage.chain_page(run_id, after, head.seq, PAGE_RECORDS)
-        buffer.extend(page)
-        for checkpoint in itertools.islice(checker, len(page)):
+    async for start, page in _run_pages(storage, run_id, ends):
+        for _, checkpoint in decode_chain(
+            page, ends.source, run_id, known, start=start, root=ends.root or b""
+        ):
             yield checkpoint
-        if len(page) < PAGE_RECORDS:
-            break
-        after += len(page)
-    for checkpoint in checker:  # none, or the run ended early: raised
-        yield checkpoint
 
 
 async def check_pages(storage: PagedStore, run_id: str, ends: ChainEnds) -> None:
@@ -241,18 +223,34 @@ async def check_pages(storage: PagedStore, run_id: str, ends: ChainEnds) -> None
     Raises:
         CheckpointCorruptError: a record fails, or the records no longer end at that head.
     """
-    root = ends.root or b""
-    after, last = -1, None
+    async for start, page in _run_pages(storage, run_id, ends):
+        check_journal(page, ends.source, run_id, start=start, root=ends.root or b"")
+
+
+async def _run_pages(
+    storage: PagedStore, run_id: str, ends: ChainEnds
+) -> AsyncGenerator[tuple[int, list[bytes]], None]:
+    """A run's records up to the head read with ``ends``, a page at a time, each with the seq
+    it starts at: the first page must start with the root read with the ends, and the last
+    end with the head (checked before it is yielded), or the run changed since they were read.
+
+    Raises:
+        CheckpointCorruptError: the run changed since its ends were read.
+    """
+    after = -1
     while after < ends.head_seq:
         page = await storage.chain_page(run_id, after, ends.head_seq, PAGE_RECORDS)
-        if not page or (after < 0 and page[0] != root):
+        last = after + len(page)
+        if (
+            not page
+            or (after < 0 and page[0] != ends.root)
+            or (last == ends.head_seq and page[-1] != ends.head)
+            or (last < ends.head_seq and len(page) < PAGE_RECORDS)
+        ):
             break
-        checked = check_journal(page, ends.source, run_id, start=after + 1, root=root)
-        last = None if checked is None else checked[1]
-        after += len(page)
-        if len(page) < PAGE_RECORDS:
-            break
-    if after != ends.head_seq or last != ends.head:
+        yield after + 1, page
+        after = last
+    if after != ends.head_seq:
         raise CheckpointCorruptError(
             ends.source, "the run changed while it was read (it ends early)"
         )
