@@ -262,3 +262,23 @@ def test_workers_benchmark_check_finds_a_step_run_twice(tmp_path: Path) -> None:
     assert any(p.startswith("3 of 3 steps executed, 1 more than once") for p in problems)
     assert any(p.startswith("wfctl runs:") for p in problems)
     assert any(p.startswith("verify-lineage:") for p in problems)
+
+
+@pytest.mark.parametrize("postgres", [False, True], ids=["file", "postgres"])
+def test_resume_benchmark_resumes_the_failed_run_in_every_round(
+    tmp_path: Path, postgres: bool
+) -> None:
+    """bench/resume_memory.py, tiny: a run of 20 steps failed once, resumed twice."""
+    command = [sys.executable, str(ROOT / "bench" / "resume_memory.py"), str(tmp_path)]
+    command += ["--steps", "20", "--rounds", "2"]
+    if postgres:
+        _needs_postgres()
+        command.append("--postgres")
+
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    where = "PostgreSQL" if postgres else "a directory"
+    assert lines[0] == f"resume of 20 cached steps on {where}, 2 rounds (medians):", done.stdout
+    assert lines[1].startswith(f"  {ROOT}: ") and lines[1].endswith(" MB peak RSS"), done.stdout

@@ -18,7 +18,7 @@ from ._checkpoint import Checkpoint
 from ._codec import decode
 from ._ending import build_result, commit_ending
 from ._events import WorkflowEvent, WorkflowRunState
-from ._recorded import RecordedCalls, StepRecord
+from ._recorded import StepRecord
 from ._restore import History
 from ._result import WorkflowRunResult
 from ._run import Run, RunOptions
@@ -76,7 +76,7 @@ async def drive(
     run = Run(
         run_id=chain.run_id,
         chain=chain,
-        recorded=RecordedCalls(history.take_records()),
+        recorded=history.take_calls(),
         responses=answers,
         options=options,
         on_event=on_event,

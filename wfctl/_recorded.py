@@ -11,6 +11,7 @@ one is the run's decision (see ``Run.call_step``).
 from __future__ import annotations
 
 import json
+import marshal
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -226,21 +227,70 @@ class Divergence:
     recorded_args: list[str]
 
 
-_Bucket = tuple[str, str, str | None, str | None]
+#: A step in a scope, and whether its calls are keyed explicitly: (scope, name, explicit).
+_Step = tuple[str, str, str | None]
+#: A record held until served: its fields but the four its bucket says (see ``_pack``).
+_Packed = bytes
+_Held = _Packed | StepRecord
+
+
+def _pack(record: StepRecord) -> _Held:
+    """Return ``record`` as one bytes object, or the record itself if it cannot be packed.
+
+    A record of 100 characters is about 670 bytes of Python objects (the record, its key,
+    result, arguments, digest, timing) and 220 packed. ``marshal`` packs exactly what the
+    codec encodes (JSON's types, integers of any size, any string), in C, and is only ever
+    fed bytes this module made in this process: nothing read from a store is unmarshalled.
+    """
+    try:
+        return marshal.dumps(
+            (
+                record.key,
+                record.result,
+                record.duration,
+                record.effects,
+                record.args,
+                record.kwargs,
+                record.args_omitted,
+            )
+        )
+    except ValueError:  # a value of a type marshal does not know: held as it is
+        return record
+
+
+def _unpack(held: _Held, step: _Step, digest: str | None) -> StepRecord:
+    """Return the record ``_pack`` made ``held`` of, in the bucket of ``step`` and ``digest``."""
+    if isinstance(held, StepRecord):  # a record that could not be packed
+        return held
+    key, result, duration, effects, args, kwargs, omitted = marshal.loads(held)
+    scope, name, explicit = step
+    return step_record_of(
+        key, scope, name, digest, result, explicit, duration, effects, args, kwargs, omitted
+    )
+
+
+def _key_of(held: _Held) -> str:
+    """Return the key of a held record (without unpacking the rest when it can)."""
+    if isinstance(held, StepRecord):  # a record that could not be packed
+        return held.key
+    key: str = marshal.loads(held)[0]
+    return key
 
 
 class RecordedCalls:
     """The results a restored run may serve, consumed as calls claim them.
 
-    A bucket (one call: step, scope, explicit key, digest) holds its one record itself, and a
-    deque only when identical calls recorded several: a deque costs ~600 bytes, and a resume of
-    100,000 distinct calls would hold 100,000 of them. A bucket is dropped once consumed.
+    Records are held packed (``_pack``) until a call claims one: a resume of 100,000 cached
+    steps holds them all at once, at about a third of their unpacked size. They are kept by
+    step (scope, name, explicit) and then by digest, so that no tuple is made per record. A
+    digest's entry is its one record itself, and a deque only when identical calls recorded
+    several (a deque costs ~600 bytes). An entry is dropped once consumed.
     """
 
     __slots__ = ("_buckets", "_unconsumed")
 
     def __init__(self, records: Iterable[StepRecord] = ()) -> None:
-        self._buckets: dict[_Bucket, StepRecord | deque[StepRecord]] = {}
+        self._buckets: dict[_Step, dict[str | None, _Held | deque[_Held]]] = {}
         self._unconsumed: dict[tuple[str, str], int] = {}
         for record in records:
             self.add(record)
@@ -250,16 +300,20 @@ class RecordedCalls:
 
     def add(self, record: StepRecord) -> None:
         """Make ``record`` available, after every record already added for the same call."""
-        bucket = (record.scope, record.name, record.explicit, record.digest)
-        held = self._buckets.get(bucket)
+        step = (record.scope, record.name, record.explicit)
+        digests = self._buckets.get(step)
+        if digests is None:
+            digests = self._buckets[step] = {}
+        packed = _pack(record)
+        held = digests.get(record.digest)
         if held is None:
-            self._buckets[bucket] = record
+            digests[record.digest] = packed
         elif isinstance(held, deque):
-            held.append(record)
+            held.append(packed)
         else:
-            self._buckets[bucket] = deque((held, record))
-        step = (record.scope, record.name)
-        self._unconsumed[step] = self._unconsumed.get(step, 0) + 1
+            digests[record.digest] = deque((held, packed))
+        counted = (record.scope, record.name)
+        self._unconsumed[counted] = self._unconsumed.get(counted, 0) + 1
 
     def take(
         self, scope: str, name: str, explicit: str | None, digest: str | None, key: str = ""
@@ -276,22 +330,25 @@ class RecordedCalls:
         """
         if not self._buckets:
             return None  # nothing left to serve (a fresh run): every call is new
-        where = (scope, name, explicit, digest)
-        bucket = self._buckets.get(where)
-        if bucket is not None:
-            if not isinstance(bucket, deque):
-                record = bucket
-                del self._buckets[where]
+        step = (scope, name, explicit)
+        digests = self._buckets.get(step)
+        held = digests.get(digest) if digests is not None else None
+        if digests is not None and held is not None:
+            if not isinstance(held, deque):
+                packed = held
+                del digests[digest]
             else:
-                if bucket[0].key == key or len(bucket) == 1:
-                    record = bucket.popleft()
+                if len(held) == 1 or _key_of(held[0]) == key:
+                    packed = held.popleft()
                 else:
-                    record = next((r for r in bucket if r.key == key), bucket[0])
-                    bucket.remove(record)
-                if not bucket:
-                    del self._buckets[where]
+                    packed = next((h for h in held if _key_of(h) == key), held[0])
+                    held.remove(packed)
+                if not held:
+                    del digests[digest]
+            if not digests:
+                del self._buckets[step]
             self._unconsumed[(scope, name)] -= 1
-            return record
+            return _unpack(packed, step, digest)
         if not self._unconsumed.get((scope, name)):
             return None
         others = self.unconsumed(scope, name, explicit)
@@ -306,9 +363,9 @@ class RecordedCalls:
         """Return the records of a step in a scope (of the same key kind) not yet claimed."""
         if not self._unconsumed.get((scope, name)):
             return []
+        step = (scope, name, explicit)
         return [
-            r
-            for (s, n, e, _), held in self._buckets.items()
-            if s == scope and n == name and e == explicit
-            for r in (held if isinstance(held, deque) else (held,))
+            _unpack(packed, step, digest)
+            for digest, held in self._buckets.get(step, {}).items()
+            for packed in (held if isinstance(held, deque) else (held,))
         ]

@@ -9,7 +9,7 @@ own origin), so a restored run never copies earlier results into its own chain.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,7 +24,7 @@ from ._errors import (
 )
 from ._payloads import ResumePayload, StepPayload, recorded_requests
 from ._policies import AttemptRecord
-from ._recorded import StepRecord
+from ._recorded import RecordedCalls, StepRecord
 from ._response_types import convert_answer
 from ._storage._capabilities import chain_records, load_chain
 from ._storage._pages import PagedStore
@@ -39,6 +39,7 @@ __all__ = [
     "encode_answers",
     "fold_history",
     "load_folded",
+    "load_outline",
     "load_target",
     "read_origins",
 ]
@@ -48,22 +49,37 @@ _MAX_ORIGIN_DEPTH = 1000
 
 @dataclass(slots=True)
 class History:
-    """Step records and answers gathered from a chain prefix, oldest first."""
+    """Step records and answers gathered from a chain prefix, oldest first.
+
+    ``records`` lists the step records in order; ``calls`` holds those already handed to the
+    calls of a run (packed, see :class:`~wfctl._recorded.RecordedCalls`), which come before
+    them. A resume folds its chain straight into ``calls`` as it is read, so it never holds
+    every record unpacked at once.
+    """
 
     records: list[StepRecord] = field(default_factory=list)
     responses: dict[str, Any] = field(default_factory=dict)
     #: Failed attempts of step calls, by call key; a retry (``resume`` for ``retry``) starts
     #: every call's attempts afresh.
     attempts: dict[str, list[AttemptRecord]] = field(default_factory=dict)
+    calls: RecordedCalls = field(default_factory=RecordedCalls)
 
-    def take_records(self) -> list[StepRecord]:
-        """Return the records and leave the history without them.
+    def hand_records_to_calls(self) -> None:
+        """Move the records listed so far into ``calls``, in order."""
+        add = self.calls.add
+        for record in self.records:
+            add(record)
+        self.records.clear()
+
+    def take_calls(self) -> RecordedCalls:
+        """Return every record as calls may claim them, and leave the history without them.
 
         Their new owner lets each go once it is served, so a long resume does not hold
         them all to its end.
         """
-        records, self.records = self.records, []
-        return records
+        self.hand_records_to_calls()
+        calls, self.calls = self.calls, RecordedCalls()
+        return calls
 
 
 async def load_target(
@@ -157,11 +173,8 @@ async def collect_history(
 async def load_folded(storage: CheckpointStorage, run_id: str) -> tuple[list[Checkpoint], History]:
     """Read a run's whole chain and what it recorded, folding its step records as they are read.
 
-    A storage that streams (``stream_chain``, verified whole before the first record) never
-    holds the decoded chain at once: a resume of 100,000 steps keeps their records, not their
-    checkpoints. Nor does a database (its records a page at a time, each verified as read, see
-    :func:`~wfctl._storage._capabilities.chain_records`). Others are read whole and folded, as
-    :func:`collect_history` does.
+    The chain is read as :func:`_records_as_read` reads it, so a resume of 100,000 steps keeps
+    their records (packed, see :class:`~wfctl._recorded.RecordedCalls`), not their checkpoints.
 
     Returns:
         The chain without its ``step`` checkpoints but its head (root, resumes, pauses,
@@ -173,13 +186,53 @@ async def load_folded(storage: CheckpointStorage, run_id: str) -> tuple[list[Che
             cyclic.
         CheckpointNotFoundError: an origin checkpoint no longer exists.
     """
-    stream = getattr(storage, "stream_chain", None)
     folding = _Folding(storage)
+    records = _records_as_read(storage, run_id)
+    async with contextlib.aclosing(records):
+        async for checkpoint in records:
+            await folding.add(checkpoint)
+    return folding.result(run_id)
+
+
+async def load_outline(storage: CheckpointStorage, run_id: str) -> list[Checkpoint]:
+    """Read a run's whole chain, and return it without its ``step`` checkpoints but its head.
+
+    What is known of a run before it is resumed (its root, the requests it paused on, its
+    head), read as :func:`load_folded` reads it and in memory that does not grow with its
+    steps.
+
+    Raises:
+        RunNotFoundError: the run does not exist.
+        CheckpointCorruptError: a record is corrupt or the chain is broken.
+    """
+    outline = _Outline()
+    records = _records_as_read(storage, run_id)
+    async with contextlib.aclosing(records):
+        async for checkpoint in records:
+            outline.add(checkpoint)
+    return outline.result(run_id)
+
+
+async def _records_as_read(
+    storage: CheckpointStorage, run_id: str
+) -> AsyncGenerator[Checkpoint, None]:
+    """Yield a run's checkpoints in order, each verified, from any storage.
+
+    A storage that streams (``stream_chain``, verified whole before the first record) never
+    holds the decoded chain at once; nor does a database (its records a page at a time, each
+    verified as read, see :func:`~wfctl._storage._capabilities.chain_records`). Others are
+    read whole first.
+
+    Raises:
+        RunNotFoundError: the run does not exist.
+        CheckpointCorruptError: a record is corrupt or the chain is broken.
+    """
+    stream = getattr(storage, "stream_chain", None)
     if stream is not None:
         _, records = stream(validate_run_id(run_id))
         try:
             for checkpoint in records:
-                await folding.add(checkpoint)
+                yield checkpoint
         finally:
             close = getattr(records, "close", None)  # a generator left part way
             if close is not None:
@@ -188,35 +241,27 @@ async def load_folded(storage: CheckpointStorage, run_id: str) -> tuple[list[Che
         paged = chain_records(storage, run_id)
         async with contextlib.aclosing(paged):
             async for checkpoint in paged:
-                await folding.add(checkpoint)
+                yield checkpoint
     else:
-        chain = await load_chain(storage, run_id)
-        return chain, await collect_history(storage, chain, len(chain) - 1)
-    return folding.result(run_id)
+        for checkpoint in await load_chain(storage, run_id):
+            yield checkpoint
 
 
-class _Folding:
-    """A run's chain folded as its records come: the history they recorded, and the records
-    that are not steps (and the head), which is what :func:`load_folded` returns."""
+class _Outline:
+    """A run's records that are not steps, and its head, kept as its chain is read."""
 
-    def __init__(self, storage: CheckpointStorage) -> None:
-        self.storage = storage
-        self.history = History()
+    def __init__(self) -> None:
         self.kept: list[Checkpoint] = []
         self.last: Checkpoint | None = None
 
-    async def add(self, checkpoint: Checkpoint) -> None:
-        """Fold the chain's next record."""
-        if self.last is None:  # the root: what the runs it was restored from recorded comes first
-            for prefix, upto in await read_origins(self.storage, (checkpoint,)):
-                _fold(prefix, upto, self.history)
-        _fold((checkpoint,), 0, self.history)
+    def add(self, checkpoint: Checkpoint) -> None:
+        """Keep the chain's next record if it is not a step."""
         if checkpoint.kind != Kind.STEP:
             self.kept.append(checkpoint)
         self.last = checkpoint
 
-    def result(self, run_id: str) -> tuple[list[Checkpoint], History]:
-        """The records kept and the history.
+    def result(self, run_id: str) -> list[Checkpoint]:
+        """The records kept, and the head.
 
         Raises:
             RunNotFoundError: no record came.
@@ -225,7 +270,34 @@ class _Folding:
             raise RunNotFoundError(run_id)
         if self.kept[-1] is not self.last:
             self.kept.append(self.last)  # a step record is the head of an interrupted run
-        return self.kept, self.history
+        return self.kept
+
+
+class _Folding:
+    """A run's chain folded as its records come: the history they recorded, and its
+    outline (:class:`_Outline`), which is what :func:`load_folded` returns."""
+
+    def __init__(self, storage: CheckpointStorage) -> None:
+        self.storage = storage
+        self.history = History()
+        self.outline = _Outline()
+
+    async def add(self, checkpoint: Checkpoint) -> None:
+        """Fold the chain's next record."""
+        if self.outline.last is None:  # the root: what its origins recorded comes first
+            for prefix, upto in await read_origins(self.storage, (checkpoint,)):
+                _fold(prefix, upto, self.history)
+        _fold((checkpoint,), 0, self.history)
+        self.history.hand_records_to_calls()  # packed at once: see ``RecordedCalls``
+        self.outline.add(checkpoint)
+
+    def result(self, run_id: str) -> tuple[list[Checkpoint], History]:
+        """The outline and the history.
+
+        Raises:
+            RunNotFoundError: no record came.
+        """
+        return self.outline.result(run_id), self.history
 
 
 def encode_answers(

@@ -49,9 +49,8 @@ from ._next_steps import (
 )
 from ._payloads import RootPayload, recorded_requests
 from ._response_types import type_name
-from ._restore import load_target
+from ._restore import load_outline, load_target
 from ._storage import FileCheckpointStorage
-from ._storage._capabilities import load_chain
 from ._storage._durability import FULL, Durability
 from ._storage._open import open_storage
 from ._storage._protocol import RunStore
@@ -427,7 +426,8 @@ def resume_run(
             False.
     """
     storage = open_storage(store, must_exist=False, durability=durability or FULL)
-    chain = asyncio.run(load_chain(storage, validate_run_id(run_id)))
+    # Its root, pauses and head: not its steps, which the resume itself folds as it reads them.
+    chain = asyncio.run(load_outline(storage, validate_run_id(run_id)))
     root, head = chain[0], chain[-1]
     if head.kind == Kind.COMPLETED:
         raise RunStateError(
