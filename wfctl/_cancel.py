@@ -19,8 +19,9 @@ from ._config import StoreRef
 from ._documents import document, utc_time
 from ._errors import RunNotFoundError, RunStateError
 from ._payloads import CancelledPayload, RootPayload
+from ._restore import load_outline
 from ._storage import FileCheckpointStorage
-from ._storage._capabilities import clear_pause, lease_run, load_chain
+from ._storage._capabilities import clear_pause, lease_run
 from ._storage._open import on_store
 from ._storage._protocol import RunStore
 
@@ -89,7 +90,7 @@ async def _commit_cancel(storage: RunStore, run_id: str, reason: str | None) -> 
 
 
 async def _cancel_leased(storage: RunStore, run_id: str, reason: str | None) -> CancelReport:
-    chain = await load_chain(storage, run_id)
+    chain = await load_outline(storage, run_id)  # root and head: not the steps between
     root, head = chain[0], chain[-1]
     previous = _status_of(run_id, head)
     writer = continuing_chain(storage, chain, root.workflow_name)

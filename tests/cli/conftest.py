@@ -125,6 +125,18 @@ def many_steps(store: str | os.PathLike[str], steps: int) -> str:
     )
 
 
+def failed_long_run(tmp_path: Path, steps: int) -> tuple[Path, Path]:
+    """Run ``workflows/settles.py`` into a new store as run ``r``: ``steps`` steps, then a
+    failure until ``DIRECTORY/fixed`` exists. Return (the store, DIRECTORY)."""
+    directory, store = tmp_path / f"job-{steps}", tmp_path / f"store-{steps}"
+    directory.mkdir()
+    job = json.dumps([str(directory), steps])
+    settles = WORKFLOWS / "settles.py"
+    failed = invoke("run", settles, "--input", job, "--store", store, "--run-id", "r", "--json")
+    assert failed.code == 1, failed.stderr
+    return store, directory
+
+
 def journal_of(store: Path, run_id: str) -> Path:
     """The journal of ``run_id`` in the file store ``store``."""
     return store / "runs" / run_id / "journal.jsonl"

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import shlex
 import tomllib
 from pathlib import Path
 
-from tests.cli.conftest import WORKFLOWS, Invocation, invoke, run_id_of, wfctl
+from tests.cli.conftest import WORKFLOWS, Invocation, failed_long_run, invoke, run_id_of, wfctl
 from tests.conftest import traced_peak
 
 GREET = WORKFLOWS / "greet.py"
 REVIEW = WORKFLOWS / "review.py"
 FLAKY = WORKFLOWS / "flaky.py"
-SETTLES = WORKFLOWS / "settles.py"
 
 
 def test_run_completes_and_prints_outputs_as_json(store: Path) -> None:
@@ -226,11 +224,7 @@ def test_store_from_environment_and_config(workdir: Path) -> None:
 
 def _resume_peak(tmp_path: Path, steps: int) -> int:
     """Fail a run of ``steps`` cached steps, fix it, and return the peak of its resume."""
-    directory, store = tmp_path / f"job-{steps}", tmp_path / f"store-{steps}"
-    directory.mkdir()
-    job = json.dumps([str(directory), steps])
-    failed = invoke("run", SETTLES, "--input", job, "--store", store, "--run-id", "r", "--json")
-    assert failed.code == 1, failed.stderr
+    store, directory = failed_long_run(tmp_path, steps)
     (directory / "fixed").touch()
     outcomes: list[Invocation] = []
     peak = traced_peak(lambda: outcomes.append(invoke("resume", "r", "--store", store)))
