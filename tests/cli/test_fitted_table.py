@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import random
+from typing import Any
 
 import pytest
 from rich.console import Console  # noqa: TID251  # the test prints tables as the CLI does
@@ -21,7 +22,8 @@ def _printed(renderable: object, width: int, *, color: bool) -> str:
     return buffer.getvalue()
 
 
-def _tables(seed: int) -> list[tuple[_PlainTable, int]]:
+def _tables(seed: int, *, breaks: bool = True) -> list[tuple[_PlainTable, int]]:
+    """Random tables of text cells; ``breaks=False``: no cell with a line break."""
     pick = random.Random(seed)
     found = []
     for _ in range(60):
@@ -41,7 +43,7 @@ def _tables(seed: int) -> list[tuple[_PlainTable, int]]:
                         status_text("completed"),
                         Text("word " * pick.randint(0, 6)),
                         "x" * pick.randint(0, 12),
-                        "a\nbb",
+                        "a\nbb" if breaks else "y " * pick.randint(0, 9),
                     ]
                 )
                 for _ in columns
@@ -123,9 +125,23 @@ def test_a_row_of_one_line_cells_is_joined_without_per_cell_layout(
 
 
 @pytest.mark.parametrize("mode", ["plain", "color", "no_color"])
-def test_a_text_table_is_written_as_rich_prints_it(mode: str) -> None:
+def test_a_text_table_is_written_as_rich_prints_it(
+    mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``print_table`` writes, byte for byte, what ``Console.print`` of the table writes."""
+    from wfctl._render import _fit
     from wfctl._render._fit import print_table
+
+    folded_rows: list[str] = []
+    folded_row = _fit._folded_row
+
+    def counted(*args: Any) -> str | None:
+        folded = folded_row(*args)
+        if folded is not None:
+            folded_rows.append(folded)
+        return folded
+
+    monkeypatch.setattr(_fit, "_folded_row", counted)
 
     def console(buffer: io.StringIO, width: int) -> Console:
         color = mode != "plain"
@@ -138,13 +154,14 @@ def test_a_text_table_is_written_as_rich_prints_it(mode: str) -> None:
         )
 
     written = 0
-    for table, width in _tables(11):
+    for table, width in [*_tables(11), *_tables(13, breaks=False)]:
         printed, ours = io.StringIO(), io.StringIO()
         console(printed, width).print(table)
         print_table(console(ours, width), table)
         assert ours.getvalue() == printed.getvalue()
         written += table.text(console(io.StringIO(), width)) is not None
     assert written > 100  # most were written directly, not through rich's print
+    assert len(folded_rows) > 50  # rows with cells that wrap, written without rich's layout
 
 
 def test_store_text_in_a_text_cell_is_written_escaped() -> None:
@@ -158,3 +175,29 @@ def test_store_text_in_a_text_cell_is_written_escaped() -> None:
     buffer = io.StringIO()
     print_table(Console(file=buffer, width=80, color_system=None), table)
     assert "\x1b" not in buffer.getvalue() and "a\\x1b[2Jb" in buffer.getvalue()
+
+
+def test_unstyled_text_is_folded_as_rich_wraps_it() -> None:
+    """``_folded`` gives the lines rich's ``Text.wrap`` gives (the general path), padded."""
+    from wfctl._render._fit import _cell_lines, _folded
+
+    console = Console(file=io.StringIO(), width=80, color_system=None)
+    pick = random.Random(5)
+    alphabet = "ab xyz-,.:\"'{}[]   "
+    for _ in range(3_000):
+        text = "".join(pick.choice(alphabet) for _ in range(pick.randint(1, 60)))
+        width = pick.randint(1, 24)
+        cell = pick.choice([text, Text(text)])
+        justify = pick.choice(["left", "right"])
+        folded = _folded(cell, width, justify)
+        assert folded is not None
+        wrapped = Text(text).wrap(console, width, justify=justify, overflow="fold")
+        padded = [
+            line.plain.rjust(width) if justify == "right" else line.plain.ljust(width)
+            for line in wrapped
+        ]
+        assert folded == padded, (text, width, justify)
+        lines = _cell_lines(console, cell, len(text), width, justify)
+        assert ["".join(s.text for s in line) for line in lines] == folded
+    assert _folded("tab\there", 4, "left") is None and _folded("é" * 9, 4, "left") is None
+    assert _folded(Text("styled", style="red"), 4, "left") is None

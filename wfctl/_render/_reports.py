@@ -13,7 +13,7 @@ from wfctl._codec import encode
 from wfctl._errors import UnencodableValueError
 
 from ._common import Text, render_stored, status_text, stdout
-from ._fit import Cell, Column, fitted_table
+from ._fit import Cell, Column, fitted_table, print_table
 
 if TYPE_CHECKING:
     from wfctl._lineage import LineageReport
@@ -47,7 +47,7 @@ def print_lineage(report: LineageReport) -> None:
         ]
         for verdict in report.runs
     ]
-    out.print(fitted_table(columns, rows, out.width, title="lineage verification"))
+    print_table(out, fitted_table(columns, rows, out.width, title="lineage verification"))
     for verdict in report.runs:
         if not verdict.problems and not verdict.notes:
             continue
@@ -103,7 +103,7 @@ def print_replay(report: ReplayReport) -> None:
         [row.key, _status_row(row.status), row.source_preview or "", row.replay_preview or ""]
         for row in report.steps
     ]
-    out.print(fitted_table(columns, rows, out.width, title="steps"))
+    print_table(out, fitted_table(columns, rows, out.width, title="steps"))
     out.print(", ".join(f"{count} {status}" for status, count in report.counts.items()))
 
 
