@@ -237,8 +237,8 @@ _Held = _Packed | StepRecord
 def _pack(record: StepRecord) -> _Held:
     """Return ``record`` as one bytes object, or the record itself if it cannot be packed.
 
-    A record of 100 characters is about 670 bytes of Python objects (the record, its key,
-    result, arguments, digest, timing) and 220 packed. ``marshal`` packs exactly what the
+    A record of a 100-character result is about 590 bytes of Python objects held as read (the
+    record, its key, result, arguments, digest, timing, its bucket) and about 256 packed. ``marshal`` packs exactly what the
     codec encodes (JSON's types, integers of any size, any string), in C, and is only ever
     fed bytes this module made in this process: nothing read from a store is unmarshalled.
     """
