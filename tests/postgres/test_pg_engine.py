@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import arun, assert_one_chain
+from tests.engine.test_memory import _fail, long_run  # N steps, then fails when asked
 from tests.engine.test_run_ids import (
     ADMISSIONS,
     held_fresh_id_is_replaced,
@@ -169,24 +170,6 @@ def test_a_taken_fresh_run_id_is_replaced_on_postgres(
     arun(main())
 
 
-_broken = {"on": True}
-
-
-@step
-async def counted(i: int) -> int:
-    return i
-
-
-@workflow(name="pg_long_resume")
-async def long_resume(n: int) -> int:
-    total = 0
-    for i in range(n):
-        total += await counted(i)
-    if _broken["on"]:
-        raise RuntimeError("fails after its steps")
-    return total
-
-
 def test_a_resume_on_postgres_folds_the_run_a_page_of_records_at_a_time(
     pg_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -208,14 +191,14 @@ def test_a_resume_on_postgres_folds_the_run_a_page_of_records_at_a_time(
 
     async def main() -> None:
         async with opened(pg_url) as store:
-            wf = long_resume.build(checkpoint_storage=store)
-            _broken["on"] = True
+            wf = long_run.build(checkpoint_storage=store)
+            _fail["on"] = True
             with pytest.raises(RuntimeError):
                 await wf.run(50, run_id="long-resume")
-            _broken["on"] = False
+            _fail["on"] = False
             calls.clear()
             done = await wf.resume("long-resume")
-            assert done.status == "completed" and done.get_outputs() == [sum(range(50))]
+            assert done.status == "completed" and done.get_outputs() == [sum(range(0, 100, 2))]
             assert (len(done.cached), len(done.executed)) == (50, 0)
             assert calls == {"chain_page": 7}  # 52 records (root, 50 steps, failed), 8 a page
             assert (await verify_lineage(store, ["long-resume"])).ok
@@ -223,4 +206,4 @@ def test_a_resume_on_postgres_folds_the_run_a_page_of_records_at_a_time(
     try:
         arun(main())
     finally:
-        _broken["on"] = True
+        _fail["on"] = False
