@@ -104,9 +104,9 @@ def build_result(run: Run, outcome: BodyOutcome) -> WorkflowRunResult:
         requests=tuple(requests),
         error=outcome.error,
         origin_checkpoint_id=chain.head.origin_checkpoint_id if chain.head else None,
-        executed=tuple(run.executed),
-        cached=tuple(run.cached),
-        changed=tuple(run.changed),
+        executed=run.executed,
+        cached=run.cached,
+        changed=run.changed,
     )
 
 

@@ -32,7 +32,8 @@ class WorkflowRunResult:
     ``events`` holds them all). A run's ``events`` are made into ``WorkflowEvent`` objects
     when first read, and equal the tuple of them. An ``on_event`` listener and
     ``run(stream=True)`` see every event. ``outputs``,
-    ``executed``, ``cached`` and ``changed`` are always complete.
+    ``executed``, ``cached`` and ``changed`` are always complete; the last three are sequences
+    of step keys held compressed, each equal to the tuple of its keys.
     """
 
     status: ResultStatus

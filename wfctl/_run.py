@@ -84,6 +84,7 @@ from ._recorded import (
 )
 from ._response_types import convert_answer
 from ._response_types import type_name as response_type_name
+from ._stepkeys import StepKeys
 
 if TYPE_CHECKING:
     from ._step import Step
@@ -192,9 +193,9 @@ class Run:
         limit = options.event_history_bytes
         self._max_held_bytes = sys.maxsize if limit is None else limit
         self.pending: dict[str, tuple[RequestInfoEvent, Any]] = {}
-        self.executed: list[str] = []
-        self.cached: list[str] = []
-        self.changed: list[str] = []
+        self.executed = StepKeys()
+        self.cached = StepKeys()
+        self.changed = StepKeys()
         self.divergence: ReplayDivergenceError | None = None
         #: Exceptions raised out of executed steps, innermost first, with the step's key.
         self._step_failures: list[tuple[BaseException, str]] = []
@@ -446,12 +447,13 @@ class Run:
         A record of a step still unclaimed in the scope where a call of that step ran live means
         that call replaced it: a divergence (or, with ``allow_changed``, a changed step).
         """
+        moved: set[str] = set()  # keys of executed calls found changed, taken out of executed
         for key, call_digest, scope_path, name, explicit, shown in self._unsettled:
             left = self.recorded.unconsumed(scope_path, name, explicit)
             if not left:
                 continue
             if self.options.allow_changed:
-                self.executed.remove(key)
+                moved.add(key)
                 self.changed.append(key)
                 continue
             error = ReplayDivergenceError(
@@ -464,6 +466,7 @@ class Run:
             )
             if self.divergence is None:
                 self.divergence = error
+        self.executed.remove_keys(moved)
         return self.divergence
 
     def failed_step(self, error: BaseException) -> str | None:

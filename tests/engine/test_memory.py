@@ -81,11 +81,12 @@ def test_a_bad_history_size_is_refused(bad: Any) -> None:
 
 
 def test_a_run_peak_memory_grows_little_per_step(tmp_path: Path) -> None:
-    # Measured: 3.2 KB per step when every event and committed record was kept; ~100 B now
-    # (the step keys of ``executed`` are what still grows). Bound: 250 B per step.
-    small = traced_peak(lambda: _run(1_000, tmp_path / "small", event_history=100))
-    large = traced_peak(lambda: _run(11_000, tmp_path / "large", event_history=100))
-    assert (large - small) / 10_000 < 250, (small, large)
+    # Measured: 3.2 KB per step when every event and committed record was kept; ~100 B when
+    # the step keys of ``executed`` were held as strings; 3-4 B now (StepKeys; both runs
+    # long enough to pack a chunk of keys). Bound: 20 B per step.
+    small = traced_peak(lambda: _run(2_000, tmp_path / "small", event_history=100))
+    large = traced_peak(lambda: _run(12_000, tmp_path / "large", event_history=100))
+    assert (large - small) / 10_000 < 20, (small, large)
 
 
 def _resume_peak(store: Path, n: int) -> int:
@@ -220,8 +221,9 @@ def test_values_under_a_kibibyte_are_bounded_by_the_count_alone() -> None:
 
 def test_events_the_count_let_go_no_longer_weigh(tmp_path: Path) -> None:
     # 1,100-byte values, each weighed, and a history of 10 events: what the count lets go
-    # must leave the byte bound's books too. Measured: 60 B more per step (the step keys of
-    # ``executed``); 332 B when the books kept every weighed event. Bound: 150 B.
-    small = traced_peak(lambda: _blobs(300, 1_100, tmp_path / "small", event_history=10))
-    large = traced_peak(lambda: _blobs(1_300, 1_100, tmp_path / "large", event_history=10))
-    assert (large - small) / 1_000 < 150, (small, large)
+    # must leave the byte bound's books too. Measured: 3-6 B per step (60 B more when the step
+    # keys of ``executed`` were held as strings; 332 B when the books kept every weighed
+    # event). Bound: 50 B.
+    small = traced_peak(lambda: _blobs(600, 1_100, tmp_path / "small", event_history=10))
+    large = traced_peak(lambda: _blobs(1_600, 1_100, tmp_path / "large", event_history=10))
+    assert (large - small) / 1_000 < 50, (small, large)
