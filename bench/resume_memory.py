@@ -3,7 +3,7 @@
 Usage::
 
     python bench/resume_memory.py WORKDIR [--steps 100000] [--rounds 3]
-        [--tree .] [--tree /tmp/before] [--postgres]
+        [--tree .] [--tree /tmp/before] [--postgres] [--job resume|run]
 
 Writes a workflow of N steps, each returning a 100-character string, that then fails (unless
 ``RESUME_BENCH_PASS`` is set), and runs it once into ``WORKDIR/store`` (reused later for the
@@ -16,6 +16,11 @@ process's, from ``wait4``). Issue 14's target: 100,000 cached steps resumed in â
 With ``--postgres`` the run is resumed on a private PostgreSQL server (``fsync`` on) instead:
 before each resume the run is deleted there and copied again from the directory store
 (``wfctl rm``, ``wfctl copy``, neither timed).
+
+With ``--job run`` it times ``wfctl run`` of the same workflow instead, into an empty directory
+store each round (``--durability none``, so the disk's sync times stay out), every step executed
+and the run completed: issue 14's target for a run's own memory, flat in its length and â‰¤ 40
+MB at 100,000 steps.
 """
 
 from __future__ import annotations
@@ -115,9 +120,15 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="resumes of each tree")
     parser.add_argument("--tree", type=Path, action="append", help="checkout to time (repeat)")
     parser.add_argument("--postgres", action="store_true", help="resume on a PostgreSQL store")
+    parser.add_argument(
+        "--job", choices=["resume", "run"], default="resume", help="what each round times"
+    )
     args = parser.parse_args()
     trees = [tree.resolve() for tree in args.tree or [BENCH.parent]]
     workdir = args.workdir.resolve()
+    if args.job == "run":
+        _time_runs(workdir, trees, args.steps, args.rounds)
+        return
     source = _failed_run(workdir, args.steps)
     target = f"{workdir / 'resume_bench.py'}:resume_bench"
     os.environ["RESUME_BENCH_PASS"] = "1"  # the resumed run completes
@@ -132,7 +143,28 @@ def main() -> None:
                 resume = ["resume", _RUN, "--store", store, "--target", target]
                 rows[tree].append(_wfctl(tree, resume))
     where = "PostgreSQL" if args.postgres else "a directory"
-    print(f"resume of {args.steps:,} cached steps on {where}, {args.rounds} rounds (medians):")
+    _report(f"resume of {args.steps:,} cached steps on {where}", args.rounds, rows)
+
+
+def _time_runs(workdir: Path, trees: list[Path], steps: int, rounds: int) -> None:
+    """Time ``wfctl run`` of N steps into an empty store, round by round, the trees rotated."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    target = workdir / "resume_bench.py"
+    target.write_text(_WORKFLOW)
+    os.environ["RESUME_BENCH_PASS"] = "1"  # the run completes
+    store = workdir / "runs"
+    rows: dict[Path, list[tuple[float, float, float]]] = {tree: [] for tree in trees}
+    for round_ in range(rounds):
+        turn = round_ % len(trees)
+        for tree in trees[turn:] + trees[:turn]:
+            shutil.rmtree(store, ignore_errors=True)
+            run = ["run", f"{target}:resume_bench", "--input", str(steps), "--store", str(store)]
+            rows[tree].append(_wfctl(tree, [*run, "--durability", "none"]))
+    _report(f"run of {steps:,} steps on a directory", rounds, rows)
+
+
+def _report(what: str, rounds: int, rows: dict[Path, list[tuple[float, float, float]]]) -> None:
+    print(f"{what}, {rounds} rounds (medians):")
     for tree, measured in rows.items():
         wall, cpu, rss = (statistics.median(column) for column in zip(*measured, strict=True))
         print(f"  {tree}: {wall:.2f} s wall, {cpu:.2f} s CPU, {rss:.0f} MB peak RSS")

@@ -282,3 +282,18 @@ def test_resume_benchmark_resumes_the_failed_run_in_every_round(
     where = "PostgreSQL" if postgres else "a directory"
     assert lines[0] == f"resume of 20 cached steps on {where}, 2 rounds (medians):", done.stdout
     assert lines[1].startswith(f"  {ROOT}: ") and lines[1].endswith(" MB peak RSS"), done.stdout
+
+
+def test_resume_benchmark_times_fresh_runs_with_job_run(tmp_path: Path) -> None:
+    """bench/resume_memory.py --job run, tiny: a run of 20 steps into an empty store, twice."""
+    command = [sys.executable, str(ROOT / "bench" / "resume_memory.py"), str(tmp_path)]
+    command += ["--steps", "20", "--rounds", "2", "--job", "run"]
+
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "run of 20 steps on a directory, 2 rounds (medians):", done.stdout
+    assert lines[1].startswith(f"  {ROOT}: ") and lines[1].endswith(" MB peak RSS"), done.stdout
+    runs = list((tmp_path / "runs" / "runs").iterdir())
+    assert len(runs) == 1 and (runs[0] / "end.json").exists()  # the last round's run, ended
