@@ -5,8 +5,8 @@ A run reports every call it executed, served or found changed (``executed``, ``c
 memory that grew with its length: ~70 bytes a step, 6.6 MB at 100,000 steps. A run's keys
 repeat themselves (``<scope>/<name>#<n>``, ``n`` counting up), so :class:`StepKeys` keeps the
 most recent ones as strings and every full chunk of them as one ``zlib``-compressed ``marshal``
-of their tuple: 2 to 4 bytes a key whatever their order, for 0.1 to 0.3 µs a key. ``marshal`` only
-reads back bytes this object packed: nothing read from a store is unmarshalled.
+of their tuple: 2 to 5 bytes a key whatever their order, for 0.1 to 0.3 µs a key.
+``marshal`` only reads back bytes this object packed: nothing read from a store is unmarshalled.
 """
 
 from __future__ import annotations
