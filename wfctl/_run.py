@@ -447,14 +447,13 @@ class Run:
         A record of a step still unclaimed in the scope where a call of that step ran live means
         that call replaced it: a divergence (or, with ``allow_changed``, a changed step).
         """
-        moved: set[str] = set()  # keys of executed calls found changed, taken out of executed
+        replaced: list[str] = []  # keys of live calls that replaced a record, in call order
         for key, call_digest, scope_path, name, explicit, shown in self._unsettled:
             left = self.recorded.unconsumed(scope_path, name, explicit)
             if not left:
                 continue
             if self.options.allow_changed:
-                moved.add(key)
-                self.changed.append(key)
+                replaced.append(key)
                 continue
             error = ReplayDivergenceError(
                 key,
@@ -466,7 +465,12 @@ class Run:
             )
             if self.divergence is None:
                 self.divergence = error
-        self.executed.remove_keys(moved)
+        # Those that executed are changed steps; one that raised (and the body went on) is
+        # neither, as it was not before the check.
+        moved = self.executed.remove_keys(set(replaced))
+        for key in replaced:
+            if key in moved:
+                self.changed.append(key)
         return self.divergence
 
     def failed_step(self, error: BaseException) -> str | None:

@@ -64,24 +64,31 @@ class StepKeys(Sequence[str]):
             self._ends.append(self._packed_len() + CHUNK_KEYS)
             self._tail = []
 
-    def remove_keys(self, keys: Collection[str]) -> None:
-        """Remove every occurrence of each of ``keys`` (a run's keys are unique: its one).
+    def remove_keys(self, keys: Collection[str]) -> set[str]:
+        """Remove every occurrence of each of ``keys`` (a run's keys are unique: its one), and
+        return the ones that were there.
 
         One pass over the keys, whatever the number removed; a chunk that loses keys is packed
         again, shorter, and one that loses them all is dropped.
         """
+        removed: set[str] = set()
         if not keys:
-            return
+            return removed
         packed: list[bytes] = []
         ends = array("q")
         for chunk in self._packed:
             held = _unpack(chunk)
             left = [key for key in held if key not in keys]
+            if len(left) != len(held):
+                removed.update(key for key in held if key in keys)
+                chunk = _pack(left)
             if left:
-                packed.append(chunk if len(left) == len(held) else _pack(left))
+                packed.append(chunk)
                 ends.append((ends[-1] if ends else 0) + len(left))
         self._packed, self._ends, self._seen = packed, ends, None
+        removed.update(key for key in self._tail if key in keys)
         self._tail = [key for key in self._tail if key not in keys]
+        return removed
 
     def _packed_len(self) -> int:
         ends = self._ends

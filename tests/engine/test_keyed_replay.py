@@ -418,3 +418,45 @@ def test_an_existing_task_factory_is_chained_and_restored() -> None:
         assert loop.get_task_factory() is factory  # and is back in place afterwards
 
     arun(main())
+
+
+def test_a_replaced_call_that_raised_is_neither_executed_nor_changed() -> None:
+    # Restored from a checkpoint in the middle, a call whose arguments changed runs live and is
+    # settled when the body completes: one that returned is a changed step, one that raised
+    # (the body caught it) is neither. Before, settling it raised a bare ValueError.
+    async def main() -> None:
+        argument = [1]
+
+        @step
+        async def fragile(x: int) -> int:
+            if x < 0:
+                raise ValueError("refused")
+            return x
+
+        @step
+        async def steady(x: int) -> int:
+            return x
+
+        @workflow
+        async def wf_(_: None) -> int:
+            try:
+                first = await fragile(argument[0])
+            except ValueError:
+                first = 0
+            return first + await steady(1) + await steady(2)
+
+        storage = InMemoryCheckpointStorage()
+        wf = wf_.build(checkpoint_storage=storage)
+        source = await wf.run(None)
+        middle = f"{source.run_id}.1"  # after fragile#0's record, before steady's
+        argument[0] = 5
+        returned = await wf.run(checkpoint_id=middle, allow_changed=True)
+        assert returned.status == "completed" and returned.result == 8
+        assert list(returned.changed) == ["fragile#0"]
+        assert list(returned.executed) == ["steady#0", "steady#1"]
+        argument[0] = -1
+        raised = await wf.run(checkpoint_id=middle, allow_changed=True)
+        assert raised.status == "completed" and raised.result == 3
+        assert raised.changed == () and list(raised.executed) == ["steady#0", "steady#1"]
+
+    arun(main())
