@@ -221,7 +221,22 @@ class Run:
     def adopt_task(self, task: asyncio.Task[Any]) -> None:
         """Own a task created inside the run, so none outlives it."""
         self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        """Forget a task of the run that ended; take its error if the run reports it itself.
+
+        A branch parked on a request or a pause ends with the run's :class:`PauseSignal`, and
+        one that diverged with the error the run fails with: nobody awaits such a task once
+        the run pauses or fails, and asyncio would log each as "Task exception was never
+        retrieved", with a traceback. Any other error stays the awaiting code's to take. The
+        error is looked at through ``_exception`` (asyncio's, on its Python and C tasks alike),
+        since ``exception()`` would take it whatever it is.
+        """
+        self._tasks.discard(task)
+        error = getattr(task, "_exception", None)
+        if error is not None and (isinstance(error, PauseSignal) or error is self.divergence):
+            task.exception()
 
     def _solo(self) -> bool:
         """Whether the caller is the body with no other task of the run alive (sequential code).

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections import Counter
 from typing import Any
 
@@ -380,3 +381,35 @@ def test_a_running_run_is_locked(storage: Any) -> None:
         assert (await task).status == "completed"
 
     arun(main())
+
+
+def test_branches_parked_by_a_pause_leave_no_error_for_asyncio_to_log() -> None:
+    # Branches made with create_task and awaited one by one: when the run pauses, the ones
+    # not awaited yet end with the run's pause signal. asyncio logged each as "Task exception
+    # was never retrieved", with a traceback, when the task was collected.
+    logged: list[dict[str, Any]] = []
+
+    @step
+    async def record(question: str, answer: str) -> str:
+        return f"{question} -> {answer}"
+
+    async def ask(ctx: RunContext, question: str) -> str:
+        return await record(question, await ctx.request_info({"q": question}, str))
+
+    @workflow
+    async def survey(ctx: RunContext) -> list[str]:
+        tasks = [asyncio.create_task(ask(ctx, q)) for q in ("name?", "age?", "city?")]
+        return [await task for task in tasks]
+
+    async def main() -> None:
+        asyncio.get_running_loop().set_exception_handler(lambda _, context: logged.append(context))
+        wf = survey.build(checkpoint_storage=InMemoryCheckpointStorage())
+        paused = await wf.run()
+        assert paused.status == "paused" and len(paused.get_request_info_events()) == 3
+        answers = {e.request_id: "x" for e in paused.get_request_info_events()}
+        done = await wf.run(responses=answers)
+        assert done.result == ["name? -> x", "age? -> x", "city? -> x"]
+
+    arun(main())
+    gc.collect()  # a task's unretrieved error is logged when the task is collected
+    assert logged == []
