@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from ._codec import canonical_json
-from ._policies import SLEEP_STEP
+from ._policies import is_durable_sleep
 from ._readable import readable_text
 from ._recorded import StepRecord
 
@@ -208,7 +208,7 @@ def _executed_row(
         changed
         or counterpart.digest != record.digest
         # A durable sleep's result is its wake-up time: a timer, not a value to compare.
-        or (record.name != SLEEP_STEP and not _same_result(counterpart.result, record.result))
+        or (not is_durable_sleep(record) and not _same_result(counterpart.result, record.result))
     ):
         status = "changed"
     else:

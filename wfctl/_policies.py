@@ -42,11 +42,26 @@ __all__ = [
     "call_with_policy",
     "clock_var",
     "durable_sleep",
+    "is_durable_sleep",
     "waiting_on",
 ]
 
 #: The step name a durable sleep is keyed and recorded under (``<scope>/sleep#<n>``).
 SLEEP_STEP = "sleep"
+
+
+def is_durable_sleep(record: StepRecord) -> bool:
+    """Whether ``record`` is a durable sleep's (its result a wake-up time, not a value).
+
+    A user's step may be named ``sleep`` too; its record has an argument digest, or says why
+    its arguments were not stored. A durable sleep's has neither.
+    """
+    return (
+        record.name == SLEEP_STEP
+        and record.digest is None
+        and record.args is None
+        and record.args_omitted is None
+    )
 
 
 class Clock(Protocol):

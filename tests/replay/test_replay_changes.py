@@ -280,3 +280,37 @@ def test_a_checkpoint_written_by_the_current_code_replays_without_allow_changed(
         assert (await replay(v2, fixed.checkpoint_id)).identical
 
     arun(main())
+
+
+def test_a_step_of_the_users_named_sleep_has_its_result_compared() -> None:
+    # A durable sleep's result is its wake-up time, never compared; a step the user named
+    # "sleep" returns a value like any other. The diff skipped comparing every record named
+    # "sleep", so this replay was reported identical with the step's result changed.
+    async def main() -> None:
+        hours = {"value": 7}
+
+        @step(name="sleep")
+        async def log_sleep(day: str) -> int:
+            return hours["value"]
+
+        @step
+        async def notify(day: str) -> str:
+            return f"notified {day}"
+
+        @workflow(name="tracker")
+        async def tracker(day: str) -> str:
+            await log_sleep(day)
+            return await notify(day)
+
+        storage = InMemoryCheckpointStorage()
+        runnable = tracker.build(checkpoint_storage=storage)
+        first = await runnable.run("mon")
+        hours["value"] = 3
+        report = await replay(runnable, f"{first.run_id}.0")
+        assert [(r.key, r.status) for r in report.steps] == [
+            ("sleep#0", "changed"),
+            ("notify#0", "same"),
+        ]
+        assert not report.identical
+
+    arun(main())
