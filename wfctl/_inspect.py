@@ -46,7 +46,7 @@ from ._readable import readable_text
 from ._storage import FileCheckpointStorage, RunSummary
 from ._storage._base import RunStoreBase, summarize
 from ._storage._capabilities import load_chain, request_pause
-from ._storage._open import on_store, open_storage
+from ._storage._open import is_url, on_store, open_storage
 from ._storage._pages import PagedRun, PagedStore
 from ._storage._protocol import RunStore
 
@@ -687,6 +687,8 @@ def export_run(
     """
     if fmt not in EXPORT_FORMATS:
         raise WfctlError(f"unknown export format {fmt!r} (choose json or toml)")
+    if output is not None:
+        _refuse_inside_store(store, output)
     summary, records, _ = read_chain(store, run_id, must_exist=must_exist)
     count = summary.head_seq + 1
     placed = document(
@@ -700,6 +702,24 @@ def export_run(
         return ExportResult(run_id, fmt, count, None, chunks)
     _write_document(output, chunks)
     return ExportResult(run_id, fmt, count, output)
+
+
+def _refuse_inside_store(store: StoreRef, output: Path) -> None:
+    """Refuse to write a file inside a directory store: it would replace a run's journal, end
+    marker or answers, or leave a stranger among the runs.
+
+    Raises:
+        WfctlError: ``output`` is the store's directory or inside it (links resolved).
+    """
+    if is_url(store):
+        return
+    root = os.path.realpath(store)
+    target = os.path.realpath(output)
+    if target == root or target.startswith(root.rstrip(os.sep) + os.sep):
+        raise WfctlError(
+            f"cannot write {str(output)!r}: it is inside the store {root}, which only wfctl "
+            "writes: write the export outside it"
+        )
 
 
 def _toml_document(run_id: str, exported: dict[str, Any]) -> str:

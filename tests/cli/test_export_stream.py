@@ -211,3 +211,24 @@ def test_a_file_it_may_not_write_is_refused_and_one_it_cannot_replace_written_in
     assert target.stat().st_ino == kept
     assert json.loads(target.read_text(encoding="utf-8"))["checkpoint_count"] == STEPS + 2
     assert os.listdir(out) == ["run.json"]
+
+
+def test_a_file_inside_the_store_is_refused_and_the_store_left_as_it_was(
+    store: Path, long_run: str, tmp_path: Path
+) -> None:
+    # Written to its own journal, an export replaced the run's records with the document:
+    # every command then called the run corrupt. Nothing inside the store is wfctl's to write
+    # at a user's word: not a run's files, not a new file, not through a link.
+    journal = store / "runs" / long_run / "journal.jsonl"
+    before = {path: path.read_bytes() for path in store.rglob("*") if path.is_file()}
+    link = tmp_path / "innocent.json"
+    link.symlink_to(journal)
+    for output in (journal, store / "runs" / long_run / "export.json", store / "new.json", link):
+        for json_flag in ((), ("--json",)):
+            done = wfctl("export", long_run, "-o", output, "--store", store, *json_flag)
+            assert done.code == 2 and done.stdout == "", (output, done)
+            assert done.error_line().startswith(f"wfctl: error: cannot write {str(output)!r}")
+            assert "inside the store" in done.error_line()
+    after = {path: path.read_bytes() for path in store.rglob("*") if path.is_file()}
+    assert after == before
+    assert wfctl("verify-lineage", long_run, "--store", store).code == 0
