@@ -458,7 +458,10 @@ class FileCheckpointStorage(RunStoreBase):
             ends = check_journal(lines if seen is None else seen(lines), path, run_id)
         finally:
             fs.close(fd)
-        if ends is None:
+        if ends is None:  # no committed record: a run not started yet, unless it had ended
+            if marker_error is not None:
+                raise marker_error
+            check_marker(marker, layout, run_id, -1, None)
             return None
         root = self._decode_root(ends[0], path, run_id, checked=True)
         head = root if ends[1] is ends[0] else decode_checked(ends[1], f"{path} (last record)")
