@@ -38,6 +38,11 @@ class StepRecord:
     the encoded arguments the call received (``kwargs`` None when there were none); when they
     were not stored, ``args`` is None and ``args_omitted`` says why (:data:`ARGS_OPTED_OUT`,
     :data:`ARGS_UNENCODABLE`, or None for a record written before arguments were stored).
+    ``replaced``: the call ran live in a restored run while records of its step with other
+    digests were still unclaimed in its scope, and the run has not settled that yet (it does
+    when its body completes: a divergence). A run resumed past the call serves it this record
+    and settles it then, so a pause or a crash between the call and the body's end cannot
+    make the divergence go away.
     """
 
     key: str
@@ -51,6 +56,7 @@ class StepRecord:
     args: list[Any] | None = None
     kwargs: dict[str, Any] | None = None
     args_omitted: str | None = None
+    replaced: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """Return the record as stored inside a ``step`` checkpoint.
@@ -77,6 +83,8 @@ class StepRecord:
             out["explicit"] = self.explicit
         if self.effects:
             out["effects"] = self.effects
+        if self.replaced:
+            out["replaced"] = True
         return out
 
     @classmethod
@@ -123,6 +131,7 @@ class StepRecord:
             args if isinstance(args, list) else None,
             kwargs if isinstance(kwargs, dict) and isinstance(args, list) else None,
             omitted if isinstance(omitted, str) else None,
+            raw.get("replaced") is True,
         )
 
     def describe_args(self) -> str:
@@ -144,10 +153,11 @@ class StepRecord:
     _SET_ARGS,
     _SET_KWARGS,
     _SET_ARGS_OMITTED,
+    _SET_REPLACED,
 ) = slot_setters(
     StepRecord,
     *("key", "scope", "name", "digest", "result", "explicit", "duration", "effects"),
-    *("args", "kwargs", "args_omitted"),
+    *("args", "kwargs", "args_omitted", "replaced"),
 )
 _new = object.__new__
 
@@ -164,6 +174,7 @@ def step_record_of(
     args: list[Any] | None,
     kwargs: dict[str, Any] | None,
     args_omitted: str | None,
+    replaced: bool = False,
 ) -> StepRecord:
     """Return ``StepRecord(...)`` of these fields, filled in slot by slot (at half the cost:
     the engine makes one per executed step, a read one per recorded step)."""
@@ -179,6 +190,7 @@ def step_record_of(
     _SET_ARGS(record, args)
     _SET_KWARGS(record, kwargs)
     _SET_ARGS_OMITTED(record, args_omitted)
+    _SET_REPLACED(record, replaced)
     return record
 
 
@@ -252,6 +264,7 @@ def _pack(record: StepRecord) -> _Held:
                 record.args,
                 record.kwargs,
                 record.args_omitted,
+                record.replaced,
             )
         )
     except ValueError:  # a value of a type marshal does not know: held as it is
@@ -262,10 +275,21 @@ def _unpack(held: _Held, step: _Step, digest: str | None) -> StepRecord:
     """Return the record ``_pack`` made ``held`` of, in the bucket of ``step`` and ``digest``."""
     if isinstance(held, StepRecord):  # a record that could not be packed
         return held
-    key, result, duration, effects, args, kwargs, omitted = marshal.loads(held)
+    key, result, duration, effects, args, kwargs, omitted, replaced = marshal.loads(held)
     scope, name, explicit = step
     return step_record_of(
-        key, scope, name, digest, result, explicit, duration, effects, args, kwargs, omitted
+        key,
+        scope,
+        name,
+        digest,
+        result,
+        explicit,
+        duration,
+        effects,
+        args,
+        kwargs,
+        omitted,
+        replaced,
     )
 
 

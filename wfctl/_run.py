@@ -409,7 +409,7 @@ class Run:
         match = self.recorded.take(scope_path, name, explicit, call_digest, key)
         if isinstance(match, StepRecord):
             return await self._serve(key, match)
-        changed = False
+        changed = replaced = False
         if isinstance(match, Divergence):
             if not self.options.execute or (
                 self.options.complete_history and not self.options.allow_changed
@@ -432,6 +432,8 @@ class Run:
                 # settle() decides at the end whether a recorded call was left unclaimed.
                 shown = _shown_args(step, encoded_args)
                 self._unsettled.append((key, call_digest, scope_path, name, explicit, shown))
+                # Its record says so until then: a run resumed past it settles it too.
+                replaced = not self.options.allow_changed
         elif match is None and not self.options.execute:
             self._diverge(
                 ReplayDivergenceError(
@@ -454,6 +456,7 @@ class Run:
             args,
             kwargs,
             changed,
+            replaced,
         )
 
     def settle(self) -> ReplayDivergenceError | None:
@@ -500,6 +503,17 @@ class Run:
 
     async def _serve(self, key: str, record: StepRecord) -> Any:
         value = decode(record.result, where=f"recorded result of {record.key}")
+        if record.replaced:  # ran live past an unclaimed record, before a pause or a crash
+            self._unsettled.append(
+                (
+                    key,
+                    record.digest,
+                    record.scope,
+                    record.name,
+                    record.explicit,
+                    record.describe_args(),
+                )
+            )
         if record.effects:
             for name, encoded in record.effects.get("state", {}).items():
                 self.state[name] = decode(encoded, where=f"state effect of {record.key}")
@@ -544,6 +558,7 @@ class Run:
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
         changed: bool,
+        replaced: bool,
     ) -> Any:
         if self.chain.lost is not None:
             raise self.chain.lost  # the run cannot commit any more: execute nothing more
@@ -584,6 +599,7 @@ class Run:
                 call_args,
                 call_kwargs,
                 args_omitted,
+                replaced,
             )
             await self.chain.commit_step(record)
         except (PauseSignal, asyncio.CancelledError):

@@ -12,6 +12,7 @@ import pytest
 from tests.conftest import arun, assert_one_chain, failure_of
 from wfctl import (
     InMemoryCheckpointStorage,
+    ReplayDivergenceError,
     RunContext,
     RunLockedError,
     RunStateError,
@@ -413,3 +414,47 @@ def test_branches_parked_by_a_pause_leave_no_error_for_asyncio_to_log() -> None:
     arun(main())
     gc.collect()  # a task's unretrieved error is logged when the task is collected
     assert logged == []
+
+
+def _replaced_then_paused(allow_changed: bool) -> Any:
+    """Restore a run from the checkpoint after its ``charge`` step with the price changed, so
+    the call runs live beside the unclaimed record; the run then pauses for an answer."""
+    price = {"unit": 10}
+
+    @step
+    async def charge(amount: int) -> str:
+        return f"charged {amount}"
+
+    @workflow(name="checkout")
+    async def checkout(ctx: RunContext) -> list[str]:
+        receipt = await charge(price["unit"] * 3)
+        return [receipt, await ctx.request_info({"q": "ship?"}, str)]
+
+    async def main() -> tuple[Any, Any]:
+        storage = InMemoryCheckpointStorage()
+        wf = checkout.build(checkpoint_storage=storage)
+        first = await wf.run()
+        assert first.status == "paused"
+        price["unit"] = 99  # the code is the same; what it passes is not
+        restored = await wf.run(checkpoint_id=f"{first.run_id}.1", allow_changed=allow_changed)
+        assert restored.status == "paused" and list(restored.executed) == ["charge#0"]
+        return wf, restored
+
+    return arun(main())
+
+
+def test_a_divergence_left_to_settle_outlives_a_pause() -> None:
+    # The live call replaced the recorded one; the run paused before its body ended, where the
+    # divergence is judged. Resumed, the call is served its own record: before, the run then
+    # completed with the changed charge reported cached, the divergence forgotten.
+    wf, restored = _replaced_then_paused(allow_changed=False)
+    with pytest.raises(ReplayDivergenceError) as caught:
+        arun(wf.run(responses={"request#0": "ship it"}))
+    assert caught.value.key == "charge#0" and "never claimed: charge#0" in str(caught.value)
+    assert failure_of(caught).run_id == restored.run_id
+
+
+def test_a_call_allowed_to_change_is_not_judged_again_after_a_pause() -> None:
+    wf, _ = _replaced_then_paused(allow_changed=True)
+    done = arun(wf.run(responses={"request#0": "ship it"}))
+    assert done.status == "completed" and done.result == ["charged 297", "ship it"]

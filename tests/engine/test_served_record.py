@@ -104,6 +104,7 @@ class _Text(str):
         StepRecord("b#0", "", "b", "d2", 1, None, 0.0, None, [1, "x"], {"k": [2]}),
         StepRecord("b#1", "", "b", "d3", "r", None, 0.0, None, None, None, "opt_out"),
         StepRecord("b#2", "", "b", "d4", _Text("r"), None),
+        StepRecord("b#3", "", "b", "d5", 2, None, 0.0, None, [3], None, None, True),
     ],
 )
 def test_a_record_is_served_as_it_was_recorded(record: StepRecord) -> None:

@@ -122,6 +122,7 @@ def _step_line() -> tuple[Checkpoint, bytes]:
         "dt": 0.5,
         "explicit": "k",
         "effects": {"state": {}},
+        "replaced": True,
     }
     checkpoint = ckpt("r1", 3, Kind.STEP, data={"steps": [step, {"key": "w#0", "result": None}]})
     checkpoint = dataclasses.replace(checkpoint, origin_run_id="r0", origin_checkpoint_id="r0.2")
@@ -135,7 +136,9 @@ def test_records_read_are_what_their_classes_make_and_stay_frozen() -> None:
     payload = payload_of(read)
     assert isinstance(payload, StepPayload)
     first = payload.steps[0]
-    made = StepRecord("k", "s", "n", "d", {"r": 1}, "k", 0.5, {"state": {}}, [1], {"a": 2}, None)
+    made = StepRecord(
+        "k", "s", "n", "d", {"r": 1}, "k", 0.5, {"state": {}}, [1], {"a": 2}, None, True
+    )
     assert first == made and repr(first) == repr(made)
     assert payload.steps[1] == StepRecord("w#0", "", "w", None, None)
     entry = log_entry(read)
