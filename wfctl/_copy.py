@@ -142,6 +142,10 @@ def copy_runs(
         raise StoreLocationError(
             os.fspath(destination), "is the source store itself (copy to another store)"
         )
+    if _inside(destination, source):
+        raise StoreLocationError(
+            os.fspath(destination), "is inside the source store (copy to a directory outside it)"
+        )
     src = open_storage(source, must_exist=True)
     dst = open_storage(destination, must_exist=False, durability=_WRITE_THEN_SYNC)
     runs = asyncio.run(_copy(src, dst, wanted))
@@ -153,6 +157,15 @@ def _same_store(source: str | os.PathLike[str], destination: str | os.PathLike[s
     if is_url(src) or is_url(dst):
         return src == dst and src != "memory:"
     return os.path.realpath(src) == os.path.realpath(dst)
+
+
+def _inside(inner: str | os.PathLike[str], outer: str | os.PathLike[str]) -> bool:
+    """Whether the directory ``inner`` lies inside the directory store ``outer`` (links
+    resolved): a store made there would write into the other's runs."""
+    if is_url(inner) or is_url(outer):
+        return False
+    root = os.path.realpath(outer).rstrip(os.sep) + os.sep
+    return os.path.realpath(inner).startswith(root)
 
 
 async def _copy(src: RunStore, dst: RunStore, wanted: list[str]) -> list[CopiedRun]:

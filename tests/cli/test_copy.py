@@ -188,6 +188,8 @@ def test_a_run_running_in_the_source_is_not_copied(tmp_path: Path) -> None:
     ("args", "message"),
     [
         (["--from", "{source}", "--to", "{source}"], "is the source store itself"),
+        (["--from", "{source}", "--to", "{source}/runs"], "is inside the source store"),
+        (["--from", "{source}", "--to", "{source}/elsewhere"], "is inside the source store"),
         (["--from", "{missing}", "--to", "{target}"], "does not exist"),
         (["--from", "{source}", "--to", "{target}", "nope"], "run 'nope' not found"),
         (["--from", "{source}", "--to", "{target}", "../x"], "invalid run id"),
@@ -200,11 +202,15 @@ def test_bad_stores_and_ids_copy_nothing(
 ) -> None:
     target = tmp_path / "target"
     names = {"source": source, "missing": tmp_path / "missing", "target": target}
+    before = sorted(str(path.relative_to(source)) for path in source.rglob("*"))
     done = wfctl("copy", *(a.format(**names) for a in args), "--json")
     assert done.code == 2
     assert message in done.error_line()
     assert done.stdout == ""
     assert not target.exists()
+    # A destination inside the source made directories among its runs (a 'runs' run that no
+    # command could remove): the source is only read.
+    assert sorted(str(path.relative_to(source)) for path in source.rglob("*")) == before
 
 
 class _Misreading(InMemoryCheckpointStorage):
