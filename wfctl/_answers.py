@@ -4,6 +4,10 @@ When a run pauses, ``<store>/runs/<run_id>/answers.toml`` lists every pending re
 block with the request's data (as pretty JSON) and expected type, then the key with an empty
 string to fill in. tomli-w writes no comments, so the comments are built here and each
 ``key = value`` line is written by tomli-w (which quotes keys such as ``branch/0/request#0``).
+Text UTF-8 cannot hold (a lone surrogate in the request data) is written as its JSON escape
+(``\\ud800``), as every command shows it: inside the data's JSON that is the same value. TOML
+has no escape for one, so a request id holding one gets a comment saying to answer it in a
+``.json`` answers file instead of a key line.
 
 Reading answers back:
 
@@ -29,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ._errors import WfctlError
+from ._escapes import ESCAPE
 from ._inputs import NotJsonError, load_json, load_toml, read_text
 from ._next_steps import resume_command
 from ._readable import readable
@@ -81,8 +86,21 @@ def template_text(run_id: str, requests: Sequence[PendingRequest], path: Path) -
         lines += ["", f"# {request.key} (expects: {expected})", "# request data:"]
         # Decoded for people: a date in the request reads as its ISO text, not its encoding.
         lines += _comment(json.dumps(readable(request.data), indent=2, ensure_ascii=False))
-        lines.append(tomli_w.dumps({request.key: ""}).rstrip("\n"))
+        entry = tomli_w.dumps({request.key: ""}).rstrip("\n")
+        if _toml_holds(entry):
+            lines.append(entry)
+        else:  # a lone surrogate: TOML text is Unicode scalar values, with no escape for one
+            lines.append("# TOML cannot hold this id: answer it in a .json answers file")
     return "\n".join(lines) + "\n"
+
+
+def _toml_holds(text: str) -> bool:
+    """Whether TOML can hold ``text``: not if it has a lone surrogate, which UTF-8 cannot encode."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def write_answers_template(run_dir: Path, run_id: str, requests: Sequence[PendingRequest]) -> Path:
@@ -90,13 +108,16 @@ def write_answers_template(run_dir: Path, run_id: str, requests: Sequence[Pendin
 
     Written like every other store file: private (``0600``: requests often carry private
     data), atomically (a temporary file renamed into place), and never through a link planted
-    at its name.
+    at its name. What UTF-8 cannot encode is written as its JSON escape (see
+    :mod:`wfctl._escapes`).
 
     Raises:
         OSError: the file cannot be written.
     """
     path = run_dir / TEMPLATE_NAME
-    write_private_bytes(OS_FS, str(path), template_text(run_id, requests, path).encode())
+    write_private_bytes(
+        OS_FS, str(path), template_text(run_id, requests, path).encode("utf-8", ESCAPE)
+    )
     return path
 
 
