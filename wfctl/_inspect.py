@@ -66,6 +66,7 @@ __all__ = [
     "RunsReport",
     "StepEntry",
     "checkpoint_json",
+    "checkpoint_toml",
     "export_run",
     "list_runs",
     "log_entry",
@@ -620,6 +621,17 @@ def checkpoint_json(checkpoint: Checkpoint) -> dict[str, Any]:
     )
 
 
+def checkpoint_toml(checkpoint: Checkpoint) -> str:
+    """Return the checkpoint's record as stored, as TOML (``wfctl show --toml``).
+
+    Raises:
+        WfctlError: TOML cannot hold the record, as :func:`export_run` refuses a run.
+    """
+    return _toml_text(
+        checkpoint.to_dict(), f"checkpoint {checkpoint.checkpoint_id}", "show it as JSON (--json)"
+    )
+
+
 def _toml_safe(value: Any) -> Any:
     """Return ``value`` with nulls TOML cannot hold: dropped from tables, ``"null"`` in arrays."""
     if isinstance(value, dict):
@@ -697,7 +709,8 @@ def export_run(
     if fmt == "json":
         chunks: Iterable[str] = _json_text(placed, records, _checkpoints_json)
     else:
-        chunks = [_toml_document(run_id, placed | {"checkpoints": [c.to_dict() for c in records]})]
+        whole = placed | {"checkpoints": [c.to_dict() for c in records]}
+        chunks = [_toml_text(whole, f"run {run_id}", "export it as JSON (--format json)")]
     if output is None:
         return ExportResult(run_id, fmt, count, None, chunks)
     _write_document(output, chunks)
@@ -722,26 +735,29 @@ def _refuse_inside_store(store: StoreRef, output: Path) -> None:
         )
 
 
-def _toml_document(run_id: str, exported: dict[str, Any]) -> str:
-    """The export as TOML, or why TOML cannot hold it.
+def _toml_text(document: dict[str, Any], holder: str, instead: str) -> str:
+    """``document`` as TOML, or why TOML cannot hold it (``export`` and ``show`` alike).
+
+    Args:
+        document: the export or the record.
+        holder: what the refusal says holds it (``run RUN``, ``checkpoint RUN.SEQ``).
+        instead: what the refusal says to do instead (``export it as JSON (--format json)``).
 
     Raises:
         WfctlError: a string holds a lone surrogate (TOML text is Unicode scalar values only,
             and has no escape for one), or values nest deeper than the TOML writer goes.
     """
     try:
-        text = to_toml(exported)
+        text = to_toml(document)
         text.encode()
     except UnicodeEncodeError as exc:
         held = exc.object[exc.start : exc.end]
         raise WfctlError(
-            f"run {run_id} holds text TOML cannot hold ({held!a}, a lone surrogate): "
-            "export it as JSON (--format json)"
+            f"{holder} holds text TOML cannot hold ({held!a}, a lone surrogate): {instead}"
         ) from None
     except RecursionError:
         raise WfctlError(
-            f"run {run_id} holds values nested deeper than TOML export can write: export it "
-            "as JSON (--format json)"
+            f"{holder} holds values nested deeper than wfctl can write as TOML: {instead}"
         ) from None
     return text
 

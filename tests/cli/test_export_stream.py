@@ -177,7 +177,7 @@ def test_text_no_encoder_writes_is_escaped_or_refused_with_one_line(
         assert done.code == 0, (args, done.stderr)
         assert "\\ud800 lone" in done.stdout
     deep = wfctl("export", values_run, "-f", "toml", "--store", store)
-    assert deep.code == 2 and "nested deeper than TOML export can write" in deep.error_line()
+    assert deep.code == 2 and "nested deeper than wfctl can write as TOML" in deep.error_line()
     lone_only = run_id_of(invoke("run", VALUES, "--input", "12", "--store", store, "--json"))
     done = wfctl("export", lone_only, "-f", "toml", "--store", store)
     assert done.code == 2

@@ -1,6 +1,9 @@
-"""Text no UTF-8 can hold (a lone surrogate) in a paused run's requests, through the installed
-``wfctl``: the pause is reported as any other (exit 3, the requests, the resume command) and its
-answers template is valid TOML showing the text as its JSON escape, answerable as it stands.
+"""Text no UTF-8 can hold (a lone surrogate), through the installed ``wfctl``.
+
+In a paused run's requests: the pause is reported as any other (exit 3, the requests, the
+resume command) and its answers template is valid TOML showing the text as its JSON escape,
+answerable as it stands. In a record shown as TOML, which cannot hold it: refused with one
+line, as ``export --format toml`` refuses the run, and nothing written.
 """
 
 from __future__ import annotations
@@ -9,9 +12,10 @@ import json
 import tomllib
 from pathlib import Path
 
-from tests.cli.conftest import SAMPLES, wfctl
+from tests.cli.conftest import SAMPLES, WORKFLOWS, wfctl
 
 HUMAN_REVIEW = SAMPLES / "human_review.py"
+VALUES = WORKFLOWS / "values.py"
 LONE = '"\\ud800"'  # --input: a JSON string holding a lone surrogate
 
 
@@ -84,3 +88,37 @@ def test_a_request_id_toml_cannot_hold_is_left_to_a_json_answers_file(
     done = wfctl("resume", "odd", "--responses", answers, "--store", store, "--json")
     assert done.code == 0, done.stderr
     assert done.json()["outputs"] == ["yes"]
+
+
+def test_show_toml_refuses_a_lone_surrogate_as_export_does(store: Path) -> None:
+    paused = wfctl("run", HUMAN_REVIEW, "--input", LONE, "--run-id", "lone", "--store", store)
+    assert paused.code == 3, paused.stderr
+    exported = wfctl("export", "lone", "--format", "toml", "--store", store)
+    assert exported.code == 2 and exported.stdout == ""
+    assert exported.error_line() == (
+        "wfctl: error: run lone holds text TOML cannot hold ('\\ud800', a lone surrogate): "
+        "export it as JSON (--format json)"
+    )
+
+    shown = wfctl("show", "lone.0", "--toml", "--store", store)  # the root: the input
+    assert shown.code == 2 and shown.stdout == ""
+    assert shown.error_line() == (
+        "wfctl: error: checkpoint lone.0 holds text TOML cannot hold ('\\ud800', a lone "
+        "surrogate): show it as JSON (--json)"
+    )
+    as_json = wfctl("show", "lone.0", "--json", "--store", store)
+    assert as_json.code == 0 and as_json.json()["record"]["data"]["input"] == "\ud800"
+
+
+def test_show_toml_refuses_values_nested_deeper_than_it_writes(store: Path) -> None:
+    done = wfctl("run", VALUES, "--run-id", "values", "--store", store)
+    assert done.code == 0, done.stderr
+    deep = wfctl("show", "values.17", "--toml", "--store", store)  # give#16: nested 300 deep
+    assert deep.code == 2 and deep.stdout == ""
+    assert deep.error_line() == (
+        "wfctl: error: checkpoint values.17 holds values nested deeper than wfctl can write as "
+        "TOML: show it as JSON (--json)"
+    )
+    shown = wfctl("show", "values.1", "--toml", "--store", store)  # give#0: 0.1
+    assert shown.code == 0, shown.stderr
+    assert tomllib.loads(shown.stdout)["id"] == "values.1"

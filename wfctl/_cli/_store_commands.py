@@ -270,14 +270,14 @@ def show(
     """
     if toml and json_output:
         raise typer.BadParameter("give --json or --toml, not both", param_hint="'--toml'")
-    from wfctl._inspect import checkpoint_json, show_checkpoint, to_toml
+    from wfctl._inspect import checkpoint_json, checkpoint_toml, show_checkpoint
 
     location = locate_store_option(store)
     checkpoint_record = show_checkpoint(location.target, checkpoint, must_exist=location.named)
     if json_output:
         emit_json(checkpoint_json(checkpoint_record))
     elif toml:
-        sys.stdout.write(to_toml(checkpoint_record.to_dict()))
+        sys.stdout.write(checkpoint_toml(checkpoint_record))
     else:
         from wfctl._render import print_checkpoint
 
