@@ -7,7 +7,8 @@ string to fill in. tomli-w writes no comments, so the comments are built here an
 Text UTF-8 cannot hold (a lone surrogate in the request data) is written as its JSON escape
 (``\\ud800``), as every command shows it: inside the data's JSON that is the same value. TOML
 has no escape for one, so a request id holding one gets a comment saying to answer it in a
-``.json`` answers file instead of a key line.
+``.json`` answers file instead of a key line. A comment allows no control character but tab:
+those in the store's text are shown as escapes (``\\x7f``), as on the terminal.
 
 Reading answers back:
 
@@ -39,6 +40,7 @@ from ._next_steps import resume_command
 from ._readable import readable
 from ._response_types import admits_text
 from ._storage._fs import OS_FS, write_private_bytes
+from ._visible import visible
 
 __all__ = [
     "TEMPLATE_NAME",
@@ -65,8 +67,14 @@ class PendingRequest:
         return {"request_id": self.key, "data": self.data, "response_type": self.response_type}
 
 
-def _comment(text: str) -> list[str]:
-    return [f"#   {line}".rstrip() for line in text.splitlines()] or ["#"]
+def _comment(text: str, indent: str = "") -> list[str]:
+    """Return ``text`` as comment lines, each of its lines one, controls shown as escapes.
+
+    TOML allows no control character but tab in a comment, and a line break would end it:
+    text from the store (request data and ids, the store's path) is shown as the terminal shows
+    it (:func:`wfctl._visible.visible`: ``DEL`` as ``\\x7f``), and each of its lines is commented.
+    """
+    return [f"# {indent}{line}".rstrip() for line in visible(text).splitlines()] or ["#"]
 
 
 def template_text(run_id: str, requests: Sequence[PendingRequest], path: Path) -> str:
@@ -77,15 +85,15 @@ def template_text(run_id: str, requests: Sequence[PendingRequest], path: Path) -
     lines = [
         f"# Answers for the requests run {run_id} is waiting on.",
         "# Fill in each value (TOML: a string, number, boolean, array or table), then run:",
-        f"#   {resume_command(run_id, store)} --responses {shlex.quote(str(path))}",
+        *_comment(f"{resume_command(run_id, store)} --responses {shlex.quote(str(path))}", "  "),
         '# A value left as "" is not sent: that request stays pending.',
     ]
     lines.append("# Each value must fit the type its request expects, or nothing is recorded.")
     for request in requests:
         expected = request.response_type or "any"
-        lines += ["", f"# {request.key} (expects: {expected})", "# request data:"]
+        lines += ["", *_comment(f"{request.key} (expects: {expected})"), "# request data:"]
         # Decoded for people: a date in the request reads as its ISO text, not its encoding.
-        lines += _comment(json.dumps(readable(request.data), indent=2, ensure_ascii=False))
+        lines += _comment(json.dumps(readable(request.data), indent=2, ensure_ascii=False), "  ")
         entry = tomli_w.dumps({request.key: ""}).rstrip("\n")
         if _toml_holds(entry):
             lines.append(entry)
