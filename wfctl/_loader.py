@@ -103,12 +103,23 @@ def _load_file(path_text: str, target: str, before_import: BeforeImport) -> tupl
         ) from exc
     except BaseException as exc:
         _restore(name, previous)
-        if not isinstance(exc, Exception):
-            raise
+        if not isinstance(exc, Exception | SystemExit):
+            raise  # Ctrl-C while the module runs is still Ctrl-C
         raise WorkflowLoadError(
-            f"cannot load {target!r}: running {path_text} raised {type(exc).__name__}: {exc}"
+            f"cannot load {target!r}: running {path_text} raised {_raised(exc)}"
         ) from exc
     return module, path
+
+
+def _raised(exc: BaseException) -> str:
+    """Describe what a module raised at import: ``Type: message``, or ``SystemExit(code)``.
+
+    A ``SystemExit`` (``sys.exit()`` at the module's top level) is a load failure like any
+    other: it must not end ``wfctl`` with the status the module chose.
+    """
+    if isinstance(exc, SystemExit):
+        return f"SystemExit({exc.code!r})"  # its message alone would be the bare code
+    return f"{type(exc).__name__}: {exc}"
 
 
 def _restore(name: str, previous: ModuleType | None) -> None:
@@ -139,9 +150,9 @@ def _import_module(module_name: str, target: str, before_import: BeforeImport) -
             f"cannot load {target!r}: syntax error in {exc.filename}"
             f"{f' line {exc.lineno}' if exc.lineno else ''}: {exc.msg}"
         ) from exc
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # not KeyboardInterrupt: Ctrl-C stays Ctrl-C
         raise WorkflowLoadError(
-            f"cannot load {target!r}: importing {module_name} raised {type(exc).__name__}: {exc}"
+            f"cannot load {target!r}: importing {module_name} raised {_raised(exc)}"
         ) from exc
 
 
@@ -215,8 +226,9 @@ def load_workflow(target: str, *, before_import: BeforeImport | None = None) -> 
 
     Raises:
         WorkflowLoadError: the file or module is missing or cannot be imported (syntax error,
-            an exception at import), it holds no workflow or several and none was named, or the
-            name is missing or is not a workflow.
+            an exception or ``sys.exit()`` at import), it holds no workflow or several and none
+            was named, or the name is missing or is not a workflow.
+        KeyboardInterrupt: Ctrl-C while the module ran (not converted: it is the user's).
     """
     text = target.strip()
     if not text:

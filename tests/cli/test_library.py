@@ -6,6 +6,7 @@ commands call, tested here without a command line around them.
 
 from __future__ import annotations
 
+import sys
 import tomllib
 from datetime import timedelta
 from pathlib import Path
@@ -53,6 +54,21 @@ def test_load_errors_are_workflow_load_errors(tmp_path: Path) -> None:
         load_workflow(str(tmp_path) + "/")
     with pytest.raises(WorkflowLoadError, match="neither a file nor a module name"):
         load_workflow("not a module:x")
+
+
+def test_sys_exit_at_import_is_a_load_error_and_ctrl_c_stays_ctrl_c(tmp_path: Path) -> None:
+    leaves = tmp_path / "wfctl_test_leaves.py"
+    leaves.write_text("import sys\n\nsys.exit(3)\n", encoding="utf-8")
+    with pytest.raises(WorkflowLoadError, match=r"raised SystemExit\(3\)$") as caught:
+        load_workflow(str(leaves))
+    assert isinstance(caught.value.__cause__, SystemExit)
+    assert "wfctl_test_leaves" not in sys.modules  # the half-run module is not left behind
+    # Ctrl-C while a module runs is the user's, not the module's failure: it is not converted.
+    stopped = tmp_path / "wfctl_test_stopped.py"
+    stopped.write_text("raise KeyboardInterrupt\n", encoding="utf-8")
+    with pytest.raises(KeyboardInterrupt):
+        load_workflow(str(stopped))
+    assert "wfctl_test_stopped" not in sys.modules
 
 
 def test_module_targets_run_and_resume_from_the_same_directory(tmp_path: Path) -> None:

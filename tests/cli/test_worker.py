@@ -347,6 +347,30 @@ def test_a_run_whose_code_changed_or_breaks_is_left_alone(tmp_path: Path) -> Non
     assert _runs(store) == {changed: "queued", broken: "queued"}
 
 
+def test_a_run_whose_code_exits_at_import_is_refused_like_one_that_raises(
+    tmp_path: Path,
+) -> None:
+    store, code = tmp_path / "store", tmp_path / "code"
+    code.mkdir()
+    leaves = code / "leaves.py"
+    leaves.write_text((WORKFLOWS / "greet.py").read_text(encoding="utf-8"), encoding="utf-8")
+    run_id = wfctl("submit", leaves, "--store", store, "--json").json()["run_id"]
+    with leaves.open("a", encoding="utf-8") as appended:
+        appended.write("\nimport sys\n\nsys.exit(0)\n")
+
+    # Before, the SystemExit ended the worker: status 0, a traceback, no event, the run queued.
+    done = wfctl(
+        "worker", "--store", store, "--json", "--exit-when-idle", "--workflows", code,
+    )  # fmt: skip
+    assert (done.code, done.stderr) == (0, "")
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [(e["event"], e["run_id"]) for e in events] == [("refused", run_id), ("idle", None)]
+    assert events[0]["reason"] == (
+        f"cannot load '{leaves}:greet': running {leaves} raised SystemExit(0)"
+    )
+    assert _runs(store) == {run_id: "queued"}
+
+
 def test_a_cancelled_queued_run_is_not_taken(tmp_path: Path) -> None:
     store = tmp_path / "store"
     run_id = _submit(store, "greet.py", "ann")
