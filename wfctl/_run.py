@@ -606,6 +606,7 @@ class Run:
             raise
         except SystemExit as exc:  # asyncio would end the process with it: fail the run
             error = WorkflowExitError(exc.code, f"step {key}")
+            self._step_failures.append((error, key))  # it failed in this step, as any error
             self._emit_step_failed(step.name, key, error)
             raise error from exc
         except BaseException as exc:

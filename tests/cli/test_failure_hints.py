@@ -109,6 +109,35 @@ def test_a_failed_run_continues_in_place_after_its_code_is_fixed(
     assert verified.code == 0, verified.stdout
 
 
+def test_a_step_that_calls_sys_exit_failed_in_that_step_and_a_plain_retry_runs_it_again(
+    store: Path, tmp_path: Path
+) -> None:
+    ready = tmp_path / "ready"
+    # The step exits until a file exists: a cause outside the code, as a missing input would be.
+    body = f"import os, sys; return x if os.path.exists({str(ready)!r}) else sys.exit(7)"
+    code = _write(tmp_path / "fixable.py", STEP_BUG, second_body=body)
+    error = "WorkflowExitError: SystemExit(7) raised in step second#0"
+    run_id, (retry, retry_changed, _rerun) = _fail(
+        store, code, '"x"', error, "step second#0; the steps that succeeded are kept"
+    )
+    assert retry == f"wfctl resume {run_id} --store {store}"
+    assert retry_changed == f"{retry} --allow-changed"
+    as_json = wfctl("run", code, "--input", '"x"', "--store", store, "--json")
+    assert as_json.code == 1
+    doc = as_json.json()
+    assert doc["failed_step_key"] == "second#0"
+    assert doc["resume_command"] == f"wfctl resume {doc['run_id']} --store {store}"
+    retry_hint = doc["hints"][0]
+    assert retry_hint["when"] == "after fixing the cause outside the code (second#0 runs again)"
+
+    ready.touch()  # the cause, fixed
+    done = _run_printed(retry)
+    assert done.code == 0, done.stderr
+    assert done.json()["run_id"] == run_id and done.json()["outputs"] == [["first x", "x"]]
+    assert done.json()["step_counts"] == {"executed": 1, "cached": 1, "changed": 0}
+    assert _kinds(store, run_id) == ["root", "step", "failed", "resume", "step", "completed"]
+
+
 def test_library_equivalent_continues_a_failed_run_with_allow_changed(tmp_path: Path) -> None:
     import asyncio
 

@@ -20,15 +20,22 @@ EXITS = WORKFLOWS / "exits.py"
 
 
 @pytest.mark.parametrize(
-    ("where", "named"),
-    [("step", "step leave#0"), ("body", "the workflow body"), ("branch", "branch()")],
+    ("where", "named", "failed_in"),
+    [
+        ("step", "step leave#0", "leave#0"),  # a step's exit fails the run in that step
+        ("body", "the workflow body", None),
+        ("branch", "branch()", None),  # a branch's own code is the body's, outside any step
+    ],
 )
-def test_sys_exit_in_workflow_code_is_a_failed_run(store: Path, where: str, named: str) -> None:
+def test_sys_exit_in_workflow_code_is_a_failed_run(
+    store: Path, where: str, named: str, failed_in: str | None
+) -> None:
     out = wfctl("run", EXITS, "--input", json.dumps(where), "--store", store, "--json")
     assert out.code == 1, (out.stdout, out.stderr)
     doc = out.json()
     assert doc["status"] == "failed"
     assert doc["error"].startswith(f"WorkflowExitError: SystemExit(0) raised in {named}")
+    assert doc["failed_step_key"] == failed_in
     stderr = out.stderr.strip().splitlines()
     assert len(stderr) == 1 and stderr[0].startswith(f"wfctl: run {doc['run_id']} failed: ")
     run_id = run_id_of(out)
@@ -40,6 +47,7 @@ def test_sys_exit_in_workflow_code_is_a_failed_run(store: Path, where: str, name
     shown = invoke("show", doc["head_checkpoint_id"], "--store", store, "--json").json()["record"]
     assert shown["data"]["error"]["type"] == "WorkflowExitError"
     assert "SystemExit(0)" in shown["data"]["error"]["message"]
+    assert shown["data"].get("step") == failed_in
 
 
 def _exits_at_import(path: Path, status: str) -> Path:
