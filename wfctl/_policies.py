@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextvars
 import random
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
@@ -38,6 +38,7 @@ __all__ = [
     "Retry",
     "StepPolicy",
     "SystemClock",
+    "attach_attempts",
     "attempts_of",
     "call_with_policy",
     "clock_var",
@@ -201,6 +202,18 @@ def attempts_of(error: BaseException) -> tuple[AttemptRecord, ...]:
     return attempts
 
 
+def attach_attempts(error: BaseException, failed: Sequence[AttemptRecord]) -> None:
+    """Give ``error``, raised by a step's last attempt, the ``failed`` attempts before it
+    (:func:`attempts_of`) and a note ``(attempt N; M failed before it)``; none: nothing."""
+    if not failed:
+        return
+    try:
+        error.wfctl_attempts = tuple(failed)  # type: ignore[attr-defined]
+        error.add_note(f"(attempt {len(failed) + 1}; {len(failed)} failed before it)")
+    except AttributeError:  # pragma: no cover  # an exception without __dict__
+        pass
+
+
 async def wait_out(run: Run, until: float, in_step: bool) -> None:
     """Wait until the epoch time ``until`` without counting as work in flight."""
     clock = run.clock
@@ -238,14 +251,16 @@ async def call_with_policy(
 
             async with asyncio.timeout(policy.timeout):
                 return await call()
-        except Exception as exc:
-            if retry is None or attempt >= retry.attempts or not retry.retries(exc):
-                if failed:
-                    try:
-                        exc.wfctl_attempts = tuple(failed)  # type: ignore[attr-defined]
-                        exc.add_note(f"(attempt {attempt}; {len(failed)} failed before it)")
-                    except AttributeError:  # pragma: no cover  # an exception without __dict__
-                        pass
+        except (Exception, SystemExit) as exc:
+            # A SystemExit is never retried, whatever retry_on says: the run loop fails the
+            # run with it (Run._execute), carrying the attempts over.
+            if (
+                retry is None
+                or attempt >= retry.attempts
+                or not isinstance(exc, Exception)
+                or not retry.retries(exc)
+            ):
+                attach_attempts(exc, failed)
                 raise
             now = run.clock.now()
             delay = retry.delay(attempt, key)

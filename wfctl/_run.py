@@ -69,6 +69,8 @@ from ._policies import (
     AttemptRecord,
     Retry,
     StepPolicy,
+    attach_attempts,
+    attempts_of,
     call_with_policy,
     clock_var,
 )
@@ -606,6 +608,7 @@ class Run:
             raise
         except SystemExit as exc:  # asyncio would end the process with it: fail the run
             error = WorkflowExitError(exc.code, f"step {key}")
+            attach_attempts(error, attempts_of(exc))  # the attempts that failed before it
             self._step_failures.append((error, key))  # it failed in this step, as any error
             self._emit_step_failed(step.name, key, error)
             raise error from exc

@@ -26,11 +26,12 @@ from wfctl import (
     InMemoryCheckpointStorage,
     Retry,
     RunContext,
+    WorkflowExitError,
     attempts_of,
     step,
     workflow,
 )
-from wfctl._payloads import StepPayload  # internal: what the step records hold
+from wfctl._payloads import FailedPayload, StepPayload  # internal: what the records hold
 from wfctl._policies import clock_var  # internal: the test clock seam
 
 T0 = 1_000_000.0
@@ -154,6 +155,33 @@ def test_non_retryable_errors_fail_at_once() -> None:
             assert attempts_of(failure_of(caught).error) == ()
             assert len(s.calls) == 1
     assert clock.slept == []
+
+
+def test_sys_exit_after_failed_attempts_is_not_retried_and_keeps_them() -> None:
+    storage = InMemoryCheckpointStorage()
+    calls: list[int] = []
+
+    # Even a retry_on that names BaseException does not retry an exit.
+    @step(name="call", retries=Retry(attempts=5, jitter=False, retry_on=(BaseException,)))
+    async def call(x: int) -> str:
+        calls.append(x)
+        if len(calls) == 1:
+            raise Flaky("failure 1")
+        sys.exit(7)
+
+    @workflow(checkpoint_storage=storage)
+    async def wf() -> str:
+        return await call(1)
+
+    with using(FakeClock()) as clock, pytest.raises(WorkflowExitError) as caught:
+        arun(wf.run())
+    assert len(calls) == 2 and clock.slept == [1.0]
+    # The run's error stands in for the last attempt's SystemExit: the attempts before it are
+    # on it, as on any step's final exception, and the run failed in that step.
+    assert [a.attempt for a in attempts_of(caught.value)] == [1]
+    assert "(attempt 2; 1 failed before it)" in caught.value.__notes__
+    head = arun(storage.get_latest(run_id=failure_of(caught).run_id))
+    assert head is not None and FailedPayload.of(head).step == "call#0"
 
 
 def test_timeout_counts_as_a_retryable_failure() -> None:
