@@ -170,7 +170,10 @@ def collect_garbage(
         raise WfctlError(f"--keep must be 0 or more, not {keep}")
     if older_than is None and keep is None:
         older_than = DEFAULT_AGE
-    age = parse_age(older_than) if older_than is not None else None
+    try:
+        age = parse_age(older_than) if older_than is not None else None
+    except WfctlError as exc:
+        raise WfctlError(f"--older-than: {exc}") from None
     query = query or RunQuery()
     chosen: dict[str, str] = {}
     kept: dict[str, str] = {}

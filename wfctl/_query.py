@@ -57,7 +57,12 @@ def parse_age(text: str) -> timedelta:
         position = match.end()
     if not compact or position != len(compact):
         raise WfctlError(f"invalid age {text!r}: use a number and a unit s/m/h/d/w, e.g. 7d or 12h")
-    return timedelta(seconds=seconds)
+    try:
+        return timedelta(seconds=seconds)
+    except OverflowError:  # past timedelta's range (or a number too long for a float)
+        raise WfctlError(
+            f"invalid age {text!r}: out of range (at most {timedelta.max.days} days)"
+        ) from None
 
 
 def parse_time(text: str, now: datetime | None = None) -> datetime:
@@ -68,11 +73,20 @@ def parse_time(text: str, now: datetime | None = None) -> datetime:
     it carries an offset or ``Z``).
 
     Raises:
-        WfctlError: ``text`` is neither.
+        WfctlError: ``text`` is neither, or is out of range: an age reaching back past the
+            year 1, or a local time so near either end of the calendar that it cannot be
+            converted.
     """
     stripped = text.strip()
     if _AGE.fullmatch(stripped.lower().replace(" ", "")):
-        return (now or datetime.now(UTC)) - parse_age(stripped)
+        age = parse_age(stripped)
+        try:
+            return (now or datetime.now(UTC)) - age
+        except OverflowError:
+            raise WfctlError(
+                f"invalid time {text!r}: out of range (an age reaches back no further than "
+                "the year 1)"
+            ) from None
     try:
         if len(stripped) == 10:  # a bare date: midnight, local time
             moment = datetime.combine(date.fromisoformat(stripped), datetime.min.time())
@@ -83,7 +97,15 @@ def parse_time(text: str, now: datetime | None = None) -> datetime:
             f"invalid time {text!r}: use an age such as 30m, 2h or 3d, or an ISO 8601 date "
             "or date and time such as 2026-11-30 or 2026-11-30T14:00"
         ) from None
-    return moment if moment.tzinfo else moment.astimezone()  # naive: local time (TZ)
+    if moment.tzinfo:
+        return moment
+    try:
+        return moment.astimezone()  # naive: local time (TZ)
+    except (ValueError, OverflowError):  # the conversion itself leaves the years 1 to 9999
+        raise WfctlError(
+            f"invalid time {text!r}: out of range as a local time (near 0001-01-01 or "
+            "9999-12-31, give an offset or Z)"
+        ) from None
 
 
 def summary_time(stamp: str) -> datetime | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 import tomllib
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -29,6 +29,7 @@ from wfctl._events import (
 from wfctl._exit import exit_code_for_error, exit_code_for_status
 from wfctl._gc import parse_age
 from wfctl._loader import load_workflow, module_name_for_file
+from wfctl._query import parse_time
 from wfctl._render import RunProgress
 
 
@@ -144,6 +145,23 @@ def test_parse_age(text: str, expected: timedelta) -> None:
 def test_parse_age_rejects(text: str) -> None:
     with pytest.raises(WfctlError, match="invalid age"):
         parse_age(text)
+
+
+@pytest.mark.parametrize("text", ["99999999999d", "1000000000d", "9" * 400 + "s"])
+def test_parse_age_refuses_an_age_out_of_range(text: str) -> None:
+    with pytest.raises(WfctlError, match=r"out of range \(at most 999999999 days\)"):
+        parse_age(text)
+
+
+def test_parse_time_refuses_a_moment_out_of_range() -> None:
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    assert parse_time("700000d", now) == now - timedelta(days=700000)  # the year 110
+    with pytest.raises(WfctlError, match="'3000000d': out of range"):
+        parse_time("3000000d", now)
+    # Converting local time probes a day around it: the first day fails in every zone.
+    with pytest.raises(WfctlError, match="'0001-01-01': out of range as a local time"):
+        parse_time("0001-01-01", now)
+    assert parse_time("0001-01-01T00:00Z", now) == datetime(1, 1, 1, tzinfo=UTC)
 
 
 def test_exit_code_table() -> None:

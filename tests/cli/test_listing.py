@@ -11,6 +11,8 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from tests.cli.conftest import wfctl
 from wfctl._checkpoint import Checkpoint, Kind
 from wfctl._payloads import CompletedPayload, FailedPayload, PausePayload, RootPayload
@@ -133,6 +135,39 @@ def test_bad_filter_arguments_are_one_line_and_exit_2(store: Path) -> None:
     assert wfctl("runs", "--store", s, "--sort", "size").code == 2
     assert wfctl("runs", "--store", s, "--limit", "-1").code == 2
     assert wfctl("gc", "--store", s, "--until", "soon").code == 2
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("runs", "--since", "0001-01-01"), "--since: invalid time '0001-01-01': out of range"),
+        (("runs", "--until", "0001-01-01T00:00"), "--until: invalid time '0001-01-01T00:00': out"),
+        (("runs", "--since", "3000000d"), "--since: invalid time '3000000d': out of range"),
+        (("runs", "--since", "99999999999d"), "--since: invalid age '99999999999d': out of range"),
+        (("gc", "--dry-run", "--since", "0001-01-01"), "--since: invalid time '0001-01-01': out"),
+        (("gc", "--dry-run", "--older-than", "99999999999d"), "--older-than: invalid age"),
+        (("gc", "--dry-run", "--older-than", "soon"), "--older-than: invalid age 'soon'"),
+    ],
+)
+def test_times_out_of_range_are_one_line_and_exit_2(
+    store: Path, args: tuple[str, ...], message: str
+) -> None:
+    # Past the calendar's ends these were an internal error (ValueError, OverflowError), exit 1.
+    make_run(store, "a1", "wf", JANUARY)
+    done = wfctl(*args, "--store", store, "--json", env={"TZ": "UTC"})
+    assert done.code == 2 and done.stdout == ""
+    assert message in done.error_line()
+
+
+def test_local_times_at_the_calendars_ends_need_an_offset(store: Path) -> None:
+    make_run(store, "a1", "wf", JANUARY)
+    s = str(store)
+    # 23:59 on the last day in Tokyo is 14:59 UTC, a real moment, but converting it overflows.
+    late = wfctl("runs", "--store", s, "--until", "9999-12-31T23:59", env={"TZ": "Asia/Tokyo"})
+    assert late.code == 2
+    assert "--until: invalid time '9999-12-31T23:59': out of range" in late.error_line()
+    ends = ("--since", "0001-01-01T00:00Z", "--until", "9999-12-31T23:59-05:00")
+    assert listed("--store", s, *ends, env={"TZ": "Asia/Tokyo"}) == ["a1"]
 
 
 def test_gc_filters_narrow_what_it_considers(store: Path) -> None:
