@@ -17,8 +17,9 @@ Reading answers back:
   untouched template fails clearly instead of answering ``""``; send an empty string with
   ``--response 'KEY=""'``, or ``--response 'KEY='`` for a request that takes ``str``);
 - ``--response KEY=VALUE`` values are parsed as JSON, else kept as text -- and always kept as
-  text when the request's ``response_type`` is ``str`` (or ``str | None``). They override the
-  file.
+  text when the request's ``response_type`` is ``str`` (or ``str | None``). They add to the
+  file's answers: a request answered twice (by two pairs, or by a pair and the file) is
+  refused, instead of the last answer silently winning.
 
 Either way the engine then converts each answer to its request's type, or refuses it before
 anything is recorded (see :mod:`wfctl._response_types`).
@@ -156,7 +157,7 @@ def parse_responses(
     file: Path | None,
     response_types: Mapping[str, str | None],
 ) -> dict[str, Any]:
-    """Return the answers given on the command line: the file's, overridden by ``pairs``.
+    """Return the answers given on the command line: the file's and those of ``pairs``.
 
     Args:
         pairs: ``KEY=VALUE`` strings.
@@ -165,10 +166,18 @@ def parse_responses(
             pair's value as raw text).
 
     Raises:
-        WfctlError: a pair has no ``=``, or the file cannot be read or parsed.
+        WfctlError: a pair has no ``=``, the file cannot be read or parsed, or a request is
+            answered twice: by two pairs, or by a pair and the file (a key the file leaves
+            ``""`` is not answered there).
     """
     answers = _read_file(file) if file is not None else {}
+    from_file = set(answers)
     for pair in pairs:
         key, value = _parse_pair(pair, response_types)
+        if key in answers:
+            where = (
+                f"--responses {str(file)!r} and --response" if key in from_file else "--response"
+            )
+            raise WfctlError(f"request {key!r} is answered twice ({where}): answer it once")
         answers[key] = value
     return answers

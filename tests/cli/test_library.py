@@ -106,23 +106,42 @@ def test_answers_template_round_trips() -> None:
 
 def test_parse_responses(tmp_path: Path) -> None:
     types = {"name": "str", "count": "int"}
-    pairs = ["name=007", "count=007x", "count=7", 'data={"a": [1]}', "flag=true", "eq=a=b"]
+    pairs = ["name=007", "count=7", 'data={"a": [1]}', "flag=true", "eq=a=b"]
     assert parse_responses(pairs, None, types) == {
         "name": "007",  # a str request keeps the raw text
-        "count": 7,  # later pairs win
+        "count": 7,
         "data": {"a": [1]},
         "flag": True,
         "eq": "a=b",
     }
+    # Not JSON: kept as text (the engine converts it to int, or refuses it).
+    assert parse_responses(["count=007x"], None, types) == {"count": "007x"}
     answers = tmp_path / "a.toml"
     answers.write_text('name = "x"\nskipped = ""\ncount = 3\n', encoding="utf-8")
-    assert parse_responses(["count=4"], answers, types) == {"name": "x", "count": 4}
+    # A key the file leaves "" is not answered there: a pair may answer it.
+    assert parse_responses(["skipped=4"], answers, types) == {"name": "x", "count": 3, "skipped": 4}
     with pytest.raises(WfctlError, match="KEY=VALUE"):
         parse_responses(["=1"], None, types)
     listed = tmp_path / "a.json"
     listed.write_text("[1, 2]", encoding="utf-8")
     with pytest.raises(WfctlError, match="must hold a table"):
         parse_responses([], listed, types)
+
+
+def test_parse_responses_refuses_a_request_answered_twice(tmp_path: Path) -> None:
+    types = {"name": "str", "count": "int"}
+    with pytest.raises(WfctlError, match=r"^request 'count' is answered twice \(--response\)"):
+        parse_responses(["count=7", "name=a", "count=8"], None, types)
+    with pytest.raises(WfctlError, match="request 'name' is answered twice"):
+        parse_responses(["name=a", " name =a"], None, types)  # the same answer, the same key
+    answers = tmp_path / "a.toml"
+    answers.write_text('name = "x"\ncount = 3\n', encoding="utf-8")
+    with pytest.raises(WfctlError) as raised:
+        parse_responses(["count=3"], answers, types)
+    assert str(raised.value) == (
+        f"request 'count' is answered twice (--responses {str(answers)!r} and --response): "
+        "answer it once"
+    )
 
 
 @pytest.mark.parametrize(

@@ -138,6 +138,28 @@ def test_resume_rejects_unknown_keys_and_bad_pairs(store: Path) -> None:
     assert bad.code == 2 and "KEY=VALUE" in bad.error_line()
 
 
+def test_resume_refuses_a_request_answered_twice(store: Path, tmp_path: Path) -> None:
+    run_id = run_id_of(invoke("run", REVIEW, "--store", store, "--json"))
+    both = ("-r", "1/request#0=5", "--store", store, "--json")
+    twice = wfctl("resume", run_id, "-r", "0/request#0=yes", "--response", "0/request#0=no", *both)
+    assert twice.code == 2 and twice.stdout == ""
+    assert "request '0/request#0' is answered twice (--response)" in twice.error_line()
+
+    answers = tmp_path / "answers.toml"
+    answers.write_text('"0/request#0" = "yes"\n"1/request#0" = ""\n', encoding="utf-8")
+    overridden = wfctl("resume", run_id, "--responses", answers, "-r", "0/request#0=no", *both)
+    assert overridden.code == 2 and overridden.stdout == ""
+    assert (
+        f"request '0/request#0' is answered twice (--responses '{answers}' and --response)"
+        in overridden.error_line()
+    )
+
+    # Nothing was recorded: both requests still wait, and the file's "" leaves one to -r.
+    done = wfctl("resume", run_id, "--responses", answers, *both)
+    assert done.code == 0, done.stderr
+    assert done.json()["outputs"] == [{"verdict": "yes", "score": 5}]
+
+
 def test_resume_with_json_answers_file(store: Path, tmp_path: Path) -> None:
     run_id = run_id_of(invoke("run", REVIEW, "--store", store, "--json"))
     answers = tmp_path / "answers.json"

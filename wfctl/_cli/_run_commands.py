@@ -98,9 +98,9 @@ def resume(
             "--response",
             "-r",
             metavar="KEY=VALUE",
-            help="Answer the request KEY (repeatable); VALUE is parsed as JSON, else kept as "
-            "text (always text when the request expects str), then converted to the type the "
-            "request expects or refused.",
+            help="Answer the request KEY (repeatable: one answer per request, --responses "
+            "included); VALUE is parsed as JSON, else kept as text (always text when the "
+            "request expects str), then converted to the type the request expects or refused.",
         ),
     ] = None,
     responses: Annotated[
