@@ -337,16 +337,17 @@ async def restore_new_run(
     check_answers(root.run_id, chain, target, responses, require=False)
     responses = convert_answers(chain, target, responses)
     new = await lease_new_run(storage, run_id)
+    origin = target.checkpoint_id  # the id of the checkpoint read, as its run writes it
     async with admitting(storage, new.run_id, new) as lease:
         run_chain = CheckpointChain(
             storage,
             lease.run_id,
             workflow.name,
-            origin=(root.run_id, checkpoint_id),
+            origin=(root.run_id, origin),
             version=root.version,
         )
         await run_chain.commit(
-            root_payload(workflow, RootPayload.of(root).input, restored_from=checkpoint_id)
+            root_payload(workflow, RootPayload.of(root).input, restored_from=origin)
         )
         if responses:
             await run_chain.commit(encode_answers(responses, "answer"))

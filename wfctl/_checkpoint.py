@@ -279,9 +279,13 @@ def checkpoint_id_for(run_id: str, seq: int) -> str:
 def split_checkpoint_id(checkpoint_id: object) -> tuple[str, int]:
     """Split ``<run_id>.<seq>`` into its parts, validating both.
 
+    The seq is written as :func:`checkpoint_id_for` writes it, without leading zeros, so each
+    checkpoint has one id: ``r.01`` is refused, not read as ``r.1`` (a run restored from it
+    would record as its origin an id no checkpoint has).
+
     Raises:
         InvalidIdError: the id is not of that form (this also rejects any path separator,
-            traversal or NUL byte).
+            traversal or NUL byte), or its seq has a leading zero.
     """
     if not isinstance(checkpoint_id, str):
         raise InvalidIdError("checkpoint", repr(checkpoint_id), "not a string")
@@ -292,4 +296,9 @@ def split_checkpoint_id(checkpoint_id: object) -> tuple[str, int]:
         validate_run_id(run_id)
     except InvalidIdError as exc:
         raise InvalidIdError("checkpoint", checkpoint_id, exc.reason) from None
+    if seq[0] == "0" and len(seq) > 1:
+        canonical = checkpoint_id_for(run_id, int(seq))
+        raise InvalidIdError(
+            "checkpoint", checkpoint_id, f"write the seq without leading zeros ({canonical})"
+        )
     return run_id, int(seq)

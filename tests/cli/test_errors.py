@@ -73,6 +73,26 @@ def test_unknown_ids_through_the_installed_command(store: Path) -> None:
         assert "not found" in done.error_line()
 
 
+def test_a_checkpoint_id_with_a_leading_zero_is_refused(store: Path) -> None:
+    # It named checkpoint g.1, and a replay from it recorded the origin g.01, which no
+    # checkpoint has.
+    assert wfctl("run", GREET, "--run-id", "g", "--store", store).code == 0
+    for command, typed, canonical in (
+        (["replay", "--json", "-c"], "g.01", "g.1"),
+        (["show"], "g.01", "g.1"),
+        (["show", "--json"], "g.00", "g.0"),
+    ):
+        done = wfctl(*command, typed, "--store", store)
+        assert done.code == 2 and done.stdout == "", command
+        assert done.error_line() == (
+            f"wfctl: error: invalid checkpoint id '{typed}': write the seq without leading "
+            f"zeros ({canonical})"
+        )
+    runs = wfctl("runs", "--store", store, "--json").json()["runs"]
+    assert [r["run_id"] for r in runs] == ["g"]  # the replay started no run
+    assert wfctl("show", "g.1", "--store", store).code == 0
+
+
 def _flip_a_byte(journal: Path, line: int) -> None:
     lines = journal.read_bytes().split(b"\n")
     target = bytearray(lines[line])

@@ -307,7 +307,10 @@ BAD_IDS = [
     " ",
     "t.1",
 ]
-BAD_CHECKPOINT_IDS = ["../target.1", "target/../other.1", "x\0y.1", "target", "target.-1", ".1"]
+BAD_CHECKPOINT_IDS = [
+    *("../target.1", "target/../other.1", "x\0y.1", "target", "target.-1", ".1"),
+    *("target.01", "target.00"),  # target's checkpoint 1 and root, under an id no record has
+]
 
 
 def _id_paths(ctx: Context) -> dict[str, Callable[[str], Any]]:

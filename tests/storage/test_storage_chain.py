@@ -9,6 +9,7 @@ import pytest
 
 from tests.storage.helpers import arun, build_run, ckpt, pause_data
 from wfctl import _storage
+from wfctl._checkpoint import Checkpoint, split_checkpoint_id
 from wfctl._errors import (
     CheckpointCorruptError,
     CheckpointNotFoundError,
@@ -304,6 +305,29 @@ def test_invalid_ids_are_refused_before_touching_files(any_storage: Any, bad: st
 def test_malformed_checkpoint_ids_are_invalid(any_storage: Any, bad: Any) -> None:
     with pytest.raises(InvalidIdError):
         arun(any_storage.load(bad))
+
+
+def test_a_seq_with_a_leading_zero_names_no_checkpoint(any_storage: Any) -> None:
+    async def scenario() -> None:
+        await build_run(any_storage, "r1", 2)
+        assert (await any_storage.load("r1.1")).checkpoint_id == "r1.1"
+        for bad in ("r1.01", "r1.00", "r1.0001"):
+            with pytest.raises(InvalidIdError) as info:
+                await any_storage.load(bad)
+            assert info.value.value == bad
+        with pytest.raises(InvalidIdError, match=r"leading zeros \(r1\.1\)"):
+            await any_storage.delete("r1.01")
+        assert [c.seq for c in await any_storage.list_checkpoints(run_id="r1")] == [0, 1]
+
+    arun(scenario())
+    assert split_checkpoint_id("r1.0") == ("r1", 0)
+    assert split_checkpoint_id("r1.10") == ("r1", 10)
+
+
+def test_a_record_whose_id_has_a_leading_zero_is_corrupt() -> None:
+    record = {**ckpt("r1", 1).to_dict(), "id": "r1.01"}
+    with pytest.raises(CheckpointCorruptError, match="invalid id"):
+        Checkpoint.from_dict(record, "journal.jsonl:2")
 
 
 def test_second_lock_in_process_is_refused(any_storage: Any) -> None:
