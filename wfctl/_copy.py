@@ -39,7 +39,7 @@ from ._errors import CheckpointCorruptError, RunLockedError, RunNotFoundError, S
 from ._storage._capabilities import chain_records
 from ._storage._durability import Durability
 from ._storage._journal import encode_record
-from ._storage._open import is_url, open_storage
+from ._storage._open import is_url, open_storage, within_store
 from ._storage._protocol import RunStore
 
 __all__ = ["CopiedRun", "CopyOutcome", "CopyReport", "copy_runs"]
@@ -142,7 +142,7 @@ def copy_runs(
         raise StoreLocationError(
             os.fspath(destination), "is the source store itself (copy to another store)"
         )
-    if _inside(destination, source):
+    if within_store(destination, source):  # the same store is refused above
         raise StoreLocationError(
             os.fspath(destination), "is inside the source store (copy to a directory outside it)"
         )
@@ -157,15 +157,6 @@ def _same_store(source: str | os.PathLike[str], destination: str | os.PathLike[s
     if is_url(src) or is_url(dst):
         return src == dst and src != "memory:"
     return os.path.realpath(src) == os.path.realpath(dst)
-
-
-def _inside(inner: str | os.PathLike[str], outer: str | os.PathLike[str]) -> bool:
-    """Whether the directory ``inner`` lies inside the directory store ``outer`` (links
-    resolved): a store made there would write into the other's runs."""
-    if is_url(inner) or is_url(outer):
-        return False
-    root = os.path.realpath(outer).rstrip(os.sep) + os.sep
-    return os.path.realpath(inner).startswith(root)
 
 
 async def _copy(src: RunStore, dst: RunStore, wanted: list[str]) -> list[CopiedRun]:

@@ -46,7 +46,7 @@ from ._readable import readable_text
 from ._storage import FileCheckpointStorage, RunSummary
 from ._storage._base import RunStoreBase, summarize
 from ._storage._capabilities import load_chain, request_pause
-from ._storage._open import is_url, on_store, open_storage
+from ._storage._open import on_store, open_storage, within_store
 from ._storage._pages import PagedRun, PagedStore
 from ._storage._protocol import RunStore
 
@@ -724,14 +724,10 @@ def _refuse_inside_store(store: StoreRef, output: Path) -> None:
     Raises:
         WfctlError: ``output`` is the store's directory or inside it (links resolved).
     """
-    if is_url(store):
-        return
-    root = os.path.realpath(store)
-    target = os.path.realpath(output)
-    if target == root or target.startswith(root.rstrip(os.sep) + os.sep):
+    if within_store(output, store):
         raise WfctlError(
-            f"cannot write {str(output)!r}: it is inside the store {root}, which only wfctl "
-            "writes: write the export outside it"
+            f"cannot write {str(output)!r}: it is inside the store {os.path.realpath(store)}, "
+            "which only wfctl writes: write the export outside it"
         )
 
 

@@ -13,7 +13,7 @@ from ._durability import Durability, DurabilityMode
 if TYPE_CHECKING:
     from ._protocol import RunStore
 
-__all__ = ["is_url", "on_store", "open_storage", "redact"]
+__all__ = ["is_url", "on_store", "open_storage", "redact", "within_store"]
 
 T = TypeVar("T")
 
@@ -29,6 +29,16 @@ def is_url(location: str | os.PathLike[str]) -> bool:
     """
     text = os.fspath(location)
     return text == "memory:" or "://" in text
+
+
+def within_store(path: str | os.PathLike[str], store: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` resolves (links followed) to the directory store ``store`` or anything
+    inside it; never for a store named by URL, which has no such place."""
+    if is_url(path) or is_url(store):
+        return False
+    root = os.path.realpath(store)
+    target = os.path.realpath(path)
+    return target == root or target.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def redact(url: str) -> str:
