@@ -76,6 +76,34 @@ def test_a_runs_directory_that_is_a_link_is_refused(tmp_path: Path, elsewhere: P
     assert _tree(elsewhere) == before
 
 
+def test_a_file_named_like_a_run_is_listed_corrupt_and_can_be_removed(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    run_id_of(wfctl("run", GREET, "--store", store, "--json"))
+    stray = "20261205-230000-aaaaaaaa"
+    (store / "runs" / stray).write_text("not a run\n")
+    why = f"{store / 'runs' / stray}: run entry is a file, not a directory"
+
+    listed = wfctl("runs", "--store", store, "--json")
+    assert listed.code == 0
+    statuses = {run["run_id"]: (run["status"], run["problem"]) for run in listed.json()["runs"]}
+    assert statuses[stray] == ("corrupt", why)  # was left out: a listing that hid an entry
+    verified = wfctl("verify-lineage", "--store", store, "--json")
+    assert verified.code == 1
+    [broken] = [run for run in verified.json()["runs"] if run["run_id"] == stray]
+    assert broken["ok"] is False
+    for args in (["log", stray], ["show", f"{stray}.0"], ["resume", stray]):
+        done = wfctl(*args, "--store", store)
+        assert done.code == 2, (args, done)
+        assert done.error_line() == f"wfctl: error: corrupt checkpoint data in {why}", args
+    kept = wfctl("gc", "--keep", "0", "--store", store, "--json")
+    assert kept.code == 0 and (store / "runs" / stray).is_file()  # gc keeps corrupt runs
+
+    removed = wfctl("rm", stray, "--store", store, "--json")
+    assert removed.code == 0
+    assert [run["run_id"] for run in removed.json()["runs"]] == [stray]
+    assert not (store / "runs" / stray).exists()  # was exit 0 with nothing removed
+
+
 def test_a_dangling_runs_link_creates_nothing(tmp_path: Path) -> None:
     store = tmp_path / "store"
     store.mkdir(mode=0o700)

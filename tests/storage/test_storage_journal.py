@@ -237,6 +237,24 @@ def test_a_symlinked_run_directory_is_not_followed(file_storage: Any, tmp_path: 
     assert (tmp_path / "moved" / "journal.jsonl").exists()
 
 
+def test_a_file_in_a_run_directory_s_place_is_corrupt_and_removable(file_storage: Any) -> None:
+    arun(build_run(file_storage, "r1", 2))
+    stray = file_storage.root / "runs" / "r2"
+    stray.write_bytes(b"not a run\n")
+    with pytest.raises(CheckpointCorruptError, match="file, not a directory"):
+        arun(file_storage.load_chain("r2"))
+    with pytest.raises(CheckpointCorruptError, match="file, not a directory"):
+        arun(file_storage.save(ckpt("r2", 1)))
+    journal = arun(file_storage.read_run("r2"))
+    assert journal.checkpoints == ()
+    assert "file, not a directory" in journal.problems[0].reason
+    listed = {summary.run_id: summary.status for summary in arun(file_storage.list_runs())}
+    assert listed == {"r1": "interrupted", "r2": "corrupt"}
+    assert arun(file_storage.delete_run("r2")) is True
+    assert not stray.exists()
+    assert [summary.run_id for summary in arun(file_storage.list_runs())] == ["r1"]
+
+
 def test_records_and_torn_tails_longer_than_the_tail_window(file_storage: Any) -> None:
     big = "é" * 100_000  # 200 KB of UTF-8 per record, beyond the 64 KiB first read
     arun(file_storage.save(ckpt("r1", 0, data={"big": big})))
@@ -257,15 +275,20 @@ def test_records_and_torn_tails_longer_than_the_tail_window(file_storage: Any) -
     assert (journal.torn_tail, journal.problems, len(journal.checkpoints)) == (0, (), 3)
 
 
-def test_stray_directories_are_ignored(file_storage: Any) -> None:
+def test_stray_directories_are_ignored_and_a_stray_file_is_not(file_storage: Any) -> None:
     arun(build_run(file_storage, "r1", 2))
     runs = file_storage.root / "runs"
     (runs / "not a run id").mkdir()
     (runs / "empty").mkdir()
     (runs / "blank").mkdir()
     (runs / "blank" / "journal.jsonl").write_bytes(b"")
-    (runs / "file").write_text("x")
-    assert [r.run_id for r in arun(file_storage.list_runs())] == ["r1"]
+    (runs / ".file").write_text("x")  # not a run id
+    (runs / "file").write_text("x")  # a run id: listed corrupt, not hidden (see below)
+    listed = {r.run_id: r.status for r in arun(file_storage.list_runs())}
+    assert listed == {"r1": "interrupted", "file": "corrupt"}
+    with pytest.raises(CheckpointCorruptError, match="file, not a directory"):
+        arun(file_storage.list_checkpoint_ids())  # as for any corrupt run: never skipped
+    (runs / "file").unlink()
     assert arun(file_storage.list_checkpoint_ids()) == ["r1.0", "r1.1"]
 
 

@@ -42,11 +42,8 @@ def print_removed(report: RemoveReport) -> None:
     """List the runs ``rm`` removed."""
     out = stdout()
     for run in report.removed:
-        out.print(
-            Text.assemble(
-                f"removed run {run.run_id} ({run.workflow_name}, ", status_text(run.status), ")"
-            )
-        )
+        name = f"{run.workflow_name}, " if run.workflow_name else ""  # unknown: a corrupt run
+        out.print(Text.assemble(f"removed run {run.run_id} ({name}", status_text(run.status), ")"))
 
 
 def print_copied(report: CopyReport) -> None:

@@ -159,20 +159,24 @@ class StoreLayout:
         self.check_runs_dir()
 
     def check_run_dir(self, run_id: str) -> None:
-        """Refuse a run directory that is a symbolic link (after :meth:`check_runs_dir`).
+        """Refuse a run entry that is not a directory (after :meth:`check_runs_dir`).
 
         Raises:
             StoreLocationError: as :meth:`check_runs_dir`.
-            CheckpointCorruptError: the run's directory is a symbolic link.
+            CheckpointCorruptError: the run's entry is a symbolic link, or a file (or any
+                other kind of entry) where its directory should be.
         """
         self.vet_root()
         self.check_runs_dir()
         path = self.run_dir(run_id)
         try:
-            if stat.S_ISLNK(self.fs.lstat(path).st_mode):
-                raise CheckpointCorruptError(path, "run directory is a symbolic link, not followed")
+            mode = self.fs.lstat(path).st_mode
         except FileNotFoundError:
-            pass
+            return
+        if stat.S_ISLNK(mode):
+            raise CheckpointCorruptError(path, "run directory is a symbolic link, not followed")
+        if not stat.S_ISDIR(mode):
+            raise CheckpointCorruptError(path, "run entry is a file, not a directory")
 
     def is_file(self, path: str) -> bool:
         """Like :func:`os.path.isfile`, through the seam."""
@@ -182,16 +186,16 @@ class StoreLayout:
             return False
 
     def run_ids(self) -> list[str]:
-        """The ids of the store's runs: its run directories (and links, refused when read)."""
+        """The ids of the store's runs: its run entries (a link or a file is refused when read)."""
         return [run_id for run_id, _ in self.run_entries()]
 
     def run_entries(self) -> list[tuple[str, bool]]:
-        """The store's run ids, each with whether its entry is a directory (not a link).
+        """The store's run ids, each with whether its entry is a directory (not a link, a file).
 
         ``runs`` is checked (:meth:`check_runs_dir`) and listed once; whether each entry is a
         directory comes from that listing (the directory entry's type, no ``lstat`` per run on
         most file systems). A listing that reads every run needs no :meth:`check_run_dir` for a
-        run listed as a directory; a link is listed so that reading it refuses it.
+        run listed as a directory; a link or a file is listed so that reading it refuses it.
         """
         self.vet_root()
         if not self.check_runs_dir():
@@ -206,8 +210,7 @@ class StoreLayout:
                 validate_run_id(entry.name)
             except ValueError:
                 continue
-            if entry.is_dir(follow_symlinks=False):
-                found.append((entry.name, True))
-            elif entry.is_symlink():
-                found.append((entry.name, False))
+            # Anything else named like a run (a link, a file) is listed too: reading it refuses
+            # it (check_run_dir), so it shows as corrupt instead of going unseen.
+            found.append((entry.name, entry.is_dir(follow_symlinks=False)))
         return found

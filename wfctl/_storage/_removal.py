@@ -41,7 +41,7 @@ LockRun = Callable[[str], FileRunLock]
 
 
 def remove_run(layout: StoreLayout, run_id: str, lock_run: LockRun, durable: bool) -> bool:
-    """Remove a run's directory (a link to one: the link only); False if it did not exist.
+    """Remove a run's directory (a link or a file in its place: that entry only); False if none.
 
     Raises:
         RunLockedError: the run is being executed.
@@ -82,11 +82,11 @@ def remove_runs(
         for run_id in run_ids:
             run_dir = layout.run_dir(run_id)
             try:
-                is_link = stat.S_ISLNK(fs.lstat(run_dir).st_mode)
+                is_dir = stat.S_ISDIR(fs.lstat(run_dir).st_mode)
             except (FileNotFoundError, NotADirectoryError):
                 continue
-            if is_link:
-                fs.unlink(run_dir)  # the link itself, never what it points to
+            if not is_dir:  # a link (never what it points to), or a file named like a run
+                fs.unlink(run_dir)
                 removed.append(run_id)
                 continue
             try:
