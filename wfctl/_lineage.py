@@ -29,7 +29,7 @@ from ._checkpoint import (
 )
 from ._documents import document
 from ._errors import CheckpointCorruptError, InvalidIdError, RunNotFoundError, WfctlError
-from ._payloads import RootPayload
+from ._payloads import RootPayload, payload_of
 from ._storage._base import read_problem
 from ._storage._capabilities import read_run
 from ._storage._protocol import JournalProblem, RunJournal
@@ -140,7 +140,8 @@ async def verify_lineage(
     every record reachable from the head (its last record, which the storage's head must agree
     on: the ``head_seq`` read with the records, else ``get_latest``, which may also name a
     later record of a run that went on since it was read), one workflow name, a code
-    signature changed only by a ``resume`` record, valid checksums, sensible kinds (nothing
+    signature changed only by a ``resume`` record, valid checksums, each record's data
+    readable as its kind's (as ``log`` and a resume read it), sensible kinds (nothing
     after ``completed``; only ``resume`` after ``failed`` or ``pause``) and, for a restored
     run, the same origin on every record, naming a checkpoint that still exists. Each journal
     is read once.
@@ -367,8 +368,18 @@ class _Rules:
             self.fail(0, "the root records no code signature")
 
     def content(self, i: int, c: Checkpoint, before: Checkpoint | None) -> None:
-        """Check record ``i``'s workflow name, code signature and kind (``before``: record
-        ``i - 1``, None for the first)."""
+        """Check record ``i``'s payload, workflow name, code signature and kind (``before``:
+        record ``i - 1``, None for the first).
+
+        The payload is read as its kind's class, as every command that uses the record reads
+        it: a record whose checksum holds but whose data does not read (edited, checksum and
+        all, or written by a faulty writer) is a problem here, not only when ``log`` or a
+        resume reaches it.
+        """
+        try:
+            payload_of(c)
+        except CheckpointCorruptError as exc:
+            self.fail(i, f"its {c.kind} data does not read: {exc.reason}")
         if c.workflow_name != self.name:
             self.fail(i, f"workflow {c.workflow_name!r}, the run's is {self.name!r}")
         # Judged on the stored JSON, not on a payload: a record of any kind may carry the

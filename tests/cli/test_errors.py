@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -137,6 +139,31 @@ def test_corrupt_journal_is_a_finding_for_verify_lineage(store: Path, corrupt_ru
     assert people.code == 1
     assert "BROKEN" in people.stdout and "checksum" in people.stdout
     assert "1 run(s) checked, 1 broken" in people.stdout
+
+
+def test_a_record_edited_with_its_checksum_is_broken_for_verify_lineage_as_for_log(
+    store: Path,
+) -> None:
+    run_id = run_id_of(invoke("run", GREET, "--store", store, "--json"))
+    journal = store / "runs" / run_id / "journal.jsonl"
+    lines = journal.read_bytes().split(b"\n")
+    record = json.loads(lines[1])
+    assert record["kind"] == "step"
+    record["data"]["steps"] = "x"
+    del record["crc"]
+    body = json.dumps(record, separators=(",", ":")).encode()
+    lines[1] = b'%s,"crc":"%08x"}' % (body[:-1], zlib.crc32(body))  # a checksum that holds
+    journal.write_bytes(b"\n".join(lines))
+    where = f"{run_id}.1"
+    log = wfctl("log", run_id, "--store", store)
+    assert log.code == 2 and where in log.error_line() and "without a steps list" in log.stderr
+    done = wfctl("verify-lineage", "--store", store, "--json")
+    assert done.code == 1  # was 0: the run was called ok while log refused it
+    [verdict] = done.json()["runs"]
+    assert verdict["ok"] is False
+    assert verdict["problems"] == [
+        f"{where} ({journal}:2): its step data does not read: step checkpoint without a steps list"
+    ]
 
 
 @pytest.fixture

@@ -95,9 +95,10 @@ class Kind:
     ``tail-chain``; at its start: ``root-chain``), the last record (``head``), the first
     (``root``),
     the journal file itself (``file``), its end (``cut``: whole records removed from the end, so
-    what is left is a healthy shorter chain that only the run's end marker contradicts), or a
-    value inside a valid record (``value``; ``value`` in the root's input: ``input``). ``line`` is
-    the broken line, if one is.
+    what is left is a healthy shorter chain that only the run's end marker contradicts), a
+    record whose data does not read as its kind's (``payload``), or a value inside a valid
+    record (``value``; ``value`` in the root's input: ``input``). ``line`` is the broken line,
+    if one is.
     """
 
     name: str
@@ -193,6 +194,10 @@ def _bad_step_record(raw: dict[str, Any]) -> None:
     raw["data"]["steps"][0] = {"no key": True, "result": 1}
 
 
+def _steps_not_a_list(raw: dict[str, Any]) -> None:
+    raw["data"]["steps"] = "x"
+
+
 def _bad_input(raw: dict[str, Any]) -> None:
     raw["data"]["input"] = {"$t": "evil", "v": 1}
 
@@ -251,8 +256,15 @@ KINDS = [
     ),
     Kind(
         "step-record-without-key",
-        "value",
+        "payload",
         line_edit(MID_LINE - 1, lambda b: edit_record(b, _bad_step_record)),
+        MID_LINE,
+    ),
+    Kind(
+        "steps-not-a-list",
+        "payload",
+        line_edit(MID_LINE - 1, lambda b: edit_record(b, _steps_not_a_list)),
+        MID_LINE,
     ),
     Kind("unknown-tag-in-input", "input", line_edit(0, lambda b: edit_record(b, _bad_input))),
 ]

@@ -102,7 +102,7 @@ def test_a_cut_back_journal_is_reported_by_verify_runs_and_resume(
 
 def _save_run(storage: FileCheckpointStorage, run_id: str, kinds: list[str]) -> None:
     for seq, kind in enumerate(kinds):
-        data = {"signature": "sig"} if kind == "root" else {}
+        data = {"signature": "sig"} if kind == "root" else {"steps": []} if kind == "step" else {}
         asyncio.run(storage.save(ckpt(run_id, seq, kind, data=data)))
 
 

@@ -25,6 +25,13 @@ def copy_fixture(name: str, tmp_path: Path) -> Path:
     return target
 
 
+#: The least data a record of each kind needs to read as one (the others need none).
+_LEAST_DATA: dict[str, dict[str, Any]] = {
+    "root": {"signature": "s1", "workflow": "m:wf"},
+    "step": {"steps": []},
+}
+
+
 def rec(
     run_id: str,
     seq: int,
@@ -35,11 +42,14 @@ def rec(
     data: dict[str, Any] | None = None,
     origin: tuple[str, str] | None = None,
 ) -> Checkpoint:
-    """Build checkpoint ``seq`` of ``run_id``; its parent is the previous seq unless given."""
+    """Build checkpoint ``seq`` of ``run_id``; its parent is the previous seq unless given.
+
+    Without ``data``, a record holds the least its kind needs to read as one.
+    """
     if kind is None:
         kind = "root" if seq == 0 else "step"
     if data is None:
-        data = {"signature": "s1", "workflow": "m:wf"} if kind == "root" else {}
+        data = dict(_LEAST_DATA.get(kind, {}))
     return Checkpoint(
         run_id=run_id,
         seq=seq,

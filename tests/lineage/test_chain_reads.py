@@ -130,7 +130,7 @@ def test_a_long_runs_verdict_holds_one_record_at_a_time(tmp_path: Path) -> None:
     for steps in (10_000, 30_000):
         root = tmp_path / str(steps)
         kinds = ["root"] + ["step"] * (steps - 2) + ["completed"]
-        data = {"result": "x" * 100}
+        data = {"steps": [], "result": "x" * 100}
         write_run(
             root,
             [rec("long", i, k, data=data if k == "step" else None) for i, k in enumerate(kinds)],

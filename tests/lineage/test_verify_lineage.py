@@ -208,6 +208,28 @@ def test_kinds_must_make_sense(kinds: list[str], fragment: str) -> None:
     assert any(fragment in p for p in verdict.problems), verdict.problems
 
 
+@pytest.mark.parametrize(
+    ("kind", "data", "reason"),
+    [
+        ("step", {"steps": "x"}, "step checkpoint without a steps list"),
+        ("step", {"steps": [{"key": 1}]}, "step"),
+        ("resume", {"responses": []}, "resume checkpoint with invalid responses"),
+        ("completed", {"outputs": "x"}, "completed checkpoint without outputs"),
+    ],
+)
+def test_a_record_whose_data_does_not_read_is_a_problem(
+    kind: str, data: dict[str, Any], reason: str
+) -> None:
+    # Its checksum holds (a faulty writer, or an edit that recomputed it): log, show and a
+    # resume refuse such a record, and verify-lineage used to call its run ok.
+    records = chain("r", ["root", "step", "pause", "resume", "completed"])
+    seq = {"step": 1, "resume": 3, "completed": 4}[kind]
+    records[seq] = rec("r", seq, kind, data=data)
+    [problem] = verdict_of(records).problems
+    assert problem.startswith(f"r.{seq} (fake:r:{seq + 1}): its {kind} data does not read: ")
+    assert reason in problem
+
+
 def test_failed_may_be_retried() -> None:
     assert verdict_of(chain("r", ["root", "failed", "resume", "step", "completed"])).ok
 
@@ -252,7 +274,7 @@ def test_head_not_highest_and_head_pointer_disagreeing() -> None:
 def test_workflow_name_and_signature_must_be_consistent() -> None:
     records = chain("r", ["root", "step", "step"])
     records[1] = rec("r", 1, workflow="other")
-    records[2] = rec("r", 2, data={"signature": "s2"})
+    records[2] = rec("r", 2, data={"signature": "s2", "steps": []})
     verdict = verdict_of(records)
     assert verdict.workflow_name == "wf"
     assert verdict.problems == (

@@ -35,7 +35,7 @@ async def _save_run(
     """Save a run of ``count`` records: a root that records its code signature, then steps."""
     lease = await store.lease_run(run_id)
     for seq in range(count):
-        data = {"signature": "s1", "workflow": "m:wf"} if seq == 0 else {}
+        data = {"signature": "s1", "workflow": "m:wf"} if seq == 0 else None
         await store.save(ckpt(run_id, seq, workflow=workflow, minute=minute, data=data))
     await lease.release()
 
@@ -140,29 +140,38 @@ class _WholeReads:
 
 _SIG = {"signature": "s1", "workflow": "m:wf"}
 _FROM = {**_SIG, "restored_from": "base.1"}
+_STEP: dict[str, Any] = {"steps": []}  # the least a step record's data holds
 #: Runs that are chains (the trigger takes them), each with a finding of a per-record rule:
 #: each record's kind, data, workflow name and origin.
 _Spec = tuple[str, dict[str, Any], str, tuple[str, str] | None]
 _CHAINS: dict[str, list[_Spec]] = {
-    "base": [("root", _SIG, "wf", None), ("step", {}, "wf", None), ("completed", {}, "wf", None)],
-    "names": [("root", _SIG, "wf", None), ("step", {}, "wf", None), ("step", {}, "odd", None)],
+    "base": [
+        ("root", _SIG, "wf", None),
+        ("step", _STEP, "wf", None),
+        ("completed", {}, "wf", None),
+    ],
+    "names": [
+        ("root", _SIG, "wf", None),
+        ("step", _STEP, "wf", None),
+        ("step", _STEP, "odd", None),
+    ],
     "after-end": [
         ("root", _SIG, "wf", None),
         ("completed", {}, "wf", None),
-        ("step", {}, "wf", None),
+        ("step", _STEP, "wf", None),
         ("pause", {}, "wf", None),
-        ("step", {}, "wf", None),
+        ("step", _STEP, "wf", None),
     ],
     "sig-resume": [
         ("root", _SIG, "wf", None),
         ("pause", {}, "wf", None),
         ("resume", {"signature": "s2"}, "wf", None),
     ],
-    "sig-step": [("root", _SIG, "wf", None), ("step", {"signature": "s2"}, "wf", None)],
+    "sig-step": [("root", _SIG, "wf", None), ("step", {**_STEP, "signature": "s2"}, "wf", None)],
     "restored": [
         ("root", _FROM, "wf", ("base", "base.1")),
-        ("step", {}, "wf", ("base", "base.1")),
-        ("step", {}, "wf", ("base", "base.0")),
+        ("step", _STEP, "wf", ("base", "base.1")),
+        ("step", _STEP, "wf", ("base", "base.0")),
     ],
     "gone-origin": [("root", _SIG, "wf", ("gone", "gone.3"))],
 }

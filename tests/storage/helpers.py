@@ -68,7 +68,14 @@ def ckpt(
     parent: str | bool | None = True,
     origin: tuple[str, str] | None = None,
 ) -> Checkpoint:
-    """Build checkpoint ``seq`` of ``run_id`` (parent = the previous seq unless given)."""
+    """Build checkpoint ``seq`` of ``run_id`` (parent = the previous seq unless given).
+
+    Without ``data``, the record's data is ``{"n": seq}``, with an empty ``steps`` list for a
+    step record (so that it reads as one, as ``verify-lineage`` checks).
+    """
+    record_kind = Kind(kind or _KINDS_BY_SEQ.get(seq, "step"))
+    if data is None:
+        data = {"n": seq, "steps": []} if record_kind == Kind.STEP else {"n": seq}
     if parent is True:
         parent_id = checkpoint_id_for(run_id, seq - 1) if seq else None
     else:
@@ -76,13 +83,13 @@ def ckpt(
     return Checkpoint(
         run_id=run_id,
         seq=seq,
-        kind=Kind(kind or _KINDS_BY_SEQ.get(seq, "step")),
+        kind=record_kind,
         workflow_name=workflow,
         timestamp=f"2026-01-01T00:{minute:02d}:{seq % 60:02d}.{seq:06d}+00:00",
         previous_checkpoint_id=parent_id,
         origin_run_id=origin[0] if origin else None,
         origin_checkpoint_id=origin[1] if origin else None,
-        data={"n": seq} if data is None else data,
+        data=data,
     )
 
 

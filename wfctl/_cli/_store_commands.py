@@ -64,7 +64,8 @@ def verify_lineage(
 
     Checks per run: one root, contiguous seq, each parent in the same run, no checkpoint with
     two children, everything reachable from the head, the head agrees, one workflow and
-    signature, valid checksums, resolvable origins. Exit 1 if any run is broken or cannot be
+    signature, valid checksums, each record's data readable as its kind's, resolvable
+    origins. Exit 1 if any run is broken or cannot be
     read (the other runs are still verified). A run that goes on, or is removed, while it is
     being verified (beside a running workflow, a worker, a gc) gets a note, not a problem.
 
