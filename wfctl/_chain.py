@@ -36,7 +36,7 @@ from typing import Any
 from ._checkpoint import FORMAT_VERSION, Checkpoint, Kind, checkpoint_id_for, checkpoint_of
 from ._errors import JournalChangedError
 from ._payloads import Payload, StepPayload
-from ._policies import AttemptRecord
+from ._policies import AttemptRecord, StepFailure
 from ._recorded import StepRecord
 from ._storage._protocol import CheckpointStorage
 
@@ -101,6 +101,9 @@ class CheckpointChain:
         self._lock = asyncio.Lock()
         self._queued: list[tuple[StepRecord, asyncio.Future[None]]] = []
         self._attempts: list[tuple[AttemptRecord, asyncio.Future[None]]] = []
+        #: Step calls that failed for good, each with its error, written with the next commit
+        #: (nobody waits for them: see :meth:`note_failure`).
+        self._failures: list[tuple[StepFailure, BaseException]] = []
         #: Calls served from the cache since the last checkpoint: a count, so no record grows
         #: with the number of cached steps (a resume of 100,000 would list them all).
         self._served = 0
@@ -116,6 +119,8 @@ class CheckpointChain:
         #: (``keep_committed``: replay compares them; a plain run lets them go).
         self.keep_committed = False
         self.committed: list[StepRecord] = []
+        #: The step failures committed through this chain, when kept (as ``committed``).
+        self.committed_failures: list[StepFailure] = []
         #: Set when the storage found the run's journal changed under this writer: nothing
         #: more can be committed, so the run executes no further step (and fails with it).
         self.lost: JournalChangedError | None = None
@@ -138,7 +143,7 @@ class CheckpointChain:
         if (
             self._committer is None
             and self._inline
-            and not (self._queued or self._attempts or self._saves)
+            and not (self._queued or self._attempts or self._failures or self._saves)
         ):
             solo = self.solo
             if solo is not None and solo():
@@ -188,7 +193,7 @@ class CheckpointChain:
             self.lost = error
         ended = self._committer
         self._committer = None
-        if self._queued or self._attempts:
+        if self._queued or self._attempts or self._failures:
             self._committer = asyncio.Task(self._commit_queued(), context=contextvars.Context())
         if ended is not None and not ended.done():
             ended.set_result(None)
@@ -199,6 +204,20 @@ class CheckpointChain:
         It goes into the same group commit as step results (a ``step`` record's ``attempts``).
         """
         await self._enqueue(self._attempts, attempt)
+
+    def note_failure(self, failure: StepFailure, error: BaseException) -> None:
+        """Keep a step call's failure (its ``error``) to write with the next commit.
+
+        Nothing waits for it: the error goes on to the workflow at once. If the workflow
+        catches it, the next step commit carries it, or a step record of its own is written
+        before the run's next run-level checkpoint (:meth:`commit`); if the run fails with
+        ``error`` itself, the ``failed`` record says it and it is dropped (:meth:`drop_failure`).
+        """
+        self._failures.append((failure, error))
+
+    def drop_failure(self, error: BaseException) -> None:
+        """Forget the failure kept with ``error``: the run's ``failed`` record names it."""
+        self._failures = [(f, e) for f, e in self._failures if e is not error]
 
     async def _enqueue(self, queue: list[tuple[Any, asyncio.Future[None]]], entry: Any) -> None:
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -236,9 +255,13 @@ class CheckpointChain:
     async def commit(self, payload: Payload) -> Checkpoint:
         """Commit a run-level checkpoint (root, resume, pause, completed, failed) of ``payload``.
 
-        Step results already queued are committed first, so this checkpoint becomes the head.
+        Step results already queued are committed first, so this checkpoint becomes the head,
+        and so are step failures kept since the last commit (:meth:`note_failure`).
         """
         await self.flush()
+        if self._failures:
+            self._committer = asyncio.Task(self._commit_queued(), context=contextvars.Context())
+            await self.flush()
         save = asyncio.Task(
             self._save(payload.KIND, payload.to_json()), context=contextvars.Context()
         )
@@ -263,11 +286,14 @@ class CheckpointChain:
 
     async def _commit_queued(self) -> None:
         try:
-            while self._queued or self._attempts:
+            while self._queued or self._attempts or self._failures:
                 batch, self._queued = self._queued, []
                 attempts, self._attempts = self._attempts, []
+                failures, self._failures = self._failures, []
                 futures = [f for _, f in batch] + [f for _, f in attempts]
-                payload = StepPayload([r for r, _ in batch], [a for a, _ in attempts])
+                payload = StepPayload(
+                    [r for r, _ in batch], [a for a, _ in attempts], [f for f, _ in failures]
+                )
                 try:
                     await self._save(Kind.STEP, payload.to_json())
                 except Exception as exc:
@@ -277,6 +303,7 @@ class CheckpointChain:
                 else:
                     if self.keep_committed:
                         self.committed.extend([record for record, _ in batch])
+                        self.committed_failures.extend([failure for failure, _ in failures])
                     for future in futures:
                         if not future.done():
                             future.set_result(None)

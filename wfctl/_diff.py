@@ -7,6 +7,12 @@ digests agree, else with the oldest unpaired source record of the same step, sco
 counterpart), else with the source record of its key (then it is ``changed``). Source records
 no call was paired with are ``not reached``.
 
+A call that failed for good while the source run went on (its workflow caught the error) left
+no record, but a failure entry (:class:`~wfctl._policies.StepFailure`). A replay call of that
+key with no source record is compared with it: failed again with the same argument digest and
+the same error, it is ``same``; otherwise (another error, another argument, or a result this
+time) ``changed``. A failure no call was paired with is ``not reached``.
+
 Outputs are compared as pretty JSON of their codec encoding, so bytes, dates and registered
 classes render, and two outputs are equal exactly when their rendering is.
 """
@@ -20,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from ._codec import canonical_json
-from ._policies import is_durable_sleep
+from ._policies import StepFailure, is_durable_sleep
 from ._readable import readable_text
 from ._recorded import StepRecord
 
@@ -58,9 +64,12 @@ class StepDiff:
     ``status`` is one of:
 
     - ``cached``: served from the record in the replay (not executed);
-    - ``same``: executed again, same argument digest and same encoded result as the source;
+    - ``same``: executed again, same argument digest and same encoded result as the source,
+      or failed again with the same argument digest and error as the source's call did (the
+      source's workflow having caught it: ``source_error``);
     - ``changed``: executed again with another result or another argument digest, or reported
-      changed by the engine (a recorded call replaced under ``allow_changed``);
+      changed by the engine (a recorded call replaced under ``allow_changed``), or a call
+      that failed in one run and not the same way in the other;
     - ``new``: executed in the replay, with no counterpart in the source run;
     - ``not reached``: recorded by the source run, never called by the replay;
     - ``failed``: called by the replay but returned no result (it raised, diverged, or the
@@ -71,7 +80,8 @@ class StepDiff:
     ``source_result`` and ``replay_result`` are the encoded results (the codec's encoding):
     ``source_result`` is None when there is no source record, ``replay_result`` when the
     replay has no result for the row (``not reached``, ``failed``). ``error`` is why a
-    ``failed`` row has none.
+    ``failed`` row has none (and a ``same`` or ``changed`` one that failed again);
+    ``source_error`` why the source's call had none (it failed, its workflow going on).
     """
 
     key: str
@@ -82,15 +92,19 @@ class StepDiff:
     replay_result: Any = None
     source_key: str | None = None
     error: str | None = None
+    source_error: str | None = None
 
     @property
     def has_replay_result(self) -> bool:
         """Whether the replay has a result for this row (it was served or executed)."""
-        return self.status not in ("not reached", "failed")
+        return self.status not in ("not reached", "failed") and self.error is None
 
     @property
     def source_preview(self) -> str | None:
-        """The source result as short readable text (None without a source record)."""
+        """The source result as short readable text (None without a source record), or the
+        error of a source call that failed."""
+        if self.source_error is not None:
+            return _shorten(self.source_error)
         return preview(self.source_result) if self.source_key is not None else None
 
     @property
@@ -114,6 +128,7 @@ class StepDiff:
             "source_result": self.source_result,
             "replay_result": self.replay_result,
             "error": self.error,
+            "source_error": self.source_error,
         }
 
 
@@ -124,6 +139,7 @@ class ReplayCalls:
     ``order``: call keys in the order the calls were made. ``served``: cached key -> key of the
     record that served it. ``records``: the replay's own committed records (executed calls).
     ``changed``: keys the engine reported changed. ``failed``: key -> error text.
+    ``failures``: the replay's own committed failures (calls that failed, the run going on).
     """
 
     order: list[str] = field(default_factory=list)
@@ -131,6 +147,7 @@ class ReplayCalls:
     records: dict[str, StepRecord] = field(default_factory=dict)
     changed: set[str] = field(default_factory=set)
     failed: dict[str, str] = field(default_factory=dict)
+    failures: dict[str, StepFailure] = field(default_factory=dict)
 
 
 def preview(encoded: Any) -> str:
@@ -236,18 +253,51 @@ def _row(
     )
 
 
-def diff_steps(source_records: Sequence[StepRecord], calls: ReplayCalls) -> tuple[StepDiff, ...]:
+def _failure_row(
+    key: str, failure: StepFailure, calls: ReplayCalls, record: StepRecord | None
+) -> StepDiff:
+    """The row of a replay call whose source counterpart is a failure (no record)."""
+    again = calls.failures.get(key)
+    if record is not None:  # it returned this time
+        status: StepStatus = "changed"
+        digest, result, error = record.digest, record.result, None
+    else:
+        error = calls.failed.get(key, "no result: the replay stopped before it returned")
+        digest, result = (again.digest if again else None), None
+        same = again is not None and (again.digest, again.error) == (failure.digest, failure.error)
+        status = "same" if same else "changed"
+    return StepDiff(
+        key=key,
+        status=status,
+        source_digest=failure.digest,
+        replay_digest=digest,
+        replay_result=result,
+        source_key=key,
+        error=error,
+        source_error=failure.error,
+    )
+
+
+def diff_steps(
+    source_records: Sequence[StepRecord],
+    calls: ReplayCalls,
+    source_failures: Sequence[tuple[int, StepFailure]] = (),
+) -> tuple[StepDiff, ...]:
     """Return the step table of a replay against the source run's records.
 
-    Rows are ordered by the position of their source record, then (for rows without one) by
-    the order of the replay's calls.
+    Rows are ordered by the position of their source record (or failure), then (for rows
+    without one) by the order of the replay's calls.
 
     Args:
         source_records: every record of the source run's history, origins first.
         calls: what the replay did with its calls.
+        source_failures: the source's step failures, each with how many of ``source_records``
+            came before the record that holds it (:attr:`~wfctl._restore.History.failures`).
     """
     source = _Source(source_records)
-    rows: list[tuple[int, StepDiff]] = []
+    # A later failure of a key supersedes an earlier one, as a later record does.
+    failures = {failure.key: (position - 0.5, failure) for position, failure in source_failures}
+    rows: list[tuple[float, StepDiff]] = []
     tail = len(source.position)
     # Served calls first: the record that served a call is its counterpart, whatever its key.
     for key, recorded_as in calls.served.items():
@@ -263,6 +313,10 @@ def diff_steps(source_records: Sequence[StepRecord], calls: ReplayCalls) -> tupl
             continue
         record = calls.records.get(key)
         counterpart: StepRecord | None
+        if key in failures and key not in source.by_key:
+            position, failure = failures.pop(key)
+            rows.append((position, _failure_row(key, failure, calls, record)))
+            continue
         if record is not None:
             counterpart, row = _executed_row(key, record, source, key in calls.changed)
         else:
@@ -277,6 +331,21 @@ def diff_steps(source_records: Sequence[StepRecord], calls: ReplayCalls) -> tupl
     for key, record in source.by_key.items():
         if key not in source.paired:
             rows.append((source.position[key], _row(key, "not reached", record, None)))
+    for key, (position, failure) in failures.items():
+        if key not in source.by_key:  # else a record of the key came later: it is the call's
+            rows.append(
+                (
+                    position,
+                    StepDiff(
+                        key=key,
+                        status="not reached",
+                        source_digest=failure.digest,
+                        replay_digest=None,
+                        source_key=key,
+                        source_error=failure.error,
+                    ),
+                )
+            )
     rows.sort(key=lambda item: item[0])
     return tuple(row for _, row in rows)
 

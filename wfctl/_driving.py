@@ -18,6 +18,7 @@ from ._checkpoint import Checkpoint
 from ._codec import decode
 from ._ending import build_result, commit_ending
 from ._events import WorkflowEvent, WorkflowRunState
+from ._policies import StepFailure
 from ._recorded import StepRecord
 from ._restore import History
 from ._result import WorkflowRunResult
@@ -48,6 +49,9 @@ class Driven:
 
     result: WorkflowRunResult
     records: tuple[StepRecord, ...]
+    #: The step failures it committed (calls that failed for good, the run going on), kept
+    #: as the records are.
+    failures: tuple[StepFailure, ...] = ()
 
 
 async def drive(
@@ -101,7 +105,9 @@ async def drive(
     finally:
         await chain.drain()
         await lease.release()
-    return Driven(build_result(run, outcome), tuple(chain.committed))
+    return Driven(
+        build_result(run, outcome), tuple(chain.committed), tuple(chain.committed_failures)
+    )
 
 
 def _pause_reason(lease: RunLease) -> str:

@@ -74,6 +74,7 @@ async def commit_ending(
     step = run.failed_step(error)
     if step is not None:  # where it failed decides whether a plain retry can help
         failed["step"] = step
+    chain.drop_failure(error)  # the failed record says it (a step failure the body let out)
     try:
         await chain.commit(FailedPayload(type(error).__name__, str(error), step))
     except OSError as exc:

@@ -40,7 +40,7 @@ from ._payloads import (
     served_count,
     served_keys,
 )
-from ._policies import AttemptRecord
+from ._policies import AttemptRecord, StepFailure
 from ._query import RunQuery
 from ._readable import readable_text
 from ._storage import FileCheckpointStorage, RunSummary
@@ -176,6 +176,8 @@ class LogEntry:
     detail: str | None = None
     #: Failed attempts of step calls recorded here (each retried after its backoff).
     attempts: tuple[AttemptRecord, ...] = ()
+    #: Step calls recorded here as failed for good, the workflow going on (it caught them).
+    failures: tuple[StepFailure, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """Return the entry as an item of the log document's ``checkpoints``."""
@@ -196,6 +198,10 @@ class LogEntry:
             "error": self.error,
             "detail": self.detail,
             "attempts": [_attempt_json(a) for a in self.attempts],
+            "failures": [
+                {"key": f.key, "error": f.error, "failed_at": epoch_time(f.at)}
+                for f in self.failures
+            ],
         }
 
 
@@ -432,11 +438,13 @@ def log_entry(checkpoint: Checkpoint) -> LogEntry:
     requests: tuple[str, ...] = ()
     answers: tuple[tuple[str, Any], ...] = ()
     attempts: tuple[AttemptRecord, ...] = ()
+    failures: tuple[StepFailure, ...] = ()
     error = detail = None
     match payload_of(checkpoint):
-        case StepPayload(steps=records, attempts=failed):
+        case StepPayload(steps=records, attempts=failed, failures=failed_for_good):
             steps = tuple([_step_entry(r) for r in records])
             attempts = tuple(failed)
+            failures = tuple(failed_for_good)
         case PausePayload(requests=asked, reason=reason):
             requests = tuple(r.request_id for r in asked)
             detail = f"reason: {reason}"
@@ -472,6 +480,7 @@ def log_entry(checkpoint: Checkpoint) -> LogEntry:
     _SET_ERROR(entry, error)
     _SET_DETAIL(entry, detail)
     _SET_ATTEMPTS(entry, attempts)
+    _SET_FAILURES(entry, failures)
     return entry
 
 
@@ -496,10 +505,11 @@ def _step_entry(record: StepRecord) -> StepEntry:
     _SET_ERROR,
     _SET_DETAIL,
     _SET_ATTEMPTS,
+    _SET_FAILURES,
 ) = slot_setters(
     LogEntry,
     *("checkpoint_id", "seq", "kind", "timestamp", "steps", "served", "served_count"),
-    *("requests", "answers", "error", "detail", "attempts"),
+    *("requests", "answers", "error", "detail", "attempts", "failures"),
 )
 _SET_STEP_KEY, _SET_STEP_DURATION, _SET_STEP_RECORD = slot_setters(
     StepEntry, "key", "duration", "record"

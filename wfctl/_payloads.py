@@ -8,8 +8,10 @@ inspectors and the storages never look inside ``data`` themselves. The shapes on
   (on a run restored from another run's checkpoint), ``target``.
 - :class:`StepPayload` (``step``): ``steps``, each a :class:`~wfctl._recorded.StepRecord`;
   ``attempts`` (only when some step call failed an attempt and backs off), each a
-  :class:`~wfctl._policies.AttemptRecord`. A record may hold attempts and no steps. Readers
-  that predate ``attempts`` ignore it: the format version stays 1.
+  :class:`~wfctl._policies.AttemptRecord`; ``failures`` (only when a step call failed for
+  good and the workflow went on), each a :class:`~wfctl._policies.StepFailure`. A record may
+  hold attempts or failures and no steps. Readers that predate ``attempts`` or ``failures``
+  ignore them: the format version stays 1.
 - :class:`ResumePayload` (``resume``): ``responses`` (request id -> encoded answer), ``reason``
   (``answer``, ``continue`` after an interrupt, or ``retry``), ``signature`` (only when a retry
   was allowed to change the code).
@@ -33,14 +35,16 @@ Writing builds the same JSON objects, key for key, that earlier versions wrote.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Self, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias, TypeVar
 
 from ._checkpoint import Checkpoint, Kind
 from ._errors import CheckpointCorruptError
-from ._policies import AttemptRecord
+from ._policies import AttemptRecord, StepFailure
 from ._recorded import StepRecord
+
+_Entry = TypeVar("_Entry")
 
 __all__ = [
     "HANDOFF",
@@ -65,6 +69,13 @@ __all__ = [
 #: The reason of a pause a stopping worker writes: the run is anyone's to take (not a person's
 #: pause, which stays until resumed).
 HANDOFF = "handoff"
+
+
+def _entries(raw: Any, read: Callable[[Any], _Entry | None]) -> tuple[_Entry, ...]:
+    """The entries of a list that read (``read`` gives None for a malformed one)."""
+    if not isinstance(raw, list):
+        return ()
+    return tuple([entry for entry in map(read, raw) if entry is not None])
 
 
 def _text_or_none(value: Any) -> str | None:
@@ -152,19 +163,21 @@ class StepPayload(_KindPayload):
     steps: Sequence[StepRecord]
     #: Failed attempts of step calls that back off and try again (see ``wfctl._policies``).
     attempts: Sequence[AttemptRecord] = ()
+    #: Step calls that failed for good while the workflow went on (it caught the error).
+    failures: Sequence[StepFailure] = ()
 
     def to_json(self) -> dict[str, Any]:
         """Return the ``data`` of the step record (the hot path: nothing but the records)."""
+        data: dict[str, Any] = {"steps": [record.to_json() for record in self.steps]}
         if self.attempts:
-            return {
-                "steps": [record.to_json() for record in self.steps],
-                "attempts": [attempt.to_json() for attempt in self.attempts],
-            }
-        return {"steps": [record.to_json() for record in self.steps]}
+            data["attempts"] = [attempt.to_json() for attempt in self.attempts]
+        if self.failures:
+            data["failures"] = [failure.to_json() for failure in self.failures]
+        return data
 
     @classmethod
     def from_json(cls, raw: dict[str, Any], where: str) -> Self:
-        """Read a step record's ``data`` (a malformed attempt entry reads as absent).
+        """Read a step record's ``data`` (a malformed attempt or failure entry reads as absent).
 
         Raises:
             CheckpointCorruptError: ``steps`` is not a list, or a step record is malformed.
@@ -172,14 +185,12 @@ class StepPayload(_KindPayload):
         steps = raw.get("steps")
         if not isinstance(steps, list):
             raise CheckpointCorruptError(where, "step checkpoint without a steps list")
-        entries = raw.get("attempts")
-        attempts = (
-            tuple([a for a in map(AttemptRecord.from_json, entries) if a is not None])
-            if isinstance(entries, list)
-            else ()
-        )
         read = StepRecord.from_json
-        return cls(tuple([read(step, where) for step in steps]), attempts)
+        return cls(
+            tuple([read(step, where) for step in steps]),
+            _entries(raw.get("attempts"), AttemptRecord.from_json),
+            _entries(raw.get("failures"), StepFailure.from_json),
+        )
 
 
 @dataclass(frozen=True, slots=True)

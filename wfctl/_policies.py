@@ -36,6 +36,7 @@ __all__ = [
     "AttemptRecord",
     "Clock",
     "Retry",
+    "StepFailure",
     "StepPolicy",
     "SystemClock",
     "attach_attempts",
@@ -189,6 +190,51 @@ class AttemptRecord:
             f"attempt {self.attempt} failed: {self.error_type}: {self.message} (next attempt "
             f"at {iso(self.retry_at)}, after {self.retry_at - self.at:.3g}s)"
         )
+
+
+@dataclass(frozen=True, slots=True)
+class StepFailure:
+    """A step call that failed for good (its last attempt raised) while the run went on.
+
+    The workflow caught the step's exception: the call left no result, and no ``failed``
+    record names it. This says that it failed, and how, so a replay can compare a call
+    that fails again with the source's failure instead of with nothing. It informs only: a
+    resume executes the call again, as it executes any call without a result.
+    """
+
+    key: str
+    #: The call's argument digest (None for a step that records none), as a record has it.
+    digest: str | None
+    error_type: str
+    message: str
+    at: float
+
+    @property
+    def error(self) -> str:
+        """``Type: message``, as a ``step_failed`` event and a replay's row say it."""
+        return f"{self.error_type}: {self.message}"
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the entry as stored in a ``step`` checkpoint's ``failures``."""
+        return {
+            "key": self.key,
+            "digest": self.digest,
+            "error": {"type": self.error_type, "message": self.message},
+            "at": self.at,
+        }
+
+    @classmethod
+    def from_json(cls, raw: Any) -> StepFailure | None:
+        """Read a stored entry; a malformed one reads as None (it only informs)."""
+        if not isinstance(raw, dict):
+            return None
+        key, digest, error, at = (raw.get(k) for k in ("key", "digest", "error", "at"))
+        if not isinstance(key, str) or not isinstance(error, dict):
+            return None
+        if not isinstance(at, int | float) or isinstance(at, bool):
+            return None
+        digest = digest if isinstance(digest, str) else None
+        return cls(key, digest, str(error.get("type", "?")), str(error.get("message", "")), at)
 
 
 def iso(seconds: float) -> str:

@@ -230,6 +230,7 @@ async def replay_from(
     )
     result = driven.result
     calls = _replay_calls(result, driven.records)
+    calls.failures = {failure.key: failure for failure in driven.failures}
     source_encoded = _final_outputs(source_chain[-1])
     replay_encoded = encode(result.get_outputs()) if result.status == "completed" else None
     error = result.error
@@ -245,7 +246,7 @@ async def replay_from(
         outputs_source=_decoded(source_encoded, f"{source_chain[-1].checkpoint_id} outputs"),
         outputs_replay=result.get_outputs() if result.status == "completed" else None,
         outputs_diff=diff_outputs(source_encoded, replay_encoded),
-        steps=diff_steps(source_history.records, calls),
+        steps=diff_steps(source_history.records, calls, source_history.failures),
         answers_reused=tuple(answers),
         code_changed=recorded_signature(source_chain, target.seq) != workflow.signature,
     )

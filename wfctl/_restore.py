@@ -23,7 +23,7 @@ from ._errors import (
     UnencodableValueError,
 )
 from ._payloads import ResumePayload, StepPayload, recorded_requests
-from ._policies import AttemptRecord
+from ._policies import AttemptRecord, StepFailure
 from ._recorded import RecordedCalls, StepRecord
 from ._response_types import convert_answer
 from ._storage._capabilities import chain_records, load_chain
@@ -62,6 +62,9 @@ class History:
     #: Failed attempts of step calls, by call key; a retry (``resume`` for ``retry``) starts
     #: every call's attempts afresh.
     attempts: dict[str, list[AttemptRecord]] = field(default_factory=dict)
+    #: Step calls that failed for good while the run went on, each with how many of
+    #: ``records`` came before the record that holds it (a replay compares them).
+    failures: list[tuple[int, StepFailure]] = field(default_factory=list)
     calls: RecordedCalls = field(default_factory=RecordedCalls)
 
     def hand_records_to_calls(self) -> None:
@@ -106,6 +109,8 @@ def _fold(chain: Sequence[Checkpoint], upto: int, history: History) -> None:
     for checkpoint in chain[: upto + 1]:
         if checkpoint.kind == Kind.STEP:
             payload = StepPayload.of(checkpoint)
+            before = len(history.records)
+            history.failures.extend((before, failure) for failure in payload.failures)
             history.records.extend(payload.steps)
             for attempt in payload.attempts:
                 history.attempts.setdefault(attempt.key, []).append(attempt)

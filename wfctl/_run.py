@@ -68,6 +68,7 @@ from ._policies import (
     SYSTEM_CLOCK,
     AttemptRecord,
     Retry,
+    StepFailure,
     StepPolicy,
     attach_attempts,
     attempts_of,
@@ -578,6 +579,7 @@ class Run:
         else:
             call_args, call_kwargs, args_omitted = None, None, ARGS_OPTED_OUT
         clock = time.perf_counter()
+        record = None
         try:
             if step.context is not None:
                 args, kwargs = step.context.join(args, kwargs, self.context)
@@ -615,6 +617,11 @@ class Run:
         except BaseException as exc:
             self._step_failures.append((exc, key))
             self._emit_step_failed(step.name, key, exc)
+            if record is None and isinstance(exc, Exception):  # the call failed, not its commit
+                failure = StepFailure(
+                    key, call_digest, type(exc).__name__, str(exc), self.clock.now()
+                )
+                self.chain.note_failure(failure, exc)
             raise
         finally:
             _scope.reset(scope_token)

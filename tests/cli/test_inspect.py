@@ -66,7 +66,7 @@ def test_log_shows_the_chain_as_a_timeline(store: Path) -> None:
     assert set(entries[0]) == {
         "checkpoint_id", "seq", "kind", "created_at", "steps", "served_keys", "served_count",
         "request_ids",
-        "answers", "error", "detail", "attempts",
+        "answers", "error", "detail", "attempts", "failures",
     }  # fmt: skip
 
     people = wfctl("log", run_id, "--store", store)
@@ -182,3 +182,16 @@ def test_gc_removes_only_finished_runs_nothing_needs(store: Path, tmp_path: Path
 def test_gc_rejects_a_bad_age(store: Path) -> None:
     done = wfctl("gc", "--older-than", "soon", "--store", store)
     assert done.code == 2 and "invalid age 'soon'" in done.error_line()
+
+
+def test_a_step_failure_the_workflow_caught_is_logged_and_replays_identical(
+    store: Path,
+) -> None:
+    run_id = run_id_of(wfctl("run", WORKFLOWS / "caught.py", "--store", store, "--json"))
+    log = wfctl("log", run_id, "--store", store)
+    assert log.code == 0
+    assert "✗ lookup#0 failed: LookupError: no such user: ada" in log.stdout
+    replayed = wfctl("replay", "-c", f"{run_id}.0", "--store", store)
+    assert replayed.code == 0, replayed.stdout  # was 1: DIFFERS, with a failed row
+    assert "identical" in replayed.stdout
+    assert "0 cached, 2 same, 0 changed, 0 new, 0 not reached, 0 failed" in replayed.stdout

@@ -143,6 +143,9 @@ def documents(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Any]]:
     keep("run", json.loads(stdout))
     keep("replay", _json("replay", "-c", f"{typed_id}.1", "--store", store))
     keep("replay", _json("replay", "-c", f"{paused['run_id']}.1", "--store", store))
+    caught = keep("run", _json("run", WORKFLOWS / "caught.py", "--store", store))
+    replayed = keep("replay", _json("replay", "-c", f"{caught['run_id']}.0", "--store", store))
+    assert replayed["identical"] is True  # the step failed again, as it did in the source
     queued = keep("submit", _json("submit", WORKFLOWS / "greet.py", "--store", store))
     keep("runs", _json("runs", "--store", store))  # lists the queued run
     for event in _lines("worker", "--store", store, "--exit-when-idle", "--workflows", WORKFLOWS):
@@ -153,6 +156,7 @@ def documents(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Any]]:
         keep("log", _json("log", run_id, "--store", store))
     keep("log", _json("log", typed_id, "--last", "2", "--store", store))  # a page
     keep("log", _json("log", typed_id, "--from", "99", "--store", store))  # past the head
+    keep("log", _json("log", caught["run_id"], "--store", store))  # a step failure recorded
     for seq in range(4):
         keep("show", _json("show", f"{typed_id}.{seq}", "--store", store))
     keep("export", _json("export", typed_id, "--store", store))
@@ -218,6 +222,8 @@ def test_the_store_covers_every_shape(documents: dict[str, list[Any]]) -> None:
     log_items = [c for d in documents["log"] for c in d["checkpoints"]]
     assert any(c["attempts"] for c in log_items) and any(c["answers"] for c in log_items)
     assert any(c["served_count"] for c in log_items)
+    assert any(c["failures"] for c in log_items)
+    assert any(row["source_error"] for d in documents["replay"] for row in d["steps"])
     gc = documents["gc"][0]
     assert gc["removed"] and gc["kept"]
     assert any(d["reused_answer_ids"] for d in documents["replay"])

@@ -63,7 +63,7 @@ def test_outputs_render_through_the_codec_and_to_json_is_stable() -> None:
         ]
         assert list(document["steps"][0]) == [
             "key", "status", "source_key", "source_digest", "replay_digest",
-            "source_result", "replay_result", "error",
+            "source_result", "replay_result", "error", "source_error",
         ]  # fmt: skip
         # Results are values in the codec's encoding, never their repr.
         row = document["steps"][0]

@@ -125,6 +125,7 @@ class _LogTimeline(_Timeline):
         if (
             self._verbose
             or entry.attempts
+            or entry.failures
             or entry.served
             or entry.served_count
             or entry.requests

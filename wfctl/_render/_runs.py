@@ -194,6 +194,7 @@ def _entry_details(entry: LogEntry, *, verbose: bool) -> list[_Detail]:
         )
         details.append(((visible(f"✓ {step.key}{took}"), "green"), under))
     lines = [(visible(f"↻ {a.key}: {a.describe()}"), "yellow") for a in entry.attempts]
+    lines.extend((visible(f"✗ {f.key} failed: {f.error}"), "red") for f in entry.failures)
     if entry.served:
         lines.append((visible(f"↺ cached: {', '.join(entry.served)}"), "dim"))
     elif entry.served_count:

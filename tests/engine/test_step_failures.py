@@ -1,0 +1,185 @@
+"""A step call that fails for good while the run goes on is recorded, and a replay compares it.
+
+The workflow caught the step's exception: the call left no result. Its failure (key, argument
+digest, error) rides with the run's next commit, or gets a step record of its own before the
+run's next run-level checkpoint; a run that fails with the error itself has its ``failed``
+record say it. A replay of the run compares a call that fails again with that failure: the
+same error and argument is ``same`` (an unchanged workflow replays as identical), anything
+else ``changed``. Before, such a call had no counterpart and every replay said DIFFERS.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import arun
+from wfctl import FileCheckpointStorage, step, workflow
+from wfctl._replay import replay
+
+#: What the flaky step does, by call: "raise <message>" or "return".
+BEHAVIOUR: dict[str, str] = {}
+
+
+@step
+async def ok(x: int) -> int:
+    return x + 1
+
+
+@step
+async def flaky(x: int) -> int:
+    action = BEHAVIOUR.get("flaky", "raise bad")
+    if action.startswith("raise "):
+        raise ValueError(f"{action[6:]} {x}")
+    return x
+
+
+@workflow(name="caught")
+async def caught(start: tuple[int, bool]) -> int:
+    x, then = start
+    a = await ok(x)
+    try:
+        a = await flaky(a)
+    except ValueError:
+        a += 10
+    return await ok(a) if then else a
+
+
+@workflow(name="wrapped")
+async def wrapped(x: int) -> int:
+    try:
+        await flaky(x)
+    except ValueError as exc:
+        raise RuntimeError("gave up") from exc
+    return x
+
+
+@workflow(name="let_out")
+async def let_out(x: int) -> int:
+    await ok(x)
+    return await flaky(x)
+
+
+def records(store: Path, run_id: str) -> list[dict[str, Any]]:
+    journal = store / "runs" / run_id / "journal.jsonl"
+    return [json.loads(line) for line in journal.read_bytes().splitlines()]
+
+
+def failures(store: Path, run_id: str) -> list[tuple[int, dict[str, Any]]]:
+    return [
+        (record["seq"], failure)
+        for record in records(store, run_id)
+        for failure in record["data"].get("failures", [])
+    ]
+
+
+def run(flow: Any, store: Path, run_id: str, *args: Any) -> Any:
+    """Run ``flow``; its result, also when the run failed (a failure raises, the result on it)."""
+    storage = FileCheckpointStorage(store)
+    try:
+        return arun(flow.build(checkpoint_storage=storage).run(*args, run_id=run_id))
+    except Exception as exc:
+        return exc.wfctl_result  # type: ignore[attr-defined]
+    finally:
+        storage.close()
+
+
+def test_a_caught_failure_rides_with_the_next_commit(tmp_path: Path) -> None:
+    BEHAVIOUR.clear()
+    result = run(caught, tmp_path, "r", (1, True))
+    assert result.status == "completed" and result.get_outputs() == [13]
+    [(seq, failure)] = failures(tmp_path, "r")
+    kinds = [record["kind"] for record in records(tmp_path, "r")]
+    assert kinds == ["root", "step", "step", "completed"]  # no record of its own
+    assert seq == 2  # with ok#1's result
+    assert failure["key"] == "flaky#0"
+    assert failure["error"] == {"type": "ValueError", "message": "bad 2"}
+    assert isinstance(failure["digest"], str) and isinstance(failure["at"], float)
+
+
+def test_a_caught_failure_with_no_step_after_it_gets_a_record_before_the_end(
+    tmp_path: Path,
+) -> None:
+    BEHAVIOUR.clear()
+    assert run(caught, tmp_path, "r", (1, False)).status == "completed"
+    kinds = [record["kind"] for record in records(tmp_path, "r")]
+    assert kinds == ["root", "step", "step", "completed"]
+    [(seq, failure)] = failures(tmp_path, "r")
+    assert seq == 2 and failure["key"] == "flaky#0"
+    assert records(tmp_path, "r")[2]["data"]["steps"] == []
+
+
+def test_a_failure_the_run_fails_with_is_said_by_the_failed_record_only(tmp_path: Path) -> None:
+    BEHAVIOUR.clear()
+    assert run(let_out, tmp_path, "r", 1).status == "failed"
+    assert failures(tmp_path, "r") == []
+    assert [record["kind"] for record in records(tmp_path, "r")] == ["root", "step", "failed"]
+    assert records(tmp_path, "r")[-1]["data"]["step"] == "flaky#0"
+
+
+def test_a_failure_the_run_fails_past_is_kept_beside_the_failed_record(tmp_path: Path) -> None:
+    BEHAVIOUR.clear()
+    assert run(wrapped, tmp_path, "r", 1).status == "failed"
+    [(_, failure)] = failures(tmp_path, "r")
+    assert failure["key"] == "flaky#0" and failure["error"]["message"] == "bad 1"
+    failed = records(tmp_path, "r")[-1]
+    assert failed["kind"] == "failed" and failed["data"]["error"]["type"] == "RuntimeError"
+
+
+def test_a_resume_executes_a_failed_call_again(tmp_path: Path) -> None:
+    # The failure informs; it is not served. A run interrupted after it (here: failed
+    # after it, then retried) calls the step again, as it calls any call without a result.
+    BEHAVIOUR.clear()
+    assert run(wrapped, tmp_path, "r", 1).status == "failed"
+    BEHAVIOUR["flaky"] = "return"
+    storage = FileCheckpointStorage(tmp_path)
+    try:
+        resumed = arun(wrapped.build(checkpoint_storage=storage).resume("r"))
+    finally:
+        storage.close()
+    assert resumed.status == "completed" and resumed.executed == ("flaky#0",)
+
+
+def _replayed(store: Path, checkpoint_id: str) -> Any:
+    storage = FileCheckpointStorage(store)
+    try:
+        return asyncio.run(replay(caught.build(checkpoint_storage=storage), checkpoint_id))
+    finally:
+        storage.close()
+
+
+def test_an_unchanged_replay_of_a_caught_failure_is_identical(tmp_path: Path) -> None:
+    BEHAVIOUR.clear()
+    run(caught, tmp_path, "r", (1, True))
+    for checkpoint in ("r.0", "r.1"):
+        report = _replayed(tmp_path, checkpoint)
+        assert report.identical, report.steps  # was DIFFERS: a failed row with no counterpart
+        [row] = [row for row in report.steps if row.key == "flaky#0"]
+        assert row.status == "same"
+        assert row.source_error == row.error == "ValueError: bad 2"
+        assert row.source_digest == row.replay_digest is not None
+        assert [row.key for row in report.steps] == ["ok#0", "flaky#0", "ok#1"]
+
+
+def test_a_replay_whose_call_fails_otherwise_or_returns_differs(tmp_path: Path) -> None:
+    BEHAVIOUR.clear()
+    run(caught, tmp_path, "r", (1, True))
+    BEHAVIOUR["flaky"] = "raise worse"
+    report = _replayed(tmp_path, "r.1")
+    [row] = [row for row in report.steps if row.key == "flaky#0"]
+    assert (row.status, row.source_error, row.error) == (
+        "changed",
+        "ValueError: bad 2",
+        "ValueError: worse 2",
+    )
+    assert not report.identical
+    BEHAVIOUR["flaky"] = "return"
+    report = _replayed(tmp_path, "r.1")
+    rows = {row.key: row for row in report.steps}
+    assert rows["flaky#0"].status == "changed"
+    assert rows["flaky#0"].replay_result == 2 and rows["flaky#0"].error is None
+    assert rows["ok#1"].status == "changed"  # called with 2, not 12
+    assert not report.identical
+    assert report.steps[1].to_json()["source_error"] == "ValueError: bad 2"
