@@ -194,8 +194,9 @@ def replay(
         bool,
         typer.Option(
             "--no-execute",
-            help="Execute nothing: serve every recorded result; any call that would have to "
-            "run is a divergence (a determinism check).",
+            help="Execute nothing: serve every result recorded up to the checkpoint; any call "
+            "that would have to run (one past it, or one whose recorded call failed) is a "
+            "divergence (a determinism check; from the run's head it checks the whole run).",
         ),
     ] = False,
     shuffle: Annotated[
