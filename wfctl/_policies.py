@@ -196,10 +196,11 @@ class AttemptRecord:
 class StepFailure:
     """A step call that failed for good (its last attempt raised) while the run went on.
 
-    The workflow caught the step's exception: the call left no result, and no ``failed``
-    record names it. This says that it failed, and how, so a replay can compare a call
-    that fails again with the source's failure instead of with nothing. It informs only: a
-    resume executes the call again, as it executes any call without a result.
+    The workflow caught the step's exception (or had not yet let it out when a sibling's
+    commit wrote this): the call left no result. This says that it failed, and how, so a
+    replay can compare a call that fails again with the source's failure instead of with
+    nothing. It informs only: a resume executes the call again, as it executes any call
+    without a result.
     """
 
     key: str
