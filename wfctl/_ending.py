@@ -7,7 +7,7 @@ from typing import Any
 
 from ._codec import encode, encoded_size
 from ._errors import UnencodableValueError
-from ._events import RequestInfoEvent, WorkflowErrorDetails, WorkflowRunState
+from ._events import RequestInfoEvent, WorkflowErrorDetails, WorkflowRunState, error_message
 from ._payloads import CompletedPayload, FailedPayload, PausePayload, RecordedRequest
 from ._response_types import type_name
 from ._result import WorkflowRunResult
@@ -70,13 +70,14 @@ async def commit_ending(
         outcome = BodyOutcome("failed", error=exc)
     error = outcome.error
     assert error is not None
-    failed = {"error": f"{type(error).__name__}: {error}"}
+    message = error_message(error)
+    failed = {"error": f"{type(error).__name__}: {message}"}
     step = run.failed_step(error)
     if step is not None:  # where it failed decides whether a plain retry can help
         failed["step"] = step
     chain.drop_failure(error)  # the failed record says it (a step failure the body let out)
     try:
-        await chain.commit(FailedPayload(type(error).__name__, str(error), step))
+        await chain.commit(FailedPayload(type(error).__name__, message, step))
     except OSError as exc:
         error.add_note(
             f"the failed checkpoint could not be stored either ({exc}); the run's head stays "

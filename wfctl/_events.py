@@ -83,6 +83,18 @@ EVENT_KINDS: Final = frozenset(
 )
 
 
+def error_message(exc: BaseException) -> str:
+    """``str(exc)``, or what a traceback prints when that raises.
+
+    An exception whose ``__str__`` is broken still reaches the workflow (or fails the run) as
+    itself: describing it must not raise in its place.
+    """
+    try:
+        return str(exc)
+    except Exception:
+        return "<exception str() failed>"
+
+
 @dataclass(frozen=True, slots=True)
 class WorkflowErrorDetails:
     """What went wrong, on ``failed`` and ``executor_failed`` events (``event.details``)."""
@@ -99,7 +111,7 @@ class WorkflowErrorDetails:
     ) -> WorkflowErrorDetails:
         """Describe ``exc`` (its type, message and formatted traceback)."""
         formatted = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-        return cls(type(exc).__name__, str(exc), formatted, executor_id)
+        return cls(type(exc).__name__, error_message(exc), formatted, executor_id)
 
 
 @dataclass(frozen=True, slots=True)

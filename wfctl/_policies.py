@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ._events import error_message
 from ._keys import ROOT_SCOPE, Scope, current_scope
 from ._recorded import StepRecord
 
@@ -311,7 +312,9 @@ async def call_with_policy(
                 raise
             now = run.clock.now()
             delay = retry.delay(attempt, key)
-            record = AttemptRecord(key, attempt, type(exc).__name__, str(exc), now, now + delay)
+            record = AttemptRecord(
+                key, attempt, type(exc).__name__, error_message(exc), now, now + delay
+            )
             failed.append(record)
             await run.chain.commit_attempt(record)
             run.emit(

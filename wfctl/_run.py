@@ -50,6 +50,7 @@ from ._events import (
     WorkflowEvent,
     WorkflowEventSource,
     WorkflowRunState,
+    error_message,
     event_of,
     made_event,
 )
@@ -619,7 +620,7 @@ class Run:
             self._emit_step_failed(step.name, key, exc)
             if record is None and isinstance(exc, Exception):  # the call failed, not its commit
                 failure = StepFailure(
-                    key, call_digest, type(exc).__name__, str(exc), self.clock.now()
+                    key, call_digest, type(exc).__name__, error_message(exc), self.clock.now()
                 )
                 self.chain.note_failure(failure, exc)
             raise
@@ -651,7 +652,7 @@ class Run:
             details,
             executor_id=name,
             details=details,
-            extra=extra or {"error": f"{type(error).__name__}: {error}"},
+            extra=extra or {"error": f"{type(error).__name__}: {error_message(error)}"},
         )
 
     # -- requests and pausing ----------------------------------------------------------------

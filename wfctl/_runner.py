@@ -35,6 +35,7 @@ from ._errors import (
     WfctlError,
     WorkflowChangedError,
 )
+from ._events import error_message
 from ._ids import new_run_id
 from ._inputs import NotJsonError, load_json, load_toml, read_text
 from ._interrupts import Drive, EventListener, InterruptListener, drive_call
@@ -298,7 +299,7 @@ def _describe(error: BaseException) -> str:
 
     The library's note on how to retry the run is left out: the report gives the commands.
     """
-    return "; ".join([f"{type(error).__name__}: {error}", *own_notes(error)])
+    return "; ".join([f"{type(error).__name__}: {error_message(error)}", *own_notes(error)])
 
 
 async def _settled(call: Awaitable[WorkflowRunResult]) -> WorkflowRunResult:

@@ -224,3 +224,40 @@ def test_resuming_a_completed_run_points_at_a_replay_that_works(store: Path) -> 
     assert command == f"wfctl replay --checkpoint {run_id}.2 --store {store}"
     replayed = _run_printed(command)
     assert replayed.code == 0, replayed.stderr
+
+
+UNPRINTABLE = """
+from wfctl import step, workflow
+
+
+class Unprintable(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("no text for this one")
+
+
+@step
+async def lookup(x: int) -> int:
+    raise Unprintable()
+
+
+@workflow(name="unprintable")
+async def unprintable(x: int) -> int:
+    return await lookup(x)
+"""
+
+
+def test_a_run_failed_by_an_exception_that_cannot_be_printed_is_reported_as_itself(
+    store: Path, tmp_path: Path
+) -> None:
+    code = tmp_path / "unprintable.py"
+    code.write_text(UNPRINTABLE)
+    done = wfctl("run", code, "--input", "1", "--store", store)
+    assert done.code == 1, done.stderr
+    assert "internal error" not in done.stderr and "Traceback" not in done.stderr
+    # Was "failed: RuntimeError: no text for this one", "in the workflow body": describing
+    # the step's error raised in its place.
+    assert "failed: Unprintable: <exception str() failed>" in " ".join(done.stderr.split())
+    assert "It failed in step lookup#0" in done.stderr
+    doc = wfctl("run", code, "--input", "1", "--store", store, "--json").json()
+    assert doc["error"] == "Unprintable: <exception str() failed>"
+    assert doc["failed_step_key"] == "lookup#0"

@@ -183,3 +183,48 @@ def test_a_replay_whose_call_fails_otherwise_or_returns_differs(tmp_path: Path) 
     assert rows["ok#1"].status == "changed"  # called with 2, not 12
     assert not report.identical
     assert report.steps[1].to_json()["source_error"] == "ValueError: bad 2"
+
+
+class Unprintable(Exception):
+    """An exception whose ``str()`` raises (a broken ``__str__``)."""
+
+    def __str__(self) -> str:
+        raise RuntimeError("no text for this one")
+
+
+@step
+async def unprintable(x: int) -> int:
+    raise Unprintable()
+
+
+@workflow(name="catches_unprintable")
+async def catches_unprintable(x: int) -> int:
+    try:
+        await unprintable(x)
+    except Unprintable:
+        return -x
+    return x
+
+
+@workflow(name="lets_unprintable_out")
+async def lets_unprintable_out(x: int) -> int:
+    return await unprintable(x)
+
+
+def test_an_exception_that_cannot_be_printed_reaches_the_workflow_as_itself(
+    tmp_path: Path,
+) -> None:
+    # Describing the error (its event, its failure entry) called str() on it: the engine's
+    # RuntimeError replaced the step's exception, and the body's except clause never ran.
+    result = run(catches_unprintable, tmp_path, "r", 3)
+    assert result.status == "completed" and result.get_outputs() == [-3]
+    [(_, failure)] = failures(tmp_path, "r")
+    assert failure["error"] == {"type": "Unprintable", "message": "<exception str() failed>"}
+
+
+def test_a_run_failed_by_an_exception_that_cannot_be_printed_records_it(tmp_path: Path) -> None:
+    result = run(lets_unprintable_out, tmp_path, "r", 3)
+    assert result.status == "failed" and isinstance(result.error, Unprintable)
+    failed = records(tmp_path, "r")[-1]
+    assert failed["data"]["error"] == {"type": "Unprintable", "message": "<exception str() failed>"}
+    assert failed["data"]["step"] == "unprintable#0"
