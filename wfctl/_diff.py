@@ -193,10 +193,18 @@ class _Source:
     def __init__(self, records: Iterable[StepRecord]) -> None:
         self.by_key: dict[str, StepRecord] = {}
         self.position: dict[str, int] = {}
+        #: For each record, how many keys came before it (a place in ``position``'s order).
+        self._keys_before: list[int] = []
         for record in records:
+            self._keys_before.append(len(self.position))
             self.position.setdefault(record.key, len(self.position))
             self.by_key[record.key] = record
         self.paired: set[str] = set()
+
+    def place(self, records_before: int) -> int:
+        """The place, in ``position``'s order, of what came after ``records_before`` records."""
+        before = self._keys_before
+        return before[records_before] if records_before < len(before) else len(self.position)
 
     def free(self, key: str | None) -> StepRecord | None:
         if key is None or key in self.paired:
@@ -258,14 +266,16 @@ def _failure_row(
 ) -> StepDiff:
     """The row of a replay call whose source counterpart is a failure (no record)."""
     again = calls.failures.get(key)
+    status: StepStatus = "changed"
     if record is not None:  # it returned this time
-        status: StepStatus = "changed"
         digest, result, error = record.digest, record.result, None
-    else:
+    elif again is not None:  # it failed again (or the workflow cancelled it again)
+        digest, result, error = again.digest, None, again.error
+        if (again.digest, again.error) == (failure.digest, failure.error):
+            status = "same"
+    else:  # no failure recorded: the replay stopped, or failed with the error itself
+        digest = result = None
         error = calls.failed.get(key, "no result: the replay stopped before it returned")
-        digest, result = (again.digest if again else None), None
-        same = again is not None and (again.digest, again.error) == (failure.digest, failure.error)
-        status = "same" if same else "changed"
     return StepDiff(
         key=key,
         status=status,
@@ -296,7 +306,9 @@ def diff_steps(
     """
     source = _Source(source_records)
     # A later failure of a key supersedes an earlier one, as a later record does.
-    failures = {failure.key: (position - 0.5, failure) for position, failure in source_failures}
+    failures = {
+        failure.key: (source.place(before) - 0.5, failure) for before, failure in source_failures
+    }
     rows: list[tuple[float, StepDiff]] = []
     tail = len(source.position)
     # Served calls first: the record that served a call is its counterpart, whatever its key.

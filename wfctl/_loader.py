@@ -29,6 +29,7 @@ from types import ModuleType
 from typing import Any
 
 from ._errors import WorkflowLoadError
+from ._events import error_message
 from ._step import Step
 from ._trust import module_locations
 from ._workflow import Workflow
@@ -119,7 +120,7 @@ def _raised(exc: BaseException) -> str:
     """
     if isinstance(exc, SystemExit):
         return f"SystemExit({exc.code!r})"  # its message alone would be the bare code
-    return f"{type(exc).__name__}: {exc}"
+    return f"{type(exc).__name__}: {error_message(exc)}"
 
 
 def _restore(name: str, previous: ModuleType | None) -> None:

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
 
 from ._events import error_message
 from ._keys import ROOT_SCOPE, Scope, current_scope
@@ -147,6 +147,23 @@ class StepPolicy:
     timeout: float | None = None
 
 
+#: Epoch seconds of 10000-01-01: a time at or past it has no date to show.
+_END_OF_DATES = 253_402_300_800
+
+
+def _is_time(value: Any) -> TypeGuard[float]:
+    """Whether ``value`` is epoch seconds a date can show (finite, from 1970 to year 9999).
+
+    A stored entry's times are shown as dates (``log``): one that cannot be (an edited
+    record's ``1e300``, ``NaN``, a negative time) makes the entry malformed, read as absent.
+    """
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and 0 <= value < _END_OF_DATES  # False for NaN too
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class AttemptRecord:
     """One failed attempt of a step call, committed before the step backs off."""
@@ -179,7 +196,7 @@ class AttemptRecord:
         key, attempt, at, retry_at = (raw.get(k) for k in ("key", "attempt", "at", "retry_at"))
         if not isinstance(key, str) or type(attempt) is not int:
             return None
-        if not isinstance(at, int | float) or not isinstance(retry_at, int | float):
+        if not _is_time(at) or not _is_time(retry_at):
             return None
         return cls(
             key, attempt, str(error.get("type", "?")), str(error.get("message", "")), at, retry_at
@@ -213,8 +230,8 @@ class StepFailure:
 
     @property
     def error(self) -> str:
-        """``Type: message``, as a ``step_failed`` event and a replay's row say it."""
-        return f"{self.error_type}: {self.message}"
+        """``Type: message``, as a ``step_failed`` event says it (``Type`` without one)."""
+        return f"{self.error_type}: {self.message}" if self.message else self.error_type
 
     def to_json(self) -> dict[str, Any]:
         """Return the entry as stored in a ``step`` checkpoint's ``failures``."""
@@ -233,7 +250,7 @@ class StepFailure:
         key, digest, error, at = (raw.get(k) for k in ("key", "digest", "error", "at"))
         if not isinstance(key, str) or not isinstance(error, dict):
             return None
-        if not isinstance(at, int | float) or isinstance(at, bool):
+        if not _is_time(at):
             return None
         digest = digest if isinstance(digest, str) else None
         return cls(key, digest, str(error.get("type", "?")), str(error.get("message", "")), at)

@@ -41,7 +41,7 @@ from ._diff import (
     render_json,
 )
 from ._documents import document
-from ._events import WorkflowEvent
+from ._events import WorkflowEvent, error_message
 from ._payloads import CompletedPayload, recorded_requests, recorded_signature
 from ._recorded import StepRecord
 from ._restore import History, fold_history, load_target, read_origins
@@ -241,7 +241,7 @@ async def replay_from(
         replay_run_id=result.run_id,
         replay_checkpoint_id=result.checkpoint_id,
         replay_status=result.status,
-        error=str(error) if error is not None else None,
+        error=error_message(error) if error is not None else None,
         error_type=type(error).__name__ if error is not None else None,
         outputs_source=_decoded(source_encoded, f"{source_chain[-1].checkpoint_id} outputs"),
         outputs_replay=result.get_outputs() if result.status == "completed" else None,

@@ -41,6 +41,7 @@ from typing import Any, Final
 
 from ._codec import registered_class, registered_name
 from ._errors import AnswerTypeError, WorkflowDefinitionError
+from ._events import error_message
 
 __all__ = ["admits_text", "convert_answer", "type_name"]
 
@@ -330,5 +331,5 @@ def _field_types(cls: type) -> dict[str, Any]:
 
 
 def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
+    text = error_message(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else ''}"[:200]

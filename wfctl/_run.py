@@ -210,6 +210,9 @@ class Run:
         )
         self._tasks: set[asyncio.Task[Any]] = set()
         self._body: asyncio.Task[Any] | None = None
+        #: Set once the engine cancels the run's tasks (the run ends, pauses past its drain, or
+        #: its caller was cancelled): a step cancelled then was not cancelled by the workflow.
+        self._stopping = False
         chain.solo = self._solo
         self.gate = PauseGate()
         self._request_ids: set[str] = set()
@@ -607,7 +610,13 @@ class Run:
                 replaced,
             )
             await self.chain.commit_step(record)
-        except (PauseSignal, asyncio.CancelledError):
+        except PauseSignal:
+            raise
+        except asyncio.CancelledError as exc:
+            # Cancelled by the workflow itself (a TaskGroup whose sibling failed, a timeout
+            # around the call): the call ended without a result, as a failure does.
+            if record is None and not (self._stopping or self.gate.released):
+                self._note_failure(key, call_digest, exc)
             raise
         except SystemExit as exc:  # asyncio would end the process with it: fail the run
             error = WorkflowExitError(exc.code, f"step {key}")
@@ -619,10 +628,7 @@ class Run:
             self._step_failures.append((exc, key))
             self._emit_step_failed(step.name, key, exc)
             if record is None and isinstance(exc, Exception):  # the call failed, not its commit
-                failure = StepFailure(
-                    key, call_digest, type(exc).__name__, error_message(exc), self.clock.now()
-                )
-                self.chain.note_failure(failure, exc)
+                self._note_failure(key, call_digest, exc)
             raise
         finally:
             _scope.reset(scope_token)
@@ -641,6 +647,13 @@ class Run:
             else step.event_fields,
         )
         return value
+
+    def _note_failure(self, key: str, digest: str | None, error: BaseException) -> None:
+        """Have the chain record that call ``key`` ended with ``error`` and no result."""
+        failure = StepFailure(
+            key, digest, type(error).__name__, error_message(error), self.clock.now()
+        )
+        self.chain.note_failure(failure, error)
 
     def _emit_step_failed(
         self, name: str, key: str, error: BaseException, extra: dict[str, Any] | None = None
@@ -708,6 +721,7 @@ class Run:
         try:
             await self._supervise(body_task)
         finally:
+            self._stopping = True
             for task in (body_task, *self._tasks):
                 task.cancel()
             await asyncio.gather(body_task, *self._tasks, return_exceptions=True)
@@ -739,6 +753,7 @@ class Run:
             if body_task.done():
                 return
             await gate.release()
+            self._stopping = True
             for task in (*self._tasks, body_task):
                 task.cancel()  # still blocked after the signal: nothing more can happen
             await asyncio.wait({body_task})

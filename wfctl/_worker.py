@@ -30,6 +30,7 @@ from typing import Any
 from ._admission import continue_run
 from ._documents import document, epoch_time
 from ._errors import WfctlError
+from ._events import error_message
 from ._interrupts import PAUSE_SIGNALS
 from ._loader import load_workflow
 from ._payloads import HANDOFF, RootPayload
@@ -262,7 +263,9 @@ class _Worker:
 
 def _describe(error: BaseException) -> str:
     """Return a wfctl error's own message, any other as ``Type: message``."""
-    return str(error) if isinstance(error, WfctlError) else f"{type(error).__name__}: {error}"
+    if isinstance(error, WfctlError):
+        return str(error)
+    return f"{type(error).__name__}: {error_message(error)}"
 
 
 def run_worker(

@@ -11,13 +11,20 @@ else ``changed``. Before, such a call had no counterpart and every replay said D
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import arun
 from wfctl import FileCheckpointStorage, step, workflow
+from wfctl._diff import ReplayCalls, diff_steps
+from wfctl._policies import AttemptRecord, StepFailure
+from wfctl._recorded import StepRecord
 from wfctl._replay import replay
+from wfctl._worker import _describe
 
 #: What the flaky step does, by call: "raise <message>" or "return".
 BEHAVIOUR: dict[str, str] = {}
@@ -228,3 +235,116 @@ def test_a_run_failed_by_an_exception_that_cannot_be_printed_records_it(tmp_path
     failed = records(tmp_path, "r")[-1]
     assert failed["data"]["error"] == {"type": "Unprintable", "message": "<exception str() failed>"}
     assert failed["data"]["step"] == "unprintable#0"
+
+
+@step
+async def slow(x: int) -> int:
+    await asyncio.Event().wait()  # never set: only a cancel ends it
+    return x
+
+
+@workflow(name="cancels")
+async def cancels(mode: str) -> str:
+    if mode == "taskgroup":  # a sibling's failure cancels the others
+        try:
+            async with asyncio.TaskGroup() as group:
+                group.create_task(slow(1))
+                group.create_task(flaky(2))
+        except* ValueError:
+            pass
+    else:  # a timeout around the call cancels it (the call never ends by itself)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(slow(1), 0.01)
+    return mode
+
+
+def test_a_call_the_workflow_cancels_is_recorded_and_replays_identical(tmp_path: Path) -> None:
+    # Before, its replay row was "failed" (no result, no failure), and the replay DIFFERS.
+    BEHAVIOUR.clear()
+    for mode in ("taskgroup", "timeout"):
+        store = tmp_path / mode
+        assert run(cancels, store, "r", mode).status == "completed"
+        entries = {f["key"]: f["error"]["type"] for _, f in failures(store, "r")}
+        expected = {"slow#0": "CancelledError"}
+        if mode == "taskgroup":
+            expected["flaky#0"] = "ValueError"
+        assert entries == expected, mode
+        storage = FileCheckpointStorage(store)
+        try:
+            report = asyncio.run(replay(cancels.build(checkpoint_storage=storage), "r.0"))
+        finally:
+            storage.close()
+        assert report.identical, (mode, report.steps)
+        assert {row.key: row.status for row in report.steps} == dict.fromkeys(expected, "same")
+
+
+def test_a_call_cancelled_because_the_run_is_stopped_is_not_a_failure(tmp_path: Path) -> None:
+    started = asyncio.Event()
+
+    @step
+    async def blocked(x: int) -> int:
+        started.set()
+        await asyncio.Event().wait()
+        return x
+
+    @workflow(name="stopped")
+    async def stopped(x: int) -> int:
+        await ok(x)
+        return await blocked(x)
+
+    async def main() -> None:
+        storage = FileCheckpointStorage(tmp_path)
+        try:
+            task = asyncio.ensure_future(
+                stopped.build(checkpoint_storage=storage).run(1, run_id="r")
+            )
+            await started.wait()
+            task.cancel()  # the caller gives up: the engine cancels the run's tasks
+            with contextlib.suppress(BaseException):
+                await task
+        finally:
+            storage.close()
+
+    asyncio.run(main())
+    assert failures(tmp_path, "r") == []
+
+
+def test_a_replay_that_fails_with_an_exception_that_cannot_be_printed_reports_it(
+    tmp_path: Path,
+) -> None:
+    run(lets_unprintable_out, tmp_path, "r", 3)
+    storage = FileCheckpointStorage(tmp_path)
+    try:
+        report = asyncio.run(replay(lets_unprintable_out.build(checkpoint_storage=storage), "r.0"))
+    finally:
+        storage.close()
+    assert report.replay_status == "failed"  # was a RuntimeError out of replay itself
+    assert (report.error_type, report.error) == ("Unprintable", "<exception str() failed>")
+    assert _describe(Unprintable()) == "Unprintable: <exception str() failed>"  # a worker's line
+
+
+@pytest.mark.parametrize("at", [1e300, -1.0, float("nan"), float("inf"), True, "1"])
+def test_an_entry_whose_time_has_no_date_reads_as_absent(at: Any) -> None:
+    # A record edited with its checksum: log --json crashed showing 1e300 as a date.
+    assert StepFailure.from_json({"key": "k", "error": {}, "at": at}) is None
+    attempt = {"key": "k", "attempt": 1, "error": {}, "at": 1.0, "retry_at": at}
+    assert AttemptRecord.from_json(attempt) is None
+    assert StepFailure.from_json({"key": "k", "error": {}, "at": 1.7e9}) is not None
+
+
+def test_a_failure_sorts_among_the_source_s_keys_where_it_came() -> None:
+    def record(key: str) -> StepRecord:
+        return StepRecord.from_json({"key": key, "digest": "d", "result": 1}, "test")
+
+    # ok#0 recorded twice (a resumed run recorded it again), then the failure, then ok#1.
+    source = [record("ok#0"), record("ok#0"), record("ok#1")]
+    failure = StepFailure("flaky#0", "d", "ValueError", "bad", 1.0)
+    calls = ReplayCalls(order=["ok#0", "flaky#0", "ok#1"])
+    calls.served = {"ok#0": "ok#0", "ok#1": "ok#1"}
+    calls.failures = {"flaky#0": failure}
+    rows = diff_steps(source, calls, [(2, failure)])
+    assert [(row.key, row.status) for row in rows] == [
+        ("ok#0", "cached"),
+        ("flaky#0", "same"),
+        ("ok#1", "cached"),
+    ]

@@ -256,17 +256,19 @@ def _report_usage(exc: ClickException) -> int:
 
 def _report_error(exc: BaseException) -> int:
     from wfctl._errors import WfctlError
+    from wfctl._events import error_message
     from wfctl._exit import EXIT_INTERRUPTED, exit_code_for_error
 
     if _debug:
         traceback.print_exception(exc, file=sys.stderr)
     code = exit_code_for_error(exc)
     if isinstance(exc, KeyboardInterrupt) or code == EXIT_INTERRUPTED:
-        line = f"wfctl: interrupted: {exc}" if str(exc) else "wfctl: interrupted"
+        text = error_message(exc)
+        line = f"wfctl: interrupted: {text}" if text else "wfctl: interrupted"
     elif isinstance(exc, WfctlError | OSError):
         line = f"wfctl: error: {exc}"
     else:
-        line = f"wfctl: internal error: {type(exc).__name__}: {exc}"
+        line = f"wfctl: internal error: {type(exc).__name__}: {error_message(exc)}"
         if not _debug:
             line += " (run with --debug for the traceback)"
     # One line, and stored text in it (keys, error messages) cannot steer the terminal.
