@@ -123,6 +123,12 @@ def _deep(line: bytes) -> bytes:
     return sign(raw, replace=('"@DEEP@"', "[" * depth + "]" * depth))
 
 
+def _nan(line: bytes) -> bytes:
+    raw = json.loads(line)
+    raw["data"]["steps"][0]["dt"] = "@NAN@"  # a bare NaN: not JSON, never written by wfctl
+    return sign(raw, replace=('"@NAN@"', "NaN"))
+
+
 def _foreign(lines: list[bytes], journal: Path, base: Baseline) -> list[bytes]:
     other = (journal.parent.parent / OTHER / "journal.jsonl").read_bytes().split(b"\n")
     lines[MID_LINE - 1] = other[1]
@@ -212,6 +218,7 @@ KINDS = [
     ),
     Kind("older-version-mid", "mid", line_edit(MID_LINE - 1, lambda b: edit_record(b, _older)), 5),
     Kind("deep-nesting-mid", "mid", line_edit(MID_LINE - 1, _deep), MID_LINE),
+    Kind("nan-mid", "mid", line_edit(MID_LINE - 1, _nan), MID_LINE),
     Kind("traversal-id-mid", "mid", line_edit(MID_LINE - 1, lambda b: edit_record(b, _bad_id)), 5),
     Kind("bitflip-before-head", "mid", line_edit(-2, _flip), 9),
     Kind("deleted-mid", "chain", _delete),

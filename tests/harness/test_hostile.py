@@ -162,7 +162,7 @@ DECODING = {"resume", "restore", "replay"}
 #: Breaks that leave a middle record's checksum and chain link intact (only its JSON cannot
 #: be decoded): ``list_runs``, which checks every checksum and link without parsing the data
 #: of records in the middle, does not read them.
-LINKS_ONLY = {"deep-nesting-mid"}
+LINKS_ONLY = {"deep-nesting-mid", "nan-mid"}
 
 
 def _reads_broken_part(kind: Kind, path: str) -> bool:

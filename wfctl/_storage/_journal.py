@@ -17,6 +17,7 @@ run last ended or paused; :func:`crc_of_seq` finds the checksum it is compared w
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -182,6 +183,11 @@ def load_body(body: bytes, where: str) -> object:
     (``NaN``, lone surrogates, a UTF-8 BOM, nesting deeper than 1,024). A body with a run of 19
     digits, or one orjson refuses, is read by the standard library instead, which reads it
     as written or names what is wrong: the value read is always the standard library's.
+
+    ``NaN``, ``Infinity``, ``-Infinity`` and numbers that overflow to infinity (``1e400``) are
+    refused by both: wfctl never writes them (the codec tags such floats), so a record holding
+    one was edited. Read as numbers, they went on into ``--json`` output that is not JSON, and
+    a copy to PostgreSQL (whose JSON has no such numbers) changed them silently.
     """
     if _LONG_DIGITS not in body.translate(_DIGIT_RUNS):
         try:
@@ -189,9 +195,20 @@ def load_body(body: bytes, where: str) -> object:
         except orjson.JSONDecodeError:
             pass
     try:
-        return json.loads(body)
+        return json.loads(body, parse_constant=_refuse_constant, parse_float=_finite_float)
     except (ValueError, RecursionError) as exc:
         raise CheckpointCorruptError(where, f"invalid JSON: {exc}") from None
+
+
+def _refuse_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (math.inf, -math.inf):
+        raise ValueError(f"{text[:40]} is beyond the largest float")
+    return value
 
 
 def record_link(line: bytes, where: str) -> tuple[str, int]:
