@@ -110,7 +110,11 @@ class StepRecord:
             raise CheckpointCorruptError(where, f"step {key}: invalid digest")
         if explicit is not None and not isinstance(explicit, str):
             raise CheckpointCorruptError(where, f"step {key}: invalid explicit key")
-        if effects is not None and not isinstance(effects, dict):
+        if effects is not None and not (
+            isinstance(effects, dict)
+            and isinstance(effects.get("state", {}), dict)
+            and isinstance(effects.get("outputs", []), list)
+        ):  # served, a record's effects set the run's state and yield its outputs again
             raise CheckpointCorruptError(where, f"step {key}: invalid effects")
         if "result" not in raw:
             raise CheckpointCorruptError(where, f"step {key}: no result")

@@ -200,6 +200,10 @@ def _bad_step_record(raw: dict[str, Any]) -> None:
     raw["data"]["steps"][0] = {"no key": True, "result": 1}
 
 
+def _bad_effects(raw: dict[str, Any]) -> None:
+    raw["data"]["steps"][0]["effects"] = {"state": [1]}  # served, it would set the run's state
+
+
 def _steps_not_a_list(raw: dict[str, Any]) -> None:
     raw["data"]["steps"] = "x"
 
@@ -265,6 +269,12 @@ KINDS = [
         "step-record-without-key",
         "payload",
         line_edit(MID_LINE - 1, lambda b: edit_record(b, _bad_step_record)),
+        MID_LINE,
+    ),
+    Kind(
+        "effects-state-not-an-object",
+        "payload",
+        line_edit(MID_LINE - 1, lambda b: edit_record(b, _bad_effects)),
         MID_LINE,
     ),
     Kind(

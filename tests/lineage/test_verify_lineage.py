@@ -213,6 +213,8 @@ def test_kinds_must_make_sense(kinds: list[str], fragment: str) -> None:
     [
         ("step", {"steps": "x"}, "step checkpoint without a steps list"),
         ("step", {"steps": [{"key": 1}]}, "step"),
+        ("step", {"steps": [{"key": "a#0", "result": 1, "effects": {"state": [1]}}]}, "effects"),
+        ("step", {"steps": [{"key": "a#0", "result": 1, "effects": {"outputs": 5}}]}, "effects"),
         ("resume", {"responses": []}, "resume checkpoint with invalid responses"),
         ("completed", {"outputs": "x"}, "completed checkpoint without outputs"),
     ],
