@@ -87,6 +87,7 @@ async def drive(
         pause_probe=lease.pause_requested,
         step_retries=workflow.step_retries,
         past_attempts=history.attempts,
+        past_failures={failure.key: failure for _, failure in history.failures},
     )
 
     def announce(checkpoint: Checkpoint) -> None:

@@ -173,6 +173,7 @@ class Run:
         pause_probe: Callable[[], bool] | None = None,
         step_retries: Retry | None = None,
         past_attempts: dict[str, list[AttemptRecord]] | None = None,
+        past_failures: dict[str, StepFailure] | None = None,
     ) -> None:
         self.run_id = run_id
         self.chain = chain
@@ -221,6 +222,9 @@ class Run:
         #: so far, by call key; the clock policies wait on (see ``wfctl._policies``).
         self.step_retries = step_retries
         self.past_attempts = past_attempts or {}
+        #: The recorded failures of calls the history holds no result for, by key (a replay's
+        #: history gathers them): a divergence says why there is nothing to serve.
+        self.past_failures = past_failures or {}
         self.clock = clock_var.get() or SYSTEM_CLOCK
 
     # -- bookkeeping -------------------------------------------------------------------------
@@ -442,13 +446,16 @@ class Run:
                 # Its record says so until then: a run resumed past it settles it too.
                 replaced = not self.options.allow_changed
         elif match is None and not self.options.execute:
+            failed = self.past_failures.get(key)
+            reason = "no recorded result and execution is off"
+            if failed is not None:
+                reason = (
+                    f"its recorded call failed ({failed.error}), a failure is not served, "
+                    "and execution is off"
+                )
             self._diverge(
                 ReplayDivergenceError(
-                    key,
-                    call_digest,
-                    [],
-                    "no recorded result and execution is off",
-                    call_args=_shown_args(step, encoded_args),
+                    key, call_digest, [], reason, call_args=_shown_args(step, encoded_args)
                 ),
                 name,
             )

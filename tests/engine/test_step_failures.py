@@ -348,3 +348,19 @@ def test_a_failure_sorts_among_the_source_s_keys_where_it_came() -> None:
         ("flaky#0", "same"),
         ("ok#1", "cached"),
     ]
+
+
+def test_no_execute_says_a_recorded_failure_is_not_served(tmp_path: Path) -> None:
+    BEHAVIOUR.clear()
+    run(caught, tmp_path, "r", (1, True))
+    storage = FileCheckpointStorage(tmp_path)
+    try:
+        flow = caught.build(checkpoint_storage=storage)
+        report = asyncio.run(replay(flow, "r.3", execute=False))
+    finally:
+        storage.close()
+    assert report.replay_status == "failed" and report.error_type == "ReplayDivergenceError"
+    # Was "no recorded result and execution is off": true, but not why there is none.
+    assert "its recorded call failed (ValueError: bad 2), a failure is not served" in (
+        report.error or ""
+    )
