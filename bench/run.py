@@ -389,7 +389,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     plan = QUICK if args.quick else FULL
+    if args.workdir is not None:
+        args.workdir.mkdir(parents=True, exist_ok=True)
     workdir = Path(tempfile.mkdtemp(prefix="wfctl-bench-", dir=args.workdir))
+    # An installed wfctl runs from compiled bytecode: so do the processes timed here, from a
+    # private cache the warm-up runs write, even where PYTHONDONTWRITEBYTECODE is set (then a
+    # checkout without __pycache__ compiled every wfctl module at every start: ~10 ms of
+    # `wfctl --help`, as the seventeenth round in RESULTS.md found).
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["PYTHONPYCACHEPREFIX"] = str(workdir / "pycache")
     bench = Bench(args.only, args.repeat, workdir, args.timeout)
     started = time.time()
     try:
