@@ -189,6 +189,9 @@ async def _copy_run(src: RunStore, dst: RunStore, run_id: str) -> CopiedRun:
         lease = await dst.lease_run(run_id)
     except RunLockedError as exc:
         return _refused(run_id, name, f"in the destination: {exc}", summary.head_seq + 1)
+    except CheckpointCorruptError as exc:  # its entry there cannot hold a run (a file, a link)
+        corrupt = f"exists in the destination, corrupt there: {exc}"
+        return _refused(run_id, name, corrupt, summary.head_seq + 1)
     try:
         return await _write_run(src, dst, run_id, name, summary.head_seq + 1)
     finally:

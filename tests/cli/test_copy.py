@@ -168,6 +168,23 @@ def test_runs_that_cannot_be_copied_are_reported_and_the_others_copied(
     assert all(copied[p] == data for p, data in _files(store).items() if p.split("/")[1] in fine)
 
 
+def test_a_file_in_a_run_s_place_in_the_destination_refuses_that_run_only(
+    source: Path, tmp_path: Path
+) -> None:
+    target = tmp_path / "target"
+    first, blocked, *rest = sorted(_runs(source))
+    (target / "runs").mkdir(parents=True)
+    (target / "runs" / blocked).write_text("not a run\n")
+    # Was exit 2 with no document: the copy stopped at that run, the ones after it untried.
+    document = _copy_json("--from", source, "--to", target, code=1)
+    outcomes = {run["run_id"]: run["outcome"] for run in document["runs"]}
+    assert outcomes == {first: "copied", blocked: "refused", **dict.fromkeys(rest, "copied")}
+    [refusal] = [run["problem"] for run in document["runs"] if run["run_id"] == blocked]
+    assert "exists in the destination, corrupt there" in refusal
+    assert "run entry is a file, not a directory" in refusal
+    assert (target / "runs" / blocked).read_text() == "not a run\n"  # left as it was
+
+
 def test_a_run_running_in_the_source_is_not_copied(tmp_path: Path) -> None:
     store, target = tmp_path / "source", tmp_path / "target"
     done_id = _run("run", WORKFLOWS / "greet.py", "--store", store, code=0)
