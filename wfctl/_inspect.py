@@ -751,7 +751,9 @@ def _toml_text(document: dict[str, Any], holder: str, instead: str) -> str:
 
     Raises:
         WfctlError: a string holds a lone surrogate (TOML text is Unicode scalar values only,
-            and has no escape for one), or values nest deeper than the TOML writer goes.
+            and has no escape for one), values nest deeper than the TOML writer goes, or an
+            integer is beyond 64 bits (a TOML reader must refuse one it cannot hold exactly,
+            and 64 bits is all TOML asks a reader to hold).
     """
     try:
         text = to_toml(document)
@@ -765,7 +767,27 @@ def _toml_text(document: dict[str, Any], holder: str, instead: str) -> str:
         raise WfctlError(
             f"{holder} holds values nested deeper than wfctl can write as TOML: {instead}"
         ) from None
+    wide = _beyond_64_bits(document)
+    if wide is not None:
+        raise WfctlError(
+            f"{holder} holds an integer TOML cannot hold ({wide.bit_length()} bits, beyond "
+            f"64): {instead}"
+        )
     return text
+
+
+def _beyond_64_bits(value: Any) -> int | None:
+    """The first integer in ``value`` (nested dicts and lists) outside 64-bit signed range."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if type(item) is int and not -(2**63) <= item < 2**63:
+            return item
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return None
 
 
 def _checkpoints_json(checkpoints: list[Checkpoint]) -> str:

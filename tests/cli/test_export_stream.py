@@ -182,6 +182,13 @@ def test_text_no_encoder_writes_is_escaped_or_refused_with_one_line(
     done = wfctl("export", lone_only, "-f", "toml", "--store", store)
     assert done.code == 2
     assert "holds text TOML cannot hold ('\\ud800', a lone surrogate)" in done.error_line()
+    # 2**70: a TOML reader must refuse an integer it cannot hold, and need hold only 64 bits.
+    wide = run_id_of(invoke("run", VALUES, "--input", "9", "--store", store, "--json"))
+    for args in (["export", wide, "-f", "toml"], ["show", f"{wide}.9", "--toml"]):
+        done = wfctl(*args, "--store", store)
+        assert done.code == 2, (args, done.stdout)
+        assert "holds an integer TOML cannot hold (71 bits, beyond 64)" in done.error_line()
+    assert wfctl("show", f"{wide}.8", "--toml", "--store", store).code == 0  # nan: tagged
 
 
 def test_a_file_it_may_not_write_is_refused_and_one_it_cannot_replace_written_in_place(
