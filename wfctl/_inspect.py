@@ -594,7 +594,8 @@ def show_checkpoint(store: StoreRef, checkpoint_id: str, *, must_exist: bool = T
     Raises:
         StoreLocationError: the store is missing (with ``must_exist``) or is not one.
         InvalidIdError, CheckpointNotFoundError: no such checkpoint.
-        CheckpointCorruptError: its run's chain cannot be trusted.
+        CheckpointCorruptError: its run's chain cannot be trusted, or its data does not read
+            as its kind's.
     """
 
     run_id, seq = split_checkpoint_id(checkpoint_id)
@@ -611,12 +612,14 @@ def show_checkpoint(store: StoreRef, checkpoint_id: str, *, must_exist: bool = T
     else:  # another store, or a database run without ends that verify: read whole
         from ._restore import load_target
 
-        return on_store(
-            store, lambda storage: load_target(storage, checkpoint_id), must_exist=must_exist
-        )[1]
+        return _read_as_its_kind(
+            on_store(
+                store, lambda storage: load_target(storage, checkpoint_id), must_exist=must_exist
+            )[1]
+        )
     if found is None:
         raise CheckpointNotFoundError(checkpoint_id)
-    return found
+    return _read_as_its_kind(found)
 
 
 def checkpoint_json(checkpoint: Checkpoint) -> dict[str, Any]:
@@ -711,7 +714,8 @@ def export_run(
         raise WfctlError(f"unknown export format {fmt!r} (choose json or toml)")
     if output is not None:
         _refuse_inside_store(store, output)
-    summary, records, _ = read_chain(store, run_id, must_exist=must_exist)
+    summary, chain, _ = read_chain(store, run_id, must_exist=must_exist)
+    records = map(_read_as_its_kind, chain)
     count = summary.head_seq + 1
     placed = document(
         "export", {"run": summary_json(summary), "checkpoint_count": count, "checkpoints": [None]}
@@ -725,6 +729,16 @@ def export_run(
         return ExportResult(run_id, fmt, count, None, chunks)
     _write_document(output, chunks)
     return ExportResult(run_id, fmt, count, output)
+
+
+def _read_as_its_kind(checkpoint: Checkpoint) -> Checkpoint:
+    """``checkpoint``, once its data has read as its kind's, as ``log`` and a resume read it.
+
+    Raises:
+        CheckpointCorruptError: it does not (a record edited with its checksum).
+    """
+    payload_of(checkpoint)
+    return checkpoint
 
 
 def _refuse_inside_store(store: StoreRef, output: Path) -> None:

@@ -157,6 +157,10 @@ def test_a_record_edited_with_its_checksum_is_broken_for_verify_lineage_as_for_l
     where = f"{run_id}.1"
     log = wfctl("log", run_id, "--store", store)
     assert log.code == 2 and where in log.error_line() and "without a steps list" in log.stderr
+    for args in (["export", run_id], ["show", where]):  # they exited 0 with the record
+        done = wfctl(*args, "--store", store)
+        assert done.code == 2, (args, done.stdout)
+        assert "without a steps list" in done.error_line()
     done = wfctl("verify-lineage", "--store", store, "--json")
     assert done.code == 1  # was 0: the run was called ok while log refused it
     [verdict] = done.json()["runs"]
