@@ -276,12 +276,24 @@ def _failure_row(
     else:  # no failure recorded: the replay stopped, or failed with the error itself
         digest = result = None
         error = calls.failed.get(key, "no result: the replay stopped before it returned")
+    return _against_failure(key, failure, status, digest, result, error)
+
+
+def _against_failure(
+    key: str,
+    failure: StepFailure,
+    status: StepStatus,
+    replay_digest: str | None = None,
+    replay_result: Any = None,
+    error: str | None = None,
+) -> StepDiff:
+    """A row whose source counterpart is the failure of the call ``key`` (no record)."""
     return StepDiff(
         key=key,
         status=status,
         source_digest=failure.digest,
-        replay_digest=digest,
-        replay_result=result,
+        replay_digest=replay_digest,
+        replay_result=replay_result,
         source_key=key,
         error=error,
         source_error=failure.error,
@@ -345,19 +357,7 @@ def diff_steps(
             rows.append((source.position[key], _row(key, "not reached", record, None)))
     for key, (position, failure) in failures.items():
         if key not in source.by_key:  # else a record of the key came later: it is the call's
-            rows.append(
-                (
-                    position,
-                    StepDiff(
-                        key=key,
-                        status="not reached",
-                        source_digest=failure.digest,
-                        replay_digest=None,
-                        source_key=key,
-                        source_error=failure.error,
-                    ),
-                )
-            )
+            rows.append((position, _against_failure(key, failure, "not reached")))
     rows.sort(key=lambda item: item[0])
     return tuple(row for _, row in rows)
 
