@@ -26,7 +26,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wfctl._codec import canonical_json, decode, digest, encode, register_type
+from wfctl._codec import MAX_DEPTH, canonical_json, decode, digest, encode, register_type
 from wfctl._errors import CheckpointCorruptError, UnencodableValueError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,6 +57,12 @@ class User(pydantic.BaseModel):
     name: str
     joined: datetime
     home: Point | None = None
+
+
+@register_type
+@dataclass
+class Box:
+    inner: Any
 
 
 @dataclass
@@ -293,17 +299,18 @@ def test_subclass_of_registered_class_is_unencodable() -> None:
 
 
 def _nested(depth: int) -> list[Any]:
+    """``depth`` lists, one inside the other: ``[[]]`` is 2."""
     value: list[Any] = []
-    for _ in range(depth):
+    for _ in range(depth - 1):
         value = [value]
     return value
 
 
 def test_deep_nesting_and_cycles() -> None:
     deep = _nested(100_000)
-    with pytest.raises(UnencodableValueError, match="nested too deeply"):
+    with pytest.raises(UnencodableValueError, match="nested more than 300 arrays and objects"):
         encode(deep)
-    with pytest.raises(CheckpointCorruptError, match="nested too deeply"):
+    with pytest.raises(CheckpointCorruptError, match="nested more than 300 arrays and objects"):
         decode(deep)
     deep_dict: dict[str, Any] = {}
     for _ in range(100_000):
@@ -312,9 +319,57 @@ def test_deep_nesting_and_cycles() -> None:
         decode(deep_dict)
     cycle: list[Any] = []
     cycle.append(cycle)
-    with pytest.raises(UnencodableValueError):
+    with pytest.raises(UnencodableValueError, match="or cyclic"):
         encode(cycle)
     assert digest((cycle,), {}) is None
+
+
+# Each kind of container at the limit, alone and wrapped in lists up to it: the depth is the
+# encoding's, counted by the codec, so Python 3.11 (about 490 levels of recursion here) and
+# 3.12+ (about 990) store and refuse the same values.
+_AT_DEPTH = {
+    "list": lambda inner: [inner],
+    "dict": lambda inner: {"k": inner},
+    "tuple": lambda inner: (inner,),  # {"$t": "tuple", "v": [...]}: two levels
+    "int-keyed dict": lambda inner: {1: inner},  # {"$t": "dict", "v": [[1, ...]]}: three
+    "dataclass": lambda inner: Box(inner),  # {"$t": "dataclass", "n": ..., "v": {...}}: two
+}
+
+
+def _json_depth(data: Any) -> int:
+    """How deep JSON data nests (``[1]`` is 1), walked without recursion."""
+    deepest, stack = 0, [(data, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, depth)
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+@pytest.mark.parametrize("kind", sorted(_AT_DEPTH))
+@pytest.mark.parametrize("leaf", [1, None, 2**70, float("nan"), b"x", date(2026, 1, 2)])
+def test_the_deepest_encoding_decodes_and_one_level_more_is_refused_by_both(
+    kind: str, leaf: Any
+) -> None:
+    wrap = _AT_DEPTH[kind]
+    value: Any = leaf
+    while True:
+        deeper = wrap(value)
+        try:
+            encode(deeper)
+        except UnencodableValueError:
+            break
+        value = deeper
+    with pytest.raises(UnencodableValueError, match="nested more than 300 arrays and objects"):
+        encode(wrap(value))
+    encoded = encode(value)
+    assert _json_depth(encoded) in (MAX_DEPTH - 2, MAX_DEPTH - 1, MAX_DEPTH)
+    assert decode(json.loads(json.dumps(encoded))) == value or leaf != leaf  # nan != nan
+    # The refused value's encoding, built by hand one level deeper, is refused when read too.
+    with pytest.raises(CheckpointCorruptError, match="nested more than 300"):
+        decode([encoded] if _json_depth(encoded) == MAX_DEPTH else [[[encoded]]])
 
 
 # --- corrupt data ----------------------------------------------------------------------------

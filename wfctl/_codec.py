@@ -14,7 +14,9 @@ Deliberate limits: types are matched exactly (``type(v) is str``), so subclasses
 ``StrEnum``/``IntEnum`` members are unencodable; ``bytearray`` decodes as ``bytes``; any
 ``PurePath`` decodes as a concrete :class:`~pathlib.Path`; a ``tzinfo`` decodes as its fixed
 offset (sub-second offsets are refused); dataclass fields with ``init=False`` are not stored
-(``__post_init__`` recomputes them).
+(``__post_init__`` recomputes them); a value's encoding nests at most :data:`MAX_DEPTH` arrays
+and objects deep, counted, so that what is stored and what is refused do not depend on the
+interpreter's stack (Python 3.11 recursed about 490 levels deep here, 3.12 and later about 990).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from ._checkpoint import FORMAT_VERSION
 from ._errors import CheckpointCorruptError, UnencodableValueError
 
 __all__ = [
+    "MAX_DEPTH",
     "EncodedCall",
     "canonical_json",
     "decode",
@@ -51,6 +54,11 @@ __all__ = [
     "registered_name",
     "value_size",
 ]
+
+#: How deep a value's encoding may nest, counting its arrays and objects (``[1]`` is 1): deeper
+#: than any JSON reader must go (orjson's writer stops at 255), and with room on every
+#: supported Python's stack for the readers that walk a record by recursion.
+MAX_DEPTH: Final = 300
 
 _T = TypeVar("_T", bound=type)
 _V = TypeVar("_V")
@@ -80,6 +88,13 @@ class _Unencodable(Exception):
 
 class _Corrupt(Exception):
     """Internal: data cannot be decoded; becomes CheckpointCorruptError with ``where``."""
+
+
+class _TooDeep(_Unencodable):
+    """Internal: a value's encoding would nest deeper than :data:`MAX_DEPTH` (or it is cyclic)."""
+
+
+_TOO_DEEP: Final = f"nested more than {MAX_DEPTH} arrays and objects deep, or cyclic"
 
 
 def register_type(cls: _T, name: str | None = None) -> _T:
@@ -145,18 +160,12 @@ def encode(value: object) -> Any:
     if type(value) is int and -_INT_LIMIT < value < _INT_LIMIT:
         return value
     try:
-        return _enc(value)
+        return _enc(value, 1)
     except _Unencodable as exc:
         # The fast pass keeps no path; walk again only now that something failed.
-        try:
-            path = _locate(value, "$")
-        except RecursionError:
-            path = "$"
-        raise UnencodableValueError(str(exc), path) from None
-    except RecursionError:
-        raise UnencodableValueError(
-            _type_name(type(value)), "$ (nested too deeply or cyclic)"
-        ) from None
+        if isinstance(exc, _TooDeep):
+            raise UnencodableValueError(_type_name(type(value)), f"$ ({_TOO_DEEP})") from None
+        raise UnencodableValueError(str(exc), _locate(value, "$", 1)) from None
 
 
 def decode(data: Any, where: str = "checkpoint") -> Any:
@@ -174,11 +183,9 @@ def decode(data: Any, where: str = "checkpoint") -> Any:
             unregistered class, bad base64 or date, nested too deeply, ...).
     """
     try:
-        return _dec(data)
+        return _dec(data, 1)
     except _Corrupt as exc:
         raise CheckpointCorruptError(where, str(exc)) from None
-    except RecursionError:
-        raise CheckpointCorruptError(where, "value nested too deeply") from None
 
 
 def canonical_json(value: Any) -> str:
@@ -206,7 +213,7 @@ def encode_call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> EncodedCall:
         return list(args), {}  # the common call: such scalars are their own encoding
     try:
         return encode(list(args)), encode(kwargs)
-    except (UnencodableValueError, RecursionError):
+    except UnencodableValueError:
         return None
 
 
@@ -322,28 +329,66 @@ def _type_name(t: type) -> str:
     return t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
 
 
-def _enc(v: Any) -> Any:
+def _enc(v: Any, depth: int) -> Any:
+    """Encode ``v``, whose encoding (if a container) sits ``depth`` arrays and objects deep."""
     t = type(v)
     if t in _PLAIN:
         return v
+    # Loops, not comprehensions: on Python 3.11 a comprehension that reads ``depth`` is a
+    # closure made at each call, and these loops cost fewer instructions than the closure-free
+    # comprehensions did (docs/decisions.md).
     if t is list:
-        return [x if type(x) in _PLAIN else _enc(x) for x in v]
+        if depth > MAX_DEPTH:
+            raise _TooDeep(_TOO_DEEP)
+        depth += 1
+        items = []
+        for x in v:
+            items.append(x if type(x) in _PLAIN else _enc(x, depth))
+        return items
     if t is dict:
+        if depth > MAX_DEPTH:
+            raise _TooDeep(_TOO_DEEP)
         if all(type(k) is str for k in v) and "$t" not in v:
-            return {k: x if type(x) in _PLAIN else _enc(x) for k, x in v.items()}
-        return {"$t": "dict", "v": [[_enc(k), _enc(x)] for k, x in v.items()]}
+            depth += 1
+            encoded = {}
+            for k, x in v.items():
+                encoded[k] = x if type(x) in _PLAIN else _enc(x, depth)
+            return encoded
+        _within(depth + 2)  # {"$t": "dict", "v": [[key, value], ...]}
+        inner = depth + 3
+        return {"$t": "dict", "v": [[_enc(k, inner), _enc(x, inner)] for k, x in v.items()]}
     encoder = _ENCODERS.get(t)
     if encoder is not None:
-        return encoder(v)
+        return encoder(v, depth)
     entry = _BY_CLASS.get(t)
     if entry is not None:
         name, fields = entry
+        _within(depth + 1)
         if fields is None:
-            return {"$t": "model", "n": name, "v": _enc(_dump(v))}
-        return {"$t": "dataclass", "n": name, "v": {f: _enc(getattr(v, f)) for f in fields}}
+            return {"$t": "model", "n": name, "v": _enc(_dump(v), depth + 1)}
+        inner = depth + 2
+        return {"$t": "dataclass", "n": name, "v": {f: _enc(getattr(v, f), inner) for f in fields}}
     if isinstance(v, PurePath):
-        return {"$t": "path", "v": str(v)}
+        return _tagged("path", str(v), depth)
     raise _Unencodable(_type_name(t))
+
+
+def _within(depth: int) -> None:
+    """Refuse an encoding that would nest a container ``depth`` deep, beyond :data:`MAX_DEPTH`."""
+    if depth > MAX_DEPTH:
+        raise _TooDeep(_TOO_DEEP)
+
+
+def _tagged(tag: str, text: str, depth: int) -> dict[str, str]:
+    """``{"$t": tag, "v": text}``, an object ``depth`` deep."""
+    _within(depth)
+    return {"$t": tag, "v": text}
+
+
+def _enc_items(v: Any, tag: str, depth: int) -> Any:
+    """``{"$t": tag, "v": [item, ...]}`` at ``depth``: its list one deeper, the items two."""
+    _within(depth + 1)
+    return {"$t": tag, "v": [_enc(x, depth + 2) for x in v]}
 
 
 def _dump(model: Any) -> Any:
@@ -351,49 +396,51 @@ def _dump(model: Any) -> Any:
     return model.model_dump(mode="python", by_alias=True, round_trip=True)
 
 
-def _enc_int(v: int) -> Any:
+def _enc_int(v: int, depth: int) -> Any:
     if -_INT_LIMIT < v < _INT_LIMIT:
         return v
-    return {"$t": "int", "v": hex(v)}  # hex has no digit limit, unlike str(v) and JSON
+    return _tagged("int", hex(v), depth)  # hex has no digit limit, unlike str(v) and JSON
 
 
-def _enc_float(v: float) -> Any:
+def _enc_float(v: float, depth: int) -> Any:
     if math.isfinite(v):
         return v
-    return {"$t": "float", "v": "nan" if v != v else ("inf" if v > 0 else "-inf")}
+    return _tagged("float", "nan" if v != v else ("inf" if v > 0 else "-inf"), depth)
 
 
-def _enc_set(v: set[Any] | frozenset[Any]) -> Any:
+def _enc_set(v: set[Any] | frozenset[Any], depth: int) -> Any:
+    encoded = _enc_items(v, "set" if type(v) is set else "frozenset", depth)
     # Iteration order of a set of str depends on hash randomization; sort for stable digests.
-    items = sorted((_enc(x) for x in v), key=canonical_json)
-    return {"$t": "set" if type(v) is set else "frozenset", "v": items}
+    encoded["v"].sort(key=canonical_json)
+    return encoded
 
 
-def _enc_moment(v: datetime | time) -> Any:
+def _enc_moment(v: datetime | time, depth: int) -> Any:
     offset = v.utcoffset()
     # CPython 3.11 reads "+00:00:00.000001" back as UTC: refuse rather than store it wrong.
     if offset is not None and offset.microseconds:
         raise _Unencodable(f"{_type_name(type(v))} with a sub-second UTC offset")
-    return {"$t": type(v).__name__, "v": v.isoformat()}  # exact types: "datetime" or "time"
+    return _tagged(type(v).__name__, v.isoformat(), depth)  # exact types: "datetime" or "time"
 
 
-def _enc_bytes(v: bytes | bytearray) -> Any:
-    return {"$t": "bytes", "v": base64.b64encode(v).decode("ascii")}
+def _enc_bytes(v: bytes | bytearray, depth: int) -> Any:
+    return _tagged("bytes", base64.b64encode(v).decode("ascii"), depth)
 
 
-_ENCODERS: Final[dict[type, Callable[[Any], Any]]] = {
+#: Encoders by exact type, each given the value and the depth its encoding sits at.
+_ENCODERS: Final[dict[type, Callable[[Any, int], Any]]] = {
     int: _enc_int,
     float: _enc_float,
-    tuple: lambda v: {"$t": "tuple", "v": [_enc(x) for x in v]},
+    tuple: lambda v, depth: _enc_items(v, "tuple", depth),
     set: _enc_set,
     frozenset: _enc_set,
     bytes: _enc_bytes,
     bytearray: _enc_bytes,
     datetime: _enc_moment,
     time: _enc_moment,
-    date: lambda v: {"$t": "date", "v": v.isoformat()},
-    UUID: lambda v: {"$t": "uuid", "v": str(v)},
-    Decimal: lambda v: {"$t": "decimal", "v": str(v)},
+    date: lambda v, depth: _tagged("date", v.isoformat(), depth),
+    UUID: lambda v, depth: _tagged("uuid", str(v), depth),
+    Decimal: lambda v, depth: _tagged("decimal", str(v), depth),
 }
 
 
@@ -419,33 +466,59 @@ def _children(v: Any) -> list[tuple[str, Any]]:
     return [(f".{f}", getattr(v, f)) for f in entry[1]]
 
 
-def _locate(v: Any, path: str) -> str:
-    """Return the path of the first part of ``v`` that fails to encode."""
+def _locate(v: Any, path: str, depth: int) -> str:
+    """Return the path of the first part of ``v`` (at ``depth``) that fails to encode.
+
+    Called only once :func:`_enc` refused ``v`` for a type it has no encoding for, so the walk
+    stays within :data:`MAX_DEPTH` (a child's depth is counted as a list's: the exact depth
+    does not matter here, only which child fails).
+    """
     for segment, child in _children(v):
         try:
-            _enc(child)
+            _enc(child, depth + 1)
+        except _TooDeep:
+            continue
         except _Unencodable:
-            return _locate(child, path + segment)
+            return _locate(child, path + segment, depth + 1)
     return path
 
 
 # --- decoding ------------------------------------------------------------------------------
 
 
-def _dec(d: Any) -> Any:
+def _dec(d: Any, depth: int) -> Any:
+    """Decode ``d``, which (if a container) sits ``depth`` arrays and objects deep."""
     t = type(d)
     if t in _JSON_PLAIN:
         return d
-    if t is list:
-        return [x if type(x) in _JSON_PLAIN else _dec(x) for x in d]
+    if t is list:  # loops, not comprehensions, and the depth checked inline: as in _enc
+        if depth > MAX_DEPTH:
+            _nested_within(depth)
+        depth += 1
+        items = []
+        for x in d:
+            items.append(x if type(x) in _JSON_PLAIN else _dec(x, depth))
+        return items
     if t is dict:
-        if "$t" not in d:
-            return {k: x if type(x) in _JSON_PLAIN else _dec(x) for k, x in d.items()}
-        return _dec_tagged(d)
+        if depth > MAX_DEPTH:
+            _nested_within(depth)
+        if "$t" in d:
+            return _dec_tagged(d, depth)
+        depth += 1
+        decoded = {}
+        for k, x in d.items():
+            decoded[k] = x if type(x) in _JSON_PLAIN else _dec(x, depth)
+        return decoded
     raise _Corrupt(f"not JSON data: {_type_name(t)}")
 
 
-def _dec_tagged(d: dict[str, Any]) -> Any:
+def _nested_within(depth: int) -> None:
+    """Refuse data nested deeper than wfctl writes (:data:`MAX_DEPTH`), on every Python alike."""
+    if depth > MAX_DEPTH:
+        raise _Corrupt(f"value nested more than {MAX_DEPTH} arrays and objects deep")
+
+
+def _dec_tagged(d: dict[str, Any], depth: int) -> Any:
     tag = d["$t"]
     registered = tag in ("dataclass", "model")
     if type(tag) is not str or (tag not in _DECODERS and not registered):
@@ -453,8 +526,10 @@ def _dec_tagged(d: dict[str, Any]) -> Any:
     if d.keys() != ({"$t", "n", "v"} if registered else {"$t", "v"}):
         raise _Corrupt(f"bad shape for tag {tag!r}: keys {sorted(map(str, d))!r:.80}")
     try:
-        return _dec_registered(tag, d["n"], d["v"]) if registered else _DECODERS[tag](d["v"])
-    except (_Corrupt, RecursionError):
+        if registered:
+            return _dec_registered(tag, d["n"], d["v"], depth + 1)
+        return _DECODERS[tag](d["v"], depth + 1)
+    except _Corrupt:
         raise
     except Exception as exc:
         # Decoders call constructors, user __init__/__hash__ and pydantic validators, which
@@ -462,14 +537,15 @@ def _dec_tagged(d: dict[str, Any]) -> Any:
         raise _Corrupt(f"bad {tag} value: {type(exc).__name__}: {exc}") from None
 
 
-def _dec_registered(tag: str, name: Any, v: Any) -> Any:
+def _dec_registered(tag: str, name: Any, v: Any, depth: int) -> Any:
     entry = _BY_NAME.get(name) if type(name) is str else None
     if entry is None or (entry[1] is None) != (tag == "model"):
         raise _Corrupt(f"no {tag} class is registered as {repr(name)[:80]}")
     cls, fields = entry
     if fields is None:
-        return cls.model_validate(_dec(v))  # type: ignore[attr-defined]  # duck-typed model
-    return cls(**{k: _dec(x) for k, x in _expect(v, dict).items()})
+        return cls.model_validate(_dec(v, depth))  # type: ignore[attr-defined]  # duck-typed model
+    _nested_within(depth)
+    return cls(**{k: _dec(x, depth + 1) for k, x in _expect(v, dict).items()})
 
 
 def _expect(v: Any, kind: type[_V]) -> _V:
@@ -478,29 +554,32 @@ def _expect(v: Any, kind: type[_V]) -> _V:
     return v
 
 
-def _items(v: Any) -> list[Any]:
-    return [_dec(x) for x in _expect(v, list)]
+def _items(v: Any, depth: int) -> list[Any]:
+    """The items of a tagged value's list ``v``, which sits ``depth`` deep."""
+    _nested_within(depth)
+    return [_dec(x, depth + 1) for x in _expect(v, list)]
 
 
-def _dec_pairs(v: Any) -> dict[Any, Any]:
-    pairs = _items(v)
+def _dec_pairs(v: Any, depth: int) -> dict[Any, Any]:
+    pairs = _items(v, depth)
     if not all(type(p) is list and len(p) == 2 for p in pairs):
         raise _Corrupt("dict entries must be [key, value] pairs")
     return dict(pairs)
 
 
-_DECODERS: Final[dict[str, Callable[[Any], Any]]] = {
-    "float": lambda v: _NON_FINITE[v],  # KeyError (or TypeError) for anything else
-    "int": lambda v: int(_expect(v, str), 16),
-    "tuple": lambda v: tuple(_items(v)),
-    "set": lambda v: set(_items(v)),
-    "frozenset": lambda v: frozenset(_items(v)),
+#: Decoders by tag, each given the tagged object's ``"v"`` and the depth that sits at.
+_DECODERS: Final[dict[str, Callable[[Any, int], Any]]] = {
+    "float": lambda v, depth: _NON_FINITE[v],  # KeyError (or TypeError) for anything else
+    "int": lambda v, depth: int(_expect(v, str), 16),
+    "tuple": lambda v, depth: tuple(_items(v, depth)),
+    "set": lambda v, depth: set(_items(v, depth)),
+    "frozenset": lambda v, depth: frozenset(_items(v, depth)),
     "dict": _dec_pairs,
-    "bytes": lambda v: base64.b64decode(_expect(v, str), validate=True),
-    "datetime": lambda v: datetime.fromisoformat(_expect(v, str)),
-    "date": lambda v: date.fromisoformat(_expect(v, str)),
-    "time": lambda v: time.fromisoformat(_expect(v, str)),
-    "uuid": lambda v: UUID(_expect(v, str)),
-    "decimal": lambda v: Decimal(_expect(v, str)),
-    "path": lambda v: Path(_expect(v, str)),
+    "bytes": lambda v, depth: base64.b64decode(_expect(v, str), validate=True),
+    "datetime": lambda v, depth: datetime.fromisoformat(_expect(v, str)),
+    "date": lambda v, depth: date.fromisoformat(_expect(v, str)),
+    "time": lambda v, depth: time.fromisoformat(_expect(v, str)),
+    "uuid": lambda v, depth: UUID(_expect(v, str)),
+    "decimal": lambda v, depth: Decimal(_expect(v, str)),
+    "path": lambda v, depth: Path(_expect(v, str)),
 }

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from math import isfinite
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import orjson
 
@@ -755,6 +755,14 @@ def _refuse_inside_store(store: StoreRef, output: Path) -> None:
         )
 
 
+#: How deep TOML output may nest, counting its tables and arrays (the document itself is 1).
+#: TOML has no limit of its own; tomli_w writes and tomllib reads by recursion, so what they
+#: manage depends on the interpreter's stack (about 240 arrays deep on Python 3.11, 330 on 3.13).
+#: wfctl counts instead, with room to spare below both, so that what ``export --format toml``
+#: and ``show --toml`` write, and what they refuse, is the same on every supported Python.
+TOML_MAX_DEPTH: Final = 100
+
+
 def _toml_text(document: dict[str, Any], holder: str, instead: str) -> str:
     """``document`` as TOML, or why TOML cannot hold it (``export`` and ``show`` alike).
 
@@ -764,11 +772,17 @@ def _toml_text(document: dict[str, Any], holder: str, instead: str) -> str:
         instead: what the refusal says to do instead (``export it as JSON (--format json)``).
 
     Raises:
-        WfctlError: a string holds a lone surrogate (TOML text is Unicode scalar values only,
-            and has no escape for one), values nest deeper than the TOML writer goes, or an
-            integer is beyond 64 bits (a TOML reader must refuse one it cannot hold exactly,
-            and 64 bits is all TOML asks a reader to hold).
+        WfctlError: values nest deeper than :data:`TOML_MAX_DEPTH`, a string holds a lone
+            surrogate (TOML text is Unicode scalar values only, and has no escape for one), or
+            an integer is beyond 64 bits (a TOML reader must refuse one it cannot hold exactly,
+            and 64 bits is all TOML asks a reader to hold). Checked in that order.
     """
+    depth, wide = _toml_limits(document)
+    if depth > TOML_MAX_DEPTH:
+        raise WfctlError(
+            f"{holder} holds values nested deeper than wfctl can write as TOML (more than "
+            f"{TOML_MAX_DEPTH} levels of tables and arrays): {instead}"
+        )
     try:
         text = to_toml(document)
         text.encode()
@@ -777,11 +791,6 @@ def _toml_text(document: dict[str, Any], holder: str, instead: str) -> str:
         raise WfctlError(
             f"{holder} holds text TOML cannot hold ({held!a}, a lone surrogate): {instead}"
         ) from None
-    except RecursionError:
-        raise WfctlError(
-            f"{holder} holds values nested deeper than wfctl can write as TOML: {instead}"
-        ) from None
-    wide = _beyond_64_bits(document)
     if wide is not None:
         raise WfctlError(
             f"{holder} holds an integer TOML cannot hold ({wide.bit_length()} bits, beyond "
@@ -790,18 +799,24 @@ def _toml_text(document: dict[str, Any], holder: str, instead: str) -> str:
     return text
 
 
-def _beyond_64_bits(value: Any) -> int | None:
-    """The first integer in ``value`` (nested dicts and lists) outside 64-bit signed range."""
-    stack = [value]
+def _toml_limits(document: Any) -> tuple[int, int | None]:
+    """How deep ``document``'s dicts and lists nest (itself 1), and its first integer outside
+    64-bit signed range (or None). One walk, without recursion: any depth is measured.
+    """
+    deepest = 0
+    wide: int | None = None
+    stack: list[tuple[Any, int]] = [(document, 1)]
     while stack:
-        item = stack.pop()
-        if type(item) is int and not -(2**63) <= item < 2**63:
-            return item
+        item, depth = stack.pop()
         if isinstance(item, dict):
-            stack.extend(item.values())
+            deepest = max(deepest, depth)
+            stack.extend((value, depth + 1) for value in item.values())
         elif isinstance(item, list | tuple):
-            stack.extend(item)
-    return None
+            deepest = max(deepest, depth)
+            stack.extend((value, depth + 1) for value in item)
+        elif wide is None and type(item) is int and not -(2**63) <= item < 2**63:
+            wide = item
+    return deepest, wide
 
 
 def _checkpoints_json(checkpoints: list[Checkpoint]) -> str:
