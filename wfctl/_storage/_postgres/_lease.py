@@ -68,11 +68,13 @@ CHANNEL: Final = "wfctl_pause"
 _OPEN: Final = f"LISTEN {CHANNEL}; {_sql.PREPARE_SAVE}"
 _TRY_LOCK: Final = f"SELECT pg_try_advisory_lock({run_key()})"
 _UNLOCK: Final = f"SELECT pg_advisory_unlock({run_key()})"
-#: Bump the run's fence (creating its row for a run with no records yet), say who holds it,
-#: and read its pause request: one statement, one transaction.
+#: Bump the run's fence (creating its row for a run with no records yet), say who holds it
+#: (this process, and the server process of the lease's session), and read its pause request:
+#: one statement, one transaction. Parameters: run id, :func:`holder_text`, the backend pid.
 GRANT: Final = (
-    "INSERT INTO wfctl_runs (run_id, fence, holder) VALUES (%s, nextval('wfctl_fence'), %s)"
-    " ON CONFLICT (run_id) DO UPDATE SET fence = EXCLUDED.fence, holder = EXCLUDED.holder"
+    "INSERT INTO wfctl_runs (run_id, fence, holder, holder_pid)"
+    " VALUES (%s, nextval('wfctl_fence'), %s, %s) ON CONFLICT (run_id) DO UPDATE SET"
+    " fence = EXCLUDED.fence, holder = EXCLUDED.holder, holder_pid = EXCLUDED.holder_pid"
     " RETURNING fence, pause_requested"
 )
 #: How long a save may wait for its reply in place, in milliseconds (``inline`` saves); read
@@ -80,7 +82,18 @@ GRANT: Final = (
 INLINE_WAIT_MS = 1
 #: Saves that wait in the event loop after one whose reply took longer than that.
 INLINE_SKIP = 8
-_HOLDER: Final = "SELECT holder FROM wfctl_runs WHERE run_id = %s"
+#: Who holds a run's advisory lock, as the server sees it: each session holding it (its server
+#: process, role and application, where ``pg_stat_activity`` shows them), with the holder
+#: wfctl recorded for the run and that holder's server process.
+_HOLDERS: Final = (
+    "SELECT l.pid, a.usename, a.application_name, r.holder, r.holder_pid"
+    " FROM (SELECT DISTINCT pid FROM pg_locks WHERE locktype = 'advisory' AND granted"
+    " AND objsubid = 1"
+    " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+    f" AND ((classid::bigint << 32) | objid::bigint) = {run_key('%(run)s')}) l"
+    " LEFT JOIN pg_stat_activity a ON a.pid = l.pid"
+    " LEFT JOIN wfctl_runs r ON r.run_id = %(run)s ORDER BY l.pid"
+)
 
 
 def holder_text() -> str:
@@ -216,11 +229,30 @@ async def _lock_on(
 
 
 async def locked_error(conn: Connection, run_id: str) -> RunLockedError:
-    """Return the error for a run someone holds, naming them from the run's row."""
-    cursor = await conn.execute(_HOLDER, (run_id,))
-    row = await cursor.fetchone()
-    holder = row[0] if row is not None and isinstance(row[0], str) else "another process"
-    return RunLockedError(run_id, holder)
+    """Return the error for a run someone holds, naming them as the server sees them.
+
+    The holder recorded in the run's row is named only if the session holding the lock is the
+    one recorded with it; any other session (anyone who can connect may take an advisory
+    lock, and a recorded holder may have exited long since) is named as the server shows it.
+    """
+    cursor = await conn.execute(_HOLDERS, {"run": run_id})
+    return RunLockedError(run_id, _describe_holders(await cursor.fetchall()))
+
+
+def _describe_holders(rows: Sequence[TupleRow]) -> str:
+    """Name the holder of a run's lock from the rows of :data:`_HOLDERS`."""
+    if not rows:
+        return "another database session, which has let go of it since"
+    pid, role, application, recorded, recorded_pid = rows[0]
+    if len(rows) == 1 and isinstance(recorded, str) and recorded_pid == pid:
+        return recorded
+    who = f"pid {pid}"
+    if isinstance(role, str):
+        who += f" of role {role}"
+    if isinstance(application, str) and application:
+        who += f", application {application}"
+    more = f", and {len(rows) - 1} more" if len(rows) > 1 else ""
+    return f"another database session ({who}{more})"
 
 
 class PostgresLease:
@@ -267,6 +299,8 @@ class PostgresLease:
         self._sending = False  # a writer sends the rest of it
         self._handler: Callable[[psycopg.Notify], None] = lambda note: self._note(note.payload)
         conn.add_notify_handler(self._handler)
+        #: The server process of the lease's session (recorded with the holder at the grant).
+        self.backend_pid = conn.pgconn.backend_pid
 
     @property
     def run_id(self) -> str:
@@ -414,7 +448,7 @@ class PostgresLease:
 
     async def grant(self) -> None:
         """Take the run's fence on the lease's own connection (:data:`GRANT`)."""
-        cursor = await self.execute(GRANT, (self._run_id, holder_text()))
+        cursor = await self.execute(GRANT, (self._run_id, holder_text(), self.backend_pid))
         row = await cursor.fetchone()
         assert row is not None, "an upsert with RETURNING returns its row"
         self.granted(row)

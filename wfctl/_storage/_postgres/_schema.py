@@ -76,6 +76,9 @@ _CLAIMABLE_FUNCTION: Final = (
 _CLAIMABLE_COLUMN: Final = (
     "ALTER TABLE wfctl_runs ADD COLUMN IF NOT EXISTS claimable boolean NOT NULL DEFAULT false;"
 )
+#: The server process (``pg_backend_pid()``) of the session holding the run's lease as its
+#: holder was recorded: a lock held by any other session is not that holder's (version 3).
+_HOLDER_PID_COLUMN: Final = "ALTER TABLE wfctl_runs ADD COLUMN IF NOT EXISTS holder_pid integer;"
 #: The runs a claim reads, oldest first: only those it may take (schema version 2).
 _CLAIMABLE_INDEX: Final = (
     "CREATE INDEX IF NOT EXISTS wfctl_runs_claimable ON wfctl_runs (created, run_id)"
@@ -137,6 +140,7 @@ CREATE TABLE IF NOT EXISTS wfctl_runs (
 );
 CREATE INDEX IF NOT EXISTS wfctl_runs_created ON wfctl_runs (created, run_id);
 {_CLAIMABLE_COLUMN}
+{_HOLDER_PID_COLUMN}
 {_CLAIMABLE_FUNCTION}
 {_CLAIMABLE_INDEX}
 CREATE TABLE IF NOT EXISTS wfctl_checkpoints (
@@ -180,11 +184,12 @@ UPDATE wfctl_runs r SET claimable = true FROM wfctl_checkpoints c
 {_APPEND_FUNCTION}
 """,
     # 2 -> 3: the hand-over read from a pause record's structure (the flag of each run whose
-    # head is a pause set again by it).
+    # head is a pause set again by it), and the column naming the lease holder's session.
     2: f"""
 {_CLAIMABLE_FUNCTION}
 UPDATE wfctl_runs r SET claimable = wfctl_claimable(c.kind, c.record) FROM wfctl_checkpoints c
     WHERE c.run_id = r.run_id AND c.seq = r.head_seq AND r.head_kind = 'pause';
+{_HOLDER_PID_COLUMN}
 """,
 }
 

@@ -178,7 +178,7 @@ class PostgresCheckpointStorage(PostgresReads):
                     continue
                 try:
                     # On the claim's connection: it holds the run's row locked.
-                    cursor = await conn.execute(GRANT, (run_id, holder_text()))
+                    cursor = await conn.execute(GRANT, (run_id, holder_text(), lease.backend_pid))
                     row = await cursor.fetchone()
                 except BaseException:
                     await lease.close()
