@@ -11,13 +11,17 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Iterator
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
 
 import psycopg
 import pytest
 
 from tests.cli.conftest import WORKFLOWS, wfctl
 from tests.postgres.conftest import opened
+from wfctl import get_run_context, step, workflow
+from wfctl._storage._postgres._lease import CHANNEL
 from wfctl._storage._postgres._schema import LOCK_SEED
 from wfctl.storage.testing import PrivateServer
 
@@ -47,6 +51,68 @@ def _paused_run(url: str) -> str:
     done = wfctl("run", WORKFLOWS / "review.py", "--store", url, "--json")
     assert done.code == 3, done.stderr
     return str(done.json()["run_id"])
+
+
+async def _until(done: Callable[[], bool], what: str) -> None:
+    """Wait (bounded) for what the server sends this process to be handled."""
+    end = time.monotonic() + 30
+    while not done():
+        assert time.monotonic() < end, f"{what} never happened"
+        await asyncio.sleep(0.005)
+
+
+def test_a_notification_from_a_role_that_cannot_write_the_run_pauses_nothing(
+    pg_url: str, intruder_url: str
+) -> None:
+    """Run a waits in its first step while the foreign role notifies "pause a"; then run b is
+    paused legitimately on the same channel. Both leases handle their notifications (a's read
+    of the run's row included) before a's step ends: a completes, b pauses."""
+    started = {"a": asyncio.Event(), "b": asyncio.Event()}
+    gates = {"a": asyncio.Event(), "b": asyncio.Event()}
+    run_ids: dict[str, str] = {}
+    after: Counter[str] = Counter()
+
+    @step
+    async def hold(name: str) -> str:
+        ctx = get_run_context()
+        assert ctx is not None
+        run_ids[name] = ctx.run_id
+        started[name].set()
+        await gates[name].wait()
+        return name
+
+    @step
+    async def then(name: str, i: int) -> int:
+        after[name] += 1
+        return i
+
+    @workflow(name="held")
+    async def held(name: str) -> int:
+        await hold(name)
+        return sum([await then(name, i) for i in range(3)])
+
+    async def main() -> None:
+        async with opened(pg_url) as store:
+            a = asyncio.create_task(held.build(checkpoint_storage=store).run("a"))
+            b = asyncio.create_task(held.build(checkpoint_storage=store).run("b"))
+            await started["a"].wait()
+            await started["b"].wait()
+            lease_a, lease_b = store._leases[run_ids["a"]], store._leases[run_ids["b"]]
+            async with await psycopg.AsyncConnection.connect(intruder_url, autocommit=True) as c:
+                await c.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"1:{run_ids['a']}"))
+            await store.request_pause(run_ids["b"])  # committed after: delivered after
+            await asyncio.wait_for(lease_b.pause_event.wait(), 30)
+            # Internal: a's lease read the foreign notification and has read the run's row.
+            await _until(lambda: lease_a._notified, "a's notification")
+            await _until(lambda: getattr(lease_a, "_looking", None) is None, "a's read")
+            assert not lease_a.pause_requested()
+            gates["a"].set()
+            gates["b"].set()
+            done, paused = await a, await b
+            assert (done.status, done.get_outputs(), after["a"]) == ("completed", [3], 3)
+            assert (paused.status, after["b"]) == ("paused", 0)
+
+    asyncio.run(main())
 
 
 def test_the_foreign_role_has_no_rights_on_wfctl_s_tables(pg_url: str, intruder_url: str) -> None:

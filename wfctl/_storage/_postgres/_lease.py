@@ -25,13 +25,16 @@ the grant, the unlock) go through psycopg (:meth:`PostgresLease.execute`), which
 socket with a reader of its own meanwhile. The connection also ``LISTEN``s for pause requests:
 a notification read during a psycopg statement is handled by a notify handler, and any other
 one by the socket's reader (which notices the connection ending too), so
-:meth:`~PostgresLease.pause_requested` stays a plain read.
+:meth:`~PostgresLease.pause_requested` stays a plain read. A notification decides nothing (any
+role that can connect may send one): one naming the run makes the lease read the run's
+``pause_requested`` flag, which only a role that may update wfctl's tables can set.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import os
 import select
 import socket
@@ -77,6 +80,10 @@ GRANT: Final = (
     " fence = EXCLUDED.fence, holder = EXCLUDED.holder, holder_pid = EXCLUDED.holder_pid"
     " RETURNING fence, pause_requested"
 )
+#: What decides whether a pause is requested: the run's row, which only a role that may update
+#: wfctl's tables can set. A notification on :data:`CHANNEL` only says "look again": anyone who
+#: can connect can send one.
+_PAUSE_FLAG: Final = "SELECT pause_requested FROM wfctl_runs WHERE run_id = %s"
 #: How long a save may wait for its reply in place, in milliseconds (``inline`` saves); read
 #: at each save.
 INLINE_WAIT_MS = 1
@@ -301,6 +308,8 @@ class PostgresLease:
         conn.add_notify_handler(self._handler)
         #: The server process of the lease's session (recorded with the holder at the grant).
         self.backend_pid = conn.pgconn.backend_pid
+        self._look_again = False  # a notification named the run: read its flag (again)
+        self._looking: asyncio.Task[None] | None = None  # the task reading it, if any
 
     @property
     def run_id(self) -> str:
@@ -313,7 +322,8 @@ class PostgresLease:
         return self._conn is not None and not self.lost
 
     def pause_requested(self) -> bool:
-        """Return whether a pause was requested (a plain read: notifications set it)."""
+        """Return whether a pause was requested (a plain read: the run's row, read at the grant
+        and again after each notification naming the run, sets it)."""
         return self.pause_event.is_set()
 
     # -- queries -----------------------------------------------------------------------------
@@ -465,14 +475,43 @@ class PostgresLease:
     # -- notifications -----------------------------------------------------------------------
 
     def _note(self, payload: str) -> None:
-        flag = payload.removesuffix(self._suffix)
-        if flag == "1":
-            self.pause_event.set()
-        elif flag == "0":
-            self.pause_event.clear()
-        else:
+        """A notification on :data:`CHANNEL`: if it names this run, read the run's flag.
+
+        The payload's flag is not believed (anyone who can connect may send one): only the
+        row, which :data:`._sql.PAUSE` sets with the notification in one transaction, says
+        whether a pause is requested. Notifications that come while the flag is being read
+        cost one more read, not one each.
+        """
+        if not payload.endswith(self._suffix) or payload[: -len(self._suffix)] not in ("0", "1"):
             return
         self._notified = True
+        self._look_again = True
+        if self._looking is None:
+            # Outside the context of whatever task read the notification (a run's: its task
+            # factory would count this task among the run's).
+            self._looking = asyncio.Task(self._read_flag(), context=contextvars.Context())
+
+    async def _read_flag(self) -> None:
+        """Read the run's pause flag until no notification came during the last read."""
+        try:
+            while self._look_again:
+                self._look_again = False
+                cursor = await self.execute(_PAUSE_FLAG, (self._run_id,))
+                row = await cursor.fetchone()
+                if row is not None and row[0] is True:
+                    self.pause_event.set()
+                else:
+                    self.pause_event.clear()
+        except psycopg.Error:
+            pass  # the lease ended: its holder learns that from its next save
+        finally:
+            self._looking = None
+
+    def _stop_looking(self) -> None:
+        """Stop reading the flag: the lease ends, and its connection goes."""
+        looking, self._looking = self._looking, None
+        if looking is not None:
+            looking.cancel()
 
     def _watch(self) -> None:
         """Read the idle connection's socket when it has something (a notification, an end)."""
@@ -585,6 +624,7 @@ class PostgresLease:
             await self.close()
             return
         self._unwatch()
+        self._stop_looking()
         self._conn = None
         conn.remove_notify_handler(self._handler)
         if not self._spares.give(conn):
@@ -597,6 +637,7 @@ class PostgresLease:
         if conn is None:
             return
         self._unwatch()
+        self._stop_looking()
         self._answer(psycopg.OperationalError("the lease was released"))
         self._conn = None
         with contextlib.suppress(psycopg.Error):

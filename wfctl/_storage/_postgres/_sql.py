@@ -120,7 +120,9 @@ CUT: Final = (
     " AND c.seq = %(seq)s - 1"
 )
 
-#: Set or clear a run's pause request and tell its lease, in one transaction. A request needs a
+#: Set or clear a run's pause request and wake its lease, in one transaction: the lease reads
+#: the flag again (the notification's payload, ``<0|1>:<run id>``, decides nothing, as anyone
+#: who can connect may send one; it is kept for a lease of schema version 2). A request needs a
 #: run with records (a leased run that has written none is not a run yet); clearing does not,
 #: and clears only a request that is there: every run clears at its end, and one that was never
 #: asked to pause then writes nothing (no transaction id, no WAL flush, no notification).
