@@ -14,6 +14,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -161,6 +162,20 @@ def test_a_lock_a_foreign_session_holds_is_named_as_that_session(
     done = wfctl("log", run_id, "--store", pg_url, "--json")
     assert done.code == 0, done.stderr
     assert [c["kind"] for c in json.loads(done.stdout)["checkpoints"]] == ["root", "step", "pause"]
+
+
+def test_copy_names_a_foreign_session_holding_a_run_s_lock_in_the_destination(
+    pg_url: str, intruder_url: str, tmp_path: Path
+) -> None:
+    run_id = _paused_run(str(tmp_path / "files"))
+    with psycopg.connect(intruder_url, autocommit=True) as intruder:
+        intruder.execute("SELECT pg_advisory_lock(hashtextextended(%s, %s))", (run_id, LOCK_SEED))
+        pid = intruder.info.backend_pid
+        done = wfctl("copy", "--from", tmp_path / "files", "--to", pg_url, "--json")
+    assert done.code == 1, done
+    [run] = done.json()["runs"]
+    assert run["outcome"] == "refused"
+    assert f"locked by another database session (pid {pid} of role {INTRUDER}" in run["problem"]
 
 
 def test_a_lock_held_by_the_recorded_driver_names_it(pg_url: str) -> None:
