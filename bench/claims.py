@@ -3,7 +3,7 @@
 Usage::
 
     python bench/claims.py [--stores postgres,file] [--ended 0,10000] [--queued 1,1000,10000]
-                           [--asking 0,300] [--claims 30] [--tree .] [--tree /tmp/before]
+                           [--asking 300] [--claims 30] [--tree .] [--tree /tmp/before]
 
 For each store kind, each number of ended runs (with one run queued), then each number of
 queued runs (with none ended), then each number of runs paused for an answer whose request data
@@ -137,7 +137,7 @@ def main() -> None:
     parser.add_argument("--ended", default="0,10000", help="numbers of ended runs (1 queued)")
     parser.add_argument("--queued", default="1,1000,10000", help="numbers of queued runs")
     parser.add_argument(
-        "--asking", default="0,300", help="numbers of runs paused for an answer (1 queued)"
+        "--asking", default="300", help="numbers of runs paused for an answer (1 queued)"
     )
     parser.add_argument("--claims", type=int, default=30, help="claims timed per store")
     parser.add_argument("--tree", type=Path, action="append", help="wfctl checkout(s) to time")
@@ -156,10 +156,10 @@ def main() -> None:
                         sys.exit(f"claims: the timed process failed in {tree}: {done.stderr}")
                     times = [float(t) for t in done.stdout.split()]
                     print(
-                        f"{kind} {tree}: {ended:,} ended, {queued:,} queued, {asking:,} asking:"
-                        f" a claim"
-                        f" {statistics.median(times):.2f} ms ({min(times):.2f}-{max(times):.2f}),"
-                        f" {len(times)} claims",
+                        f"{kind} {tree}: {ended:,} ended, {queued:,} queued"
+                        + (f", {asking:,} asking" if asking else "")
+                        + f": a claim {statistics.median(times):.2f} ms"
+                        f" ({min(times):.2f}-{max(times):.2f}), {len(times)} claims",
                         flush=True,
                     )
 
