@@ -3,19 +3,21 @@
 Usage::
 
     python bench/claims.py [--stores postgres,file] [--ended 0,10000] [--queued 1,1000,10000]
-                           [--claims 30] [--tree .] [--tree /tmp/before]
+                           [--asking 300] [--claims 30] [--tree .] [--tree /tmp/before]
 
 For each store kind, each number of ended runs (with one run queued), then each number of
-queued runs (with none ended), each tree named by ``--tree`` in turn (the trees alternated), a
-fresh Python process imports the tree's wfctl and fills a fresh store: a fresh database of one
-private PostgreSQL server (``wfctl.storage.testing.private_postgres()``), or a fresh directory
-(``durability="none"``: only the claims are timed). Ended runs hold a root and a ``completed``
-record, queued runs a root. On PostgreSQL they are written in one ``COPY`` through the schema's
-append trigger (which checks them as it checks the store's own saves), then ``ANALYZE`` runs
-(as autovacuum would soon after); on the file store each is written under its lease, as
-``submit`` writes it. Then ``--claims`` rounds of ``claim_run()`` take the oldest queued run
-and release it. Prints, per store, tree and size, the median milliseconds of a claim with the
-range.
+queued runs (with none ended), then each number of runs paused for an answer whose request data
+is ``{"reason": "handoff"}`` (a hand-over's words inside user data; one run queued after them),
+each tree named by ``--tree`` in turn (the trees alternated), a fresh Python process imports
+the tree's wfctl and fills a fresh store: a fresh database of one private PostgreSQL server
+(``wfctl.storage.testing.private_postgres()``), or a fresh directory (``durability="none"``:
+only the claims are timed). Ended runs hold a root and a ``completed`` record, queued runs a
+root, asking runs a root and that pause. On PostgreSQL they are written in one ``COPY`` through
+the schema's append trigger (which checks them as it checks the store's own saves), then
+``ANALYZE`` runs (as autovacuum would soon after); on the file store each is written under its
+lease, as ``submit`` writes it. Then ``--claims`` rounds of ``claim_run()`` take the oldest
+queued run and release it. Prints, per store, tree and size, the median milliseconds of a claim
+with the range.
 """
 
 from __future__ import annotations
@@ -34,10 +36,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the wfctl bei
 
 from wfctl.storage.testing import private_postgres
 
-#: The timed program: argv is TREE STORE ENDED QUEUED CLAIMS; prints each claim's milliseconds.
+#: The timed program: argv is TREE STORE ENDED QUEUED ASKING CLAIMS; prints each claim's
+#: milliseconds.
 _CHILD = """
 import asyncio, sys, time
-tree, store, ended, queued, claims = sys.argv[1:]
+tree, store, ended, queued, asking, claims = sys.argv[1:]
 sys.path.insert(0, tree)
 from wfctl._checkpoint import Checkpoint, Kind, checkpoint_id_for
 from wfctl._storage._journal import encode_record
@@ -45,13 +48,17 @@ from wfctl.storage import open_storage
 
 TS = "2026-01-01T00:00:00.000000+00:00"
 RUNS = [(f"ended-{i:07d}", ("root", "completed")) for i in range(int(ended))]
+RUNS += [(f"asking-{i:07d}", ("root", "pause")) for i in range(int(asking))]
 RUNS += [(f"queued-{i:07d}", ("root",)) for i in range(int(queued))]
+#: A pause for an answer whose request data holds the words of a hand-over.
+ASKING = {"requests": [{"request_id": "q", "data": {"reason": "handoff"}}], "reason": "request"}
 
 def records(run_id, kinds):
     out = []
     for seq, kind in enumerate(kinds):
         parent = checkpoint_id_for(run_id, seq - 1) if seq else None
-        out.append(Checkpoint(run_id, seq, Kind(kind), "claimed", TS, parent, data={"n": seq}))
+        data = ASKING if kind == "pause" else {"n": seq}
+        out.append(Checkpoint(run_id, seq, Kind(kind), "claimed", TS, parent, data=data))
     return out
 
 async def copied(url):
@@ -129,25 +136,30 @@ def main() -> None:
     parser.add_argument("--stores", default="postgres,file", help="postgres, file or both")
     parser.add_argument("--ended", default="0,10000", help="numbers of ended runs (1 queued)")
     parser.add_argument("--queued", default="1,1000,10000", help="numbers of queued runs")
+    parser.add_argument(
+        "--asking", default="300", help="numbers of runs paused for an answer (1 queued)"
+    )
     parser.add_argument("--claims", type=int, default=30, help="claims timed per store")
     parser.add_argument("--tree", type=Path, action="append", help="wfctl checkout(s) to time")
     options = parser.parse_args()
     trees = [t.resolve() for t in options.tree or [Path(__file__).resolve().parent.parent]]
-    shapes = [(e, 1) for e in sizes(options.ended)] + [(0, q) for q in sizes(options.queued)]
+    shapes = [(e, 1, 0) for e in sizes(options.ended)] + [(0, q, 0) for q in sizes(options.queued)]
+    shapes += [(0, 1, a) for a in sizes(options.asking) if a]
     for kind in options.stores.split(","):
         with stores(kind) as fresh:
-            for ended, queued in shapes:
+            for ended, queued, asking in shapes:
                 for tree in trees:
                     command = [sys.executable, "-c", _CHILD, str(tree), next(fresh)]
-                    command += [str(ended), str(queued), str(options.claims)]
+                    command += [str(ended), str(queued), str(asking), str(options.claims)]
                     done = subprocess.run(command, capture_output=True, text=True, check=False)
                     if done.returncode != 0:
                         sys.exit(f"claims: the timed process failed in {tree}: {done.stderr}")
                     times = [float(t) for t in done.stdout.split()]
                     print(
-                        f"{kind} {tree}: {ended:,} ended, {queued:,} queued: a claim"
-                        f" {statistics.median(times):.2f} ms ({min(times):.2f}-{max(times):.2f}),"
-                        f" {len(times)} claims",
+                        f"{kind} {tree}: {ended:,} ended, {queued:,} queued"
+                        + (f", {asking:,} asking" if asking else "")
+                        + f": a claim {statistics.median(times):.2f} ms"
+                        f" ({min(times):.2f}-{max(times):.2f}), {len(times)} claims",
                         flush=True,
                     )
 

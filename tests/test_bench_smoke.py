@@ -145,10 +145,11 @@ def test_sync_gap_benchmark_times_each_amount_of_work(tmp_path: Path) -> None:
 
 
 def test_claims_benchmark_times_claims_over_ended_and_queued_runs() -> None:
-    """bench/claims.py, tiny: both stores, 0 and 20 ended runs, then 3 queued; three claims."""
+    """bench/claims.py, tiny: both stores, 0 and 20 ended runs, then 3 queued, then 1 queued
+    behind 5 asking; three claims."""
     _needs_postgres()
     command = [sys.executable, str(ROOT / "bench" / "claims.py"), "--ended", "0,20"]
-    command += ["--queued", "3", "--claims", "3"]
+    command += ["--queued", "3", "--asking", "5", "--claims", "3"]
 
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
 
@@ -157,7 +158,12 @@ def test_claims_benchmark_times_claims_over_ended_and_queued_runs() -> None:
     assert [line.split(": a claim")[0] for line in lines] == [
         f"{store} {ROOT}: {shape}"
         for store in ("postgres", "file")
-        for shape in ("0 ended, 1 queued", "20 ended, 1 queued", "0 ended, 3 queued")
+        for shape in (
+            "0 ended, 1 queued",
+            "20 ended, 1 queued",
+            "0 ended, 3 queued",
+            "0 ended, 1 queued, 5 asking",
+        )
     ], done.stdout
     assert all(line.endswith(", 3 claims") for line in lines), done.stdout
 

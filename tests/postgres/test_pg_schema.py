@@ -1,9 +1,9 @@
-"""The schema's claimable flag and its index, and the upgrade of a version-1 database to them.
+"""The schema's claimable flag and its index, and the upgrade of older databases to them.
 
 A worker's claim reads ``wfctl_runs`` through a partial index of the runs it may take over, kept
-by the append trigger; a database that an older wfctl created (schema version 1, in
-``tests/fixtures/postgres/schema_v1.sql``) is upgraded on first use, its runs' flags set from
-their heads.
+by the append trigger from each head's structure (never from text inside the data); a database
+that an older wfctl created (schema version 1 or 2, in ``tests/fixtures/postgres/``) is upgraded
+on first use, its runs' flags set from their heads.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from wfctl._storage._postgres import _sql
 from wfctl._storage._postgres._schema import SCHEMA_VERSION
 from wfctl.storage.testing import PrivateServer
 
-SCHEMA_V1 = Path(__file__).parents[1] / "fixtures" / "postgres" / "schema_v1.sql"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "postgres"
 
 
 def _pause(reason: str) -> dict[str, Any]:
@@ -41,6 +41,11 @@ _RUNS: dict[str, list[tuple[str, dict[str, Any] | None]]] = {
     "resumed": [("root", None), ("pause", _pause("interrupt")), ("resume", None)],
     "handed": [("root", None), ("pause", _pause(HANDOFF))],
     "asking": [("root", None), ("pause", _pause("request"))],
+    # Paused for an answer whose request data holds the words of a hand-over.
+    "decoy": [
+        ("root", None),
+        ("pause", {"requests": [{"request_id": "q", "data": {"reason": HANDOFF}}], "reason": "x"}),
+    ],
     "done": [("root", None), ("step", None), ("completed", None)],
     "broke": [("root", None), ("failed", None)],
 }
@@ -68,19 +73,19 @@ def _version(url: str) -> int:
     return int(row[0])
 
 
-@pytest.fixture
-def v1_url(pg_server: PrivateServer) -> Iterator[str]:
-    """A new database holding schema version 1 and the runs of ``_RUNS``, written through it."""
-    name = "wfctl_schema_v1"
-    with psycopg.connect(pg_server.url, autocommit=True) as conn:
+def _old_database(server: PrivateServer, version: int) -> Iterator[str]:
+    """A new database holding schema ``version`` and the runs of ``_RUNS``, written through it."""
+    name = f"wfctl_schema_v{version}"
+    with psycopg.connect(server.url, autocommit=True) as conn:
         conn.execute(f"DROP DATABASE IF EXISTS {name}")
         conn.execute(f"CREATE DATABASE {name}")
-    url = pg_server.url.replace(f"/{pg_server.dbname}?", f"/{name}?")
+    url = server.url.replace(f"/{server.dbname}?", f"/{name}?")
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(SCHEMA_V1.read_bytes())
+        conn.execute((FIXTURES / f"schema_v{version}.sql").read_bytes())
         for minute, run_id in enumerate(_RUNS):
-            # As a version-1 wfctl writes them: the lease's grant, then each record through the
-            # version-1 append trigger (which knows nothing of the claimable flag).
+            # As that wfctl writes them: the lease's grant, then each record through its
+            # append trigger (version 1 knows nothing of the claimable flag; version 2 sets it
+            # by a text test).
             row = conn.execute(
                 "INSERT INTO wfctl_runs (run_id, fence) VALUES (%s, nextval('wfctl_fence'))"
                 " RETURNING fence",
@@ -102,10 +107,22 @@ def v1_url(pg_server: PrivateServer) -> Iterator[str]:
                         encode_record(c)[:-1],
                     ),
                 )
-    assert _version(url) == 1
+    assert _version(url) == version
     yield url
-    with psycopg.connect(pg_server.url, autocommit=True) as conn:
+    with psycopg.connect(server.url, autocommit=True) as conn:
         conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture
+def v1_url(pg_server: PrivateServer) -> Iterator[str]:
+    """A new database holding schema version 1 and the runs of ``_RUNS``, written through it."""
+    yield from _old_database(pg_server, 1)
+
+
+@pytest.fixture
+def v2_url(pg_server: PrivateServer) -> Iterator[str]:
+    """A new database holding schema version 2 and the runs of ``_RUNS``, written through it."""
+    yield from _old_database(pg_server, 2)
 
 
 def test_the_claimable_flag_follows_each_run_s_head(pg_url: str) -> None:
@@ -126,6 +143,42 @@ def test_the_claimable_flag_follows_each_run_s_head(pg_url: str) -> None:
             await store.save(ckpt("done", 2, "completed", minute=5))
             await lease.release()
             assert _flags(pg_url)["done"] is False
+
+    arun(main())
+
+
+def _claim_plan(url: str, skip: list[str]) -> tuple[list[Any], set[str]]:
+    """The claim query's rows, and the tables its plan reads."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("ANALYZE wfctl_runs")
+        rows = conn.execute(_sql.CLAIMABLE.encode(), (skip,)).fetchall()
+        row = conn.execute(b"EXPLAIN (FORMAT JSON) " + _sql.CLAIMABLE.encode(), (skip,)).fetchone()
+    assert row is not None
+    plan = row[0] if isinstance(row[0], list) else json.loads(row[0])
+    return rows, {str(node.get("Relation Name")) for node in _plan_nodes(plan[0]["Plan"])}
+
+
+def test_a_claim_passes_over_a_pause_whose_data_holds_a_hand_over_s_words_reading_no_record(
+    pg_url: str,
+) -> None:
+    """Claimability is the head's structure: request data that reads like a hand-over leaves
+    the run unclaimable, and a claim never reads (nor decodes) any record, on every poll."""
+
+    async def main() -> None:
+        async with opened(pg_url) as store:
+            for minute, run_id in enumerate(("decoy", "handed")):
+                lease = await store.lease_run(run_id)
+                for checkpoint in _checkpoints(run_id, minute):
+                    await store.save(checkpoint)
+                await lease.release()
+            assert _flags(pg_url) == {"decoy": False, "handed": True}
+            rows, tables = _claim_plan(pg_url, ["handed"])
+            assert rows == []  # not a candidate: nothing to decode and pass over
+            assert "wfctl_checkpoints" not in tables, tables
+            claimed = await store.claim_run()
+            assert claimed is not None and claimed.run_id == "handed"
+            assert await store.claim_run() is None
+            await claimed.release()
 
     arun(main())
 
@@ -170,18 +223,26 @@ def test_a_claim_reads_the_runs_it_may_take_not_every_run(pg_url: str) -> None:
     arun(main())
 
 
-def test_a_version_1_database_is_upgraded_on_first_use(v1_url: str) -> None:
+@pytest.mark.parametrize("version", [1, 2])
+def test_an_older_database_is_upgraded_on_first_use(
+    version: int, request: pytest.FixtureRequest
+) -> None:
+    url: str = request.getfixturevalue(f"v{version}_url")
+    if version == 2:  # its text test took the decoy's request data for a hand-over
+        assert _flags(url)["decoy"] is True
+
     async def main() -> None:
-        async with opened(v1_url) as store:
+        async with opened(url) as store:
             statuses = {s.run_id: s.status for s in await store.list_runs()}
-            assert _version(v1_url) == SCHEMA_VERSION == 2
-            assert _flags(v1_url) == {run_id: run_id in _CLAIMABLE for run_id in _RUNS}
+            assert _version(url) == SCHEMA_VERSION == 3
+            assert _flags(url) == {run_id: run_id in _CLAIMABLE for run_id in _RUNS}
             assert statuses == {
                 "queued": "interrupted",
                 "stepping": "interrupted",
                 "resumed": "interrupted",
                 "handed": "interrupted",
                 "asking": "paused",
+                "decoy": "paused",
                 "done": "completed",
                 "broke": "failed",
             }
@@ -198,7 +259,7 @@ def test_a_version_1_database_is_upgraded_on_first_use(v1_url: str) -> None:
             lease = await store.lease_run("asking")
             await store.save(ckpt("asking", 2, "resume", minute=4))
             await lease.release()
-            assert _flags(v1_url)["asking"] is True
+            assert _flags(url)["asking"] is True
 
     arun(main())
 
@@ -219,7 +280,7 @@ def test_an_upgrade_the_server_refuses_is_one_line_and_changes_nothing(
                     await store.list_runs()
             text = str(refused.value)
             assert "\n" not in text
-            assert "holds wfctl schema version 1; upgrading it to version 2 was refused" in text
+            assert "holds wfctl schema version 1; upgrading it to version 3 was refused" in text
             assert "as a user who may alter its tables" in text
 
         arun(main())
@@ -227,7 +288,7 @@ def test_an_upgrade_the_server_refuses_is_one_line_and_changes_nothing(
         assert done.code == 2, done
         assert done.stdout == ""
         lines = done.stderr.strip().splitlines()
-        assert len(lines) == 1 and "upgrading it to version 2 was refused" in lines[0], lines
+        assert len(lines) == 1 and "upgrading it to version 3 was refused" in lines[0], lines
         assert _version(v1_url) == 1
         with psycopg.connect(v1_url, autocommit=True) as conn:
             row = conn.execute(

@@ -84,6 +84,34 @@ def test_a_sigkilled_holder_leaves_the_run_free(tmp_path: Path, holder: Any) -> 
     storage.close()
 
 
+def test_a_lock_a_stranger_holds_after_a_sigkilled_holder_is_not_named_as_that_holder(
+    tmp_path: Path, holder: Any
+) -> None:
+    # The killed holder leaves its owner.json; then anything that can open the journal takes
+    # the flock (here this process, with no wfctl in between): the dead pid is not the holder.
+    import fcntl  # POSIX only, as the whole module
+
+    storage = FileCheckpointStorage(tmp_path / "store")
+    arun(build_run(storage, "r1", 2))
+    child = holder(storage.root)
+    os.kill(child.pid, signal.SIGKILL)
+    assert child.wait() == -signal.SIGKILL
+    run_dir = storage.root / "runs" / "r1"
+    assert f'"pid": {child.pid}' in (run_dir / "owner.json").read_text(encoding="utf-8")
+    fd = os.open(run_dir / "journal.jsonl", os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(RunLockedError) as info:
+            storage.lock_run("r1")
+        assert info.value.holder == (
+            f"another process (the holder recorded, pid {child.pid}, has exited)"
+        )
+    finally:
+        os.close(fd)
+    storage.lock_run("r1").release()
+    storage.close()
+
+
 def test_a_child_cannot_lock_a_run_this_process_holds(tmp_path: Path) -> None:
     storage = FileCheckpointStorage(tmp_path / "store")
     with storage.lock_run("r1"):

@@ -287,7 +287,12 @@ def _probe_file_lock(lock_path: str) -> bool:  # pragma: no cover - Windows
 
 
 def describe_holder(owner_path: str) -> str:
-    """Say who holds a run's lock, from its ``owner.json`` ("another process" if unknown)."""
+    """Say who holds a run's lock, from its ``owner.json`` ("another process" if unknown).
+
+    A holder recorded on this host whose process has exited is not named as the holder: its
+    ``owner.json`` outlived it (it was killed), and whatever holds the lock now (any process
+    that can open the journal may ``flock`` it) is another process.
+    """
     try:
         fd = os.open(owner_path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC)
         try:
@@ -299,6 +304,8 @@ def describe_holder(owner_path: str) -> str:
     if not isinstance(raw, dict) or type(raw.get("pid")) is not int:
         return "another process"
     pid, host, since = raw["pid"], raw.get("host"), raw.get("since")
+    if host == socket.gethostname() and _exited(pid):
+        return f"another process (the holder recorded, pid {pid}, has exited)"
     text = f"pid {pid}"
     if isinstance(host, str):
         text += f" on host {host}"
@@ -307,6 +314,19 @@ def describe_holder(owner_path: str) -> str:
     if pid == os.getpid() and host == socket.gethostname():
         text += " (this process)"
     return text
+
+
+def _exited(pid: int) -> bool:
+    """Whether no process of this host has the id ``pid`` (False where that cannot be told)."""
+    if os.name != "posix" or pid <= 0:  # Windows' os.kill(pid, 0) would end the process
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False  # it exists (another user's), or the question was refused
+    return False
 
 
 def _owner_record() -> dict[str, object]:

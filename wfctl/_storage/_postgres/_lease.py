@@ -25,13 +25,16 @@ the grant, the unlock) go through psycopg (:meth:`PostgresLease.execute`), which
 socket with a reader of its own meanwhile. The connection also ``LISTEN``s for pause requests:
 a notification read during a psycopg statement is handled by a notify handler, and any other
 one by the socket's reader (which notices the connection ending too), so
-:meth:`~PostgresLease.pause_requested` stays a plain read.
+:meth:`~PostgresLease.pause_requested` stays a plain read. A notification decides nothing (any
+role that can connect may send one): one naming the run makes the lease read the run's
+``pause_requested`` flag, which only a role that may update wfctl's tables can set.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import os
 import select
 import socket
@@ -68,19 +71,36 @@ CHANNEL: Final = "wfctl_pause"
 _OPEN: Final = f"LISTEN {CHANNEL}; {_sql.PREPARE_SAVE}"
 _TRY_LOCK: Final = f"SELECT pg_try_advisory_lock({run_key()})"
 _UNLOCK: Final = f"SELECT pg_advisory_unlock({run_key()})"
-#: Bump the run's fence (creating its row for a run with no records yet), say who holds it,
-#: and read its pause request: one statement, one transaction.
+#: Bump the run's fence (creating its row for a run with no records yet), say who holds it
+#: (this process, and the server process of the lease's session), and read its pause request:
+#: one statement, one transaction. Parameters: run id, :func:`holder_text`, the backend pid.
 GRANT: Final = (
-    "INSERT INTO wfctl_runs (run_id, fence, holder) VALUES (%s, nextval('wfctl_fence'), %s)"
-    " ON CONFLICT (run_id) DO UPDATE SET fence = EXCLUDED.fence, holder = EXCLUDED.holder"
+    "INSERT INTO wfctl_runs (run_id, fence, holder, holder_pid)"
+    " VALUES (%s, nextval('wfctl_fence'), %s, %s) ON CONFLICT (run_id) DO UPDATE SET"
+    " fence = EXCLUDED.fence, holder = EXCLUDED.holder, holder_pid = EXCLUDED.holder_pid"
     " RETURNING fence, pause_requested"
 )
+#: What decides whether a pause is requested: the run's row, which only a role that may update
+#: wfctl's tables can set. A notification on :data:`CHANNEL` only says "look again": anyone who
+#: can connect can send one.
+_PAUSE_FLAG: Final = "SELECT pause_requested FROM wfctl_runs WHERE run_id = %s"
 #: How long a save may wait for its reply in place, in milliseconds (``inline`` saves); read
 #: at each save.
 INLINE_WAIT_MS = 1
 #: Saves that wait in the event loop after one whose reply took longer than that.
 INLINE_SKIP = 8
-_HOLDER: Final = "SELECT holder FROM wfctl_runs WHERE run_id = %s"
+#: Who holds a run's advisory lock, as the server sees it: each session holding it (its server
+#: process, role and application, where ``pg_stat_activity`` shows them), with the holder
+#: wfctl recorded for the run and that holder's server process.
+_HOLDERS: Final = (
+    "SELECT l.pid, a.usename, a.application_name, r.holder, r.holder_pid"
+    " FROM (SELECT DISTINCT pid FROM pg_locks WHERE locktype = 'advisory' AND granted"
+    " AND objsubid = 1"
+    " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+    f" AND ((classid::bigint << 32) | objid::bigint) = {run_key('%(run)s')}) l"
+    " LEFT JOIN pg_stat_activity a ON a.pid = l.pid"
+    " LEFT JOIN wfctl_runs r ON r.run_id = %(run)s ORDER BY l.pid"
+)
 
 
 def holder_text() -> str:
@@ -216,11 +236,30 @@ async def _lock_on(
 
 
 async def locked_error(conn: Connection, run_id: str) -> RunLockedError:
-    """Return the error for a run someone holds, naming them from the run's row."""
-    cursor = await conn.execute(_HOLDER, (run_id,))
-    row = await cursor.fetchone()
-    holder = row[0] if row is not None and isinstance(row[0], str) else "another process"
-    return RunLockedError(run_id, holder)
+    """Return the error for a run someone holds, naming them as the server sees them.
+
+    The holder recorded in the run's row is named only if the session holding the lock is the
+    one recorded with it; any other session (anyone who can connect may take an advisory
+    lock, and a recorded holder may have exited long since) is named as the server shows it.
+    """
+    cursor = await conn.execute(_HOLDERS, {"run": run_id})
+    return RunLockedError(run_id, _describe_holders(await cursor.fetchall()))
+
+
+def _describe_holders(rows: Sequence[TupleRow]) -> str:
+    """Name the holder of a run's lock from the rows of :data:`_HOLDERS`."""
+    if not rows:
+        return "another database session, which has let go of it since"
+    pid, role, application, recorded, recorded_pid = rows[0]
+    if len(rows) == 1 and isinstance(recorded, str) and recorded_pid == pid:
+        return recorded
+    who = f"pid {pid}"
+    if isinstance(role, str):
+        who += f" of role {role}"
+    if isinstance(application, str) and application:
+        who += f", application {application}"
+    more = f", and {len(rows) - 1} more" if len(rows) > 1 else ""
+    return f"another database session ({who}{more})"
 
 
 class PostgresLease:
@@ -267,6 +306,10 @@ class PostgresLease:
         self._sending = False  # a writer sends the rest of it
         self._handler: Callable[[psycopg.Notify], None] = lambda note: self._note(note.payload)
         conn.add_notify_handler(self._handler)
+        #: The server process of the lease's session (recorded with the holder at the grant).
+        self.backend_pid = conn.pgconn.backend_pid
+        self._look_again = False  # a notification named the run: read its flag (again)
+        self._looking: asyncio.Task[None] | None = None  # the task reading it, if any
 
     @property
     def run_id(self) -> str:
@@ -279,7 +322,8 @@ class PostgresLease:
         return self._conn is not None and not self.lost
 
     def pause_requested(self) -> bool:
-        """Return whether a pause was requested (a plain read: notifications set it)."""
+        """Return whether a pause was requested (a plain read: the run's row, read at the grant
+        and again after each notification naming the run, sets it)."""
         return self.pause_event.is_set()
 
     # -- queries -----------------------------------------------------------------------------
@@ -414,7 +458,7 @@ class PostgresLease:
 
     async def grant(self) -> None:
         """Take the run's fence on the lease's own connection (:data:`GRANT`)."""
-        cursor = await self.execute(GRANT, (self._run_id, holder_text()))
+        cursor = await self.execute(GRANT, (self._run_id, holder_text(), self.backend_pid))
         row = await cursor.fetchone()
         assert row is not None, "an upsert with RETURNING returns its row"
         self.granted(row)
@@ -431,14 +475,43 @@ class PostgresLease:
     # -- notifications -----------------------------------------------------------------------
 
     def _note(self, payload: str) -> None:
-        flag = payload.removesuffix(self._suffix)
-        if flag == "1":
-            self.pause_event.set()
-        elif flag == "0":
-            self.pause_event.clear()
-        else:
+        """A notification on :data:`CHANNEL`: if it names this run, read the run's flag.
+
+        The payload's flag is not believed (anyone who can connect may send one): only the
+        row, which :data:`._sql.PAUSE` sets with the notification in one transaction, says
+        whether a pause is requested. Notifications that come while the flag is being read
+        cost one more read, not one each.
+        """
+        if not payload.endswith(self._suffix) or payload[: -len(self._suffix)] not in ("0", "1"):
             return
         self._notified = True
+        self._look_again = True
+        if self._looking is None:
+            # Outside the context of whatever task read the notification (a run's: its task
+            # factory would count this task among the run's).
+            self._looking = asyncio.Task(self._read_flag(), context=contextvars.Context())
+
+    async def _read_flag(self) -> None:
+        """Read the run's pause flag until no notification came during the last read."""
+        try:
+            while self._look_again:
+                self._look_again = False
+                cursor = await self.execute(_PAUSE_FLAG, (self._run_id,))
+                row = await cursor.fetchone()
+                if row is not None and row[0] is True:
+                    self.pause_event.set()
+                else:
+                    self.pause_event.clear()
+        except psycopg.Error:
+            pass  # the lease ended: its holder learns that from its next save
+        finally:
+            self._looking = None
+
+    def _stop_looking(self) -> None:
+        """Stop reading the flag: the lease ends, and its connection goes."""
+        looking, self._looking = self._looking, None
+        if looking is not None:
+            looking.cancel()
 
     def _watch(self) -> None:
         """Read the idle connection's socket when it has something (a notification, an end)."""
@@ -551,6 +624,7 @@ class PostgresLease:
             await self.close()
             return
         self._unwatch()
+        self._stop_looking()
         self._conn = None
         conn.remove_notify_handler(self._handler)
         if not self._spares.give(conn):
@@ -563,6 +637,7 @@ class PostgresLease:
         if conn is None:
             return
         self._unwatch()
+        self._stop_looking()
         self._answer(psycopg.OperationalError("the lease was released"))
         self._conn = None
         with contextlib.suppress(psycopg.Error):

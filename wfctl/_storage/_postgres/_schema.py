@@ -28,7 +28,7 @@ __all__ = ["LOCK_SEED", "SCHEMA_VERSION", "ensure_schema", "run_key"]
 
 #: The schema this wfctl writes and reads; a database holding a newer one is refused, an older
 #: one upgraded (see :data:`_UPGRADES`).
-SCHEMA_VERSION: Final = 2
+SCHEMA_VERSION: Final = 3
 #: Seed of ``hashtextextended`` for a run's advisory-lock key (keeps wfctl's keys apart from
 #: another application's that hash plain text with seed 0).
 LOCK_SEED: Final = 0x77666374  # "wfct"
@@ -41,18 +41,44 @@ def run_key(placeholder: str = "%s") -> str:
     return f"hashtextextended({placeholder}, {LOCK_SEED})"
 
 
+#: Whether a pause ``record`` hands its run over: its ``data`` (the record parsed as JSON, never
+#: searched as text) has the hand-over's ``reason`` and no pending request, as
+#: :func:`wfctl._payloads.handed_over` judges it. A record that is not JSON (or not UTF-8 the
+#: database can hold) hands nothing over: the run is never claimed, and reading it reports why.
+_HANDED_OVER_FUNCTION: Final = f"""
+CREATE OR REPLACE FUNCTION wfctl_handed_over(record bytea) RETURNS boolean
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    data jsonb;
+BEGIN
+    BEGIN
+        data := convert_from(record, 'UTF8')::jsonb -> 'data';
+    EXCEPTION WHEN others THEN
+        RETURN false;
+    END;
+    RETURN jsonb_typeof(data) = 'object'
+        AND coalesce(data ->> 'reason', 'request') = '{HANDOFF}'
+        AND (jsonb_typeof(data -> 'requests') IS DISTINCT FROM 'array'
+            OR jsonb_array_length(data -> 'requests') = 0);
+END $$;
+"""
 #: Whether a run whose head record is of ``kind`` with bytes ``record`` may be taken over by a
-#: worker: a root (queued), step or resume record (its driver died, or it waits between steps), or
-#: a pause whose record holds a hand-over's reason (a text test that only narrows: the claimer
-#: decodes the record and judges it). The append trigger keeps ``wfctl_runs.claimable`` with it.
+#: worker: a root (queued), step or resume record (its driver died, or it waits between steps),
+#: or a pause that hands the run over (read from the record's structure: schema version 3; a
+#: text test over the bytes before, which request data could match). The append trigger keeps
+#: ``wfctl_runs.claimable`` with it; the record is parsed only for a pause.
 _CLAIMABLE_FUNCTION: Final = (
-    "CREATE OR REPLACE FUNCTION wfctl_claimable(kind text, record bytea) RETURNS boolean"
-    " LANGUAGE sql IMMUTABLE AS $$ SELECT kind IN ('root', 'step', 'resume') OR (kind = 'pause'"
-    f' AND position(\'"reason":"{HANDOFF}"\'::bytea IN record) > 0) $$;'
+    _HANDED_OVER_FUNCTION
+    + "CREATE OR REPLACE FUNCTION wfctl_claimable(kind text, record bytea) RETURNS boolean"
+    " LANGUAGE sql IMMUTABLE AS $$ SELECT kind IN ('root', 'step', 'resume')"
+    " OR (kind = 'pause' AND wfctl_handed_over(record)) $$;"
 )
 _CLAIMABLE_COLUMN: Final = (
     "ALTER TABLE wfctl_runs ADD COLUMN IF NOT EXISTS claimable boolean NOT NULL DEFAULT false;"
 )
+#: The server process (``pg_backend_pid()``) of the session holding the run's lease as its
+#: holder was recorded: a lock held by any other session is not that holder's (version 3).
+_HOLDER_PID_COLUMN: Final = "ALTER TABLE wfctl_runs ADD COLUMN IF NOT EXISTS holder_pid integer;"
 #: The runs a claim reads, oldest first: only those it may take (schema version 2).
 _CLAIMABLE_INDEX: Final = (
     "CREATE INDEX IF NOT EXISTS wfctl_runs_claimable ON wfctl_runs (created, run_id)"
@@ -114,6 +140,7 @@ CREATE TABLE IF NOT EXISTS wfctl_runs (
 );
 CREATE INDEX IF NOT EXISTS wfctl_runs_created ON wfctl_runs (created, run_id);
 {_CLAIMABLE_COLUMN}
+{_HOLDER_PID_COLUMN}
 {_CLAIMABLE_FUNCTION}
 {_CLAIMABLE_INDEX}
 CREATE TABLE IF NOT EXISTS wfctl_checkpoints (
@@ -155,6 +182,14 @@ UPDATE wfctl_runs r SET claimable = true FROM wfctl_checkpoints c
     WHERE c.run_id = r.run_id AND c.seq = r.head_seq AND wfctl_claimable(c.kind, c.record);
 {_CLAIMABLE_INDEX}
 {_APPEND_FUNCTION}
+""",
+    # 2 -> 3: the hand-over read from a pause record's structure (the flag of each run whose
+    # head is a pause set again by it), and the column naming the lease holder's session.
+    2: f"""
+{_CLAIMABLE_FUNCTION}
+UPDATE wfctl_runs r SET claimable = wfctl_claimable(c.kind, c.record) FROM wfctl_checkpoints c
+    WHERE c.run_id = r.run_id AND c.seq = r.head_seq AND r.head_kind = 'pause';
+{_HOLDER_PID_COLUMN}
 """,
 }
 

@@ -120,7 +120,9 @@ CUT: Final = (
     " AND c.seq = %(seq)s - 1"
 )
 
-#: Set or clear a run's pause request and tell its lease, in one transaction. A request needs a
+#: Set or clear a run's pause request and wake its lease, in one transaction: the lease reads
+#: the flag again (the notification's payload, ``<0|1>:<run id>``, decides nothing, as anyone
+#: who can connect may send one; it is kept for a lease of schema version 2). A request needs a
 #: run with records (a leased run that has written none is not a run yet); clearing does not,
 #: and clears only a request that is there: every run clears at its end, and one that was never
 #: asked to pause then writes nothing (no transaction id, no WAL flush, no notification).
@@ -130,14 +132,12 @@ PAUSE: Final = (
     " SELECT pg_notify('wfctl_pause', %(note)s) FROM u"
 )
 
-#: The oldest run a worker may take over: its head does not end it (or is a pause that may be a
-#: hand-over: the record is returned, the caller decides), and nobody holds it. The
-#: ``claimable`` flag (kept by the append trigger) is read through its partial index, so a claim
-#: reads the runs it may take, not the runs that ended.
+#: The oldest run a worker may take over, nobody holding it. Decided by the ``claimable`` flag
+#: alone (the append trigger sets it from the head's kind, and for a pause from its record's
+#: structure: a hand-over), read through its partial index: a claim reads the runs it may take,
+#: never a record, nor the runs that ended or wait for an answer.
 CLAIMABLE: Final = (
-    "WITH " + _HELD + " SELECT r.run_id, c.record FROM wfctl_runs r"
-    " LEFT JOIN wfctl_checkpoints c ON r.head_kind = 'pause' AND c.run_id = r.run_id"
-    " AND c.seq = r.head_seq"
+    "WITH " + _HELD + " SELECT r.run_id FROM wfctl_runs r"
     " WHERE r.claimable AND NOT (r.run_id = ANY(%s::text[]))"
     " AND NOT " + _LOCKED + " ORDER BY r.created, r.run_id LIMIT 1 FOR UPDATE OF r SKIP LOCKED"
 )

@@ -19,9 +19,8 @@ from wfctl._errors import (
     RunLockedError,
     RunNotFoundError,
 )
-from wfctl._payloads import handed_over
 from wfctl._storage._base import check_append, delete_each
-from wfctl._storage._journal import decode_record, encode_record
+from wfctl._storage._journal import encode_record
 
 from . import _sql
 from ._connection import Connection
@@ -156,7 +155,9 @@ class PostgresCheckpointStorage(PostgresReads):
 
         A run may be taken over when its head is a root, step or resume record, or a pause a
         stopping worker wrote to hand it over (not ended, failed, cancelled or paused
-        otherwise), and nobody holds its lease. The candidate's row is locked
+        otherwise), and nobody holds its lease: the run's ``claimable`` flag says which, set by
+        the append trigger from the head's structure, so no record is read or decoded here
+        (whatever a run's data holds). The candidate's row is locked
         ``FOR UPDATE SKIP LOCKED`` while its lease is taken, so concurrent claimers (in any
         process) pass over it rather than wait or collide. ``exclude`` names runs not to take.
 
@@ -171,16 +172,13 @@ class PostgresCheckpointStorage(PostgresReads):
                 if found is None:
                     return None
                 run_id = str(found[0])
-                if found[1] is not None and not _hands_over(run_id, bytes(found[1])):
-                    skip.append(run_id)  # a pause that only looked like a hand-over
-                    continue
                 lease = await lease_or_none(self._url, run_id, self._forget, self._spares)
                 if lease is None:  # taken between the look and the lock
                     skip.append(run_id)
                     continue
                 try:
                     # On the claim's connection: it holds the run's row locked.
-                    cursor = await conn.execute(GRANT, (run_id, holder_text()))
+                    cursor = await conn.execute(GRANT, (run_id, holder_text(), lease.backend_pid))
                     row = await cursor.fetchone()
                 except BaseException:
                     await lease.close()
@@ -312,11 +310,3 @@ def _refusal(
     if what == "nolease":
         return CheckpointCorruptError(where, f"{prefix}the run is not in the store (deleted?)")
     return CheckpointCorruptError(where, f"{prefix}the database refused it: {message}")
-
-
-def _hands_over(run_id: str, record: bytes) -> bool:
-    """Whether a paused run's head ``record`` hands it over (False if it cannot be read)."""
-    try:
-        return handed_over(decode_record(record, f"{run_id} (head)"))
-    except CheckpointCorruptError:
-        return False  # never taken: reading the run reports its problem
