@@ -3,13 +3,17 @@
 A role with a password (``scram-sha-256`` in the private server's ``pg_hba.conf``) owns a
 database; every command runs the installed ``wfctl`` on a URL carrying that password in each
 form libpq reads, and its whole output is searched for the password, as written and decoded.
-The password has an ``@``, so the URLs carry it percent-encoded.
+The password has an ``@``, so the URLs carry it percent-encoded. Last, a server that goes away
+under ``log --follow`` ends it in one line of wfctl's: the pool's retries print nothing.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import secrets
+import subprocess
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,8 +22,8 @@ from urllib.parse import quote
 import psycopg
 import pytest
 
-from tests.cli.conftest import WORKFLOWS, Invocation, wfctl
-from wfctl.storage.testing import PrivateServer
+from tests.cli.conftest import WORKFLOWS, Invocation, base_env, wfctl, wfctl_executable
+from wfctl.storage.testing import PrivateServer, private_postgres
 
 #: What every password below holds: no output may contain it.
 MARK = "Sekr3t"
@@ -192,3 +196,53 @@ def test_a_password_from_pgpassword_or_a_pgpass_file_is_used(role: Role, tmp_pat
     passfile.chmod(0o600)
     done = _clean(wfctl("runs", "--store", url, "--json", env={"PGPASSFILE": str(passfile)}))
     assert done.json()["store"] == url
+
+
+def test_a_server_gone_under_log_follow_ends_it_in_one_line() -> None:
+    """The pool's failed reconnections (psycopg's warnings) are not printed; wfctl's line is."""
+    with private_postgres() as server:
+        queued = wfctl("submit", WORKFLOWS / "greet.py", "--run-id", "q1", "--store", server.url)
+        assert queued.code == 0, queued.stderr
+        follower = subprocess.Popen(
+            [wfctl_executable(), "log", "q1", "--follow", "--store", server.url],
+            env=base_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            end = time.monotonic() + 60
+            while _idle_clients(server) < 2:  # bounded: the schema's and the pool's connection
+                assert follower.poll() is None, follower.communicate()
+                assert time.monotonic() < end, "log --follow never settled"
+                time.sleep(0.02)
+            _stop(server)
+            stdout, stderr = follower.communicate(timeout=120)
+        finally:
+            if follower.poll() is None:
+                follower.kill()
+                follower.communicate()
+    assert "error connecting" not in stderr, stderr
+    assert follower.returncode == 2, stderr
+    assert "q1.0" in stdout
+    # The pool retried until its timeout; wfctl's own last attempt says why, in one line.
+    [line] = stderr.splitlines()
+    assert line.startswith("wfctl: error: store 'postgresql://"), line
+    assert "cannot be reached: " in line and "No such file or directory" in line, line
+
+
+def _idle_clients(server: PrivateServer) -> int:
+    """How many connections of others sit idle: the worker's, once it settled to polling."""
+    with psycopg.connect(server.url, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'"
+            " AND pid <> pg_backend_pid() AND state = 'idle'"
+        ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _stop(server: PrivateServer) -> None:
+    """Stop the server for good (the ``with`` block's end finds it stopped)."""
+    from wfctl._storage._pg_server import _run, find_bindir
+
+    bindir = find_bindir()
+    assert bindir is not None
+    _run(bindir, server.socket_dir, "pg_ctl", "-D", server.data_dir, "-m", "fast", "-w", "stop")
+    assert not os.path.exists(os.path.join(server.socket_dir, f".s.PGSQL.{server.port}"))

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 
 import psycopg
 from psycopg import AsyncConnection
 from psycopg.pq import ConnStatus
 from psycopg.rows import TupleRow
-from psycopg_pool import AsyncConnectionPool
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from wfctl._errors import StoreLocationError
 from wfctl._redact import malformed, redact, reveals
@@ -25,6 +26,12 @@ from ._schema import ensure_schema
 __all__ = ["Connection", "PostgresConnections", "alive", "check_url", "failure_text"]
 
 Connection = AsyncConnection[TupleRow]
+
+# The pool logs each failed attempt to reconnect (a server restarting) as a warning, which
+# Python's last-resort handler prints raw on stderr when nothing configured logging. wfctl says
+# what matters itself, in one line when it gives up (see PostgresConnections._connection); a
+# program that configures logging still receives psycopg's records.
+logging.getLogger("psycopg").addHandler(logging.NullHandler())
 
 
 class PostgresConnections:
@@ -105,8 +112,20 @@ class PostgresConnections:
             pool = await self._ready()
             async with pool.connection() as conn:
                 yield conn
+        except PoolTimeout as exc:  # the pool's attempts failed: one more, to say why
+            raise self._unreachable(await self._why_not(exc)) from None
         except psycopg.Error as exc:
             raise self._unreachable(exc) from None
+
+    async def _why_not(self, gave_up: PoolTimeout) -> psycopg.Error:
+        """Return why a connection cannot be made now (a direct attempt's error), else
+        ``gave_up`` (the pool found none free in time, and the server answers)."""
+        try:
+            conn = await psycopg.AsyncConnection.connect(self._url, connect_timeout=10)
+        except psycopg.Error as exc:
+            return exc
+        await conn.close()
+        return gave_up
 
     def _unreachable(self, exc: psycopg.Error) -> StoreLocationError:
         text = failure_text(exc, self._url)
