@@ -152,13 +152,29 @@ def test_a_wrong_password_is_refused_without_being_printed(role: Role, form: str
 
 
 def test_a_failed_run_hints_at_commands_without_the_password(role: Role, tmp_path: Path) -> None:
+    _empty(role)
     url = role.url(form="query")
     given = json.dumps(str(tmp_path))
+    args = ("--store", url, "--trust-store")
     done = _clean(
-        wfctl("run", WORKFLOWS / "flaky.py", "--input", given, "--store", url, "--json"), code=1
+        wfctl(
+            "run", WORKFLOWS / "flaky.py", "--input", given, "--run-id", "f1", *args[:2], "--json"
+        ),
+        code=1,
     )
     assert done.json()["hints"], done.stdout
     assert "password=***" in done.stdout
+    _clean(wfctl("run", WORKFLOWS / "flaky.py", "--input", given, "--run-id", "f2", *args[:2]), 1)
+    again = _clean(wfctl("resume", "f1", *args, "--json"), code=1)
+    assert again.json()["store"].endswith("password=***")
+    _clean(wfctl("resume", "f2", *args), code=1)
+    _clean(wfctl("replay", "--checkpoint", "f1.1", *args, "--json"), code=1)
+    _clean(wfctl("replay", "--checkpoint", "f1.1", *args), code=1)
+    (tmp_path / "fixed").touch()
+    fixed = _clean(wfctl("resume", "f1", *args, "--json"))
+    assert fixed.json()["store"].endswith("password=***")
+    _clean(wfctl("pause", "f1", "--store", url), code=2)  # completed: nothing to pause
+    _clean(wfctl("cancel", "f2", "--store", url, "--json"))
 
 
 @pytest.mark.parametrize(
