@@ -102,9 +102,11 @@ class StoreLocationError(WfctlError):
     """
 
     def __init__(self, path: str, reason: str) -> None:
-        self.path = path
+        from ._redact import redact  # a URL's password is never part of a message
+
+        self.path = redact(path)
         self.reason = reason
-        super().__init__(f"store {path!r} {reason}")
+        super().__init__(f"store {self.path!r} {reason}")
 
 
 class JournalChangedError(CheckpointCorruptError):

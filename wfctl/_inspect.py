@@ -43,6 +43,7 @@ from ._payloads import (
 from ._policies import AttemptRecord, StepFailure
 from ._query import RunQuery
 from ._readable import readable_text
+from ._redact import shown
 from ._storage import FileCheckpointStorage, RunSummary
 from ._storage._base import RunStoreBase, summarize
 from ._storage._capabilities import load_chain, request_pause
@@ -97,7 +98,7 @@ class RunsReport:
         return document(
             "runs",
             {
-                "store": str(self.store),
+                "store": shown(self.store),
                 "run_count": len(self.runs),
                 "matching_run_count": self.matching_count,
                 "total_run_count": self.total_count,

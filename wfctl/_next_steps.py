@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ._config import StoreRef, locate_store
 from ._errors import WfctlError
 from ._payloads import RootPayload
-from ._storage._open import redact
+from ._redact import redact
 
 if TYPE_CHECKING:
     from ._result import WorkflowRunResult
@@ -64,7 +64,7 @@ def store_option(store: StoreRef) -> str:
         return "" if default == store else f" --store {shlex.quote(redact(store))}"
     if isinstance(default, Path) and default.resolve() == store.resolve():
         return ""
-    return f" --store {shlex.quote(str(store))}"
+    return f" --store {shlex.quote(redact(str(store)))}"
 
 
 def resume_command(run_id: str, store: StoreRef) -> str:

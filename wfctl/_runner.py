@@ -49,6 +49,7 @@ from ._next_steps import (
     with_allow_changed,
 )
 from ._payloads import RootPayload, recorded_requests
+from ._redact import shown
 from ._response_types import type_name
 from ._restore import load_outline, load_target
 from ._storage import FileCheckpointStorage
@@ -150,7 +151,7 @@ class RunReport:
                 "workflow": self.workflow_name,
                 "status": self.status,
                 "head_checkpoint_id": self.checkpoint_id,
-                "store": str(self.store),
+                "store": shown(self.store),
                 "outputs": list(self.outputs),
                 "requests": [r.to_json() for r in self.requests],
                 "error": self.error,

@@ -12,6 +12,7 @@ from rich.style import Style
 from rich.tree import Tree
 
 from wfctl._readable import readable
+from wfctl._redact import shown
 from wfctl._visible import visible
 
 from ._common import Text, json_text, render_stored, render_value, status_text, stderr, stdout
@@ -101,7 +102,7 @@ def print_runs(report: RunsReport) -> None:
     """Show the store's runs as a table (the least useful columns go on a narrow terminal)."""
     out = stdout()
     if not report.total_count:
-        out.print(f"no runs in {report.store}")
+        out.print(f"no runs in {shown(report.store)}")
         return
     if not report.runs:
         out.print(_count_line(report))
@@ -143,7 +144,7 @@ def print_runs(report: RunsReport) -> None:
         Column("age", rank=4),
         Column("notes", rank=1, wrap_min=12),
     )
-    print_table(out, fitted_table(columns, rows, out.width, title=f"runs in {report.store}"))
+    print_table(out, fitted_table(columns, rows, out.width, title=f"runs in {shown(report.store)}"))
     out.print(_count_line(report))
 
 

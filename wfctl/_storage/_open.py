@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, TypeVar
 
 from wfctl._errors import StoreLocationError
+from wfctl._redact import redact
 
 from ._durability import Durability, DurabilityMode
 
@@ -39,16 +40,6 @@ def within_store(path: str | os.PathLike[str], store: str | os.PathLike[str]) ->
     root = os.path.realpath(store)
     target = os.path.realpath(path)
     return target == root or target.startswith(root.rstrip(os.sep) + os.sep)
-
-
-def redact(url: str) -> str:
-    """Return ``url`` without its password, for messages and listings."""
-    if "://" not in url or "@" not in url.split("://", 1)[1].split("/", 1)[0]:
-        return url
-    scheme, rest = url.split("://", 1)
-    credentials, host = rest.split("@", 1)
-    user = credentials.split(":", 1)[0]
-    return f"{scheme}://{user}:***@{host}" if ":" in credentials else url
 
 
 def open_storage(
@@ -85,6 +76,10 @@ def open_storage(
     if "://" in text:
         raise StoreLocationError(
             text, "is not a store: use a directory, postgresql://... or memory:"
+        )
+    if redact(text) != text:  # never made a directory named after a password
+        raise StoreLocationError(
+            text, "reads as a PostgreSQL connection string: name the database by postgresql://..."
         )
     from ._file import FileCheckpointStorage
 

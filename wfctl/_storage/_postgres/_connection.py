@@ -9,28 +9,43 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 
 import psycopg
 from psycopg import AsyncConnection
 from psycopg.pq import ConnStatus
 from psycopg.rows import TupleRow
-from psycopg_pool import AsyncConnectionPool
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from wfctl._errors import StoreLocationError
-from wfctl._storage._open import redact
+from wfctl._redact import malformed, redact, reveals
 
 from ._schema import ensure_schema
 
-__all__ = ["Connection", "PostgresConnections", "alive"]
+__all__ = ["Connection", "PostgresConnections", "alive", "check_url", "failure_text"]
 
 Connection = AsyncConnection[TupleRow]
+
+# The pool logs each failed attempt to reconnect (a server restarting) as a warning, which
+# Python's last-resort handler prints raw on stderr when nothing configured logging. wfctl says
+# what matters itself, in one line when it gives up (see PostgresConnections._connection); a
+# program that configures logging still receives psycopg's records.
+logging.getLogger("psycopg").addHandler(logging.NullHandler())
 
 
 class PostgresConnections:
     """A database named by URL, and the connections to it of the running event loop."""
 
     def __init__(self, url: str, *, max_connections: int = 8) -> None:
+        """Take the database's URL; nothing is connected yet.
+
+        Raises:
+            StoreLocationError: ``url`` is not one libpq reads, or its password cannot be told
+                apart (see :func:`~wfctl._redact.malformed`); libpq's message, which would
+                quote the URL, is never shown.
+        """
+        check_url(url)
         self._url = url
         self._location = redact(url)
         self._max = max_connections
@@ -97,11 +112,23 @@ class PostgresConnections:
             pool = await self._ready()
             async with pool.connection() as conn:
                 yield conn
+        except PoolTimeout as exc:  # the pool's attempts failed: one more, to say why
+            raise self._unreachable(await self._why_not(exc)) from None
         except psycopg.Error as exc:
             raise self._unreachable(exc) from None
 
+    async def _why_not(self, gave_up: PoolTimeout) -> psycopg.Error:
+        """Return why a connection cannot be made now (a direct attempt's error), else
+        ``gave_up`` (the pool found none free in time, and the server answers)."""
+        try:
+            conn = await psycopg.AsyncConnection.connect(self._url, connect_timeout=10)
+        except psycopg.Error as exc:
+            return exc
+        await conn.close()
+        return gave_up
+
     def _unreachable(self, exc: psycopg.Error) -> StoreLocationError:
-        text = " ".join(str(exc).split()) or type(exc).__name__
+        text = failure_text(exc, self._url)
         if isinstance(exc, psycopg.OperationalError):
             return StoreLocationError(self._location, f"cannot be reached: {text}")
         return StoreLocationError(self._location, f"refused a query: {text}")
@@ -114,6 +141,32 @@ class PostgresConnections:
 
     def _source(self, run_id: str) -> str:
         return f"{self._location} run {run_id}"
+
+
+def check_url(url: str) -> None:
+    """Refuse a URL libpq cannot read, or whose password cannot be told apart, in wfctl's words.
+
+    Raises:
+        StoreLocationError: with the URL redacted, and libpq's reason only if it holds no
+            password.
+    """
+    problem = malformed(url)
+    if problem is None:
+        try:
+            psycopg.conninfo.conninfo_to_dict(url)  # libpq's own parser; connects nowhere
+        except psycopg.Error as exc:
+            problem = failure_text(exc, url)
+    if problem is not None:
+        raise StoreLocationError(url, f"is not a PostgreSQL URL wfctl can use: {problem}")
+
+
+def failure_text(exc: BaseException, url: str) -> str:
+    """Return a psycopg or libpq message on one line, or a plain one if it quotes a password
+    of ``url`` (libpq quotes the parts of a URL it cannot parse, or the host it failed on)."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    if reveals(text, url):
+        return f"{type(exc).__name__} (its message held the password and is not shown)"
+    return text
 
 
 async def alive(conn: Connection) -> None:
