@@ -385,3 +385,53 @@ def test_a_worker_waits_out_a_server_outage_and_finishes_its_run(
     executed = (gate / run_id).read_text(encoding="utf-8").splitlines()
     assert executed == ["first", "hold", "hold", "last"]
     _lineage_ok(pg_url, 1)
+
+
+#: How docs/engine.md says to end the lease of a holder that is alive but stuck: end the session
+#: holding the run's advisory lock (the server drops the lock with it).
+END_LEASE = (
+    "SELECT pg_terminate_backend(l.pid) FROM pg_locks l WHERE l.locktype = 'advisory'"
+    " AND l.objsubid = 1 AND l.granted"
+    " AND ((l.classid::bigint << 32) | l.objid::bigint) = hashtextextended(%s, 2003198836)"
+)
+
+
+def test_a_stopped_worker_keeps_its_run_until_its_session_is_ended(
+    pg_url: str, tmp_path: Path
+) -> None:
+    """A SIGSTOPped worker's run is not taken over (its lease is its session, still open); once
+    its lease's session is ended another worker finishes the run, and the stopped worker, resumed,
+    cannot append: its lease is gone and its fence stale."""
+    gate = tmp_path / "gate"
+    run_id, stuck = _driving(pg_url, gate, "relay.py")
+    assert stuck.stdout is not None
+    assert json.loads(stuck.stdout.readline())["event"] == "taken"
+    stuck.send_signal(signal.SIGSTOP)
+    try:
+        # Held: another worker passes it over, however long the holder has been stopped.
+        events = _finish(_worker(pg_url, "--exit-when-idle"))
+        assert [e["event"] for e in events] == ["idle"]
+        assert _runs(pg_url) == {run_id: "running"}
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            [(ended,)] = conn.execute(END_LEASE, (run_id,)).fetchall()
+            assert ended is True
+        _poll(lambda: _runs(pg_url) == {run_id: "interrupted"}, "the lease's end")
+        (gate / "gate").touch()
+        events = _finish(_worker(pg_url, "--exit-when-idle"))
+        assert [(e["event"], e["status"]) for e in events] == [
+            ("taken", None),
+            ("ended", "completed"),
+            ("idle", None),
+        ]
+    finally:
+        stuck.send_signal(signal.SIGCONT)
+    # Resumed, its `hold` returns (the gate is open) and its save is refused: nothing stored.
+    line = json.loads(stuck.stdout.readline())
+    assert (line["event"], line["status"]) == ("ended", "error")
+    assert "lost its lease" in line["reason"]
+    stuck.send_signal(signal.SIGTERM)
+    assert [e["event"] for e in _finish(stuck)] == ["stopping"]
+    assert _kinds(pg_url, run_id) == ["root", "step", "resume", "step", "step", "completed"]
+    executed = (gate / run_id).read_text(encoding="utf-8").splitlines()
+    assert executed == ["first", "hold", "hold", "last"]  # the stopped worker's `last` never ran
+    _lineage_ok(pg_url, 1)
