@@ -155,6 +155,8 @@ class _Worker:
         self.resting: dict[str, float] = {}
         #: The store's failure while claiming, until a claim succeeds again (an outage).
         self.outage: str | None = None
+        #: The runs being driven (never claimed again meanwhile).
+        self.driven: set[str] = set()
         #: Whether a claim has succeeded (a store never reached is refused, not waited for).
         self.reached = False
         self.loaded: dict[str, Workflow] = {}
@@ -256,7 +258,7 @@ class _Worker:
         self.emit(event)
 
     async def claim(self) -> RunLease | None:
-        """Claim a run not refused nor resting; None if there is none, or the store that
+        """Claim a run not refused, resting or being driven; None if there is none, or the store that
         answered before does not answer now (``unreachable`` is reported once an outage).
 
         Raises:
@@ -266,7 +268,10 @@ class _Worker:
         for run_id in [r for r, until in self.resting.items() if until <= now]:
             del self.resting[run_id]
         try:
-            lease = await self.storage.claim_run(exclude=[*self.refused, *self.resting])
+            # Nor a run this worker drives: after a server restart its lease is gone (the run
+            # looks free) while its step still runs here, until its next save finds it out.
+            skip = [*self.refused, *self.resting, *self.driven]
+            lease = await self.storage.claim_run(exclude=skip)
         except StoreLocationError as exc:
             if self.outage is None and self.reached:
                 self.outage = str(exc)
@@ -279,11 +284,12 @@ class _Worker:
 
     async def work(self, concurrency: int, exit_when_idle: bool) -> None:
         """Claim and drive runs until stopped (or idle, with ``exit_when_idle``)."""
-        driving: set[asyncio.Task[None]] = set()
+        #: Each run being driven, by the task driving it.
+        driving: dict[asyncio.Task[None], str] = {}
         changed = asyncio.Event()
 
         def done(task: asyncio.Task[None]) -> None:
-            driving.discard(task)
+            self.driven.discard(driving.pop(task))
             changed.set()
 
         try:
@@ -294,7 +300,8 @@ class _Worker:
                     if lease is None:
                         break
                     task = asyncio.create_task(self.drive(lease))
-                    driving.add(task)
+                    driving[task] = lease.run_id
+                    self.driven.add(lease.run_id)
                     task.add_done_callback(done)
                 idle = not driving and not self.resting and self.outage is None
                 if idle and exit_when_idle and not self.stopping.is_set():

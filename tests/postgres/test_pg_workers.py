@@ -308,31 +308,43 @@ def test_a_long_lived_worker_takes_back_every_run_a_server_restart_cost_it(
     pg_server: PrivateServer, pg_url: str, tmp_path: Path
 ) -> None:
     """A crash of the server (``-m immediate``) ends every lease's session under a worker driving
-    three runs: the same worker takes each run back once the server is up, under a new fence,
-    and finishes it; no committed step runs again."""
-    gates = [tmp_path / f"gate{i}" for i in range(3)]
-    run_ids = []
-    for gate in gates:
+    three runs: the same worker takes each run back once its step has found the lease gone (not
+    while the step still runs here), under a new fence, and finishes it; no committed step runs
+    again."""
+
+    def submit(gate: Path) -> str:
         gate.mkdir()
-        run_ids.append(
-            submit_workflow(
-                str(WORKFLOWS / "relay.py"), store=pg_url, input_json=json.dumps(str(gate))
-            ).run_id
-        )
-    worker = _worker(pg_url, "--concurrency", "3", "--poll", "0.05")
+        return submit_workflow(
+            str(WORKFLOWS / "relay.py"), store=pg_url, input_json=json.dumps(str(gate))
+        ).run_id
+
+    gates = [tmp_path / f"gate{i}" for i in range(3)]
+    run_ids = [submit(gate) for gate in gates]
+    worker = _worker(pg_url, "--concurrency", "4", "--poll", "0.05")  # room for one more
+    assert worker.stdout is not None
     try:
         for gate in gates:  # `first` is committed in each run; `hold` waits at its gate
             _poll((gate / "started").exists, "the gated step", worker)
+        lines = [json.loads(worker.stdout.readline()) for _ in run_ids]
+        assert sorted(e["run_id"] for e in lines if e["event"] == "taken") == sorted(run_ids)
         with psycopg.connect(pg_url) as conn:
             before = dict(conn.execute("SELECT run_id, fence FROM wfctl_runs").fetchall())
         restart(pg_server, mode="immediate")  # every session ends: the leases with them
+        # The three runs look free now (no lock held), and are older than a run queued now:
+        # the worker's free slot takes the new one, not a run whose step it still runs.
+        late_gate = tmp_path / "late"
+        late = submit(late_gate)
+        (late_gate / "gate").touch()
+        taken = json.loads(worker.stdout.readline())
+        assert (taken["event"], taken["run_id"]) == ("taken", late)
         for gate in gates:
             (gate / "gate").touch()
         # Each `hold` returns; its save finds the lease gone; the worker claims the run again.
-        _poll(lambda: _runs(pg_url) == dict.fromkeys(run_ids, "completed"), "the runs' end", worker)
+        everything = dict.fromkeys([*run_ids, late], "completed")
+        _poll(lambda: _runs(pg_url) == everything, "the runs' end", worker)
     finally:
         worker.send_signal(signal.SIGTERM)
-    events = _finish(worker)
+    events = [*lines, taken, *_finish(worker)]
     for run_id, gate in zip(run_ids, gates, strict=True):
         mine = [(e["event"], e["status"]) for e in events if e["run_id"] == run_id]
         assert mine == [
@@ -344,12 +356,17 @@ def test_a_long_lived_worker_takes_back_every_run_a_server_restart_cost_it(
         assert _kinds(pg_url, run_id) == ["root", "step", "resume", "step", "step", "completed"]
         executed = (gate / run_id).read_text(encoding="utf-8").splitlines()
         assert executed == ["first", "hold", "hold", "last"]  # `first` was served, not run again
+    assert [(e["event"], e["status"]) for e in events if e["run_id"] == late] == [
+        ("taken", None),
+        ("ended", "completed"),
+    ]
     assert not [e for e in events if e["event"] == "refused"]
     with psycopg.connect(pg_url) as conn:
         rows = conn.execute("SELECT run_id, seq, fence FROM wfctl_checkpoints").fetchall()
     for run_id, seq, fence in rows:  # `first` under the first lease; the rest under a new one
-        assert fence == before[run_id] if seq == 1 else seq == 0 or fence > before[run_id]
-    _lineage_ok(pg_url, 3)
+        if run_id in before:
+            assert fence == before[run_id] if seq == 1 else seq == 0 or fence > before[run_id]
+    _lineage_ok(pg_url, 4)
 
 
 def test_a_worker_waits_out_a_server_outage_and_finishes_its_run(
