@@ -683,3 +683,39 @@ def test_a_store_dropped_without_aclose_closes_its_kept_connections(pg_url: str)
         arun(main())
         gc.collect()
     assert [str(w.message) for w in caught if w.category is ResourceWarning] == []
+
+
+def test_a_lease_whose_session_ended_is_not_taken_again_by_its_store_until_released(
+    pg_url: str,
+) -> None:
+    """A store keeps one lease per run and saves through it: while a lease whose session ended
+    is still held by its drive, the same store neither leases nor claims the run again (else the
+    old drive's saves would go out under the new lease); once released, it does."""
+
+    async def main() -> None:
+        async with opened(pg_url) as store, opened(pg_url) as other:
+            lease = await store.lease_run("r1")
+            await store.save(ckpt("r1", 0))
+            with psycopg.connect(pg_url, autocommit=True) as conn:
+                conn.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory'"
+                    " AND objsubid = 1 AND ((classid::bigint << 32) | objid::bigint)"
+                    f" = hashtextextended('r1', {LOCK_SEED})"
+                )
+            # The server has dropped the lock: another store may take the run now.
+            deadline = time.monotonic() + 60
+            while (taken := await other.claim_run()) is None:
+                assert time.monotonic() < deadline
+                await asyncio.sleep(0.02)
+            await taken.release()
+            with pytest.raises(RunLockedError, match="another lease of this process"):
+                await store.lease_run("r1")
+            assert await store.claim_run() is None
+            with pytest.raises(LeaseLostError):
+                await store.save(ckpt("r1", 1))
+            await lease.release()
+            again = await store.lease_run("r1")
+            await store.save(ckpt("r1", 1))
+            await again.release()
+
+    arun(main())
