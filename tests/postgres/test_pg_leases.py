@@ -97,6 +97,14 @@ async def _lease_when_free(store: Any, run_id: str) -> Any:
             await asyncio.sleep(0.02)
 
 
+def _end_lease_sessions(url: str) -> None:
+    """End every session holding an advisory lock (a network cut, a server-side kill)."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted"
+        )
+
+
 def test_a_lease_excludes_other_processes_and_dies_with_a_sigkilled_holder(
     pg_url: str, holder: Any
 ) -> None:
@@ -126,11 +134,7 @@ def test_a_writer_whose_lease_was_taken_over_cannot_append(pg_url: str) -> None:
             lease = await stale.lease_run("r1")
             await stale.save(ckpt("r1", 0))
             # Its lease's session ends (a network cut, a server-side kill): the lock is gone.
-            with psycopg.connect(pg_url, autocommit=True) as conn:
-                conn.execute(
-                    "SELECT pg_terminate_backend(pid) FROM pg_locks"
-                    " WHERE locktype = 'advisory' AND granted"
-                )
+            _end_lease_sessions(pg_url)
             taken = await _lease_when_free(fresh, "r1")
             # The head did not move, yet the stale writer's next link is refused.
             with pytest.raises(CheckpointCorruptError, match=r"lost its lease|taken over"):
@@ -696,18 +700,9 @@ def test_a_lease_whose_session_ended_is_not_taken_again_by_its_store_until_relea
         async with opened(pg_url) as store, opened(pg_url) as other:
             lease = await store.lease_run("r1")
             await store.save(ckpt("r1", 0))
-            with psycopg.connect(pg_url, autocommit=True) as conn:
-                conn.execute(
-                    "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory'"
-                    " AND objsubid = 1 AND ((classid::bigint << 32) | objid::bigint)"
-                    f" = hashtextextended('r1', {LOCK_SEED})"
-                )
+            _end_lease_sessions(pg_url)
             # The server has dropped the lock: another store may take the run now.
-            deadline = time.monotonic() + 60
-            while (taken := await other.claim_run()) is None:
-                assert time.monotonic() < deadline
-                await asyncio.sleep(0.02)
-            await taken.release()
+            await (await _lease_when_free(other, "r1")).release()
             with pytest.raises(RunLockedError, match="another lease of this process"):
                 await store.lease_run("r1")
             assert await store.claim_run() is None
