@@ -355,7 +355,9 @@ def run_worker(
         workflows: the directories whose code the worker may import (default: the current
             directory); a run whose recorded target lies elsewhere is left alone.
         exit_when_idle: end once no run can be claimed and none is being driven.
-        poll: seconds between looks for new runs while there is nothing to claim.
+        poll: seconds between looks for new runs while there is nothing to claim; also how
+            long a run the store failed under rests before it is claimed again, and how often
+            a store that stopped answering is tried again.
         drain_timeout: on a stop, how long running steps may take before they are cancelled.
         must_exist: refuse a store that does not exist (see :func:`open_storage`).
         on_event: told each :class:`WorkerEvent` as it happens. If it raises, the worker
