@@ -262,7 +262,8 @@ class _Worker:
         answered before does not answer now (``unreachable`` is reported once an outage).
 
         Raises:
-            StoreLocationError: the store cannot be reached, and never could be by this worker.
+            StoreLocationError: the store cannot be used, or cannot be reached and never could
+                be by this worker.
         """
         now = time.monotonic()
         for run_id in [r for r, until in self.resting.items() if until <= now]:
@@ -273,11 +274,11 @@ class _Worker:
             skip = [*self.refused, *self.resting, *self.driven]
             lease = await self.storage.claim_run(exclude=skip)
         except StoreLocationError as exc:
-            if self.outage is None and self.reached:
+            if not (self.reached and exc.unreachable):
+                raise
+            if self.outage is None:
                 self.outage = str(exc)
                 self.emit(WorkerEvent("unreachable", reason=str(exc)))
-            if not self.reached:
-                raise
             return None
         self.reached, self.outage = True, None
         return lease
@@ -327,7 +328,12 @@ class _Worker:
 def _store_failed(error: BaseException) -> bool:
     """Whether ``error`` is the store's failure, not the run's: its lease lost (its session
     with the server ended), or the server unreachable. Such a run is claimed again later."""
-    return isinstance(error, LeaseLostError | StoreLocationError)
+    return isinstance(error, LeaseLostError) or _unreachable(error)
+
+
+def _unreachable(error: BaseException) -> bool:
+    """Whether ``error`` says the store's server could not be reached (it may answer later)."""
+    return isinstance(error, StoreLocationError) and error.unreachable
 
 
 def _describe(error: BaseException) -> str:

@@ -103,7 +103,9 @@ class PostgresConnections:
     def _unreachable(self, exc: psycopg.Error) -> StoreLocationError:
         text = " ".join(str(exc).split()) or type(exc).__name__
         if isinstance(exc, psycopg.OperationalError):
-            return StoreLocationError(self._location, f"cannot be reached: {text}")
+            return StoreLocationError(
+                self._location, f"cannot be reached: {text}", unreachable=True
+            )
         return StoreLocationError(self._location, f"refused a query: {text}")
 
     async def aclose(self) -> None:
