@@ -258,8 +258,9 @@ class _Worker:
         self.emit(event)
 
     async def claim(self) -> RunLease | None:
-        """Claim a run not refused, resting or being driven; None if there is none, or the store that
-        answered before does not answer now (``unreachable`` is reported once an outage).
+        """Claim a run not refused, resting or being driven; None if there is none, or if the
+        store that answered before does not answer now (``unreachable`` is reported once an
+        outage).
 
         Raises:
             StoreLocationError: the store cannot be used, or cannot be reached and never could
