@@ -98,14 +98,17 @@ class StoreLocationError(WfctlError):
     The path is empty or the root of the file system, is not a directory, does not exist when a
     read was asked of it by name, or holds its ``runs`` entry as a symbolic link or a file. Unlike
     :class:`RunNotFoundError` (the store is fine; the run is not in it), this is about the whole
-    store. ``path`` is the store's path as given or resolved; ``reason`` says what is wrong.
+    store. ``path`` is the store's path as given or resolved; ``reason`` says what is wrong;
+    ``unreachable`` is True when a database server could not be reached (it may answer later:
+    a worker waits for it), False for a store that is not one or refused what was asked.
     """
 
-    def __init__(self, path: str, reason: str) -> None:
+    def __init__(self, path: str, reason: str, *, unreachable: bool = False) -> None:
         from ._redact import redact  # a URL's password is never part of a message
 
         self.path = redact(path)
         self.reason = reason
+        self.unreachable = unreachable
         super().__init__(f"store {self.path!r} {reason}")
 
 

@@ -10,9 +10,15 @@ of them at a time (the store's lease says which).
 
 A run the worker will not drive (its code lies elsewhere, cannot be loaded, or changed since
 the run was written) is given back, left alone for the rest of this worker's life and reported
-once. SIGTERM, SIGHUP and the first Ctrl-C stop the claiming and ask every run being driven
-to pause at its next step boundary, as Ctrl-C does for ``wfctl run``; the worker waits for them
-and ends. A second Ctrl-C cancels the runs (each stays resumable from its last checkpoint).
+once. A run the store failed under (its lease lost with its connection to the server, in a
+server restart or a network cut; the server unreachable) is not: it ends with ``error`` and is
+claimed again, by this worker or another, once the server answers (a new lease, under a new
+fence). A worker that reached its store once waits for it through an outage, looking again
+every ``poll`` seconds.
+
+SIGTERM, SIGHUP and the first Ctrl-C stop the claiming and ask every run being driven to pause
+at its next step boundary, as Ctrl-C does for ``wfctl run``; the worker waits for them and ends.
+A second Ctrl-C cancels the runs (each stays resumable from its last checkpoint).
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from typing import Any
 
 from ._admission import continue_run
 from ._documents import document, epoch_time
-from ._errors import WfctlError
+from ._errors import LeaseLostError, StoreLocationError, WfctlError
 from ._events import error_message
 from ._interrupts import PAUSE_SIGNALS
 from ._loader import load_workflow
@@ -50,9 +56,12 @@ class WorkerEvent:
 
     ``kind`` is ``taken`` (a run claimed, about to be driven), ``ended`` (``status`` says how:
     ``completed``, ``failed``, ``paused`` for answers, ``interrupted`` when it paused for the
-    worker's stop or a ``wfctl pause``, ``aborted`` by a second Ctrl-C), ``refused`` (a run
-    left alone; ``reason`` says why), ``stopping`` (``reason`` names the signal) or ``idle``
-    (no run left to claim and nothing driven: an ``--exit-when-idle`` worker ends).
+    worker's stop or a ``wfctl pause``, ``aborted`` by a second Ctrl-C, ``error`` when the
+    store failed under it: it is claimed again once the store answers), ``refused`` (a run
+    left alone; ``reason`` says why), ``unreachable`` (the store stopped answering; ``reason``
+    says how: the worker looks again every ``poll`` seconds), ``stopping`` (``reason`` names
+    the signal) or ``idle`` (no run left to claim and nothing driven: an ``--exit-when-idle``
+    worker ends).
     """
 
     kind: str
@@ -133,13 +142,23 @@ class _Worker:
         workflows: Sequence[Path],
         drain_timeout: float,
         emit: WorkerListener,
+        poll: float,
     ) -> None:
         self.storage = storage
+        self.poll = poll
         self.roots = [Path(os.path.realpath(path)) for path in workflows]
         self.options = RunOptions(drain_timeout=drain_timeout, event_history=0)
         self.emit = emit
         self.stopping = asyncio.Event()
         self.refused: dict[str, str] = {}
+        #: Runs the store failed under, and when they may be claimed again (monotonic time).
+        self.resting: dict[str, float] = {}
+        #: The store's failure while claiming, until a claim succeeds again (an outage).
+        self.outage: str | None = None
+        #: The runs being driven (never claimed again meanwhile).
+        self.driven: set[str] = set()
+        #: Whether a claim has succeeded (a store never reached is refused, not waited for).
+        self.reached = False
         self.loaded: dict[str, Workflow] = {}
         self.taken = 0
         self.ended: dict[str, int] = {}
@@ -192,6 +211,9 @@ class _Worker:
             bound = self._load(target, run_id).build(checkpoint_storage=self.storage)
         except Exception as exc:  # its code cannot be imported: leave the run alone
             await lease.release()
+            if _store_failed(exc):  # not the run's fault: it is claimed again later
+                self._rest(WorkerEvent("ended", run_id, name, "error", _describe(exc)))
+                return
             self._refuse(run_id, name, _describe(exc))
             return
         self.taken += 1
@@ -199,13 +221,17 @@ class _Worker:
         held = _DrainingLease(lease, self.stopping)
         try:
             driven = await continue_run(bound, run_id, None, {}, self.options, None, held, loaded)
-        except WfctlError as exc:  # refused before the body ran (its code changed, ...)
-            self._refuse(run_id, name, str(exc))
-            return
         except asyncio.CancelledError:  # a second Ctrl-C: it stays at its last checkpoint
             self._end(WorkerEvent("ended", run_id, name, "aborted"))
             raise
-        except Exception as exc:  # the store failed under it: leave it as it is
+        except Exception as exc:
+            if _store_failed(exc):  # its lease lost, the server gone: claimed again later
+                self._rest(WorkerEvent("ended", run_id, name, "error", _describe(exc)))
+                return
+            if isinstance(exc, WfctlError):  # refused before the body ran (its code changed)
+                self._refuse(run_id, name, str(exc))
+                return
+            # Anything else failed under it: leave it as it is.
             self.refused[run_id] = str(exc)
             self._end(WorkerEvent("ended", run_id, name, "error", _describe(exc)))
             return
@@ -219,36 +245,75 @@ class _Worker:
         head = result.checkpoint_id or None
         self._end(WorkerEvent("ended", run_id, name, status, reason, head))
 
+    def _rest(self, event: WorkerEvent) -> None:
+        """End a run the store failed under; it is not claimed again for ``poll`` seconds (a
+        store that keeps failing it is not asked again at once)."""
+        assert event.run_id is not None
+        self.resting[event.run_id] = time.monotonic() + self.poll
+        self._end(event)
+
     def _end(self, event: WorkerEvent) -> None:
         status = event.status or ""
         self.ended[status] = self.ended.get(status, 0) + 1
         self.emit(event)
 
-    async def work(self, concurrency: int, exit_when_idle: bool, poll: float) -> None:
+    async def claim(self) -> RunLease | None:
+        """Claim a run not refused, resting or being driven; None if there is none, or if the
+        store that answered before does not answer now (``unreachable`` is reported once an
+        outage).
+
+        Raises:
+            StoreLocationError: the store cannot be used, or cannot be reached and never could
+                be by this worker.
+        """
+        now = time.monotonic()
+        for run_id in [r for r, until in self.resting.items() if until <= now]:
+            del self.resting[run_id]
+        try:
+            # Nor a run this worker drives: after a server restart its lease is gone (the run
+            # looks free) while its step still runs here, until its next save finds it out.
+            skip = [*self.refused, *self.resting, *self.driven]
+            lease = await self.storage.claim_run(exclude=skip)
+        except StoreLocationError as exc:
+            if not (self.reached and exc.unreachable):
+                raise
+            if self.outage is None:
+                self.outage = str(exc)
+                self.emit(WorkerEvent("unreachable", reason=str(exc)))
+            return None
+        self.reached, self.outage = True, None
+        return lease
+
+    async def work(self, concurrency: int, exit_when_idle: bool) -> None:
         """Claim and drive runs until stopped (or idle, with ``exit_when_idle``)."""
-        driving: set[asyncio.Task[None]] = set()
+        #: Each run being driven, by the task driving it.
+        driving: dict[asyncio.Task[None], str] = {}
         changed = asyncio.Event()
 
         def done(task: asyncio.Task[None]) -> None:
-            driving.discard(task)
+            self.driven.discard(driving.pop(task))
             changed.set()
 
         try:
             while not self.stopping.is_set():
                 changed.clear()
                 while len(driving) < concurrency and not self.stopping.is_set():
-                    lease = await self.storage.claim_run(exclude=self.refused.keys())
+                    lease = await self.claim()
                     if lease is None:
                         break
                     task = asyncio.create_task(self.drive(lease))
-                    driving.add(task)
+                    driving[task] = lease.run_id
+                    self.driven.add(lease.run_id)
                     task.add_done_callback(done)
-                if not driving and exit_when_idle and not self.stopping.is_set():
+                idle = not driving and not self.resting and self.outage is None
+                if idle and exit_when_idle and not self.stopping.is_set():
                     self.emit(WorkerEvent("idle"))
                     return
                 waits = [asyncio.ensure_future(e.wait()) for e in (changed, self.stopping)]
                 try:
-                    await asyncio.wait(waits, timeout=poll, return_when=asyncio.FIRST_COMPLETED)
+                    await asyncio.wait(
+                        waits, timeout=self.poll, return_when=asyncio.FIRST_COMPLETED
+                    )
                 finally:
                     for wait in waits:
                         wait.cancel()
@@ -259,6 +324,17 @@ class _Worker:
         finally:
             if driving:  # stopping: the runs pause at their next step (aborted: cancelled)
                 await asyncio.gather(*driving, return_exceptions=True)
+
+
+def _store_failed(error: BaseException) -> bool:
+    """Whether ``error`` is the store's failure, not the run's: its lease lost (its session
+    with the server ended), or the server unreachable. Such a run is claimed again later."""
+    return isinstance(error, LeaseLostError) or _unreachable(error)
+
+
+def _unreachable(error: BaseException) -> bool:
+    """Whether ``error`` says the store's server could not be reached (it may answer later)."""
+    return isinstance(error, StoreLocationError) and error.unreachable
 
 
 def _describe(error: BaseException) -> str:
@@ -286,7 +362,9 @@ def run_worker(
         workflows: the directories whose code the worker may import (default: the current
             directory); a run whose recorded target lies elsewhere is left alone.
         exit_when_idle: end once no run can be claimed and none is being driven.
-        poll: seconds between looks for new runs while there is nothing to claim.
+        poll: seconds between looks for new runs while there is nothing to claim; also how
+            long a run the store failed under rests before it is claimed again, and how often
+            a store that stopped answering is tried again.
         drain_timeout: on a stop, how long running steps may take before they are cancelled.
         must_exist: refuse a store that does not exist (see :func:`open_storage`).
         on_event: told each :class:`WorkerEvent` as it happens. If it raises, the worker
@@ -317,7 +395,7 @@ def run_worker(
             unheard.append(exc)
             worker.stopping.set()  # the runs being driven pause at their next step, handed over
 
-    worker = _Worker(storage, roots, drain_timeout, emit)
+    worker = _Worker(storage, roots, drain_timeout, emit, poll)
 
     def report(aborted: bool) -> WorkerReport:
         stopped = stopped_by[0] if stopped_by else ("SIGINT" if aborted else None)
@@ -350,7 +428,7 @@ def run_worker(
                 loop.add_signal_handler(signum, stop, signum.name)
                 installed.append(signum)
         try:
-            await worker.work(concurrency, exit_when_idle, poll)
+            await worker.work(concurrency, exit_when_idle)
         finally:
             for signum in installed:
                 loop.remove_signal_handler(signum)

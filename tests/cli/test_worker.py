@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.cli.conftest import WORKFLOWS, base_env, wfctl, wfctl_executable
 from wfctl._submit import submit_workflow
 
@@ -414,3 +416,14 @@ def test_a_polling_worker_reports_a_refusal_once_and_takes_new_runs(tmp_path: Pa
     rest = _finish(process)
     assert [e["event"] for e in rest] == ["stopping"]  # the refused run was not reported again
     assert _runs(store) == {refused: "queued", later: "completed"}
+
+
+def test_an_unreachable_store_is_one_line_for_people(capsys: pytest.CaptureFixture[str]) -> None:
+    """A worker's ``unreachable`` event (its store stopped answering) reads as one line."""
+    from wfctl._render._worker import print_worker_event  # the renderer, without a server
+    from wfctl._worker import WorkerEvent
+
+    print_worker_event(WorkerEvent("unreachable", reason="store 'db' cannot be reached: gone"))
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == "store 'db' cannot be reached: gone; looking again until it answers\n"

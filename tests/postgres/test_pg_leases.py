@@ -97,6 +97,14 @@ async def _lease_when_free(store: Any, run_id: str) -> Any:
             await asyncio.sleep(0.02)
 
 
+def _end_lease_sessions(url: str) -> None:
+    """End every session holding an advisory lock (a network cut, a server-side kill)."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted"
+        )
+
+
 def test_a_lease_excludes_other_processes_and_dies_with_a_sigkilled_holder(
     pg_url: str, holder: Any
 ) -> None:
@@ -126,11 +134,7 @@ def test_a_writer_whose_lease_was_taken_over_cannot_append(pg_url: str) -> None:
             lease = await stale.lease_run("r1")
             await stale.save(ckpt("r1", 0))
             # Its lease's session ends (a network cut, a server-side kill): the lock is gone.
-            with psycopg.connect(pg_url, autocommit=True) as conn:
-                conn.execute(
-                    "SELECT pg_terminate_backend(pid) FROM pg_locks"
-                    " WHERE locktype = 'advisory' AND granted"
-                )
+            _end_lease_sessions(pg_url)
             taken = await _lease_when_free(fresh, "r1")
             # The head did not move, yet the stale writer's next link is refused.
             with pytest.raises(CheckpointCorruptError, match=r"lost its lease|taken over"):
@@ -685,3 +689,30 @@ def test_a_store_dropped_without_aclose_closes_its_kept_connections(pg_url: str)
         arun(main())
         gc.collect()
     assert [str(w.message) for w in caught if w.category is ResourceWarning] == []
+
+
+def test_a_lease_whose_session_ended_is_not_taken_again_by_its_store_until_released(
+    pg_url: str,
+) -> None:
+    """A store keeps one lease per run and saves through it: while a lease whose session ended
+    is still held by its drive, the same store neither leases nor claims the run again (else the
+    old drive's saves would go out under the new lease); once released, it does."""
+
+    async def main() -> None:
+        async with opened(pg_url) as store, opened(pg_url) as other:
+            lease = await store.lease_run("r1")
+            await store.save(ckpt("r1", 0))
+            _end_lease_sessions(pg_url)
+            # The server has dropped the lock: another store may take the run now.
+            await (await _lease_when_free(other, "r1")).release()
+            with pytest.raises(RunLockedError, match="another lease of this process"):
+                await store.lease_run("r1")
+            assert await store.claim_run() is None
+            with pytest.raises(LeaseLostError):
+                await store.save(ckpt("r1", 1))
+            await lease.release()
+            again = await store.lease_run("r1")
+            await store.save(ckpt("r1", 1))
+            await again.release()
+
+    arun(main())

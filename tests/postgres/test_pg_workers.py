@@ -26,7 +26,7 @@ from tests.postgres.conftest import opened
 from tests.storage.helpers import arun, ckpt
 from wfctl._payloads import HANDOFF, PausePayload
 from wfctl._submit import submit_workflow
-from wfctl.storage.testing import PrivateServer, restart
+from wfctl.storage.testing import PrivateServer, restart, stopped
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -301,4 +301,154 @@ def test_a_server_restart_under_wfctl_run_stops_it_cleanly_and_resume_completes(
     assert after[len(before) :] == ["resume", "step", "step", "completed"]
     executed = (gate / "relayed").read_text(encoding="utf-8").splitlines()
     assert executed == ["first", "hold", "hold", "last"]  # `first` was served, not run again
+    _lineage_ok(pg_url, 1)
+
+
+def test_a_long_lived_worker_takes_back_every_run_a_server_restart_cost_it(
+    pg_server: PrivateServer, pg_url: str, tmp_path: Path
+) -> None:
+    """A crash of the server (``-m immediate``) ends every lease's session under a worker driving
+    three runs: the same worker takes each run back once its step has found the lease gone (not
+    while the step still runs here), under a new fence, and finishes it; no committed step runs
+    again."""
+
+    def submit(gate: Path) -> str:
+        gate.mkdir()
+        return submit_workflow(
+            str(WORKFLOWS / "relay.py"), store=pg_url, input_json=json.dumps(str(gate))
+        ).run_id
+
+    gates = [tmp_path / f"gate{i}" for i in range(3)]
+    run_ids = [submit(gate) for gate in gates]
+    worker = _worker(pg_url, "--concurrency", "4", "--poll", "0.05")  # room for one more
+    assert worker.stdout is not None
+    try:
+        for gate in gates:  # `first` is committed in each run; `hold` waits at its gate
+            _poll((gate / "started").exists, "the gated step", worker)
+        lines = [json.loads(worker.stdout.readline()) for _ in run_ids]
+        assert sorted(e["run_id"] for e in lines if e["event"] == "taken") == sorted(run_ids)
+        with psycopg.connect(pg_url) as conn:
+            before = dict(conn.execute("SELECT run_id, fence FROM wfctl_runs").fetchall())
+        restart(pg_server, mode="immediate")  # every session ends: the leases with them
+        # The three runs look free now (no lock held), and are older than a run queued now:
+        # the worker's free slot takes the new one, not a run whose step it still runs.
+        late_gate = tmp_path / "late"
+        late = submit(late_gate)
+        (late_gate / "gate").touch()
+        taken = json.loads(worker.stdout.readline())
+        assert (taken["event"], taken["run_id"]) == ("taken", late)
+        for gate in gates:
+            (gate / "gate").touch()
+        # Each `hold` returns; its save finds the lease gone; the worker claims the run again.
+        everything = dict.fromkeys([*run_ids, late], "completed")
+        _poll(lambda: _runs(pg_url) == everything, "the runs' end", worker)
+    finally:
+        worker.send_signal(signal.SIGTERM)
+    events = [*lines, taken, *_finish(worker)]
+    for run_id, gate in zip(run_ids, gates, strict=True):
+        mine = [(e["event"], e["status"]) for e in events if e["run_id"] == run_id]
+        assert mine == [
+            ("taken", None),
+            ("ended", "error"),
+            ("taken", None),
+            ("ended", "completed"),
+        ]
+        assert _kinds(pg_url, run_id) == ["root", "step", "resume", "step", "step", "completed"]
+        executed = (gate / run_id).read_text(encoding="utf-8").splitlines()
+        assert executed == ["first", "hold", "hold", "last"]  # `first` was served, not run again
+    assert [(e["event"], e["status"]) for e in events if e["run_id"] == late] == [
+        ("taken", None),
+        ("ended", "completed"),
+    ]
+    assert not [e for e in events if e["event"] == "refused"]
+    with psycopg.connect(pg_url) as conn:
+        rows = conn.execute("SELECT run_id, seq, fence FROM wfctl_checkpoints").fetchall()
+    for run_id, seq, fence in rows:  # `first` under the first lease; the rest under a new one
+        if run_id in before:
+            assert fence == before[run_id] if seq == 1 else seq == 0 or fence > before[run_id]
+    _lineage_ok(pg_url, 4)
+
+
+def test_a_worker_waits_out_a_server_outage_and_finishes_its_run(
+    pg_server: PrivateServer, pg_url: str, tmp_path: Path
+) -> None:
+    """The server goes down under a worker driving a run and stays down while the run's step
+    ends: the worker says once that the store is unreachable, keeps looking, and once the server
+    is back takes the run again and finishes it."""
+    gate = tmp_path / "gate"
+    run_id, worker = _driving(pg_url, gate, "relay.py")
+    assert worker.stdout is not None
+    try:
+        with stopped(pg_server):
+            (gate / "gate").touch()  # `hold` returns; its save finds the lease gone
+            lines = [json.loads(worker.stdout.readline()) for _ in range(3)]
+            assert [(e["event"], e["status"]) for e in lines] == [
+                ("taken", None),
+                ("ended", "error"),
+                ("unreachable", None),
+            ]
+            assert "lost its lease" in lines[1]["reason"]
+            assert "cannot be reached" in lines[2]["reason"]
+        _poll(lambda: _runs(pg_url) == {run_id: "completed"}, "the run's end", worker)
+    finally:
+        worker.send_signal(signal.SIGTERM)
+    events = _finish(worker)
+    assert [(e["event"], e["status"]) for e in events] == [
+        ("taken", None),
+        ("ended", "completed"),
+        ("stopping", None),
+    ]
+    assert _kinds(pg_url, run_id) == ["root", "step", "resume", "step", "step", "completed"]
+    executed = (gate / run_id).read_text(encoding="utf-8").splitlines()
+    assert executed == ["first", "hold", "hold", "last"]
+    _lineage_ok(pg_url, 1)
+
+
+#: How docs/engine.md says to end the lease of a holder that is alive but stuck: end the session
+#: holding the run's advisory lock (the server drops the lock with it).
+END_LEASE = (
+    "SELECT pg_terminate_backend(l.pid) FROM pg_locks l WHERE l.locktype = 'advisory'"
+    " AND l.objsubid = 1 AND l.granted"
+    " AND ((l.classid::bigint << 32) | l.objid::bigint) = hashtextextended(%s, 2003198836)"
+)
+
+
+def test_a_stopped_worker_keeps_its_run_until_its_session_is_ended(
+    pg_url: str, tmp_path: Path
+) -> None:
+    """A SIGSTOPped worker's run is not taken over (its lease is its session, still open); once
+    its lease's session is ended another worker finishes the run, and the stopped worker, resumed,
+    cannot append: its lease is gone and its fence stale."""
+    gate = tmp_path / "gate"
+    run_id, stuck = _driving(pg_url, gate, "relay.py")
+    assert stuck.stdout is not None
+    assert json.loads(stuck.stdout.readline())["event"] == "taken"
+    stuck.send_signal(signal.SIGSTOP)
+    try:
+        # Held: another worker passes it over, however long the holder has been stopped.
+        events = _finish(_worker(pg_url, "--exit-when-idle"))
+        assert [e["event"] for e in events] == ["idle"]
+        assert _runs(pg_url) == {run_id: "running"}
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            [(ended,)] = conn.execute(END_LEASE, (run_id,)).fetchall()
+            assert ended is True
+        _poll(lambda: _runs(pg_url) == {run_id: "interrupted"}, "the lease's end")
+        (gate / "gate").touch()
+        events = _finish(_worker(pg_url, "--exit-when-idle"))
+        assert [(e["event"], e["status"]) for e in events] == [
+            ("taken", None),
+            ("ended", "completed"),
+            ("idle", None),
+        ]
+    finally:
+        stuck.send_signal(signal.SIGCONT)
+    # Resumed, its `hold` returns (the gate is open) and its save is refused: nothing stored.
+    line = json.loads(stuck.stdout.readline())
+    assert (line["event"], line["status"]) == ("ended", "error")
+    assert "lost its lease" in line["reason"]
+    stuck.send_signal(signal.SIGTERM)
+    assert [e["event"] for e in _finish(stuck)] == ["stopping"]
+    assert _kinds(pg_url, run_id) == ["root", "step", "resume", "step", "step", "completed"]
+    executed = (gate / run_id).read_text(encoding="utf-8").splitlines()
+    assert executed == ["first", "hold", "hold", "last"]  # the stopped worker's `last` never ran
     _lineage_ok(pg_url, 1)

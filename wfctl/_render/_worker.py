@@ -40,6 +40,11 @@ def print_worker_event(event: WorkerEvent) -> None:
         err.print(line, soft_wrap=True)
     elif event.kind == "refused":
         err.print(Text(f"left {run} alone: {event.reason}", style="yellow"), soft_wrap=True)
+    elif event.kind == "unreachable":
+        err.print(
+            Text(f"{event.reason}; looking again until it answers", style="yellow"),
+            soft_wrap=True,
+        )
     elif event.kind == "stopping":
         err.print(
             f"{event.reason}: stopping; the runs being driven pause at their next step "

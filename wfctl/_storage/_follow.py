@@ -28,7 +28,7 @@ from ._appender import READ_FLAGS
 from ._fs import FileSystem
 from ._journal import check_journal, decode_checked, decode_record, read_lines
 from ._lock import probe_locked
-from ._pages import PAGE_RECORDS, Page, record_pages
+from ._pages import PAGE_RECORDS, Page, head_mismatch, record_pages
 
 __all__ = ["FollowedRecords", "JournalFollower", "RecordsFollower", "check_next_link"]
 
@@ -258,7 +258,9 @@ class RecordsFollower:
         Raises:
             WfctlError: the run is gone (removed while followed).
             CheckpointCorruptError: a record fails verification or does not extend the chain,
-                or the run was cut back while followed.
+                the run was cut back while followed, or its head disagrees with its records
+                (records past it, or it past the last record: read in one snapshot, so never
+                a race with a writer).
         """
         after = self.head.seq if self.head is not None else -1
         seen = self._run(self._look(self.run_id, after, PAGE_RECORDS))
@@ -277,4 +279,7 @@ class RecordsFollower:
             check_next_link(self.head, checkpoint, self.run_id, where)
             found.append(checkpoint)
             self.head = checkpoint
+        last = after + len(found)
+        if last > seen.head_seq or (last < seen.head_seq and not self.more):
+            raise CheckpointCorruptError(self.source, head_mismatch(seen.head_seq, last + 1))
         return found

@@ -37,6 +37,7 @@ __all__ = [
     "check_pages",
     "checked_records",
     "decode_ends",
+    "head_mismatch",
     "paged_records",
     "record_pages",
 ]
@@ -70,12 +71,16 @@ class ChainEnds:
 
 
 def decode_ends(ends: ChainEnds, run_id: str) -> tuple[Checkpoint, Checkpoint] | None:
-    """The run's root and head, each verified; None if anything about them is amiss.
+    """The run's root and head, each verified; None if anything about them is amiss: a record
+    missing or failing, or a head that is not the run's last record (its pointer moved by
+    hand below the records, or past them).
 
     None sends the caller to read the run whole, which names the first problem as every
-    reading command names it.
+    reading command names it. Every read of a run by its ends goes through here (``log``,
+    ``export``, ``show``, ``log --follow``, a restore's and ``copy``'s reads, ``verify-lineage``,
+    a long run's summary), so none of them shows a run cut short by its head.
     """
-    if ends.root is None or ends.head is None:
+    if ends.root is None or ends.head is None or ends.top_seq != ends.head_seq:
         return None
     source = ends.source
     try:
@@ -93,6 +98,13 @@ def decode_ends(ends: ChainEnds, run_id: str) -> tuple[Checkpoint, Checkpoint] |
     if head.run_id != run_id or head.seq != ends.head_seq:
         return None
     return root, head
+
+
+def head_mismatch(head_seq: int, records: int) -> str:
+    """Say that a run's head pointer disagrees with its records: every read that finds it so
+    (a whole read, a follower's look) refuses the run with this reason."""
+    held = f"{records} records (seq 0..{records - 1})" if records else "no records"
+    return f"the run's head is seq {head_seq} but it holds {held}"
 
 
 def record_pages(page: Page, last_seq: int, size: int) -> Iterator[bytes]:
@@ -199,7 +211,7 @@ async def paged_records(
     if ends is None:
         raise RunNotFoundError(run_id)
     decoded = decode_ends(ends, run_id)
-    if decoded is None or ends.top_seq != ends.head_seq:
+    if decoded is None:
         raise CheckpointCorruptError(ends.source, "its root or head does not verify")
     return ends.source, ends.head_seq, _pages_checked(storage, run_id, ends, *decoded)
 

@@ -43,6 +43,8 @@ class PrivateServer:
     data_dir: str
     user: str = "postgres"
     dbname: str = "postgres"
+    #: The server's settings as ``pg_ctl -o`` takes them (to start it again in place).
+    settings: str = ""
 
     @property
     def url(self) -> str:
@@ -133,7 +135,7 @@ def private_postgres(*options: str) -> Iterator[PrivateServer]:
             "start",
         )
         try:
-            yield PrivateServer(base, port, data)
+            yield PrivateServer(base, port, data, settings=settings)
         finally:
             with contextlib.suppress(PostgresUnavailableError):
                 _run(bindir, base, "pg_ctl", "-D", data, "-m", "immediate", "-w", "stop")
@@ -163,6 +165,25 @@ def restart(server: PrivateServer, *, mode: str = "fast") -> None:
         "-w",
         "restart",
     )
+
+
+@contextlib.contextmanager
+def stopped(server: PrivateServer) -> Iterator[None]:
+    """Stop the server as a crash does (``-m immediate``) for the ``with`` block, then start it
+    again in place (same socket and port): an outage the block's code lives through.
+
+    Raises:
+        PostgresUnavailableError: the server did not stop, or did not come back.
+    """
+    bindir = find_bindir()
+    assert bindir is not None, "the server was started, so its binaries exist"
+    base, data = server.socket_dir, server.data_dir
+    _run(bindir, base, "pg_ctl", "-D", data, "-m", "immediate", "-w", "stop")
+    try:
+        yield
+    finally:
+        log = os.path.join(base, "log")
+        _run(bindir, base, "pg_ctl", "-D", data, "-o", server.settings, "-l", log, "-w", "start")
 
 
 def _as_root() -> bool:

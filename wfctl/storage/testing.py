@@ -3,7 +3,9 @@
 :class:`StorageConformance` holds a test of every duty of a run store: subclass it in a pytest
 module and implement ``make_storage`` (see :mod:`wfctl._storage._conformance`).
 ``private_postgres()`` starts a throwaway server in a temporary directory (as the ``postgres``
-user when run as root) and yields its URL; ``PostgresUnavailableError`` says why it could not.
+user when run as root) and yields its URL; ``restart(server)`` restarts it in place and
+``stopped(server)`` keeps it down for a ``with`` block; ``PostgresUnavailableError`` says why
+it could not.
 """
 
 from wfctl._storage._conformance import StorageConformance
@@ -13,6 +15,7 @@ from wfctl._storage._pg_server import (
     find_bindir,
     private_postgres,
     restart,
+    stopped,
 )
 
 __all__ = [
@@ -22,4 +25,5 @@ __all__ = [
     "find_bindir",
     "private_postgres",
     "restart",
+    "stopped",
 ]

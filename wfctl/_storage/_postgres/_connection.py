@@ -130,7 +130,9 @@ class PostgresConnections:
     def _unreachable(self, exc: psycopg.Error) -> StoreLocationError:
         text = failure_text(exc, self._url)
         if isinstance(exc, psycopg.OperationalError):
-            return StoreLocationError(self._location, f"cannot be reached: {text}")
+            return StoreLocationError(
+                self._location, f"cannot be reached: {text}", unreachable=True
+            )
         return StoreLocationError(self._location, f"refused a query: {text}")
 
     async def aclose(self) -> None:

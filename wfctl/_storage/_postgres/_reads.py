@@ -16,6 +16,7 @@ from wfctl._storage._pages import (
     ChainEnds,
     check_pages,
     decode_ends,
+    head_mismatch,
     paged_records,
 )
 from wfctl._storage._protocol import JournalProblem, RunJournal, RunSummary
@@ -71,7 +72,7 @@ class PostgresReads(PostgresConnections):
             else:
                 checkpoints.append(checkpoint)
         if len(records) != head_seq + 1:
-            problems.append(JournalProblem(source, _head_mismatch(head_seq, len(records))))
+            problems.append(JournalProblem(source, head_mismatch(head_seq, len(records))))
         return RunJournal(run_id, tuple(checkpoints), tuple(problems), 0, source, head_seq)
 
     async def stream_runs(
@@ -179,20 +180,24 @@ class PostgresReads(PostgresConnections):
 
         Raises:
             CheckpointCorruptError: the head found does not verify (never skipped for an older
-                record).
+                record), or is not the run's last record (its pointer moved by hand).
         """
         async with self._connection() as conn:
             if run_id is not None:
-                cursor = await conn.execute(_sql.HEAD_OF_RUN, (validate_run_id(run_id),))
-                found = await cursor.fetchone()
-                rid = run_id
+                params = {"run": validate_run_id(run_id)}
+                cursor = await conn.execute(_sql.HEAD_OF_RUN, params)
             else:
                 cursor = await conn.execute(_sql.NEWEST_HEAD, {"wf": workflow_name})
-                found = await cursor.fetchone()
-                rid = "" if found is None else str(found[0])
+            found = await cursor.fetchone()
         if found is None:
             return None
-        head = decode_record(bytes(found[-1]), f"{self._source(rid)} (head)")
+        rid, head_seq, top, record = str(found[0]), int(found[1]), found[2], found[3]
+        source = self._source(rid)
+        if record is None or top != head_seq:
+            raise CheckpointCorruptError(
+                source, head_mismatch(head_seq, 0 if top is None else top + 1)
+            )
+        head = decode_record(bytes(record), f"{source} (head)")
         if workflow_name is not None and head.workflow_name != workflow_name:
             return None
         return head
@@ -345,7 +350,7 @@ class PostgresReads(PostgresConnections):
         None if it does not verify so (the caller reads it whole, to say what is wrong)."""
         ends = await self.chain_ends(run_id)
         decoded = None if ends is None else decode_ends(ends, run_id)
-        if ends is None or decoded is None or ends.top_seq != ends.head_seq:
+        if ends is None or decoded is None:
             return None
         try:
             await check_pages(self, run_id, ends)
@@ -363,7 +368,7 @@ class PostgresReads(PostgresConnections):
             ends = check_journal(records, source, run_id)
             last = len(records)
             if ends is None or last != head_seq + 1:
-                raise CheckpointCorruptError(source, _head_mismatch(head_seq, last))
+                raise CheckpointCorruptError(source, head_mismatch(head_seq, last))
             root = decode_record(ends[0], f"{source}:1")
             head = root if last == 1 else decode_record(ends[1], f"{source}:{last}")
         except CheckpointCorruptError as exc:
@@ -375,8 +380,3 @@ class PostgresReads(PostgresConnections):
 def _records(rows: list[_Row], column: int) -> list[bytes]:
     """The records of a run's rows (a run whose records are all gone has one row, without)."""
     return [bytes(row[column]) for row in rows if row[column] is not None]
-
-
-def _head_mismatch(head_seq: int, records: int) -> str:
-    held = f"{records} records (seq 0..{records - 1})" if records else "no records"
-    return f"the run's head is seq {head_seq} but it holds {held}"

@@ -88,16 +88,19 @@ FOLLOW: Final = (
     " WHERE r.run_id = %(run)s ORDER BY c.seq LIMIT %(n)s"
 )
 
-#: One run's head record (for get_latest with a run id).
-HEAD_OF_RUN: Final = (
-    "SELECT c.record FROM wfctl_runs r JOIN wfctl_checkpoints c"
-    " ON c.run_id = r.run_id AND c.seq = r.head_seq WHERE r.run_id = %s"
+#: A run's head seq, the highest seq it holds and its head record (NULL: missing), for
+#: get_latest: the head pointer is checked against the records, as every read checks it.
+_HEAD: Final = (
+    "SELECT r.run_id, r.head_seq,"
+    " (SELECT max(m.seq) FROM wfctl_checkpoints m WHERE m.run_id = r.run_id), c.record"
+    " FROM wfctl_runs r LEFT JOIN wfctl_checkpoints c"
+    " ON c.run_id = r.run_id AND c.seq = r.head_seq WHERE r.head_seq >= 0 AND "
 )
+#: One run's head (for get_latest with a run id).
+HEAD_OF_RUN: Final = _HEAD + "r.run_id = %(run)s"
 #: The newest head among the runs of a workflow (or all runs).
 NEWEST_HEAD: Final = (
-    "SELECT r.run_id, c.record FROM wfctl_runs r JOIN wfctl_checkpoints c"
-    " ON c.run_id = r.run_id AND c.seq = r.head_seq"
-    " WHERE r.head_seq >= 0 AND (%(wf)s::text IS NULL OR r.workflow_name = %(wf)s)"
+    _HEAD + "(%(wf)s::text IS NULL OR r.workflow_name = %(wf)s)"
     " ORDER BY r.updated DESC, r.run_id DESC LIMIT 1"
 )
 

@@ -7,6 +7,7 @@ trigger (:mod:`._schema`); leases are advisory locks on connections of their own
 
 from __future__ import annotations
 
+import os
 from collections.abc import Collection, Sequence
 from typing import ClassVar
 
@@ -128,10 +129,15 @@ class PostgresCheckpointStorage(PostgresReads):
 
         Raises:
             InvalidIdError: ``run_id`` is malformed.
-            RunLockedError: someone holds it (any process, or another lease of this one).
+            RunLockedError: someone holds it (any process, or another lease of this one), or
+                this store holds a lease on it still, even one whose session ended (a server
+                restart): until that lease is released, its drive's saves come through this
+                store, and must not go out under a new lease.
             StoreLocationError: the server cannot be reached.
         """
         validate_run_id(run_id)
+        if run_id in self._leases:  # held by a drive of this store, even if its session ended
+            raise _held_here(run_id)
         try:
             await self._ready()  # the schema exists
             lease = await lease_or_none(self._url, run_id, self._forget, self._spares)
@@ -164,7 +170,7 @@ class PostgresCheckpointStorage(PostgresReads):
         Raises:
             StoreLocationError: the server cannot be reached.
         """
-        skip = list(exclude)
+        skip = [*exclude, *self._leases]  # not a run held here (see lease_run)
         while True:
             async with self._connection() as conn, conn.transaction():
                 cursor = await conn.execute(_sql.CLAIMABLE, (skip,))
@@ -260,6 +266,11 @@ class PostgresCheckpointStorage(PostgresReads):
             InvalidIdError: a run id is malformed (nothing is removed).
         """
         return await delete_each(self.delete_run, run_ids)
+
+
+def _held_here(run_id: str) -> RunLockedError:
+    """The refusal of a second lease on a run this store holds a lease on still."""
+    return RunLockedError(run_id, f"another lease of this process (pid {os.getpid()})")
 
 
 def _lost(checkpoint: Checkpoint, where: str, *, sent: bool = False) -> LeaseLostError:
