@@ -14,6 +14,7 @@ import pytest
 import typer.main
 
 from tests.cli.conftest import WORKFLOWS, Invocation, wfctl
+from tests.lineage.helpers import FIXTURES
 from tests.postgres.conftest import pg_server, pg_url
 from wfctl._cli import app
 from wfctl._storage._open import redact  # the form messages name a store in
@@ -94,6 +95,15 @@ def test_an_agent_framework_directory_filters_by_the_same_glob(tmp_path: Path) -
     assert done.error_line() == f"wfctl: error: {empty} holds no checkpoint; nothing was verified"
     refused = wfctl("verify-lineage", "--agent-framework", empty, "--status", "paused")
     assert refused.code == 2 and "filter them with --workflow only" in refused.error_line()
+    healthy = FIXTURES / "af_healthy"  # workflows 'pipeline' and 'review'
+    one = wfctl("verify-lineage", "--agent-framework", healthy, "-w", "rev*", "--json")
+    assert one.code == 0, one
+    assert [r["run_id"] for r in one.json()["runs"]] == ["review"]
+    none = wfctl("verify-lineage", "--agent-framework", healthy, "-w", "nope*", "--json")
+    assert none.code == 2 and none.stdout == "", none
+    assert none.error_line() == (
+        f"wfctl: error: no workflow matched --workflow 'nope*' in {healthy}; nothing was verified"
+    )
 
 
 def test_every_command_that_filters_runs_takes_the_same_filters() -> None:
