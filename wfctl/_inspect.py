@@ -986,22 +986,18 @@ def verify_runs(
                 f"every run selected in {where} was removed while it was being verified "
                 "(by a gc or an rm)"
             )
-        if query.narrows or workflow_name is not None or run_ids:
+        filters = " ".join(
+            ([f"workflow {workflow_name!r}"] if workflow_name is not None else [])
+            + ([query.describe()] if query.narrows else [])
+        )
+        if run_ids:  # (named runs exist: a missing one was refused above)
             raise NothingVerifiedError(
-                f"no run matched {_selection(run_ids, workflow_name, query)} in {where}"
+                f"none of the runs named ({', '.join(run_ids)}) matched {filters} in {where}"
             )
+        if filters:
+            raise NothingVerifiedError(f"no run matched {filters} in {where}")
         raise NothingVerifiedError(f"{where} holds no run")
     return report
-
-
-def _selection(run_ids: Sequence[str], workflow_name: str | None, query: RunQuery) -> str:
-    """The run ids and filters that selected the runs to verify, as options say them."""
-    parts = [*run_ids]
-    if workflow_name is not None:
-        parts.append(f"workflow {workflow_name!r}")
-    if query.narrows:
-        parts.append(query.describe())
-    return " ".join(parts)
 
 
 def _verify_agent_framework(

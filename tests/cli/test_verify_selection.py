@@ -57,6 +57,15 @@ def test_a_workflow_glob_selects_as_runs_does(store_arg: str) -> None:
     )
     assert since.code == 0, since
     assert sorted(r["run_id"] for r in since.json()["runs"]) == ["e1", "g1"]
+    # Named runs are narrowed by the filters too; none left is nothing verified.
+    named = wfctl("verify-lineage", "g1", "e1", "-w", "ec*", "--store", store_arg, "--json")
+    assert [r["run_id"] for r in named.json()["runs"]] == ["e1"]
+    none = wfctl("verify-lineage", "g1", "-w", "ec*", "--store", store_arg, "--json")
+    assert none.code == 2 and none.stdout == "", none
+    assert none.error_line() == (
+        "wfctl: error: none of the runs named (g1) matched --workflow 'ec*' in store "
+        f"{redact(store_arg)!r}; nothing was verified"
+    )
 
 
 @pytest.mark.parametrize(
