@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Final
 
@@ -47,6 +48,7 @@ from ._restore import (
 from ._run import RunOptions
 from ._storage._capabilities import clear_pause, lease_run
 from ._storage._protocol import CheckpointStorage, RunLease
+from ._trust import names_a_file
 
 if TYPE_CHECKING:
     from ._workflow import Workflow
@@ -176,7 +178,16 @@ def root_payload(
     restored_from: str | None = None,
     submitted: bool = False,
 ) -> RootPayload:
-    """Return the payload of a run's root: its input, and how to find and check its code."""
+    """Return the payload of a run's root: its input, and how to find and check its code.
+
+    Code found by module name records the directory the run was started in: a later import
+    found through the current directory is allowed only from there (see :mod:`._trust`).
+    """
+    code = workflow.target or workflow.reference or ""
+    started_in = None
+    if not names_a_file(code.rpartition(":")[0] or code):
+        with contextlib.suppress(OSError):  # a directory removed under the process: none
+            started_in = os.getcwd()
     return RootPayload(
         encoded_input,
         workflow.reference,
@@ -184,6 +195,7 @@ def root_payload(
         restored_from,
         workflow.target,
         submitted,
+        started_in,
     )
 
 

@@ -16,6 +16,7 @@ one lineage, the way that storage sees it (report 004: two roots, one record unr
 from __future__ import annotations
 
 import asyncio
+import fnmatch
 import itertools
 import json
 import os
@@ -52,7 +53,10 @@ class _Record:
 
 
 async def verify_agent_framework_dir(
-    path: str | os.PathLike[str], *, workflow_name: str | None = None
+    path: str | os.PathLike[str],
+    *,
+    workflow_name: str | None = None,
+    pattern: str | None = None,
 ) -> LineageReport:
     """Verify the checkpoint lineage in an agent framework ``FileCheckpointStorage`` directory.
 
@@ -65,6 +69,9 @@ async def verify_agent_framework_dir(
     Args:
         path: the storage directory.
         workflow_name: check only this workflow (an absent one gets a "not found" verdict).
+        pattern: check only the workflows whose name matches this ``fnmatch`` pattern, as
+            ``--workflow`` matches in every command (files of no readable workflow are still
+            reported).
 
     Returns:
         The report, workflows in name order.
@@ -77,6 +84,8 @@ async def verify_agent_framework_dir(
     names = sorted(set(groups) | (set(problems) - {UNREADABLE}))
     if workflow_name is not None:
         names = [workflow_name]
+    if pattern is not None:
+        names = [name for name in names if fnmatch.fnmatchcase(name, pattern)]
     verdicts = [_verdict(n, groups.get(n, []), problems.get(n, []), owners) for n in names]
     if problems.get(UNREADABLE):
         verdicts.append(RunVerdict(UNREADABLE, None, 0, None, tuple(problems[UNREADABLE])))

@@ -18,6 +18,7 @@ __all__ = [
     "InvalidIdError",
     "JournalChangedError",
     "LeaseLostError",
+    "NothingVerifiedError",
     "ReplayDivergenceError",
     "ReplayInterrupted",
     "RunArgumentError",
@@ -76,6 +77,20 @@ class RunNotFoundError(WfctlError, KeyError):
 
     def __str__(self) -> str:
         return f"run {self.run_id!r} not found"
+
+
+class NothingVerifiedError(WfctlError, LookupError):
+    """Raised when a lineage verification selected no run, so nothing was verified.
+
+    The store (or directory) holds no run, or none matched the filters given. Unlike
+    :class:`RunNotFoundError` (a run named by its id is missing), nothing was named; unlike a
+    broken lineage (a finding, exit 1), nothing was found wrong: nothing was checked, and a
+    check of nothing is not a pass. ``selection`` says what selected nothing.
+    """
+
+    def __init__(self, selection: str) -> None:
+        self.selection = selection
+        super().__init__(f"{selection}; nothing was verified")
 
 
 class CheckpointCorruptError(WfctlError):

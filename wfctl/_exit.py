@@ -29,6 +29,7 @@ from ._errors import (
     CheckpointNotFoundError,
     DuplicateStepKeyError,
     InvalidIdError,
+    NothingVerifiedError,
     ReplayDivergenceError,
     ReplayInterrupted,
     RunArgumentError,
@@ -74,6 +75,7 @@ ERROR_EXIT_CODES: Final[dict[type[BaseException], int]] = {
     WorkflowChangedError: EXIT_INPUT,  # refused before anything ran; --allow-changed overrides
     CheckpointNotFoundError: EXIT_INPUT,
     RunNotFoundError: EXIT_INPUT,
+    NothingVerifiedError: EXIT_INPUT,  # a verification that selected no run: not a pass
     InvalidIdError: EXIT_INPUT,
     CheckpointCorruptError: EXIT_INPUT,
     RunLockedError: EXIT_INPUT,

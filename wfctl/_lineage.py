@@ -30,6 +30,7 @@ from ._checkpoint import (
 from ._documents import document
 from ._errors import CheckpointCorruptError, InvalidIdError, RunNotFoundError, WfctlError
 from ._payloads import RootPayload, payload_of
+from ._query import RunQuery
 from ._storage._base import read_problem
 from ._storage._capabilities import read_run
 from ._storage._protocol import JournalProblem, RunJournal
@@ -81,6 +82,11 @@ class RunVerdict:
         """Whether the run's lineage has no problem."""
         return not self.problems
 
+    @property
+    def removed(self) -> bool:
+        """Whether the run was listed, then removed before its read (nothing was judged)."""
+        return not self.problems and self.notes == (_REMOVED_WHILE_VERIFIED,)
+
     def to_json(self) -> dict[str, Any]:
         """Return the verdict as an item of the ``verify-lineage`` document's ``runs``."""
         return {
@@ -101,9 +107,18 @@ class LineageReport:
     runs: tuple[RunVerdict, ...] = ()
 
     @property
+    def verified_count(self) -> int:
+        """How many runs were read and judged (not those removed before their read)."""
+        return sum(1 for verdict in self.runs if not verdict.removed)
+
+    @property
     def ok(self) -> bool:
-        """Whether no run has a problem (True for an empty report)."""
-        return all(verdict.ok for verdict in self.runs)
+        """Whether at least one run was verified and no run has a problem.
+
+        A report that verified nothing (no run selected, or every one removed before its
+        read) is not ok: a check of nothing is not a pass.
+        """
+        return self.verified_count > 0 and all(verdict.ok for verdict in self.runs)
 
     def to_json(self) -> dict[str, Any]:
         """Return the ``wfctl/verify-lineage@1`` document (see docs/json.md)."""
@@ -131,7 +146,11 @@ def _same(one: Any, other: Any) -> bool:
 
 
 async def verify_lineage(
-    storage: Any, run_ids: Sequence[str] = (), *, workflow_name: str | None = None
+    storage: Any,
+    run_ids: Sequence[str] = (),
+    *,
+    workflow_name: str | None = None,
+    query: RunQuery | None = None,
 ) -> LineageReport:
     """Verify the checkpoint lineage of the given runs, or of every run in ``storage``.
 
@@ -150,6 +169,10 @@ async def verify_lineage(
         storage: any checkpoint storage.
         run_ids: the runs to verify; empty means every run in the storage.
         workflow_name: keep only runs of this workflow.
+        query: keep only the runs it selects (:meth:`~wfctl._query.RunQuery.select` over
+            the storage's summaries, as ``wfctl runs`` lists them; its sort and limit are
+            not used). With ``run_ids``, the named runs it does not select are left out; a
+            named run that does not exist is still reported.
 
     Returns:
         One verdict per run; an unknown run id gets a verdict with the problem
@@ -163,8 +186,11 @@ async def verify_lineage(
     if isinstance(run_ids, str):
         run_ids = (run_ids,)
     wanted = [validate_run_id(run_id) for run_id in run_ids]
-    if not wanted and type(storage).__dict__.get("_READS_WITHOUT_WAITING") is True:
-        return await _spread_over_every_run(storage, workflow_name)
+    if query is not None and query.narrows:
+        return await _verify_selected(storage, wanted, workflow_name, query)
+    if not wanted and _reads_without_waiting(storage):
+        listed_ids = [s.run_id for s in await storage.list_runs(workflow_name=workflow_name)]
+        return _spread_over(storage, listed_ids, workflow_name)
     seen: _Seen = {}
     verdicts: list[RunVerdict] = []
     if wanted:
@@ -185,15 +211,48 @@ async def verify_lineage(
     return LineageReport(tuple(v for v in verdicts if _of_workflow(v, workflow_name)))
 
 
-async def _spread_over_every_run(storage: Any, workflow_name: str | None) -> LineageReport:
-    """Every run of a storage whose reads never wait, verified as above, the runs spread
+async def _verify_selected(
+    storage: Any, wanted: Sequence[str], workflow_name: str | None, query: RunQuery
+) -> LineageReport:
+    """The runs ``query`` selects among the storage's summaries (of ``wanted``, if any named),
+    each verified as :func:`verify_lineage` verifies a run it listed.
+
+    The summaries are those ``wfctl runs`` lists, so a filter selects here exactly the runs it
+    lists there (a corrupt run whose workflow or time cannot be read included).
+    """
+    summaries = await storage.list_runs(workflow_name=workflow_name)
+    selected = [s.run_id for s in query.select(summaries)]
+    if wanted:
+        chosen = set(selected)
+        seen: _Seen = {}
+        verdicts = []
+        for run_id in dict.fromkeys(wanted):
+            verdict = await _verdict(storage, run_id, seen, listed=False)
+            if run_id in chosen or verdict.problems == ("run not found",):
+                verdicts.append(verdict)
+        return LineageReport(tuple(verdicts))
+    if _reads_without_waiting(storage):
+        return _spread_over(storage, selected, workflow_name)
+    seen = {}
+    return LineageReport(
+        tuple([await _verdict(storage, run_id, seen, listed=True) for run_id in selected])
+    )
+
+
+def _reads_without_waiting(storage: Any) -> bool:
+    return type(storage).__dict__.get("_READS_WITHOUT_WAITING") is True
+
+
+def _spread_over(
+    storage: Any, listed_ids: Sequence[str], workflow_name: str | None
+) -> LineageReport:
+    """The runs ``listed_ids`` of a storage whose reads never wait, verified as above, spread
     across processes when there are many (:mod:`~wfctl._storage._spread`).
 
     Each process verifies its part with reads driven in place (no event loop: they never
     wait), with origin checks reading what its part has not read; the verdicts are those one
     process gives, in the listing's order.
     """
-    listed_ids = [s.run_id for s in await storage.list_runs(workflow_name=workflow_name)]
 
     def verdicts_of(run_ids: Sequence[str]) -> list[RunVerdict]:
         seen: _Seen = {}

@@ -31,19 +31,10 @@ from typing import Any
 from ._errors import WorkflowLoadError
 from ._events import error_message
 from ._step import Step
-from ._trust import module_locations
+from ._trust import FoundCode, file_code, module_code, names_a_file
 from ._workflow import Workflow
 
 __all__ = ["load_workflow", "module_name_for_file"]
-
-
-def _is_file_target(location: str) -> bool:
-    return (
-        location.endswith(".py")
-        or "/" in location
-        or os.sep in location
-        or Path(location).is_file()
-    )
 
 
 def _split(target: str) -> tuple[str, str | None]:
@@ -71,9 +62,9 @@ def module_name_for_file(path: Path) -> str:
     return f"wfctl_target_{safe}"
 
 
-#: Called with where an import is about to run code from (files and package directories); may
-#: raise to refuse the import.
-BeforeImport = Callable[[list[str]], None]
+#: Called with where an import is about to run code from (files and package directories, found
+#: without importing); may raise to refuse the import.
+BeforeImport = Callable[[FoundCode], None]
 
 
 def _load_file(path_text: str, target: str, before_import: BeforeImport) -> tuple[ModuleType, Path]:
@@ -83,7 +74,7 @@ def _load_file(path_text: str, target: str, before_import: BeforeImport) -> tupl
     if not path.is_file():
         raise WorkflowLoadError(f"cannot load {target!r}: {path_text!r} is not a file")
     path = path.resolve()
-    before_import([str(path)])
+    before_import(file_code(path_text, path))
     name = module_name_for_file(path)
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
@@ -134,7 +125,7 @@ def _import_module(module_name: str, target: str, before_import: BeforeImport) -
     cwd = os.getcwd()
     if cwd not in sys.path and "" not in sys.path:
         sys.path.insert(0, cwd)  # as `python -m` does; console scripts leave it out
-    before_import(module_locations(module_name))
+    before_import(module_code(module_name))
     try:
         return importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
@@ -206,7 +197,7 @@ def _pick(module: ModuleType, name: str | None, where: str, target: str) -> tupl
     return name, value
 
 
-def _allow(locations: list[str]) -> None:
+def _allow(found: FoundCode) -> None:
     return None
 
 
@@ -218,7 +209,7 @@ def load_workflow(target: str, *, before_import: BeforeImport | None = None) -> 
             exactly one workflow.
         before_import: called, before anything is imported, with where the import would run
             code from: the file, or the module's file and every package directory on the way
-            (found without importing; see :func:`wfctl._trust.module_locations`). It may
+            (found without importing; see :func:`wfctl._trust.module_code`). It may
             raise to refuse.
 
     Returns:
@@ -235,7 +226,7 @@ def load_workflow(target: str, *, before_import: BeforeImport | None = None) -> 
     if not text:
         raise WorkflowLoadError("no workflow target given (expected file.py:name or module:name)")
     location, name = _split(text)
-    if _is_file_target(location):
+    if names_a_file(location):
         module, path = _load_file(location, text, before_import or _allow)
         attr, found = _pick(module, name, location, text)
         found.target = f"{path}:{attr}"

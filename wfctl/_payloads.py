@@ -125,6 +125,9 @@ class RootPayload(_KindPayload):
     target: str | None = None
     #: Admitted without being driven (``wfctl submit``): it waits for a worker.
     submitted: bool = False
+    #: The directory the run was started in, for code found by module name (which may be
+    #: found through the current directory): see :mod:`wfctl._trust`.
+    started_in: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Return the ``data`` of the root record."""
@@ -139,6 +142,8 @@ class RootPayload(_KindPayload):
             data["target"] = self.target
         if self.submitted:
             data["submitted"] = True
+        if self.started_in is not None:
+            data["started_in"] = self.started_in
         return data
 
     @classmethod
@@ -151,6 +156,7 @@ class RootPayload(_KindPayload):
             _text_or_none(raw.get("restored_from")),
             _text_or_none(raw.get("target")),
             raw.get("submitted") is True,
+            _text_or_none(raw.get("started_in")),
         )
 
 

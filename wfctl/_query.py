@@ -1,8 +1,8 @@
 """Which runs a listing shows: :class:`RunQuery`, and the time arguments its filters take.
 
-``wfctl runs`` and ``wfctl gc`` build one query from their options and pass it to the library
-(``list_runs``, ``collect_garbage``), which applies it to the store's summaries: the CLI never
-filters. Times are parsed here too: a relative age (``30s``, ``2h``, ``3d``, ``1w2d``) counts
+``wfctl runs``, ``wfctl gc`` and ``wfctl verify-lineage`` build one query from the same options
+and pass it to the library (``list_runs``, ``collect_garbage``, ``verify_lineage``), which
+applies it to the store's summaries (:meth:`RunQuery.select`): the CLI never filters. Times are parsed here too: a relative age (``30s``, ``2h``, ``3d``, ``1w2d``) counts
 back from now; an ISO 8601 date or date and time without an offset is local time (``TZ`` is
 honoured), one with an offset or ``Z`` means what it says.
 """
@@ -147,9 +147,24 @@ class RunQuery:
     @property
     def filters(self) -> bool:
         """Whether the query leaves any run out (a filter or a limit is set)."""
-        return bool(self.statuses or self.workflow or self.since or self.until) or (
-            self.limit is not None
-        )
+        return self.narrows or self.limit is not None
+
+    @property
+    def narrows(self) -> bool:
+        """Whether a filter is set (``sort`` and ``limit`` aside)."""
+        return bool(self.statuses or self.workflow is not None or self.since or self.until)
+
+    def describe(self) -> str:
+        """Return the filters as the options that set them (``--workflow 'nightly-*'``)."""
+        parts = [f"--status {status}" for status in sorted(self.statuses)]
+        if self.workflow is not None:
+            parts.append(f"--workflow {self.workflow!r}")
+        for option, moment in (("--since", self.since), ("--until", self.until)):
+            if moment is not None:
+                parts.append(
+                    f"{option} {moment.astimezone(UTC).isoformat().replace('+00:00', 'Z')}"
+                )
+        return " ".join(parts)
 
     def matches(self, run: RunSummary) -> bool:
         """Whether ``run`` passes every filter (``sort`` and ``limit`` aside)."""
@@ -171,10 +186,8 @@ class RunQuery:
 
     def select(self, runs: Iterable[RunSummary]) -> list[RunSummary]:
         """Return the runs that match, ordered; ``limit`` is not applied (see :meth:`apply`)."""
-        if self.statuses or self.workflow is not None or self.since or self.until:
-            matching = [r for r in runs if self.matches(r)]
-        else:
-            matching = list(runs)  # no filter: every run matches
+        # (no filter: every run matches, unread)
+        matching = [r for r in runs if self.matches(r)] if self.narrows else list(runs)
         field = self.sort.value
         if field == "workflow":
             field = "workflow_name"

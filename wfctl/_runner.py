@@ -56,7 +56,7 @@ from ._storage import FileCheckpointStorage
 from ._storage._durability import FULL, Durability
 from ._storage._open import open_storage
 from ._storage._protocol import RunStore
-from ._trust import FOREIGN_REMEDY, refuse_code_in_store, refuse_code_outside, vet_store_owner
+from ._trust import FOREIGN_REMEDY, CodeRule, recorded_code_check
 
 if TYPE_CHECKING:
     from ._checkpoint import Checkpoint
@@ -485,10 +485,13 @@ def _load_recorded(
 ) -> Workflow:
     """Load ``target``, else the target ``root`` recorded -- if wfctl may import it.
 
-    A recorded target is refused when its code lies inside the store, or when the store or
-    the run's files belong to another user and the store is not trusted (``trust_store``, or
-    ``trusted_stores`` in ``wfctl.toml``); see :mod:`wfctl._trust`. A target given on the
-    command line is the user's own choice and is loaded as ``wfctl run`` loads one.
+    A recorded target is imported under the one rule :func:`wfctl._trust.recorded_code_check`
+    applies for resume, replay and worker alike: outside the store, not Python's own library,
+    not found only through the current directory unless the run was started there, and --
+    in a directory store -- only from a store of this user's or trusted (``trust_store``, or
+    ``trusted_stores`` in ``wfctl.toml``); from a server store not trusted, only from under the
+    current directory. A target given on the command line is the user's own choice and is
+    loaded as ``wfctl run`` loads one.
 
     Raises:
         UntrustedTargetError: the recorded target is refused.
@@ -498,25 +501,23 @@ def _load_recorded(
     if target is not None:
         return load_workflow(target)
     run_id = root.run_id
-    recorded = RootPayload.of(root).target or RootPayload.of(root).workflow
+    payload = RootPayload.of(root)
+    recorded = payload.target or payload.workflow
     if not isinstance(recorded, str) or not recorded:
         raise WfctlError(f"run {run_id!r} records no workflow target; pass --target")
     if isinstance(store, str):  # a server: anyone who can write to it could name the code
-        if trust_store or trusts_store(store):
-            return load_workflow(recorded)
-
-        def under_cwd(locations: list[str]) -> None:
-            refuse_code_outside(
-                recorded, run_id, locations, ("the current directory", [Path.cwd()]), FOREIGN_REMEDY
-            )
-
-        return load_workflow(recorded, before_import=under_cwd)
-    vet_store_owner(store, run_id, recorded, trusted=trust_store)
-
-    def inside_store(locations: list[str]) -> None:
-        refuse_code_in_store(recorded, run_id, locations, store)
-
-    return load_workflow(recorded, before_import=inside_store)
+        trusted = trust_store or trusts_store(store)
+        rule = CodeRule(
+            None,
+            () if trusted else (Path.cwd(),),
+            "the current directory",
+            trusted=trusted,
+            remedy=FOREIGN_REMEDY,
+        )
+    else:
+        rule = CodeRule(store, trusted=trust_store)
+    check = recorded_code_check(recorded, run_id, payload.started_in, rule)
+    return load_workflow(recorded, before_import=check)
 
 
 def replay_checkpoint(

@@ -44,7 +44,7 @@ from ._restore import load_folded
 from ._run import RunOptions
 from ._storage._open import is_url, open_storage
 from ._storage._protocol import RunLease, RunStore
-from ._trust import refuse_code_in_store, refuse_code_outside
+from ._trust import CodeRule, recorded_code_check
 from ._workflow import Workflow
 
 __all__ = ["WorkerEvent", "WorkerReport", "run_worker"]
@@ -143,10 +143,14 @@ class _Worker:
         drain_timeout: float,
         emit: WorkerListener,
         poll: float,
+        *,
+        named: bool,
     ) -> None:
         self.storage = storage
         self.poll = poll
         self.roots = [Path(os.path.realpath(path)) for path in workflows]
+        #: Whether the user named them (--workflows), not the default current directory.
+        self.named = named
         self.options = RunOptions(drain_timeout=drain_timeout, event_history=0)
         self.emit = emit
         self.stopping = asyncio.Event()
@@ -159,7 +163,7 @@ class _Worker:
         self.driven: set[str] = set()
         #: Whether a claim has succeeded (a store never reached is refused, not waited for).
         self.reached = False
-        self.loaded: dict[str, Workflow] = {}
+        self.loaded: dict[tuple[str, str | None], Workflow] = {}
         self.taken = 0
         self.ended: dict[str, int] = {}
 
@@ -167,31 +171,32 @@ class _Worker:
         self.refused[run_id] = reason
         self.emit(WorkerEvent("refused", run_id, workflow, reason=reason))
 
-    def _load(self, target: str, run_id: str) -> Workflow:
-        """Load ``target``, once per worker, if its code lies under the worker's directories.
+    def _load(self, target: str, run_id: str, started_in: str | None) -> Workflow:
+        """Load ``target``, once per worker, if the one rule for recorded code allows it
+        (:func:`wfctl._trust.recorded_code_check`): its code lies under the worker's
+        directories, outside a file store, is not Python's own, and is not found only through
+        the current directory where the run was not started, unless --workflows named it.
 
         Raises:
-            UntrustedTargetError: the code lies elsewhere, or inside a file store.
+            UntrustedTargetError: the code is refused.
             WorkflowLoadError: it cannot be loaded.
         """
-        workflow = self.loaded.get(target)
+        key = (target, started_in)  # the rule reads both
+        workflow = self.loaded.get(key)
         if workflow is not None:
             return workflow
         store = self.storage.location
-
-        def allowed(locations: list[str]) -> None:
-            if not is_url(store):
-                refuse_code_in_store(target, run_id, locations, Path(store))
-            refuse_code_outside(
-                target,
-                run_id,
-                locations,
-                ("--workflows", self.roots),
-                "start the worker with --workflows naming its directory",
-            )
-
-        workflow = load_workflow(target, before_import=allowed)
-        self.loaded[target] = workflow
+        rule = CodeRule(
+            None if is_url(store) else Path(store),
+            tuple(self.roots),
+            "--workflows",
+            named=self.named,
+            remedy="start the worker with --workflows naming its directory",
+        )
+        workflow = load_workflow(
+            target, before_import=recorded_code_check(target, run_id, started_in, rule)
+        )
+        self.loaded[key] = workflow
         return workflow
 
     async def drive(self, lease: RunLease) -> None:
@@ -208,7 +213,9 @@ class _Worker:
             target = payload.target or payload.workflow
             if not target:
                 raise WfctlError(f"run {run_id!r} records no workflow target")
-            bound = self._load(target, run_id).build(checkpoint_storage=self.storage)
+            bound = self._load(target, run_id, payload.started_in).build(
+                checkpoint_storage=self.storage
+            )
         except Exception as exc:  # its code cannot be imported: leave the run alone
             await lease.release()
             if _store_failed(exc):  # not the run's fault: it is claimed again later
@@ -395,7 +402,7 @@ def run_worker(
             unheard.append(exc)
             worker.stopping.set()  # the runs being driven pause at their next step, handed over
 
-    worker = _Worker(storage, roots, drain_timeout, emit, poll)
+    worker = _Worker(storage, roots, drain_timeout, emit, poll, named=bool(workflows))
 
     def report(aborted: bool) -> WorkerReport:
         stopped = stopped_by[0] if stopped_by else ("SIGINT" if aborted else None)

@@ -94,6 +94,18 @@ def store(tmp_path: Path) -> Path:
     return tmp_path / "store"
 
 
+@pytest.fixture(params=["directory", "postgresql"])
+def store_arg(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """What ``--store`` names: a directory, or the private server's URL (tables emptied).
+
+    A module using it imports ``pg_server`` and ``pg_url`` from tests/postgres/conftest.py.
+    """
+    if request.param == "directory":
+        return str(tmp_path / "store")
+    url: str = request.getfixturevalue("pg_url")
+    return url
+
+
 @pytest.fixture
 def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An empty working directory (for the default ``./.wfctl`` store and config files)."""

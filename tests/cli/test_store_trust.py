@@ -87,8 +87,11 @@ def test_the_default_store_may_not_exist_yet(workdir: Path) -> None:
         [],
         0,
     )
-    verify = wfctl("verify-lineage", cwd=workdir)
-    assert verify.code == 0 and "no runs to verify" in verify.stdout
+    verify = wfctl("verify-lineage", cwd=workdir)  # nothing to verify is not a pass
+    assert verify.code == 2 and verify.stdout == "", verify
+    assert verify.error_line() == (
+        f"wfctl: error: store '{workdir / '.wfctl'}' holds no run; nothing was verified"
+    )
     gc = wfctl("gc", "--json", cwd=workdir)
     assert gc.code == 0 and gc.json()["removed"] == []
     assert list(workdir.iterdir()) == []  # nothing created
@@ -109,14 +112,11 @@ def test_the_default_store_as_a_file_is_refused(workdir: Path) -> None:
 
 def test_an_existing_empty_store_has_no_runs(store: Path) -> None:
     store.mkdir()
+    assert wfctl("runs", "--store", store, "--json").json()["run_count"] == 0
+    # A verification of no run is not a pass: no document, one line, exit 2.
     done = wfctl("verify-lineage", "--store", store, "--json")
-    assert done.code == 0 and done.json() == {
-        "schema": "wfctl/verify-lineage@1",
-        "ok": True,
-        "run_count": 0,
-        "broken_run_count": 0,
-        "runs": [],
-    }
+    assert done.code == 2 and done.stdout == "", done
+    assert done.error_line() == f"wfctl: error: store '{store}' holds no run; nothing was verified"
 
 
 # -- a run with an edited middle record ----------------------------------------------------------

@@ -64,9 +64,9 @@ class Setup:
             check=False,
         )
 
-    def record_target(self, target: str) -> None:
+    def record_target(self, target: str, run_id: str = "r") -> None:
         """Rewrite the root's recorded target (and its checksum), as a crafted store would."""
-        journal = self.run_dir / "journal.jsonl"
+        journal = self.store / "runs" / run_id / "journal.jsonl"
         lines = journal.read_bytes().splitlines(keepends=True)
 
         def change(raw: dict[str, Any]) -> None:
@@ -234,3 +234,68 @@ def test_reading_commands_import_nothing(setup: Setup, target: str) -> None:
         done = setup.wfctl(*args)
         assert done.returncode == 0, (args, done.stderr)
         assert not setup.marker.exists(), args
+
+
+# --- code the store names outside it: one rule for resume, replay and worker ----------------
+
+EVILMOD = "from pathlib import Path\nPath({marker!r}).write_text('imported')\n"
+
+
+def test_a_standard_library_module_is_never_imported(setup: Setup) -> None:
+    # `this` prints the Zen of Python when imported: a record naming it must not run it.
+    setup.record_target("this:x")
+    for done in (_resume(setup), _replay(setup), setup.wfctl("resume", "r", "-r", "ok=yes")):
+        _refused(done, "'this:x'", "is part of Python itself", "--target")
+        assert "Zen of Python" not in done.stdout + done.stderr
+        assert done.stdout == ""
+
+
+def _plant_evilmod(s: Setup) -> None:
+    """An ``evilmod.py`` in the working directory of every command (beside the store)."""
+    (s.store.parent / "evilmod.py").write_text(EVILMOD.format(marker=str(s.marker)))
+
+
+def test_a_stray_module_in_the_working_directory_is_not_imported(setup: Setup) -> None:
+    _plant_evilmod(setup)
+    setup.record_target("evilmod:flow")
+    for done in (_resume(setup), _replay(setup)):
+        _refused(done, "found only through the current directory", "not started there", "--target")
+        assert not setup.marker.exists(), done.stderr
+
+
+@pytest.mark.parametrize("workflows", [None, "code"])
+def test_a_worker_applies_the_same_rule(setup: Setup, workflows: str | None) -> None:
+    queued = setup.wfctl("submit", f"{setup.flow}:flow", "--input", '"y"', "--run-id", "q")
+    assert queued.returncode == 0, queued.stderr
+    setup.marker.unlink()  # (submit loaded flow.py: only what comes after counts)
+    _plant_evilmod(setup)
+    for recorded, reason in (
+        ("evilmod:flow", "found only through the current directory"),
+        ("this:x", "is part of Python itself"),
+    ):
+        setup.record_target(recorded, "q")
+        extra = ["--workflows", str(setup.code)] if workflows else []
+        done = setup.wfctl("worker", "--exit-when-idle", "--json", *extra)
+        assert done.returncode == 0, done.stderr
+        events = [json.loads(line) for line in done.stdout.splitlines()]
+        [refused] = [e for e in events if e.get("event") == "refused"]
+        assert refused["run_id"] == "q", refused
+        assert not setup.marker.exists(), refused
+        assert "Zen of Python" not in done.stdout + done.stderr
+        if not workflows:  # (with --workflows elsewhere, it is refused as outside them)
+            assert reason in refused["reason"], refused
+
+
+def test_a_module_target_resumes_where_its_run_started(setup: Setup) -> None:
+    # The honest case the rule keeps: `wfctl run flow:flow` beside flow.py, resumed there.
+    started = setup.wfctl("run", "flow:flow", "--input", '"m"', "--run-id", "m", cwd=setup.code)
+    assert started.returncode == 3, started.stderr
+    elsewhere = setup.store.parent
+    shutil.copy(setup.flow, elsewhere / "flow.py")  # the same name, beside another directory
+    setup.marker.unlink()
+    done = setup.wfctl("resume", "m", "--response", "ok=yes", "--json", cwd=elsewhere)
+    _refused(done, "found only through the current directory", f"started in {setup.code}")
+    assert not setup.marker.exists()
+    done = setup.wfctl("resume", "m", "--response", "ok=yes", "--json", cwd=setup.code)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["outputs"] == ["m: yes"]

@@ -456,3 +456,28 @@ def test_a_listed_run_removed_before_its_read_is_a_note_and_a_named_one_not_foun
     assert verdict.notes == ("removed while it was being verified (by a gc or an rm)",)
     [named] = arun(verify_lineage(storage, ["p"])).runs
     assert named.problems == ("run not found",)
+
+
+def test_a_report_that_verified_no_run_is_not_ok(storage: Any) -> None:
+    # A check of nothing is not a pass: an empty storage, or a filter matching no run.
+    from wfctl._query import RunQuery
+
+    empty = arun(verify_lineage(storage))
+    assert (empty.ok, empty.verified_count, empty.runs) == (False, 0, ())
+    assert LineageReport().ok is False
+    arun(_one_completed_run(storage))
+    assert arun(verify_lineage(storage)).ok
+    unmatched = arun(verify_lineage(storage, query=RunQuery(workflow="nomatch*")))
+    assert (unmatched.ok, unmatched.verified_count) == (False, 0)
+    matched = arun(verify_lineage(storage, query=RunQuery(workflow="on*")))
+    assert matched.ok and [v.run_id for v in matched.runs] == ["r1"]
+
+
+async def _one_completed_run(storage: Any) -> None:
+    from wfctl import workflow
+
+    @workflow(name="one")
+    async def one(x: int) -> int:
+        return x
+
+    await one.build(checkpoint_storage=storage).run(1, run_id="r1")

@@ -1,7 +1,9 @@
-"""The run filters ``runs`` and ``gc`` share: ``--status``, ``--workflow``, ``--since``, ``--until``.
+"""The run filters every command that selects runs takes: ``--status``, ``--workflow``,
+``--since``, ``--until`` (``runs``, ``gc`` and ``verify-lineage``).
 
-Defined once here; each command turns them into one :class:`~wfctl._query.RunQuery` with
-:func:`run_query` and passes it to the library, which does the filtering.
+Defined once here, so they are the same flags with the same meaning everywhere; each command
+turns them into one :class:`~wfctl._query.RunQuery` with :func:`run_query` and passes it to
+the library, which does the filtering (:meth:`~wfctl._query.RunQuery.select`).
 """
 
 from __future__ import annotations

@@ -142,9 +142,11 @@ def resume(
     --allow-changed. Exit codes and Ctrl-C behave as for 'wfctl run'.
 
     The workflow's code is imported from the target the run recorded (shown in the summary),
-    unless --target names it. A recorded target is refused when its code lies inside the
-    store, or when another user owns the store or the run and it is not trusted
-    (--trust-store, or trusted_stores in wfctl.toml).
+    unless --target names it. A recorded target is refused (by the rule 'wfctl worker'
+    applies too) when its code lies inside the store, is Python's own standard library, or is
+    found only through the current directory and the run was not started there, or when
+    another user owns the store or the run and it is not trusted (--trust-store, or
+    trusted_stores in wfctl.toml).
 
     \b
     Example:

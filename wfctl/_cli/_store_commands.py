@@ -43,10 +43,10 @@ def verify_lineage(
             autocompletion=complete_run_id,
         ),
     ] = None,
-    workflow: Annotated[
-        str | None,
-        typer.Option("--workflow", "-w", metavar="NAME", help="Only runs of this workflow."),
-    ] = None,
+    workflow: WorkflowGlob = None,
+    status: StatusFilter = None,
+    since: SinceOption = None,
+    until: UntilOption = None,
     agent_framework: Annotated[
         Path | None,
         typer.Option(
@@ -68,18 +68,22 @@ def verify_lineage(
     origins. Exit 1 if any run is broken or cannot be
     read (the other runs are still verified). A run that goes on, or is removed, while it is
     being verified (beside a running workflow, a worker, a gc) gets a note, not a problem.
+    The filters (--workflow, --status, --since, --until) select runs as 'wfctl runs' lists
+    them. A store with no run, or filters that match none, verify nothing: that is not a
+    pass (exit 2, "nothing was verified").
 
     \b
     Example:
-      wfctl verify-lineage --workflow human_review
+      wfctl verify-lineage --workflow 'review*' --since 7d
     """
     from wfctl._inspect import verify_runs
 
+    query = run_query(status, workflow, since, until)
     location = locate_store_option(store) if agent_framework is None else None
     report = verify_runs(
         location.target if location else None,
         run_ids or (),
-        workflow_name=workflow,
+        query=query,
         agent_framework_dir=agent_framework,
         must_exist=location.named if location else True,
     )

@@ -117,7 +117,10 @@ def worker(
 
     Runs queued by 'wfctl submit' start; runs whose driver died are recovered (as 'wfctl
     resume' would); paused, failed, completed and cancelled runs are left alone. Each run's
-    code is imported from the target its root recorded, only if it lies under --workflows.
+    code is imported from the target its root recorded, only if it lies under --workflows,
+    and by the rule 'wfctl resume' applies: not inside the store, not Python's standard
+    library, and not found only through the current directory where the run was not started,
+    unless --workflows names that directory.
     Several workers may share one store: each run is driven by one of them at a time. A line
     per run taken and ended goes to stderr (--json: one wfctl/worker-event@1 document per line
     on stdout). SIGTERM, SIGHUP and the first Ctrl-C stop taking runs and pause the runs being

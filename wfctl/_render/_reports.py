@@ -26,7 +26,7 @@ def print_lineage(report: LineageReport) -> None:
     """Show one verdict per run, with every problem and note named."""
     out = stdout()
     if not report.runs:
-        out.print("no runs to verify")
+        out.print("no run was verified")
         return
     columns = (
         Column("run"),
