@@ -25,6 +25,7 @@ from wfctl._storage._journal import decode_record, encode_record
 
 from . import _sql
 from ._connection import Connection
+from ._copying import TransactionCopy
 from ._lease import (
     GRANT,
     PostgresLease,
@@ -150,6 +151,17 @@ class PostgresCheckpointStorage(PostgresReads):
             raise
         self._leases[run_id] = lease
         return lease
+
+    async def copy_in(self, run_id: str) -> TransactionCopy:
+        """Hold ``run_id`` to copy it into this database: its lease, then one transaction that
+        is committed only once the copy read back whole (see :mod:`._copying`).
+
+        Raises:
+            InvalidIdError: ``run_id`` is malformed.
+            RunLockedError: someone holds it.
+            StoreLocationError: the server cannot be reached.
+        """
+        return TransactionCopy(self, await self.lease_run(run_id))
 
     async def claim_run(self, exclude: Collection[str] = ()) -> PostgresLease | None:
         """Lease the oldest run a worker may take over, or return None if there is none.
