@@ -372,20 +372,22 @@ def test_a_long_run_is_copied_in_memory_that_does_not_grow_with_it(tmp_path: Pat
     assert (peaks[1] - peaks[0]) / 12_000 < 100, peaks
 
 
-class _ChangedWhileRead(FileCheckpointStorage):
-    """A source whose run fails at seq 3 as it is read (changed since it was verified)."""
+class ChangedWhileRead(FileCheckpointStorage):
+    """A source whose run fails at seq ``failing`` as it is read (changed since verified)."""
+
+    failing = 3
 
     def stored_chain(self, run_id: str) -> Any:
         records = super().stored_chain(run_id)
         for line, checkpoint in records:
-            if checkpoint.seq == 3:
+            if checkpoint.seq == self.failing:
                 raise CheckpointCorruptError("journal:4", "checksum mismatch")
             yield line, checkpoint
 
 
 def test_a_source_that_fails_part_way_is_reported_with_what_was_written(tmp_path: Path) -> None:
     source = _long_store(tmp_path / "source", 10)
-    copied = asyncio.run(_copy(_ChangedWhileRead(source), InMemoryCheckpointStorage(), ["long"]))
+    copied = asyncio.run(_copy(ChangedWhileRead(source), InMemoryCheckpointStorage(), ["long"]))
     [run] = copied
     assert (run.outcome, run.checkpoint_count, run.written_count) == (CopyOutcome.REFUSED, 10, 3)
     assert run.problem == (
@@ -397,7 +399,7 @@ def test_a_source_that_fails_part_way_is_reported_with_what_was_written(tmp_path
 def test_a_source_that_fails_part_way_leaves_nothing_in_a_file_store(tmp_path: Path) -> None:
     source = _long_store(tmp_path / "source", 10)
     target = FileCheckpointStorage(tmp_path / "target")
-    [run] = asyncio.run(_copy(_ChangedWhileRead(source), target, ["long"]))
+    [run] = asyncio.run(_copy(ChangedWhileRead(source), target, ["long"]))
     assert (run.outcome, run.checkpoint_count, run.written_count) == (CopyOutcome.REFUSED, 10, 0)
     assert run.problem == (
         "corrupt in the source: corrupt checkpoint data in journal:4: checksum mismatch; nothing "

@@ -13,7 +13,7 @@ import psycopg
 import pytest
 
 from tests.cli.conftest import wfctl
-from tests.cli.test_copy import other_json
+from tests.cli.test_copy import ChangedWhileRead, other_json
 from tests.cli.test_copy_killed import (
     assert_copied_whole,
     assert_no_run_there,
@@ -25,9 +25,10 @@ from tests.cli.test_copy_killed import (
 from tests.conftest import arun
 from tests.postgres.conftest import opened
 from wfctl import FileCheckpointStorage, step, workflow
-from wfctl._copy import CopyOutcome, copy_runs
+from wfctl._copy import CopyOutcome, _copy, copy_runs
 from wfctl._storage import _pages
 from wfctl._storage._postgres import PostgresCheckpointStorage
+from wfctl._storage._postgres import _copying as _pg_copying
 
 STEPS = 300
 
@@ -138,6 +139,15 @@ def _backends(url: str, *, waiting: bool = False) -> int:
     return int(row[0])
 
 
+def _committed(url: str, run_id: str) -> int:
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM wfctl_checkpoints WHERE run_id = %s", (run_id,)
+        ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
 def _claimed(url: str) -> str | None:
     async def claim() -> str | None:
         async with opened(url) as store:
@@ -151,12 +161,14 @@ def _claimed(url: str) -> str | None:
 
 
 def test_a_copy_killed_part_way_into_postgres_leaves_no_run(pg_url: str, tmp_path: Path) -> None:
-    records = 600
+    records = 2_500
     source = long_store(tmp_path / "source", records)
     _schema(pg_url)
-    gate = _gate(pg_url, "long", 300)
+    gate = _gate(pg_url, "long", 1_500)
     try:
-        # Killed while its insert of record 300 waits for the gate: records 0-299 sent.
+        # Killed while its insert of record 1,500 waits for the gate: the first 1,000 records
+        # are committed (a statement of 1,000), the next 500 sent (that statement commits once
+        # the gate is gone: the server sees the copy gone only when it answers).
         kill_once(start_copy(source, pg_url), lambda: _backends(pg_url, waiting=True) > 0)
     finally:
         gate.rollback()
@@ -166,6 +178,7 @@ def test_a_copy_killed_part_way_into_postgres_leaves_no_run(pg_url: str, tmp_pat
         assert time.monotonic() < deadline
         time.sleep(0.01)
 
+    assert _committed(pg_url, "long") in (1_000, 2_000)  # there, and seen by nothing:
     assert_no_run_there(pg_url, "long")
     assert _claimed(pg_url) is None
     assert_copied_whole(source, pg_url, "long", records)
@@ -196,3 +209,33 @@ def test_a_record_in_other_json_keeps_its_bytes_through_postgres(
     assert copy_runs(pg_url, tmp_path / "back").ok
     assert _journal(tmp_path / "back", "long") == _journal(source, "long")
     assert edited in _journal(tmp_path / "back", "long").split(b"\n")
+
+
+class _FailsAtSeven(ChangedWhileRead):
+    failing = 7
+
+
+def test_a_copy_refused_part_way_shows_what_the_destination_showed_before(
+    pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_pg_copying, "_BATCH", 1)  # each record committed as it comes
+    source = long_store(tmp_path / "source", 10)
+    assert copy_runs(source, pg_url).ok
+
+    async def cut() -> None:
+        async with opened(pg_url) as store:
+            assert await store.delete("long.5")  # an earlier copy of a shorter chain
+
+    arun(cut())
+    shown = wfctl("runs", "--store", pg_url, "--json").json()["runs"]
+    assert [(r["run_id"], r["head_seq"]) for r in shown] == [("long", 4)]
+
+    async def copy() -> Any:
+        async with opened(pg_url) as store:
+            return await _copy(_FailsAtSeven(source), store, ["long"])
+
+    [run] = arun(copy())  # records 5 and 6 committed under the copy's mark, then refused
+    assert (run.outcome, run.written_count) == (CopyOutcome.REFUSED, 0)
+    assert wfctl("runs", "--store", pg_url, "--json").json()["runs"] == shown
+    assert _committed(pg_url, "long") == 5
+    assert wfctl("verify-lineage", "--store", pg_url).code == 0

@@ -4,8 +4,8 @@ A copy writes a run's records into a destination through a :class:`RunCopy`, whi
 destination's run (no one drives it there meanwhile) and decides when the records become
 visible. wfctl's own stores make a copy visible only once it is whole and read back
 (:attr:`RunCopy.atomic`): the file store writes it under a name no listing reads and renames
-it into place (:mod:`._staging`), PostgreSQL writes it in one transaction (its
-``_copying``). Until then nothing of it is listed, claimed, resumed or replayed, and a copy
+it into place (:mod:`._staging`), PostgreSQL writes it under its row's copy mark, unseen, and
+moves the run's head to it in one statement (its ``_copying``). Until then nothing of it is listed, claimed, resumed or replayed, and a copy
 killed part way leaves nothing that any of them sees.
 
 A storage that is neither (the memory store, a user's) gets the records saved one by one

@@ -1,12 +1,18 @@
-"""A run copied into PostgreSQL: written in one transaction, read back in it, then committed.
+"""A run copied into PostgreSQL: written under the copy's mark, read back, then shown whole.
 
-The copy holds the run's lease (so nobody drives it meanwhile) and writes the records the
-database lacks on the lease's connection inside one transaction, a batch of records a
-statement, each row checked by the append trigger as a save is. The records are then read back
-in the same transaction and compared with the source's bytes, and only then committed: until
-the commit no other session sees any of them (not ``runs``, not a worker's claim, not a resume),
-and a copy killed part way is rolled back by the server when its connection ends. A run the
-database held already (an earlier copy of a shorter chain) stays as it was until the commit.
+The copy holds the run's lease (so nobody drives it meanwhile) and, before its first record,
+marks the run as being copied (``copy_seq``, schema version 3) with its head at -1: from then on
+no read, listing, claim, pause or resume of the database sees the run, and the append trigger
+moves the mark, not the head, as records come (each still checked as the next link, under the
+lease's fence). The records go a batch a statement, each statement its own transaction (one
+transaction for the whole run would update the run's row once per record, and a row updated
+again and again in one transaction costs each update more than the last). Once every record
+is read back as the source's bytes, one statement moves the head to the copy's last record and
+clears the mark: the run appears whole.
+
+A copy killed part way leaves its records under the mark, seen by nothing; the next copy of
+that run deletes them and starts again. A copy refused (not killed) puts back what the
+destination showed before (an earlier copy of a shorter chain) at once.
 
 A record is stored as the source stores it (``record`` is ``bytea``, never parsed), so its
 bytes and checksum are the source's.
@@ -21,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Final
 import psycopg
 
 from wfctl._checkpoint import Checkpoint
-from wfctl._errors import CheckpointCorruptError, RunNotFoundError
+from wfctl._errors import CheckpointCorruptError, RunNotFoundError, StoreLocationError
 from wfctl._storage._pages import paged_lines
 
 from ._lease import PostgresLease
@@ -41,9 +47,33 @@ _INSERT: Final = (
     " %s::text[], %s::text[], %s::text[], %s::text[], %s::bytea[])"
     " AS u(seq, kind, prev, wf, ts, record) ORDER BY u.seq"
 )
-#: A page of the run's records, as this transaction sees them.
+#: A page of the run's records.
 _READ_BACK: Final = (
     "SELECT record FROM wfctl_checkpoints WHERE run_id = %s AND seq > %s ORDER BY seq LIMIT %s"
+)
+#: Mark the run as being copied, hiding it, keeping the records it shows (their count given;
+#: those past them, left by a copy killed part way, are deleted).
+_MARK: Final = (
+    "WITH gone AS (DELETE FROM wfctl_checkpoints WHERE run_id = %s AND seq >= %s)"
+    " UPDATE wfctl_runs SET copy_seq = %s, head_seq = -1, claimable = false"
+    " WHERE run_id = %s AND fence = %s"
+)
+#: Show the copy: the head moves to its last record, the mark goes.
+_PUBLISH: Final = (
+    "UPDATE wfctl_runs r SET head_seq = r.copy_seq, copy_seq = NULL, head_kind = c.kind,"
+    " updated = c.ts, claimable = wfctl_claimable(c.kind, c.record) FROM wfctl_checkpoints c"
+    " WHERE r.run_id = %s AND r.fence = %s AND r.copy_seq = %s AND c.run_id = r.run_id"
+    " AND c.seq = r.copy_seq"
+)
+#: Drop a copy that is not shown: its records past those the run showed go, and the run shows
+#: those again (none: no run).
+_DISCARD: Final = (
+    "WITH gone AS (DELETE FROM wfctl_checkpoints WHERE run_id = %s AND seq > %s),"
+    " head AS (SELECT kind, ts, record FROM wfctl_checkpoints WHERE run_id = %s AND seq = %s)"
+    " UPDATE wfctl_runs SET copy_seq = NULL, head_seq = %s,"
+    " head_kind = (SELECT kind FROM head), updated = coalesce((SELECT ts FROM head), updated),"
+    " claimable = coalesce((SELECT wfctl_claimable(kind, record) FROM head), false)"
+    " WHERE run_id = %s AND fence = %s AND copy_seq IS NOT NULL"
 )
 
 
@@ -56,26 +86,31 @@ class TransactionCopy:
         self._store, self._lease = store, lease
         self._run_id = lease.run_id
         self._batch: list[tuple[Checkpoint, bytes]] = []
-        self._begun = False
-        self._committed = False
+        self._held = 0  # the records the run showed, kept
+        self._last = -1  # the seq of the last record added
+        self._marked = False
+        self._published = False
 
     async def held(self) -> AsyncGenerator[bytes, None]:
         try:
             _, _, lines = await paged_lines(self._store, self._run_id)
         except RunNotFoundError:
-            return  # a new run (or a row leased, never written to)
+            return  # a new run (or a row leased, never written to, or a killed copy's)
         async with contextlib.aclosing(lines):
             async for line, _ in lines:
                 yield line
 
     async def keep(self, line: bytes, checkpoint: Checkpoint) -> None:
-        pass  # the database holds it
+        self._held, self._last = checkpoint.seq + 1, checkpoint.seq
 
     async def add(self, line: bytes, checkpoint: Checkpoint) -> None:
-        if not self._begun:
-            await self._execute("BEGIN")
-            self._begun = True
+        if not self._marked:
+            run, fence = self._run_id, self._lease.fence
+            cursor = await self._execute(_MARK, (run, self._held, self._held - 1, run, fence))
+            self._changed(cursor.rowcount)
+            self._marked = True
         self._batch.append((checkpoint, line))
+        self._last = checkpoint.seq
         if len(self._batch) >= _BATCH:
             await self._flush()
 
@@ -111,17 +146,28 @@ class TransactionCopy:
             after += len(rows)
 
     async def publish(self) -> None:
-        if self._begun:
-            await self._execute("COMMIT")
-        self._committed = True
+        if self._marked:
+            params = (self._run_id, self._lease.fence, self._last)
+            self._changed((await self._execute(_PUBLISH, params)).rowcount)
+        self._published = True
 
     async def close(self) -> None:
         try:
-            if self._begun and not self._committed:
-                with contextlib.suppress(psycopg.Error):
-                    await self._lease.execute("ROLLBACK")
+            if self._marked and not self._published and not self._lease.lost:
+                run, shown = self._run_id, self._held - 1
+                params = (run, shown, run, shown, shown, run, self._lease.fence)
+                with contextlib.suppress(CheckpointCorruptError, StoreLocationError):
+                    await self._execute(_DISCARD, params)
         finally:
             await self._lease.release()
+
+    def _changed(self, rowcount: int) -> None:
+        """Refuse a statement on the run's row that found it other than the copy left it."""
+        if rowcount != 1:
+            raise CheckpointCorruptError(
+                self._store._source(self._run_id),
+                "the run changed in the destination while it was copied (its lease was taken over)",
+            )
 
     async def _execute(
         self, query: str, params: tuple[object, ...] | None = None
