@@ -63,13 +63,18 @@ def file_written(target: Path, run_id: str) -> Callable[[], bool]:
 
 
 def assert_no_run_there(target: str | Path, run_id: str) -> None:
-    """``runs`` lists nothing, a claim takes nothing, ``resume`` knows no such run."""
+    """``runs`` lists nothing; ``resume``, ``cancel`` and ``replay`` know no such run."""
     listed = wfctl("runs", "--store", target, "--json")
     assert listed.code == 0, listed.stderr
     assert listed.json()["runs"] == []
-    resumed = wfctl("resume", run_id, "--store", target)
-    assert resumed.code == 2
-    assert resumed.error_line() == f"wfctl: error: run {run_id!r} not found"
+    for command, missing in (
+        (["resume", run_id], f"run {run_id!r}"),
+        (["cancel", run_id], f"run {run_id!r}"),
+        (["replay", "--checkpoint", f"{run_id}.1"], f"checkpoint '{run_id}.1'"),
+    ):
+        done = wfctl(*command, "--store", target)
+        assert done.code == 2, command
+        assert done.error_line() == f"wfctl: error: {missing} not found"
 
 
 def assert_copied_whole(
@@ -107,7 +112,11 @@ def test_what_a_killed_copy_left_is_removed_by_the_next_removal(tmp_path: Path) 
     kill_once(start_copy(source, target), file_written(target, "long"))
     assert [path.name for path in (target / "runs").iterdir()] == [".copying-long"]
 
-    short = long_store(tmp_path / "short", 3, "other")  # another run, to remove
-    assert wfctl("copy", "--from", short, "--to", target).code == 0
+    assert wfctl("gc", "--store", target).code == 0  # nothing to remove but what it left
+    assert list((target / "runs").iterdir()) == []
+
+    kill_once(start_copy(source, target), file_written(target, "long"))
+    other = long_store(tmp_path / "other", 3, "other")  # another run, to remove
+    assert wfctl("copy", "--from", other, "--to", target).code == 0
     assert wfctl("rm", "other", "--store", target).code == 0
     assert list((target / "runs").iterdir()) == []
