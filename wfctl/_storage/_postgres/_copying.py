@@ -28,14 +28,14 @@ import psycopg
 
 from wfctl._checkpoint import Checkpoint
 from wfctl._errors import CheckpointCorruptError, RunNotFoundError, StoreLocationError
-from wfctl._storage._pages import paged_lines
+from wfctl._storage._capabilities import stored_records
 
 from ._lease import PostgresLease
 
 if TYPE_CHECKING:
     from ._store import PostgresCheckpointStorage
 
-__all__ = ["TransactionCopy"]
+__all__ = ["MarkedCopy"]
 
 #: Records inserted by one statement.
 _BATCH: Final = 1000
@@ -77,7 +77,7 @@ _DISCARD: Final = (
 )
 
 
-class TransactionCopy:
+class MarkedCopy:
     """One run being copied into PostgreSQL (see the module's docstring)."""
 
     atomic = True
@@ -92,13 +92,13 @@ class TransactionCopy:
         self._published = False
 
     async def held(self) -> AsyncGenerator[bytes, None]:
-        try:
-            _, _, lines = await paged_lines(self._store, self._run_id)
-        except RunNotFoundError:
-            return  # a new run (or a row leased, never written to, or a killed copy's)
+        lines = stored_records(self._store, self._run_id)  # a page at a time
         async with contextlib.aclosing(lines):
-            async for line, _ in lines:
-                yield line
+            try:
+                async for line, _ in lines:
+                    yield line
+            except RunNotFoundError:
+                return  # a new run (or a row leased, never written to, or a killed copy's)
 
     async def keep(self, line: bytes, checkpoint: Checkpoint) -> None:
         self._held, self._last = checkpoint.seq + 1, checkpoint.seq

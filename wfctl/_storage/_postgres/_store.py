@@ -25,7 +25,7 @@ from wfctl._storage._journal import decode_record, encode_record
 
 from . import _sql
 from ._connection import Connection
-from ._copying import TransactionCopy
+from ._copying import MarkedCopy
 from ._lease import (
     GRANT,
     PostgresLease,
@@ -152,7 +152,7 @@ class PostgresCheckpointStorage(PostgresReads):
         self._leases[run_id] = lease
         return lease
 
-    async def copy_in(self, run_id: str) -> TransactionCopy:
+    async def copy_in(self, run_id: str) -> MarkedCopy:
         """Hold ``run_id`` to copy it into this database: its lease, then one transaction that
         is committed only once the copy read back whole (see :mod:`._copying`).
 
@@ -161,7 +161,7 @@ class PostgresCheckpointStorage(PostgresReads):
             RunLockedError: someone holds it.
             StoreLocationError: the server cannot be reached.
         """
-        return TransactionCopy(self, await self.lease_run(run_id))
+        return MarkedCopy(self, await self.lease_run(run_id))
 
     async def claim_run(self, exclude: Collection[str] = ()) -> PostgresLease | None:
         """Lease the oldest run a worker may take over, or return None if there is none.
