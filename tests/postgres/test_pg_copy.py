@@ -181,6 +181,8 @@ def test_a_copy_killed_part_way_into_postgres_leaves_no_run(pg_url: str, tmp_pat
     assert_no_run_there(pg_url, "long")
     assert _claimed(pg_url) is None
     assert _committed(pg_url, "long") in (1_000, 2_000)  # there, and seen by nothing
+    assert wfctl("gc", "--store", pg_url).code == 0  # nothing to remove but what it left
+    assert _committed(pg_url, "long") == 0
     assert_copied_whole(source, pg_url, "long", records)
     back = tmp_path / "back"
     assert wfctl("copy", "--from", pg_url, "--to", back).code == 0

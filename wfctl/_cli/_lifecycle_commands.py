@@ -145,8 +145,8 @@ def copy(
     record must have the source's bytes and checksum (a store that keeps records decoded,
     memory:, refuses one it would hold as other bytes). Only then does the run appear in the
     destination, whole: until then it is not listed, claimed or resumed there, and a copy
-    killed part way leaves no run (copying again copies it; gc or rm removes what is left in
-    a directory). A run the destination holds already is skipped when its chain is the same,
+    killed part way leaves no run (copying again copies it; gc or rm removes what it
+    left). A run the destination holds already is skipped when its chain is the same,
     completed when it is a prefix (the run went on in the source), and otherwise left alone
     and reported. Exit 1 if any run was not copied (the others are), 2 for a store that cannot
     be opened or a run id the source does not hold (nothing copied). Ctrl-C stops it part way,

@@ -11,7 +11,8 @@ is read back as the source's bytes, one statement moves the head to the copy's l
 clears the mark: the run appears whole.
 
 A copy killed part way leaves its records under the mark, seen by nothing; the next copy of
-that run deletes them and starts again. A copy refused (not killed) puts back what the
+that run deletes them and starts again, and so does the next removal (``gc``, ``rm``: see
+``PostgresCheckpointStorage.delete_runs``). A copy refused (not killed) puts back what the
 destination showed before (an earlier copy of a shorter chain) at once.
 
 A record is stored as the source stores it (``record`` is ``bytea``, never parsed), so its

@@ -270,9 +270,17 @@ class PostgresCheckpointStorage(PostgresReads):
     async def delete_runs(self, run_ids: Sequence[str]) -> tuple[list[str], list[RunLockedError]]:
         """Remove several runs: the ids removed, and the error of each run being driven (kept).
 
+        The records of copies killed part way (runs still under a copy's mark that nobody
+        holds, seen by nothing) are deleted first, as a file store's removal deletes what its
+        killed copies left.
+
         Raises:
             InvalidIdError: a run id is malformed (nothing is removed).
         """
+        for run_id in run_ids:
+            validate_run_id(run_id)
+        async with self._connection() as conn:
+            await conn.execute(_sql.ABANDONED_COPIES)
         return await delete_each(self.delete_run, run_ids)
 
 
