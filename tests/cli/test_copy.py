@@ -166,6 +166,8 @@ def test_runs_that_cannot_be_copied_are_reported_and_the_others_copied(
     copied = _files(target)
     assert {path: copied[path] for path in conflicting} == conflicting  # left as it was
     assert set(_runs(target)) == {conflict, *fine}
+    # no copy's directory left behind (the leased run's is the lock's)
+    assert sorted(p.name for p in (target / "runs").iterdir()) == sorted([conflict, leased, *fine])
     assert all(copied[p] == data for p, data in _files(store).items() if p.split("/")[1] in fine)
 
 

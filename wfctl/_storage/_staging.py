@@ -111,6 +111,8 @@ class StagedCopy:
                 fs.close(fd)
             if held is not None:
                 held.release()
+            with contextlib.suppress(OSError):  # ours while its lock is held: nothing to keep
+                fs.rmtree(root)
             lock.release()
             raise
         return cls(storage, stage, run_id, lock, held, fd)
