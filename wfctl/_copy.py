@@ -1,22 +1,23 @@
-"""``wfctl copy``: copy runs between two stores, keeping ids, chains, times and checksums.
+"""``wfctl copy``: copy runs between two stores, keeping ids, chains, times, bytes and checksums.
 
 For each run (every run of the source by default, oldest first):
 
 - the source is verified first (every checksum and link, as ``runs`` verifies a run): a
   corrupt or unreadable run is not copied, nor is a run being driven in the source (its lease
   is held: it is still moving);
-- the run's lease is taken in the destination, so nobody drives it there while it is written;
+- the run is held in the destination (:func:`~._storage._copying.open_copy`), so nobody drives
+  it or copies it there meanwhile;
 - a run that already exists in the destination is copied only if what it holds is the source's
-  chain or a prefix of it (an earlier copy, cut short or taken before the run went on): the
-  missing records are appended; the same chain is skipped as already copied; anything else is
-  a conflict and the destination's run is left alone;
-- every record is saved in order, then the run is read back from the destination and each
-  record must encode to the very bytes (so the same checksum) the source's does;
+  chain or a prefix of it, byte for byte (an earlier copy taken before the run went on): the
+  missing records are added; the same chain is skipped as already copied; anything else is a
+  conflict and the destination's run is left alone;
+- every record is written as the source stores it (its bytes, so its checksum), then the copy
+  is read back from the destination and must be the source's bytes, record for record; only
+  then is it published: a file or PostgreSQL destination shows the run whole or not at all, and
+  a copy killed part way leaves no run there (see :mod:`._storage._copying`);
 - both runs are read a record at a time (a database's a page at a time), each record verified
   as it is read, so a long run is copied in memory that does not grow with it; a source that
-  fails part way (it changed since it was verified) is reported with the records written;
-- a file destination syncs a run's records together (not one ``fdatasync`` a record), and
-  everything before the report is made.
+  fails part way (it changed since it was verified) is reported, and nothing of it published.
 
 A run not copied is reported with its problem (the command exits 1); the others are copied.
 Nothing in the source is written to: the copy takes no lease there.
@@ -28,27 +29,21 @@ import asyncio
 import contextlib
 import hashlib
 import os
+from array import array
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Final
+from typing import Any
 
 from ._checkpoint import Checkpoint, RunStatus, validate_run_id
 from ._documents import document
 from ._errors import CheckpointCorruptError, RunLockedError, RunNotFoundError, StoreLocationError
-from ._storage._capabilities import chain_records
-from ._storage._durability import Durability
-from ._storage._journal import encode_record
+from ._storage._capabilities import stored_records
+from ._storage._copying import RunCopy, open_copy
 from ._storage._open import is_url, open_storage, within_store
 from ._storage._protocol import RunStore
 
 __all__ = ["CopiedRun", "CopyOutcome", "CopyReport", "copy_runs"]
-
-#: How a file destination syncs: a run's step records when a record of another kind comes (the
-#: journal's sync takes every record before it) and when the store is closed, before the report
-#: is made, not one ``fdatasync`` a record. A copy cut short (an OS crash included) holds a
-#: prefix of the run, or a torn tail the next writer cuts: copying again completes it.
-_WRITE_THEN_SYNC: Final = Durability("batch", batch_steps=1_000_000, batch_ms=3_600_000)
 
 
 class CopyOutcome(StrEnum):
@@ -147,7 +142,7 @@ def copy_runs(
             os.fspath(destination), "is inside the source store (copy to a directory outside it)"
         )
     src = open_storage(source, must_exist=True)
-    dst = open_storage(destination, must_exist=False, durability=_WRITE_THEN_SYNC)
+    dst = open_storage(destination, must_exist=False)
     runs = asyncio.run(_copy(src, dst, wanted))
     return CopyReport(src.location, dst.location, tuple(runs))
 
@@ -186,35 +181,36 @@ async def _copy_run(src: RunStore, dst: RunStore, run_id: str) -> CopiedRun:
     if summary.problem is not None:
         return _refused(run_id, name, f"{summary.status} in the source: {summary.problem}")
     try:
-        lease = await dst.lease_run(run_id)
+        target = await open_copy(dst, run_id)
     except RunLockedError as exc:
         return _refused(run_id, name, f"in the destination: {exc}", summary.head_seq + 1)
     except CheckpointCorruptError as exc:  # its entry there cannot hold a run (a file, a link)
         corrupt = f"exists in the destination, corrupt there: {exc}"
         return _refused(run_id, name, corrupt, summary.head_seq + 1)
     try:
-        return await _write_run(src, dst, run_id, name, summary.head_seq + 1)
+        return await _write_run(src, target, run_id, name, summary.head_seq + 1)
     finally:
-        await lease.release()
+        await target.close()
 
 
-async def _write_run(src: RunStore, dst: RunStore, run_id: str, name: str, total: int) -> CopiedRun:
-    """Append what the destination lacks of the source's chain (held under its lease), then
-    verify it. ``total``: the source's records, as its summary counted them (a refusal's
-    count; a copy's is the records read).
+async def _write_run(
+    src: RunStore, target: RunCopy, run_id: str, name: str, total: int
+) -> CopiedRun:
+    """Write the source's chain through ``target`` (held until closed), verify it, publish it.
+    ``total``: the source's records, as its summary counted them (a refusal's count; a copy's
+    is the records read).
 
-    Both runs are read a record at a time (:func:`chain_records`), so a long run's copy holds a
-    record and a page of each, not the run: the records the destination already holds must be
-    the source's first ones, the rest are saved as the source's are read, and the copy read
-    back must encode to the source's bytes, record for record (compared through a digest of
-    each side's encoded records in order; only a copy that differs is read again, to name the
-    first record that does).
+    Both runs are read a record at a time (:func:`stored_records`), so a long run's copy holds
+    a record and a page of each, not the run: the records the destination already holds must be
+    the source's first ones, byte for byte; the rest are written as the source's are read; the
+    copy read back must be the source's bytes, record for record (compared through a short
+    digest of each), before it is published.
     """
-    copied = _Encoded()
-    source = chain_records(src, run_id)
+    copied = _Lines(target.atomic)
+    source = stored_records(src, run_id)
     async with contextlib.aclosing(source):
         try:
-            held = await _held(dst, run_id, source, copied)
+            held = await _held(target, source, copied)
         except _SourceProblem as failed:
             return _refused(run_id, name, str(failed), total)
         except CheckpointCorruptError as exc:
@@ -229,37 +225,44 @@ async def _write_run(src: RunStore, dst: RunStore, run_id: str, name: str, total
         already, pending = held
         if pending is None:
             return CopiedRun(run_id, CopyOutcome.ALREADY_COPIED, name, already)
-        refused = await _append(dst, source, pending, copied, already, name, total)
+        refused = await _append(target, source, pending, copied, already, name, total)
         if refused is not None:
             return refused
     total, written = copied.count, copied.count - already  # what was read and written
-    back = _Encoded()
-    async for checkpoint in chain_records(dst, run_id):
-        back.add(checkpoint)
-    if back.count != total or back.digest.digest() != copied.digest.digest():
-        what = (
-            f"it holds {back.count} records, not {total}"
-            if back.count != total
-            else f"{await _first_difference(src, dst, run_id)} does not read back as the "
-            "source's record (another encoding or checksum)"
-        )
-        problem = f"the copy in the destination does not verify: {what}; it is left there"
-        return _refused(run_id, name, problem, total, written)
+    problem = await _verified(target, copied, run_id)
+    if problem is None:
+        try:
+            await target.publish()
+        except CheckpointCorruptError as exc:
+            problem = f"{exc}; it is not made visible"
+    if problem is not None:
+        gone = "it is not made visible there" if target.atomic else "it is left there"
+        problem = f"the copy in the destination does not verify: {problem}; {gone}"
+        return _refused(run_id, name, problem, total, 0 if target.atomic else written)
     return CopiedRun(run_id, CopyOutcome.COPIED, name, total, written)
 
 
-class _Encoded:
-    """The records of one side of a copy, counted and digested as encoded, in order."""
+class _Lines:
+    """The source's records of one copy as stored, counted, each with a short digest."""
 
-    def __init__(self) -> None:
+    def __init__(self, atomic: bool) -> None:
+        self.atomic = atomic
         self.count = 0
-        self.digest = hashlib.blake2b()
+        self.digests = array("Q")
 
-    def add(self, checkpoint: Checkpoint) -> bytes:
-        line = encode_record(checkpoint)
-        self.digest.update(line)
+    def add(self, line: bytes) -> None:
+        self.digests.append(_digest(line))
         self.count += 1
-        return line
+
+    def written(self, already: int) -> str:
+        """What a copy stopped now left in the destination."""
+        if self.atomic:
+            return "nothing of it was made visible in the destination"
+        return f"the {self.count - already} record(s) before it were written to the destination"
+
+
+def _digest(line: bytes) -> int:
+    return int.from_bytes(hashlib.blake2b(line, digest_size=8).digest(), "little")
 
 
 class _SourceProblem(Exception):
@@ -267,82 +270,92 @@ class _SourceProblem(Exception):
 
 
 async def _next_of_source(
-    source: AsyncGenerator[Checkpoint, None], written: int = 0
-) -> Checkpoint | None:
-    """The source's next record (None after its last), its failure a :class:`_SourceProblem`."""
+    source: AsyncGenerator[tuple[bytes, Checkpoint], None], left: str = ""
+) -> tuple[bytes, Checkpoint] | None:
+    """The source's next record (None after its last), its failure a :class:`_SourceProblem`
+    (``left``: what the copy left in the destination, said after it)."""
     try:
         return await anext(source, None)
     except CheckpointCorruptError as exc:
         problem = f"corrupt in the source: {exc}"
     except RunNotFoundError:
         problem = "no longer in the source"
-    if written:
-        problem += f"; the {written} record(s) before it were written to the destination"
-    raise _SourceProblem(problem)
+    raise _SourceProblem(f"{problem}; {left}" if left else problem)
 
 
 async def _held(
-    dst: RunStore, run_id: str, source: AsyncGenerator[Checkpoint, None], copied: _Encoded
-) -> tuple[int, Checkpoint | None] | None:
-    """Compare the records the destination holds with the source's first ones: how many it
-    holds and the source's next record (None: it holds them all), or None if they differ.
+    target: RunCopy, source: AsyncGenerator[tuple[bytes, Checkpoint], None], copied: _Lines
+) -> tuple[int, tuple[bytes, Checkpoint] | None] | None:
+    """Compare the records the destination holds with the source's first ones, byte for byte:
+    how many it holds and the source's next record (None: it holds them all), or None if they
+    differ.
 
     Raises:
         _SourceProblem: the source failed as it was read.
         CheckpointCorruptError: the destination's run does not verify.
     """
     held = 0
-    records = chain_records(dst, run_id)
-    try:
-        async with contextlib.aclosing(records):
-            async for checkpoint in records:
-                mine = await _next_of_source(source)
-                if mine is None or copied.add(mine) != encode_record(checkpoint):
-                    return None  # it holds more records than the source, or others
-                held += 1
-    except RunNotFoundError:
-        pass  # a new run in the destination
+    records = target.held()
+    async with contextlib.aclosing(records):
+        async for line in records:
+            mine = await _next_of_source(source)
+            if mine is None or mine[0] != line:
+                return None  # it holds more records than the source, or others
+            copied.add(line)
+            await target.keep(*mine)
+            held += 1
     return held, await _next_of_source(source)
 
 
 async def _append(
-    dst: RunStore,
-    source: AsyncGenerator[Checkpoint, None],
-    first: Checkpoint,
-    copied: _Encoded,
+    target: RunCopy,
+    source: AsyncGenerator[tuple[bytes, Checkpoint], None],
+    first: tuple[bytes, Checkpoint],
+    copied: _Lines,
     already: int,
     name: str,
     total: int,
 ) -> CopiedRun | None:
-    """Save ``first`` and every later record of the source; None, or the refusal."""
-    checkpoint: Checkpoint | None = first
-    while checkpoint is not None:
-        copied.add(checkpoint)
+    """Write ``first`` and every later record of the source; None, or the refusal."""
+    pair: tuple[bytes, Checkpoint] | None = first
+    run_id = first[1].run_id
+    while pair is not None:
+        line, checkpoint = pair
+        copied.add(line)
         try:
-            await dst.save(checkpoint)
+            await target.add(line, checkpoint)
         except (CheckpointCorruptError, TypeError, ValueError) as exc:
-            written = checkpoint.seq - already
-            problem = (
-                f"the destination refused {checkpoint.checkpoint_id}: {exc}; the "
-                f"{checkpoint.seq} record(s) before it are there (copying again completes it)"
-            )
-            return _refused(checkpoint.run_id, name, problem, total, written)
+            if target.atomic:
+                left, written = "nothing of the run was made visible there", 0
+            else:
+                written = checkpoint.seq - already
+                left = f"the {checkpoint.seq} record(s) before it are there (copying again completes it)"
+            problem = f"the destination refused {checkpoint.checkpoint_id}: {exc}; {left}"
+            return _refused(run_id, name, problem, total, written)
         try:
-            checkpoint = await _next_of_source(source, copied.count - already)
+            pair = await _next_of_source(source, copied.written(already))
         except _SourceProblem as failed:
-            return _refused(first.run_id, name, str(failed), total, copied.count - already)
+            written = 0 if target.atomic else copied.count - already
+            return _refused(run_id, name, str(failed), total, written)
     return None
 
 
-async def _first_difference(src: RunStore, dst: RunStore, run_id: str) -> str:
-    """The id of the first record of the copy that does not encode as the source's does."""
-    source, copies = chain_records(src, run_id), chain_records(dst, run_id)
-    async with contextlib.aclosing(source), contextlib.aclosing(copies):
-        async for copy in copies:
-            mine = await anext(source, None)
-            if mine is None or encode_record(mine) != encode_record(copy):
-                return copy.checkpoint_id
-    return "a record"  # the same on a second read: the first read differed
+async def _verified(target: RunCopy, copied: _Lines, run_id: str) -> str | None:
+    """Read the copy back: None if it holds the source's records byte for byte, else what
+    differs (the first record that does, or the count)."""
+    count = 0
+    records = target.staged()
+    async with contextlib.aclosing(records):
+        async for line in records:
+            if count < copied.count and _digest(line) != copied.digests[count]:
+                return (
+                    f"{run_id}.{count} does not read back as the source's record (other bytes, "
+                    "another checksum)"
+                )
+            count += 1
+    if count != copied.count:
+        return f"it holds {count} records, not {copied.count}"
+    return None
 
 
 def _refused(run_id: str, name: str, problem: str, total: int = 0, written: int = 0) -> CopiedRun:

@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import signal
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -165,6 +166,8 @@ def test_runs_that_cannot_be_copied_are_reported_and_the_others_copied(
     copied = _files(target)
     assert {path: copied[path] for path in conflicting} == conflicting  # left as it was
     assert set(_runs(target)) == {conflict, *fine}
+    # no copy's directory left behind (the leased run's is the lock's)
+    assert sorted(p.name for p in (target / "runs").iterdir()) == sorted([conflict, leased, *fine])
     assert all(copied[p] == data for p, data in _files(store).items() if p.split("/")[1] in fine)
 
 
@@ -292,22 +295,64 @@ def test_a_file_destination_is_synced_per_run_not_per_record(
     assert report.ok and report.count(CopyOutcome.COPIED) == len(_runs(store))
     journals = sorted((target / "runs").glob("*/journal.jsonl"))
     assert len(journals) == len(report.runs)
+
+    def staged(journal: Path) -> str:  # where the copy wrote it, before renaming it into place
+        run_id = journal.parent.name
+        return str(target / "runs" / f".copying-{run_id}" / "runs" / run_id / "journal.jsonl")
+
     for journal in journals:  # every byte synced before the copy returned
-        assert synced[str(journal)][-1] == journal.stat().st_size, journal
-    # the long run's steps were not synced one by one: its root, its end, and nothing else
-    assert len(synced[str(target / "runs" / long_run / "journal.jsonl")]) <= 3
+        assert synced[staged(journal)][-1] == journal.stat().st_size, journal
+    # the long run's steps were not synced one by one: once, whole
+    assert len(synced[staged(target / "runs" / long_run / "journal.jsonl")]) == 1
 
 
-def _long_store(root: Path, records: int) -> Path:
-    """A store holding one run, ``long``, of ``records`` records, written directly."""
-    run_dir = root / "runs" / "long"
+def _long_store(
+    root: Path, records: int, run_id: str = "long", data: dict[str, Any] | None = None
+) -> Path:
+    """A store holding one run, ``long``, of ``records`` records, written directly (each step
+    record's data is ``data``)."""
+    run_dir = root / "runs" / run_id
     run_dir.mkdir(parents=True)
     kinds = ["root"] + ["step"] * (records - 2) + ["completed"]
-    data = {"result": "x" * 100}
-    lines = (encode_record(rec("long", i, k, data=data if k == "step" else None))
+    data = {"result": "x" * 100} if data is None else data
+    lines = (encode_record(rec(run_id, i, k, data=data if k == "step" else None))
              for i, k in enumerate(kinds))  # fmt: skip
     (run_dir / "journal.jsonl").write_bytes(b"".join(lines))
     return root
+
+
+def verified_store(root: Path, records: int, run_id: str = "long") -> Path:
+    """A store holding one completed run of ``records`` records that verifies."""
+    return _long_store(root, records, run_id, {"steps": [], "note": "x" * 100})
+
+
+def other_json(store: Path, run_id: str, seq: int) -> bytes:
+    """Rewrite record ``seq`` as other JSON for the same record (a space, a ``\\u`` escape),
+    its checksum recomputed: it verifies, and it is not what wfctl writes. Return the line."""
+    journal = store / "runs" / run_id / "journal.jsonl"
+    lines = journal.read_bytes().split(b"\n")
+    body = lines[seq][: lines[seq].rindex(b',"crc":"')] + b"}"
+    edited = body.replace(b'"note":"x', b'"note": "\\u0078', 1)
+    assert edited != body
+    lines[seq] = b'%s,"crc":"%08x"}' % (edited[:-1], zlib.crc32(edited))
+    journal.write_bytes(b"\n".join(lines))
+    return lines[seq]
+
+
+def test_a_record_in_other_json_is_copied_as_its_bytes_or_refused(tmp_path: Path) -> None:
+    source = verified_store(tmp_path / "source", 6)
+    edited = other_json(source, "long", 3)
+    assert wfctl("verify-lineage", "--store", source).code == 0  # a record as valid as any
+    target = tmp_path / "target"
+    # Was copied as wfctl would have written it: other bytes, another checksum, "copied".
+    assert _copy_json("--from", source, "--to", target, code=0)["copied_count"] == 1
+    journal = Path("runs", "long", "journal.jsonl")
+    assert (target / journal).read_bytes() == (source / journal).read_bytes()
+    assert edited in (target / journal).read_bytes().split(b"\n")
+    # A store that keeps records, not bytes, cannot hold it as it is: refused, not "copied".
+    done = wfctl("copy", "--from", source, "--to", "memory:")
+    assert done.code == 1
+    assert "long.3 does not read back as the source's record (other bytes" in done.stderr
 
 
 def test_a_long_run_is_copied_in_memory_that_does_not_grow_with_it(tmp_path: Path) -> None:
@@ -329,28 +374,37 @@ def test_a_long_run_is_copied_in_memory_that_does_not_grow_with_it(tmp_path: Pat
     assert (peaks[1] - peaks[0]) / 12_000 < 100, peaks
 
 
-class _ChangedWhileRead(FileCheckpointStorage):
-    """A source whose run fails at seq 3 as it is read (changed since it was verified)."""
+class ChangedWhileRead(FileCheckpointStorage):
+    """A source whose run fails at seq ``failing`` as it is read (changed since verified)."""
 
-    def stream_checked_chain(self, run_id: str, seqs: Any = None) -> tuple[Any, Any]:
-        summary, records = super().stream_checked_chain(run_id, seqs)
+    failing = 3
 
-        def failing() -> Any:
-            for checkpoint in records:
-                if checkpoint.seq == 3:
-                    raise CheckpointCorruptError("journal:4", "checksum mismatch")
-                yield checkpoint
-
-        return summary, failing()
+    def stored_chain(self, run_id: str) -> Any:
+        records = super().stored_chain(run_id)
+        for line, checkpoint in records:
+            if checkpoint.seq == self.failing:
+                raise CheckpointCorruptError("journal:4", "checksum mismatch")
+            yield line, checkpoint
 
 
 def test_a_source_that_fails_part_way_is_reported_with_what_was_written(tmp_path: Path) -> None:
     source = _long_store(tmp_path / "source", 10)
-    copied = asyncio.run(_copy(_ChangedWhileRead(source), InMemoryCheckpointStorage(), ["long"]))
+    copied = asyncio.run(_copy(ChangedWhileRead(source), InMemoryCheckpointStorage(), ["long"]))
     [run] = copied
     assert (run.outcome, run.checkpoint_count, run.written_count) == (CopyOutcome.REFUSED, 10, 3)
     assert run.problem == (
         "corrupt in the source: corrupt checkpoint data in journal:4: checksum mismatch; the 3 "
-        "record(s) before it were "
-        "written to the destination"
+        "record(s) before it were written to the destination"
     )
+
+
+def test_a_source_that_fails_part_way_leaves_nothing_in_a_file_store(tmp_path: Path) -> None:
+    source = _long_store(tmp_path / "source", 10)
+    target = FileCheckpointStorage(tmp_path / "target")
+    [run] = asyncio.run(_copy(ChangedWhileRead(source), target, ["long"]))
+    assert (run.outcome, run.checkpoint_count, run.written_count) == (CopyOutcome.REFUSED, 10, 0)
+    assert run.problem == (
+        "corrupt in the source: corrupt checkpoint data in journal:4: checksum mismatch; nothing "
+        "of it was made visible in the destination"
+    )
+    assert os.listdir(tmp_path / "target" / "runs") == []  # its copy's directory too

@@ -107,7 +107,7 @@ def test_a_copy_stopped_part_way_says_what_it_left(tmp_path: Path) -> None:
     assert code == 130
     assert stderr.splitlines() == [
         "wfctl: interrupted: copy stopped part way: the runs it had copied are whole in the "
-        "destination; copy again to copy the rest (a run cut short there is completed)"
+        "destination, the run it was copying is not there; copy again to copy the rest"
     ]
     assert len(_listed(destination)) == 1
     again = wfctl("copy", "--from", source, "--to", destination, "--json")

@@ -138,15 +138,19 @@ def copy(
     json_output: JsonOption = False,
     debug: DebugOption = False,
 ) -> None:
-    """Copy runs from one store to another, keeping ids, chains, times and checksums.
+    """Copy runs from one store to another, keeping ids, chains, times, bytes and checksums.
 
     Each run is read strictly from the source (a corrupt run, or one running there, is not
-    copied), written in order under its lease in the destination, then read back: every
-    record must have the source's bytes and checksum. A run the destination holds already is
-    skipped when its chain is the same, completed when it is a prefix (a copy cut short), and
-    otherwise left alone and reported. Exit 1 if any run was not copied (the others are), 2
-    for a store that cannot be opened or a run id the source does not hold (nothing copied).
-    Ctrl-C stops it part way, and it says so (exit 130); copying again completes the copy.
+    copied) and written record by record as the source stores it, then read back: every
+    record must have the source's bytes and checksum (a store that keeps records decoded,
+    memory:, refuses one it would hold as other bytes). Only then does the run appear in the
+    destination, whole: until then it is not listed, claimed or resumed there, and a copy
+    killed part way leaves no run (copying again copies it; gc or rm removes what it
+    left). A run the destination holds already is skipped when its chain is the same,
+    completed when it is a prefix (the run went on in the source), and otherwise left alone
+    and reported. Exit 1 if any run was not copied (the others are), 2 for a store that cannot
+    be opened or a run id the source does not hold (nothing copied). Ctrl-C stops it part way,
+    and it says so (exit 130).
 
     \b
     Example:
@@ -155,8 +159,8 @@ def copy(
     from wfctl._copy import copy_runs
 
     left = (
-        "copy stopped part way: the runs it had copied are whole in the destination; copy "
-        "again to copy the rest (a run cut short there is completed)"
+        "copy stopped part way: the runs it had copied are whole in the destination, the run "
+        "it was copying is not there; copy again to copy the rest"
     )
     with stopped_part_way(left):
         report = copy_runs(source, destination, run_ids or ())

@@ -18,8 +18,9 @@ from wfctl._checkpoint import Checkpoint, validate_run_id
 from wfctl._errors import CheckpointCorruptError, RunNotFoundError, WfctlError
 
 from ._base import strict_chain
+from ._journal import encode_record
 from ._lock import HeldLease, LocalRunLock
-from ._pages import PagedStore, paged_records
+from ._pages import PagedStore, paged_lines, paged_records
 from ._protocol import RunJournal, RunLease
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "load_chain",
     "read_run",
     "request_pause",
+    "stored_records",
 ]
 
 #: Process-local locks for storages without ``lock_run``, keyed by ``(id(storage), run_id)``.
@@ -100,6 +102,37 @@ async def chain_records(storage: Any, run_id: str) -> AsyncGenerator[Checkpoint,
             return
     for checkpoint in await load_chain(storage, run_id):
         yield checkpoint
+
+
+async def stored_records(storage: Any, run_id: str) -> AsyncGenerator[tuple[bytes, Checkpoint]]:
+    """Yield the run's checkpoints as :func:`chain_records` does, each with its record's bytes
+    as the storage keeps them (a journal line without its newline): the file store's journal
+    lines, a database's records. A storage that keeps checkpoints, not bytes (the memory store,
+    a user's), gives each record as :func:`~._journal.encode_record` writes it.
+
+    Raises:
+        As :func:`chain_records`.
+    """
+    validate_run_id(run_id)
+    stored = getattr(storage, "stored_chain", None)
+    if stored is not None:
+        for pair in stored(run_id):
+            yield pair
+        return
+    if isinstance(storage, PagedStore):
+        try:
+            _, _, paged = await paged_lines(storage, run_id)
+        except CheckpointCorruptError:
+            pass  # its ends do not verify: the whole read below names what is wrong
+        else:
+            async with contextlib.aclosing(paged):
+                async for pair in paged:
+                    yield pair
+            return
+    records = chain_records(storage, run_id)
+    async with contextlib.aclosing(records):
+        async for checkpoint in records:
+            yield encode_record(checkpoint)[:-1], checkpoint
 
 
 async def lease_run(storage: Any, run_id: str) -> RunLease:

@@ -18,6 +18,7 @@ in the durable mode); every read of a journal's end or of the whole journal chec
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import stat
 import threading
@@ -86,6 +87,7 @@ from ._protocol import JournalProblem, RunJournal, RunSummary
 from ._queue import RESCAN_SECONDS, RunQueue
 from ._removal import cut_run, remove_run, remove_runs
 from ._spread import spread
+from ._staging import StagedCopy, staging_root
 
 __all__ = ["FileCheckpointStorage", "open_store"]
 
@@ -307,6 +309,20 @@ class FileCheckpointStorage(RunStoreBase):
         appender = self._drop(run_id)
         if appender is not None:
             appender.close(sync=self._batching)
+
+    async def copy_in(self, run_id: str) -> StagedCopy:
+        """Hold ``run_id`` to copy it into this store: written and verified under a name no
+        listing reads, then renamed into place whole (see :mod:`._staging`).
+
+        Raises:
+            InvalidIdError: ``run_id`` is malformed.
+            RunLockedError: another copy of the run, or a driver of it, holds it.
+            CheckpointCorruptError: a file or a link is where the run, or its copy, goes.
+        """
+        validate_run_id(run_id)
+        root = staging_root(self._layout, run_id)
+        stage = FileCheckpointStorage(root, durability="none", fs=self._fs)
+        return StagedCopy.open(self, stage, run_id)
 
     # -- location and reading ----------------------------------------------------------------
 
@@ -584,6 +600,38 @@ class FileCheckpointStorage(RunStoreBase):
         wanted = range(head.seq + 1) if seqs is None else seqs(head.seq)
         records = self._checked_records(run_id, wanted, head.seq, known)
         return self._summarize_now(root, head), records
+
+    def stored_chain(self, run_id: str) -> Iterator[tuple[bytes, Checkpoint]]:
+        """Verify a run whole, then return its records one by one, each with its journal line
+        as stored (without its newline): what ``copy`` writes elsewhere byte for byte.
+
+        Verified as :meth:`stream_chain` verifies the run (every checksum and link, the end
+        marker, in one read first), then each record again as it is read and decoded, up to
+        the head that read found.
+
+        Raises:
+            InvalidIdError: ``run_id`` is malformed.
+            RunNotFoundError: the run has no committed checkpoint.
+            CheckpointCorruptError: a record fails verification or the chain is broken (while
+                iterating: a journal changed since it was verified).
+        """
+        ends = self._verified_ends(validate_run_id(run_id))
+        if ends is None:
+            raise RunNotFoundError(run_id)
+        return self._stored_lines(run_id, ends[1].seq)
+
+    def _stored_lines(self, run_id: str, head_seq: int) -> Iterator[tuple[bytes, Checkpoint]]:
+        path = self._layout.journal(run_id)
+        last = -1
+        with self._reading(run_id) as fd:
+            if fd is None:
+                raise RunNotFoundError(run_id)
+            lines = itertools.islice(read_lines(self._fs, fd), head_seq + 1)
+            for line, checkpoint in decode_chain(lines, path, run_id, {}):
+                last = checkpoint.seq
+                yield line, checkpoint
+        if last != head_seq:
+            raise CheckpointCorruptError(path, "the journal changed while it was read")
 
     def _checked_ends(self, run_id: str) -> tuple[bytes, Checkpoint, bytes, Checkpoint] | None:
         """The root and head, each verified, with their lines; None if anything is amiss."""

@@ -6,6 +6,7 @@ Layout under the storage root::
     runs/<run_id>/end.json        the end marker (see ._marker)
     runs/<run_id>/owner.json      who holds the run's lock (see ._lock)
     runs/<run_id>/pause           present while a pause has been requested
+    runs/.copying-<run_id>/       a run being copied into the store (see ._staging)
     queue/<run_id>                a run a worker may take (see ._queue)
 
 The root may be a symbolic link to a directory; ``runs`` and the run directories inside it may
@@ -17,6 +18,7 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+from typing import Final
 
 from wfctl._checkpoint import validate_run_id
 from wfctl._errors import CheckpointCorruptError, StoreLocationError
@@ -25,7 +27,12 @@ from ._fs import FileSystem
 from ._journal import JOURNAL_NAME
 from ._security import vet_store_root
 
-__all__ = ["StoreLayout"]
+__all__ = ["COPYING", "REMOVING", "StoreLayout"]
+
+#: Prefix of a run directory being removed (see ._removal), and of a run being copied into the
+#: store (see ._staging): no run id starts with a dot, so no listing reads either.
+REMOVING: Final = ".removing-"
+COPYING: Final = ".copying-"
 
 
 class StoreLayout:
@@ -86,6 +93,27 @@ class StoreLayout:
 
         With ``durable``, each directory created is made durable in its parent.
         """
+        created = self._make_runs_dir()
+        fs = self.fs
+        try:
+            fs.mkdir(self.run_dir(run_id), 0o700)
+            created.append(self.run_dir(run_id))
+        except FileExistsError:
+            pass
+        self.check_run_dir(run_id)
+        if durable:
+            for path in created:
+                fs.fsync_dir(os.path.dirname(path))
+
+    def make_runs_dir(self, *, durable: bool) -> None:
+        """Create the root and ``runs`` as needed, then check them (see :meth:`make_run_dir`)."""
+        created = self._make_runs_dir()
+        if durable:
+            for path in created:
+                self.fs.fsync_dir(os.path.dirname(path))
+
+    def _make_runs_dir(self) -> list[str]:
+        """Create the root and ``runs`` as needed and check ``runs``; return what was created."""
         fs = self.fs
         self.vet_root()  # before creating it: a root we create ourselves is private
         created = []
@@ -110,15 +138,7 @@ class StoreLayout:
         except NotADirectoryError:
             raise StoreLocationError(root, "is not a directory") from None
         self.check_runs_dir()  # before anything is created inside it
-        try:
-            fs.mkdir(self.run_dir(run_id), 0o700)
-            created.append(self.run_dir(run_id))
-        except FileExistsError:
-            pass
-        self.check_run_dir(run_id)
-        if durable:
-            for path in created:
-                fs.fsync_dir(os.path.dirname(path))
+        return created
 
     def check_runs_dir(self) -> bool:
         """Return whether ``runs`` exists; refuse it as a symbolic link or as a file.

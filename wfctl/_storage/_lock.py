@@ -24,7 +24,7 @@ import stat
 import sys
 import threading
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Final
@@ -41,7 +41,14 @@ try:
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["FileRunLock", "HeldLease", "LocalRunLock", "describe_holder", "probe_locked"]
+__all__ = [
+    "FileRunLock",
+    "HeldLease",
+    "LocalRunLock",
+    "describe_holder",
+    "probe_locked",
+    "try_flock",
+]
 
 #: How long lock_run waits before reporting a run as locked. A few ms covers the moment another
 #: process's ``wfctl runs`` takes the lock to see whether it is free; a real holder keeps it.
@@ -268,6 +275,32 @@ def probe_locked(journal_path: str) -> bool:
     finally:
         os.close(fd)
     return False
+
+
+@contextlib.contextmanager
+def try_flock(journal_path: str) -> Iterator[bool]:
+    """Hold the exclusive lock on the journal at ``journal_path`` for the block, if it is free.
+
+    Yields True if nobody holds it (taken for the block, or there is no journal to lock),
+    False if someone does. Nothing is created.
+    """
+    if fcntl is None:  # pragma: no cover - Windows
+        yield not _probe_file_lock(os.path.join(os.path.dirname(journal_path), "lock"))
+        return
+    try:
+        fd, _ = _open_journal(journal_path, create=False)
+    except (OSError, CheckpointCorruptError):
+        yield True  # no journal (never locked), or one nobody can lock
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)
 
 
 def _probe_file_lock(lock_path: str) -> bool:  # pragma: no cover - Windows

@@ -15,6 +15,7 @@ its first entry shows once the first page is read.
 
 from __future__ import annotations
 
+import contextlib
 import weakref
 from collections.abc import AsyncGenerator, Callable, Coroutine, Iterable, Iterator
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ __all__ = [
     "checked_records",
     "decode_ends",
     "head_mismatch",
+    "paged_lines",
     "paged_records",
     "record_pages",
 ]
@@ -207,6 +209,27 @@ async def paged_records(
         CheckpointCorruptError: its ends do not verify, or it holds records past its head
             (read it whole to say why); while iterating, see :func:`checked_records`.
     """
+    source, head_seq, lines = await paged_lines(storage, run_id)
+    return source, head_seq, _records_of(lines)
+
+
+async def _records_of(
+    lines: AsyncGenerator[tuple[bytes, Checkpoint], None],
+) -> AsyncGenerator[Checkpoint, None]:
+    async with contextlib.aclosing(lines):
+        async for _, checkpoint in lines:
+            yield checkpoint
+
+
+async def paged_lines(
+    storage: PagedStore, run_id: str
+) -> tuple[str, int, AsyncGenerator[tuple[bytes, Checkpoint], None]]:
+    """:func:`paged_records`, each record yielded with its bytes as stored (``copy`` keeps
+    them).
+
+    Raises:
+        As :func:`paged_records`.
+    """
     ends = await storage.chain_ends(run_id)
     if ends is None:
         raise RunNotFoundError(run_id)
@@ -218,13 +241,13 @@ async def paged_records(
 
 async def _pages_checked(
     storage: PagedStore, run_id: str, ends: ChainEnds, root: Checkpoint, head: Checkpoint
-) -> AsyncGenerator[Checkpoint, None]:
+) -> AsyncGenerator[tuple[bytes, Checkpoint], None]:
     known = {line: cp for line, cp in ((ends.root, root), (ends.head, head)) if line is not None}
     async for start, page in _run_pages(storage, run_id, ends):
-        for _, checkpoint in decode_chain(
+        for pair in decode_chain(
             page, ends.source, run_id, known, start=start, root=ends.root or b""
         ):
-            yield checkpoint
+            yield pair
 
 
 async def check_pages(storage: PagedStore, run_id: str, ends: ChainEnds) -> None:

@@ -18,14 +18,12 @@ from wfctl._errors import CheckpointCorruptError, RunLockedError
 from ._appender import WRITE_FLAGS
 from ._fs import FileSystem
 from ._journal import decode_record, read_all
-from ._layout import StoreLayout
+from ._layout import REMOVING, StoreLayout
 from ._lock import FileRunLock
 from ._marker import drop_end_marker
+from ._staging import remove_abandoned_copies
 
 __all__ = ["cut_run", "remove_run", "remove_runs"]
-
-#: Prefix of a run directory being removed: no run id starts with a dot, so no listing reads it.
-_REMOVING: Final = ".removing-"
 
 #: Threads deleting removed runs at once. Where the file system discards freed blocks on the
 #: device (mounted with ``discard``), deleting a run's files waits on the device, 1 to 2 ms a run
@@ -98,7 +96,7 @@ def remove_runs(
                 lock = None  # a journal that is a link or no file: no writer can hold it
             except (FileNotFoundError, NotADirectoryError):
                 continue  # its directory went since it was seen: another removal took it
-            target = f"{layout.runs}{os.sep}{_REMOVING}{run_id}.{suffix}"
+            target = f"{layout.runs}{os.sep}{REMOVING}{run_id}.{suffix}"
             try:
                 fs.replace(run_dir, target)
             finally:
@@ -160,9 +158,11 @@ def _delete_tree(fs: FileSystem, target: str) -> None:
 
 
 def _finish_removals(layout: StoreLayout) -> None:
-    """Delete what removals interrupted by a crash left behind (see :func:`remove_run`)."""
+    """Delete what removals interrupted by a crash left behind (see :func:`remove_run`), and
+    the copies into the store that a killed copy left unfinished (see ._staging)."""
+    remove_abandoned_copies(layout)
     for entry in layout.fs.scandir(layout.runs):
-        if entry.name.startswith(_REMOVING) and entry.is_dir(follow_symlinks=False):
+        if entry.name.startswith(REMOVING) and entry.is_dir(follow_symlinks=False):
             with contextlib.suppress(FileNotFoundError):  # another remover got there first
                 layout.fs.rmtree(entry.path)
 

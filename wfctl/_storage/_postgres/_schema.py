@@ -8,7 +8,8 @@ at seq 0) written under the run's current fence, advancing the head in the same 
 compare-and-set on the run's row): the database itself refuses a fork, a gap or a stale
 writer, whoever sends the ``INSERT``. The same statement keeps the run's ``claimable`` flag
 (a worker may take the run over), which a partial index lists: a worker's claim reads the runs
-it may take, not every run the database ever held.
+it may take, not every run the database ever held. A run being copied in (``copy_seq`` set)
+moves that mark instead of its head, which stays -1 until the copy ends: nothing reads it.
 
 The schema is created on first use and upgraded on first use by a newer wfctl: one transaction
 under an advisory lock runs the steps from the database's version to :data:`SCHEMA_VERSION`.
@@ -84,7 +85,13 @@ _CLAIMABLE_INDEX: Final = (
     "CREATE INDEX IF NOT EXISTS wfctl_runs_claimable ON wfctl_runs (created, run_id)"
     " WHERE claimable;"
 )
-#: The append trigger's function: the compare-and-set on the run's head.
+#: A run being copied into the database (schema version 3): the seq of the last record the copy
+#: wrote (NULL: not being copied). While it is set the run's head stays -1, so no read, listing,
+#: claim or resume sees the run; the copy's last statement moves the head there (see
+#: ``_copying``).
+_COPY_COLUMN: Final = "ALTER TABLE wfctl_runs ADD COLUMN IF NOT EXISTS copy_seq bigint;"
+#: The append trigger's function: the compare-and-set on the run's head (or, for a run being
+#: copied, on its copy's last seq, the head staying -1).
 _APPEND_FUNCTION: Final = """
 CREATE OR REPLACE FUNCTION wfctl_append() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
@@ -92,16 +99,18 @@ DECLARE
 BEGIN
     -- The compare-and-set: the head moves only if this record is its next link, written
     -- under the run's current fence (a concurrent writer waits for the row, then the
-    -- condition is checked again against what it committed).
+    -- condition is checked again against what it committed). A run being copied moves its
+    -- copy's last seq instead, and is not claimable until the copy ends.
     UPDATE wfctl_runs SET
-        head_seq = NEW.seq,
-        head_kind = NEW.kind,
+        head_seq = CASE WHEN copy_seq IS NULL THEN NEW.seq ELSE head_seq END,
+        copy_seq = CASE WHEN copy_seq IS NULL THEN NULL ELSE NEW.seq END,
+        head_kind = CASE WHEN copy_seq IS NULL THEN NEW.kind ELSE head_kind END,
         updated = NEW.ts,
-        claimable = wfctl_claimable(NEW.kind, NEW.record),
+        claimable = copy_seq IS NULL AND wfctl_claimable(NEW.kind, NEW.record),
         workflow_name = CASE WHEN NEW.seq = 0 THEN NEW.workflow_name ELSE workflow_name END,
         created = CASE WHEN NEW.seq = 0 THEN NEW.ts ELSE created END
     WHERE run_id = NEW.run_id
-        AND head_seq = NEW.seq - 1
+        AND coalesce(copy_seq, head_seq) = NEW.seq - 1
         AND fence = NEW.fence
         AND (NEW.seq = 0) = (NEW.kind = 'root')
         AND NEW.prev IS NOT DISTINCT FROM (CASE WHEN NEW.seq = 0 THEN NULL
@@ -119,7 +128,7 @@ BEGIN
         RAISE EXCEPTION 'wfctl:fence:%', run.fence USING ERRCODE = 'P0001',
             HINT = 'the writer''s lease was taken over';
     END IF;
-    RAISE EXCEPTION 'wfctl:head:%', run.head_seq USING ERRCODE = 'P0001',
+    RAISE EXCEPTION 'wfctl:head:%', coalesce(run.copy_seq, run.head_seq) USING ERRCODE = 'P0001',
         HINT = 'a checkpoint must extend the run''s head by one link';
 END $$;
 """
@@ -143,6 +152,7 @@ CREATE INDEX IF NOT EXISTS wfctl_runs_created ON wfctl_runs (created, run_id);
 {_HOLDER_PID_COLUMN}
 {_CLAIMABLE_FUNCTION}
 {_CLAIMABLE_INDEX}
+{_COPY_COLUMN}
 CREATE TABLE IF NOT EXISTS wfctl_checkpoints (
     run_id text NOT NULL,
     seq bigint NOT NULL CHECK (seq >= 0),
@@ -184,12 +194,15 @@ UPDATE wfctl_runs r SET claimable = true FROM wfctl_checkpoints c
 {_APPEND_FUNCTION}
 """,
     # 2 -> 3: the hand-over read from a pause record's structure (the flag of each run whose
-    # head is a pause set again by it), and the column naming the lease holder's session.
+    # head is a pause set again by it), the column naming the lease holder's session, and the
+    # copy's mark with the append trigger that keeps a run being copied unseen.
     2: f"""
 {_CLAIMABLE_FUNCTION}
 UPDATE wfctl_runs r SET claimable = wfctl_claimable(c.kind, c.record) FROM wfctl_checkpoints c
     WHERE c.run_id = r.run_id AND c.seq = r.head_seq AND r.head_kind = 'pause';
 {_HOLDER_PID_COLUMN}
+{_COPY_COLUMN}
+{_APPEND_FUNCTION}
 """,
 }
 

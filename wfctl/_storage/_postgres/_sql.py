@@ -144,3 +144,12 @@ CLAIMABLE: Final = (
     " WHERE r.claimable AND NOT (r.run_id = ANY(%s::text[]))"
     " AND NOT " + _LOCKED + " ORDER BY r.created, r.run_id LIMIT 1 FOR UPDATE OF r SKIP LOCKED"
 )
+
+#: Delete the runs a copy left marked (``copy_seq``) that nobody holds: killed part way, their
+#: records seen by nothing (see ``_copying``). A copy holding its run's lease is left alone.
+ABANDONED_COPIES: Final = (
+    "WITH " + _HELD + ", abandoned AS (SELECT r.run_id FROM wfctl_runs r"
+    " WHERE r.copy_seq IS NOT NULL AND NOT " + _LOCKED + " FOR UPDATE SKIP LOCKED),"
+    " gone AS (DELETE FROM wfctl_checkpoints c USING abandoned a WHERE c.run_id = a.run_id)"
+    " DELETE FROM wfctl_runs r USING abandoned a WHERE r.run_id = a.run_id"
+)

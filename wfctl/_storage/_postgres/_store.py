@@ -25,6 +25,7 @@ from wfctl._storage._journal import encode_record
 
 from . import _sql
 from ._connection import Connection
+from ._copying import MarkedCopy
 from ._lease import (
     GRANT,
     PostgresLease,
@@ -156,6 +157,17 @@ class PostgresCheckpointStorage(PostgresReads):
         self._leases[run_id] = lease
         return lease
 
+    async def copy_in(self, run_id: str) -> MarkedCopy:
+        """Hold ``run_id`` to copy it into this database: its lease, then one transaction that
+        is committed only once the copy read back whole (see :mod:`._copying`).
+
+        Raises:
+            InvalidIdError: ``run_id`` is malformed.
+            RunLockedError: someone holds it.
+            StoreLocationError: the server cannot be reached.
+        """
+        return MarkedCopy(self, await self.lease_run(run_id))
+
     async def claim_run(self, exclude: Collection[str] = ()) -> PostgresLease | None:
         """Lease the oldest run a worker may take over, or return None if there is none.
 
@@ -262,9 +274,17 @@ class PostgresCheckpointStorage(PostgresReads):
     async def delete_runs(self, run_ids: Sequence[str]) -> tuple[list[str], list[RunLockedError]]:
         """Remove several runs: the ids removed, and the error of each run being driven (kept).
 
+        The records of copies killed part way (runs still under a copy's mark that nobody
+        holds, seen by nothing) are deleted first, as a file store's removal deletes what its
+        killed copies left.
+
         Raises:
             InvalidIdError: a run id is malformed (nothing is removed).
         """
+        for run_id in run_ids:
+            validate_run_id(run_id)
+        async with self._connection() as conn:
+            await conn.execute(_sql.ABANDONED_COPIES)
         return await delete_each(self.delete_run, run_ids)
 
 
