@@ -8,13 +8,13 @@ else a lighter style with less chrome, and drops the highest-ranked columns unti
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 from rich import box
-from rich._wrap import divide_line
 from rich.cells import cell_len
 from rich.console import COLOR_SYSTEMS, Console, ConsoleOptions, RenderableType, RenderResult
 from rich.segment import Segment
@@ -446,7 +446,7 @@ def _folded(cell: str | Text, width: int, justify: Literal["left", "right"]) -> 
 
     rich's wrap makes a ``Text`` of every line and justifies each, ~80 µs a cell: a replay of
     20,000 steps wrapped 40,000 previews. For unstyled printable ASCII (one cell a character,
-    no line break or tab) the lines are where rich's own ``divide_line`` breaks the text, each
+    no line break or tab) the lines are where rich's wrap breaks the text (:func:`_breaks`), each
     cropped to ``width`` (``rstrip_end``, then the justification, which crops whatever is
     still past ``width``; right justification strips the line's trailing spaces first) and
     padded: what ``wrap`` does, without the objects. ``tests/cli/test_fitted_table.py``
@@ -460,10 +460,41 @@ def _folded(cell: str | Text, width: int, justify: Literal["left", "right"]) -> 
         plain = cell.plain
     if not (plain.isascii() and plain.isprintable()):
         return None
-    breaks = [0, *divide_line(plain, width, fold=True), len(plain)]
+    breaks = [0, *_breaks(plain, width), len(plain)]
     if justify == "right":
         return [plain[start:end].rstrip()[:width].rjust(width) for start, end in pairwise(breaks)]
     return [plain[start:end][:width].ljust(width) for start, end in pairwise(breaks)]
+
+
+#: A word as rich's wrap sees it: the spaces before it (at the start of the text), the word, and
+#: the spaces after it.
+_WORD: Final = re.compile(r"\s*\S+\s*")
+
+
+def _breaks(plain: str, width: int) -> list[int]:
+    """Return the offsets where rich's ``Text.wrap`` (folding) breaks a line of printable ASCII.
+
+    wfctl's own copy of rich's private ``rich._wrap.divide_line`` (with ``fold=True``), for one
+    cell a character: a private function may change or go in any rich release. A word goes on
+    the line if it fits (its trailing spaces may run past ``width``: the caller crops them),
+    else on the next line, and a word longer than ``width`` is cut every ``width`` characters,
+    its last piece starting the next line's count. ``tests/cli/test_fitted_table.py`` compares
+    the lines with ``Text.wrap``'s on random text.
+    """
+    breaks: list[int] = []
+    offset = 0  # characters on the current line
+    for word in _WORD.finditer(plain):
+        start, end = word.span()
+        length = len(word.group().rstrip())
+        if width - offset >= length:
+            offset += end - start
+        elif length > width:  # folded: a break before each piece (none at the very start)
+            breaks.extend(piece for piece in range(start, end, width) if piece)
+            offset = (end - start - 1) % width + 1  # the last piece's length
+        elif offset and start:
+            breaks.append(start)
+            offset = end - start
+    return breaks
 
 
 def print_table(console: Console, table: RenderableType) -> None:
