@@ -26,15 +26,18 @@ from typer.models import CommandInfo
 
 from wfctl._visible import visible
 
-# typer >= 0.26 vendors Click and does not re-export its exceptions; older typer runs on Click
-# itself. The type checker sees the vendored ones (the dev extra pins typer >= 0.26).
 if TYPE_CHECKING:
-    from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
+    from typer import TyperException as _Refused
 else:
-    try:
-        from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
-    except ImportError:  # pragma: no cover
-        from click.exceptions import ClickException, NoArgsIsHelpError, UsageError
+    _Refused = getattr(typer, "TyperException", None)
+    if _Refused is None:  # pragma: no cover - typer < 0.27.2
+        _Refused = typer.BadParameter
+        while _Refused.__base__ is not Exception:
+            _Refused = _Refused.__base__
+# What typer raises for a command line it refuses (a usage error, a file it cannot open):
+# typer >= 0.27.2, which vendors Click, derives them all from its public TyperException; an
+# older typer raises Click's ClickException, the base of the public ``typer.BadParameter``
+# (BadParameter < UsageError < ClickException < Exception, in Click and in typer's copy).
 
 if TYPE_CHECKING:
     from wfctl._config import StoreLocation, StoreRef
@@ -197,7 +200,7 @@ class WfctlGroup(TyperGroup):
                 args, prog_name or "wfctl", complete_var, standalone_mode=False, **extra
             )
             code = result if isinstance(result, int) else 0
-        except ClickException as exc:
+        except _Refused as exc:
             code = _report_usage(exc)
         except typer.Abort:  # pragma: no cover  # only from prompts, which wfctl has none of
             code = _report_error(KeyboardInterrupt())
@@ -214,6 +217,14 @@ class WfctlGroup(TyperGroup):
         if standalone_mode:
             sys.exit(code)
         return code
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        """Parse the group's options; ``wfctl`` alone writes the help to stderr (exit 2)."""
+        if not args and self.no_args_is_help and not ctx.resilient_parsing:
+            typer.echo(ctx.get_help(), err=True, color=ctx.color)
+            raise typer.Exit(_EXIT_USAGE)
+        result: list[str] = super().parse_args(ctx, args)
+        return result
 
     def make_context(self, *args: Any, **kwargs: Any) -> Any:
         """Parse the command line (``--help`` writes; see :func:`_kept_for_main`)."""
@@ -243,13 +254,11 @@ class WfctlGroup(TyperGroup):
         return option
 
 
-def _report_usage(exc: ClickException) -> int:
-    if isinstance(exc, NoArgsIsHelpError):  # `wfctl` alone: the help is the message
-        exc.show()
-        return _EXIT_USAGE
+def _report_usage(exc: _Refused) -> int:
     message = " ".join(exc.format_message().split())
-    if isinstance(exc, UsageError) and exc.ctx is not None:
-        message += f" (see '{exc.ctx.command_path} --help')"
+    ctx = getattr(exc, "ctx", None)  # a usage error's: the command line it refuses
+    if ctx is not None:
+        message += f" (see '{ctx.command_path} --help')"
     print(visible(f"wfctl: error: {message}"), file=sys.stderr)
     return _EXIT_USAGE
 
