@@ -11,11 +11,13 @@ import importlib.util
 import json
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any, get_args, get_origin
 
 import pytest
 import typer.main
+from typer.core import TyperArgument, TyperOption
 
 import wfctl
 from tests.cli.conftest import WORKFLOWS, base_env, invoke
@@ -123,6 +125,12 @@ def test_numbers_choices_and_paths_given_as_text_load_no_pydantic(tmp_path: Path
     assert refused.code == 2 and "'--limit' / '-n': Input should be greater than" in refused.stderr
 
 
+def _typers_value(param: Any, given: Any) -> Any:
+    """What typer's own ``process_value`` makes of ``given`` for ``param`` (its converter)."""
+    typers = TyperArgument if isinstance(param, TyperArgument) else TyperOption
+    return typers.process_value(param, None, given)  # type: ignore[arg-type]
+
+
 def _number_params() -> list[tuple[str, Any]]:
     """Every int and float parameter of every command (and of the group), by name."""
     group = typer.main.get_command(app)
@@ -150,8 +158,6 @@ def _number_params() -> list[tuple[str, Any]]:
     ],
 )  # fmt: skip
 def test_a_plain_number_is_what_typer_would_make_of_it(text: str) -> None:
-    from typer._coercion import build_runtime_param
-
     from wfctl._cli._coercion import _plain_number
 
     params = _number_params()
@@ -161,7 +167,7 @@ def test_a_plain_number_is_what_typer_would_make_of_it(text: str) -> None:
         fast = _plain_number(descriptor.annotation, text, descriptor.parameter_info)
         if fast is None:
             continue  # typer's converter decides, and words any error
-        real = build_runtime_param(descriptor)._coerce_value(text, param=param, ctx=None)
+        real = _typers_value(param, text)
         assert (type(fast), fast) == (type(real), real), name
 
 
@@ -179,15 +185,12 @@ def _choice_params() -> list[tuple[str, Any]]:
 
 
 def test_a_choice_given_as_text_is_what_typer_would_make_of_it() -> None:
-    from typer._coercion import build_runtime_param
-
     from wfctl._cli._coercion import _plain_choice
 
     params = _choice_params()
     assert len(params) >= 5  # --durability, --status, --sort, --format, ...
     for name, param, kind in params:
         descriptor = param.type_descriptor
-        real = build_runtime_param(descriptor)
         values = [member.value for member in kind]
         texts = [*values, *(v.upper() for v in values), *(m.name for m in kind), "", " x", "x"]
         for text in texts:
@@ -196,17 +199,13 @@ def test_a_choice_given_as_text_is_what_typer_would_make_of_it() -> None:
             if fast is None:
                 assert text not in values, name  # a member's value is always converted here
                 continue
-            assert fast == real._coerce_value(given, param=param, ctx=None), (name, text)
+            assert fast == _typers_value(param, given), (name, text)
         if param.multiple:
             both = (values[0], values[-1])
-            assert _plain_choice(descriptor.annotation, both) == real._coerce_value(
-                both, param=param, ctx=None
-            )
+            assert _plain_choice(descriptor.annotation, both) == _typers_value(param, both)
 
 
 def test_a_path_given_as_text_is_what_typer_would_make_of_it() -> None:
-    from typer._coercion import build_runtime_param
-
     from wfctl._cli._coercion import _plain_path
 
     group = typer.main.get_command(app)
@@ -216,12 +215,11 @@ def test_a_path_given_as_text_is_what_typer_would_make_of_it() -> None:
             descriptor = getattr(param, "type_descriptor", None)
             if descriptor is None or "Path" not in str(descriptor.annotation):
                 continue
-            real = build_runtime_param(descriptor)
             for text in ("a.toml", "", "-", "~/x", "a/../b", "/tmp/", "dir/", "é.json"):
                 given = (text,) if param.multiple else text
                 fast = _plain_path(descriptor.annotation, given, descriptor.parameter_info)
                 assert fast is not None  # no path option asks for a check: all converted here
-                assert fast == real._coerce_value(given, param=param, ctx=None)
+                assert fast == _typers_value(param, given)
                 checked += 1
     assert checked >= 40  # --input-file, --responses, -o, --workflows, --agent-framework, ...
 
@@ -284,3 +282,30 @@ def test_no_arguments_shows_help() -> None:
     assert done.stderr.startswith("Usage: wfctl [OPTIONS] COMMAND [ARGS]...")
     assert "  verify-lineage " in done.stderr
     assert app.info.name == "wfctl"
+
+
+def test_a_parameter_processes_what_it_is_given_as_typer_does() -> None:
+    """Every parameter of every command, made by :func:`defer_coercion`, returns what typer's
+    own ``process_value`` returns (or raises the same error) for nothing given, its default
+    and an empty list: required values missing, callbacks called."""
+    import copy
+
+    from wfctl._cli._coercion import defer_coercion
+
+    group = typer.main.get_command(app)
+    checked = 0
+    for _name, command in [("wfctl", group), *group.commands.items()]:  # type: ignore[attr-defined]
+        for param in command.params:
+            own = copy.copy(param)
+            defer_coercion([own])
+            assert type(own) is not type(param)  # every parameter of wfctl's is typer's kind
+            for given in (None, param.default, ()):
+                outcomes = []
+                for processing in (partial(own.process_value, None), partial(_typers_value, param)):
+                    try:
+                        outcomes.append(("value", processing(given)))
+                    except Exception as exc:  # the same error, with the same message
+                        outcomes.append((type(exc).__name__, str(exc)))
+                assert outcomes[0] == outcomes[1], (param.name, given)
+                checked += 1
+    assert checked >= 150

@@ -5,35 +5,35 @@ flag) with a pydantic ``TypeAdapter`` built on first use, and building the first
 pydantic: about 0.1 s, more than the rest of ``wfctl runs`` on an empty store. Most of wfctl's
 values need no conversion at all: a ``str`` option given as text, a list of texts, or a default
 that already has the declared type (``--drain-timeout``'s ``5.0``, ``--format``'s
-``ExportFormat.json``). :func:`defer_coercion` gives each parameter of a command a converter
-(and its help option) that passes those through as they are, converts a plain number given as
-text (``--keep 3``, ``--batch-ms 2.5``) within its bounds and a choice given as one of its
-values (``--status paused``, ``--format toml``) and a path that is asked nothing of (``-o
-FILE``), and hands anything else (``--keep -1``, ``--status Paused``) to typer's own
-converter, built then, so every error message stays typer's.
+``ExportFormat.json``). :func:`defer_coercion` makes each parameter of a command (and its help
+option) one whose ``process_value`` passes those through as they are, converts a plain number
+given as text (``--keep 3``, ``--batch-ms 2.5``) within its bounds and a choice given as one of
+its values (``--status paused``, ``--format toml``) and a path that is asked nothing of (``-o
+FILE``), and hands anything else (``--keep -1``, ``--status Paused``, a missing required value)
+to typer's own ``process_value``, so every conversion that is not trivial, and every error
+message, stays typer's.
 
-This reaches into typer internals (``typer._coercion.RuntimeParam`` and the parameter's
-``_runtime_param`` slot). Where they are missing (an older typer, on Click, which never used
-pydantic; or a newer one that changed them) nothing is installed and typer does what it does.
+It uses only public names: typer's ``typer.core.TyperOption`` and ``TyperArgument``, Click's
+``Parameter.process_value`` (which they inherit: convert, check a required value, call the
+callback), and the ``type_descriptor`` each typer >= 0.27 parameter carries (its resolved
+annotation and ``typer.Option`` settings). A parameter without one (an older typer, on Click,
+which never used pydantic) is left as typer made it.
 """
 
 from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Final, get_args, get_origin
 
+from typer.core import TyperArgument, TyperOption
+
 __all__ = ["defer_coercion"]
 
-try:
-    from typer._coercion import RuntimeParam, TypeDescriptor, build_runtime_param
-except ImportError:  # pragma: no cover - typer < 0.27 converts with Click, without pydantic
-    _TYPER_COERCION = False
-else:
-    _TYPER_COERCION = True
+#: What :func:`_trivially_converted` returns for a value it leaves to typer.
+_LEFT_TO_TYPER: Final = object()
 
 
 def _passes_through(annotation: Any, value: Any) -> bool:
@@ -122,41 +122,57 @@ def _plain_path(annotation: Any, value: Any, info: Any) -> Path | list[Path] | N
     return [Path(text) for text in value]
 
 
-if _TYPER_COERCION:
+def _trivially_converted(param: Any, value: Any) -> Any:
+    """Return ``value`` as typer's converter would return it for ``param``, where that is
+    trivial (see the module doc); else :data:`_LEFT_TO_TYPER`."""
+    many = param.multiple or param.nargs == -1
+    if value is None:  # nothing given and no default: what typer's converter makes of it
+        return () if many else None
+    if many and isinstance(value, str):
+        return _LEFT_TO_TYPER  # typer says what is wrong
+    descriptor = param.type_descriptor
+    annotation, info = descriptor.annotation, descriptor.parameter_info
+    if _passes_through(annotation, value):
+        return list(value) if isinstance(value, tuple) else value
+    number = _plain_number(annotation, value, info)
+    if number is not None:
+        return number
+    choice = _plain_choice(annotation, value)
+    if choice is not None:
+        return choice
+    path = _plain_path(annotation, value, info)
+    return _LEFT_TO_TYPER if path is None else path
 
-    @dataclass(frozen=True)
-    class _Deferred(RuntimeParam):
-        """Pass trivial values through; build typer's converter for the others, once."""
 
-        descriptor: TypeDescriptor
+def _process(param: Any, ctx: Any, value: Any, typers: Callable[[Any, Any], Any]) -> Any:
+    """``process_value`` of ``param``: the trivial conversion, else typer's (``typers``)."""
+    converted = _trivially_converted(param, value)
+    if converted is _LEFT_TO_TYPER or (param.required and param.value_is_missing(converted)):
+        return typers(ctx, value)  # converts, and raises typer's error for a missing value
+    return converted if param.callback is None else param.callback(ctx, param, converted)
 
-        def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
-            if _passes_through(self.annotation, value):
-                return list(value) if isinstance(value, tuple) else value
-            number = _plain_number(self.annotation, value, self.parameter_info)
-            if number is not None:
-                return number
-            choice = _plain_choice(self.annotation, value)
-            if choice is not None:
-                return choice
-            path = _plain_path(self.annotation, value, self.parameter_info)
-            if path is not None:
-                return path
-            real = build_runtime_param(self.descriptor)
-            param._runtime_param = real  # later values of this parameter go straight to it
-            return real._coerce_value(value, param=param, ctx=ctx)
+
+class _Option(TyperOption):
+    """A typer option whose trivial values are converted without pydantic."""
+
+    def process_value(self, ctx: Any, value: Any) -> Any:
+        return _process(self, ctx, value, super().process_value)
+
+
+class _Argument(TyperArgument):
+    """A typer argument whose trivial values are converted without pydantic."""
+
+    def process_value(self, ctx: Any, value: Any) -> Any:
+        return _process(self, ctx, value, super().process_value)
+
+
+#: The class each of typer's parameter classes becomes.
+_TRIVIAL: Final[dict[type, type]] = {TyperOption: _Option, TyperArgument: _Argument}
 
 
 def defer_coercion(params: Iterable[Any]) -> None:
-    """Give each typer parameter in ``params`` the deferring converter (see the module doc)."""
-    if not _TYPER_COERCION:  # pragma: no cover - older typer
-        return
+    """Make each typer parameter in ``params`` convert trivial values itself (module doc)."""
     for param in params:
-        descriptor = getattr(param, "type_descriptor", None)
-        if getattr(param, "_runtime_param", False) is not None or descriptor is None:
-            continue  # not typer's kind of parameter, or its converter is built already
-        param._runtime_param = _Deferred(
-            parameter_info=descriptor.parameter_info,
-            annotation=descriptor.annotation,
-            descriptor=descriptor,
-        )
+        kind = _TRIVIAL.get(type(param))
+        if kind is not None and getattr(param, "type_descriptor", None) is not None:
+            param.__class__ = kind  # a subclass: the same object, with its own process_value
