@@ -65,3 +65,17 @@ def test_nothing_links_to_the_old_single_file() -> None:
     found = [name for name in tracked.stdout.split() if name != "tests/test_decisions.py"]
     assert found == []
     assert not (REPO / "docs" / "decisions.md").exists()
+
+
+def test_every_decision_named_in_the_repository_exists() -> None:
+    named = subprocess.run(
+        ["git", "grep", "-h", "-o", "-E", "decisions/[0-9]{4}-[a-z0-9-]+\\.md"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert named.returncode in (0, 1), named.stderr
+    names = {line.removeprefix("decisions/") for line in named.stdout.split()}
+    assert names
+    assert sorted(name for name in names if not (DECISIONS / name).exists()) == []
