@@ -336,7 +336,8 @@ def _enc(v: Any, depth: int) -> Any:
         return v
     # Loops, not comprehensions: on Python 3.11 a comprehension that reads ``depth`` is a
     # closure made at each call, and these loops cost fewer instructions than the closure-free
-    # comprehensions did (docs/decisions.md).
+    # comprehensions did
+    # (docs/decisions/0127-depth-limits-are-counted-never-left-to-the.md).
     if t is list:
         if depth > MAX_DEPTH:
             raise _TooDeep(_TOO_DEEP)

@@ -7,12 +7,12 @@ deterministic stand-ins with an async ``run()``; concurrency is ordered by ``asy
 gates, never by sleeping.
 
 The same file with ``from wfctl import`` switched to ``from agent_framework import`` runs under
-agent-framework (1.23), and every test passes there except those of wfctl's deliberate
-differences (docs/decisions.md: the root checkpoint, keyed automatic request ids,
-``ReplayDivergenceError``, one pause holding every branch's question); those assert wfctl's
-behaviour and say so. Names only wfctl has are reached through ``wfctl.``; names wfctl does not
-have yet are imported inside the tests that need them. Every workflow is bound to an explicit
-``InMemoryCheckpointStorage``, so nothing is written to the default store.
+agent-framework (1.23), and every test passes there except those of wfctl's deliberate differences
+(docs/decisions/0038-deliberate-differences-from-agent-framework.md: the root checkpoint, keyed
+automatic request ids, ``ReplayDivergenceError``, one pause holding every branch's question); those
+assert wfctl's behaviour and say so. Names only wfctl has are reached through ``wfctl.``; names
+wfctl does not have yet are imported inside the tests that need them. Every workflow is bound to an
+explicit ``InMemoryCheckpointStorage``, so nothing is written to the default store.
 """
 
 from __future__ import annotations

@@ -15,7 +15,9 @@ import pytest
 
 from tests.cli.conftest import WORKFLOWS, invoke, run_id_of, wfctl
 
-MAX_DEPTH = 200  # the documented limit (docs/decisions.md, wfctl._inputs.MAX_DEPTH)
+# the documented limit (docs/decisions/0127-depth-limits-are-counted-never-left-to-the.md,
+# wfctl._inputs.MAX_DEPTH)
+MAX_DEPTH = 200
 
 GREET = WORKFLOWS / "greet.py"
 REVIEW = WORKFLOWS / "review.py"

@@ -28,7 +28,8 @@ import orjson
 try:
     # zlib-ng's crc32 gives zlib's value 15-20x faster on big records (folding with the CPU's
     # carry-less multiply); without it (an environment made before it was a dependency),
-    # zlib's own, which gives the same value (see docs/decisions.md).
+    # zlib's own, which gives the same value (see
+    # docs/decisions/0068-the-record-checksum-comes-from-zlib-ng-where-a-1.md).
     from zlib_ng.zlib_ng import crc32 as _crc32
 except ImportError:  # pragma: no cover
     from zlib import crc32 as _crc32
@@ -100,8 +101,9 @@ _LATER_KINDS: Final = tuple(sorted(kind + b'"' for kind in _KINDS if kind != _RO
 #: A record body up to this long is copied to be checksummed; a longer one is not.
 _COPY_LIMIT: Final = 64 * 1024
 # orjson writes compact UTF-8 JSON straight to bytes, 10-60x faster than the stdlib (see
-# docs/decisions.md). Dataclasses and datetimes are passed through to the fallback, which
-# refuses them, as it always did: the data is codec output, plain JSON by construction.
+# docs/decisions/0029-orjson-writes-journal-records.md). Dataclasses and datetimes are passed
+# through to the fallback, which refuses them, as it always did: the data is codec output,
+# plain JSON by construction.
 _ORJSON_OPTIONS: Final = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 # The fallback, built once: json.dumps with options builds an encoder per call. No circular
 # check: the data is a tree by construction (a cycle would still fail, with RecursionError).

@@ -27,7 +27,8 @@ __all__ = ["cut_run", "remove_run", "remove_runs"]
 
 #: Threads deleting removed runs at once. Where the file system discards freed blocks on the
 #: device (mounted with ``discard``), deleting a run's files waits on the device, 1 to 2 ms a run
-#: on the disks measured; the waits of several deletions overlap (see docs/decisions.md).
+#: on the disks measured; the waits of several deletions overlap (see
+#: docs/decisions/0066-removing-many-runs-their-trees-deleted-by.md).
 _DELETERS: Final = 8
 #: Fewer removed runs than this are deleted one after the other: starting threads costs more.
 _DELETE_IN_PARALLEL_FROM: Final = 16
