@@ -36,7 +36,7 @@ from typing import Any
 from ._checkpoint import FORMAT_VERSION, Checkpoint, Kind, checkpoint_id_for, checkpoint_of
 from ._errors import JournalChangedError
 from ._payloads import Payload, StepPayload
-from ._policies import AttemptRecord, StepFailure
+from ._policies import AttemptRecord, AttemptStart, StepFailure
 from ._recorded import StepRecord
 from ._storage._protocol import CheckpointStorage
 
@@ -100,7 +100,7 @@ class CheckpointChain:
         self._clock = clock
         self._lock = asyncio.Lock()
         self._queued: list[tuple[StepRecord, asyncio.Future[None]]] = []
-        self._attempts: list[tuple[AttemptRecord, asyncio.Future[None]]] = []
+        self._attempts: list[tuple[AttemptRecord | AttemptStart, asyncio.Future[None]]] = []
         #: Step calls that failed for good, each with its error, written with the next commit
         #: (nobody waits for them: see :meth:`note_failure`).
         self._failures: list[tuple[StepFailure, BaseException]] = []
@@ -198,10 +198,12 @@ class CheckpointChain:
         if ended is not None and not ended.done():
             ended.set_result(None)
 
-    async def commit_attempt(self, attempt: AttemptRecord) -> None:
-        """Queue a failed attempt of a step call; return once a checkpoint holding it is durable.
+    async def commit_attempt(self, attempt: AttemptRecord | AttemptStart) -> None:
+        """Queue a failed attempt of a step call, or the start of one; return once a
+        checkpoint holding it is durable.
 
-        It goes into the same group commit as step results (a ``step`` record's ``attempts``).
+        It goes into the same group commit as step results (a ``step`` record's ``attempts``,
+        or ``started``).
         """
         await self._enqueue(self._attempts, attempt)
 
@@ -292,7 +294,10 @@ class CheckpointChain:
                 failures, self._failures = self._failures, []
                 futures = [f for _, f in batch] + [f for _, f in attempts]
                 payload = StepPayload(
-                    [r for r, _ in batch], [a for a, _ in attempts], [f for f, _ in failures]
+                    [r for r, _ in batch],
+                    [a for a, _ in attempts if isinstance(a, AttemptRecord)],
+                    [f for f, _ in failures],
+                    [a for a, _ in attempts if isinstance(a, AttemptStart)],
                 )
                 try:
                     await self._save(Kind.STEP, payload.to_json())

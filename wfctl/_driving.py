@@ -88,6 +88,7 @@ async def drive(
         step_retries=workflow.step_retries,
         past_attempts=history.attempts,
         past_failures={failure.key: failure for _, failure in history.failures},
+        past_starts=history.started,
     )
 
     def announce(checkpoint: Checkpoint) -> None:

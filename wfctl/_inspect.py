@@ -441,10 +441,12 @@ def log_entry(checkpoint: Checkpoint) -> LogEntry:
     failures: tuple[StepFailure, ...] = ()
     error = detail = None
     match payload_of(checkpoint):
-        case StepPayload(steps=records, attempts=failed, failures=failed_for_good):
+        case StepPayload(steps=records, attempts=failed, failures=failed_for_good, started=started):
             steps = tuple([_step_entry(r) for r in records])
             attempts = tuple(failed)
             failures = tuple(failed_for_good)
+            if started:  # the retry limit's count: say which attempts began here
+                detail = "started " + ", ".join(f"{s.key} attempt {s.attempt}" for s in started)
         case PausePayload(requests=asked, reason=reason):
             requests = tuple(r.request_id for r in asked)
             detail = f"reason: {reason}"

@@ -4,8 +4,12 @@ A policy is a layer around the one place a run calls a step's body (``Run._execu
 without one takes the same path as before, one ``is None`` check away. With one,
 :func:`call_with_policy` calls the body once per attempt, each under its own timeout, and
 commits every failed attempt (:class:`AttemptRecord`) through the run's chain, in the same
-group commit as step results, before it backs off. A run that crashes or pauses while backing
-off resumes the schedule: the attempt count goes on and it waits only for what is left.
+group commit as step results, before it backs off; when the call may be retried, it commits
+each attempt's start (:class:`AttemptStart`) before the attempt runs. A run that crashes or
+pauses resumes the schedule: the attempt count goes on (an attempt it died in counts), it waits
+only for what is left, and a call with no attempt left raises ``AttemptsExhaustedError``
+instead of running again. Only a resume of a failed run, or a new run, starts the count afresh
+(``History.forget_attempts``).
 
 A step backing off, and a branch in :func:`durable_sleep`, is not running: it does not count as
 work in flight, so a pause drains without waiting for it, and it is cancelled by the release.
@@ -24,6 +28,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
 
+from ._errors import AttemptsExhaustedError
 from ._events import error_message
 from ._keys import ROOT_SCOPE, Scope, current_scope
 from ._recorded import StepRecord
@@ -35,6 +40,7 @@ if TYPE_CHECKING:
 __all__ = [
     "SLEEP_STEP",
     "AttemptRecord",
+    "AttemptStart",
     "Clock",
     "Retry",
     "StepFailure",
@@ -211,6 +217,52 @@ class AttemptRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class AttemptStart:
+    """An attempt of a step call that may be retried, committed before its body runs.
+
+    It is what makes the retry limit hold across a kill: an attempt that started and has no
+    outcome when the run is resumed was cut off (the process died in it) and counts as made.
+    """
+
+    key: str
+    attempt: int
+    at: float
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the entry as stored in a ``step`` checkpoint's ``started``."""
+        return {"key": self.key, "attempt": self.attempt, "at": self.at}
+
+    @classmethod
+    def from_json(cls, raw: Any) -> AttemptStart | None:
+        """Read a stored entry; a malformed one reads as None."""
+        if not isinstance(raw, dict):
+            return None
+        key, attempt, at = (raw.get(k) for k in ("key", "attempt", "at"))
+        if not isinstance(key, str) or type(attempt) is not int or not _is_time(at):
+            return None
+        return cls(key, attempt, at)
+
+    def ended(self, retry: Retry, failure: StepFailure | None) -> AttemptRecord:
+        """The failed attempt this one counts as, with no outcome of its own recorded.
+
+        ``failure`` is the call's recorded failure, if its last attempt failed for good and
+        the run went on; else the attempt was cut off (the process died in it). Its backoff
+        is counted from its start.
+        """
+        error_type, message = (
+            (failure.error_type, failure.message)
+            if failure is not None
+            else (CUT_OFF, "the run stopped during this attempt (killed, or its lease lost)")
+        )
+        delay = retry.delay(self.attempt, self.key)
+        return AttemptRecord(self.key, self.attempt, error_type, message, self.at, self.at + delay)
+
+
+#: The error type of an attempt that was cut off (:meth:`AttemptStart.ended`).
+CUT_OFF = "AttemptCutOff"
+
+
+@dataclass(frozen=True, slots=True)
 class StepFailure:
     """A step call that failed for good (its last attempt raised) while the run went on.
 
@@ -300,15 +352,35 @@ async def call_with_policy(
     """Call a step body (``call``) under ``policy``; return the first attempt's result that
     succeeds, or raise the last attempt's own exception with the attempts attached
     (:func:`attempts_of`).
+
+    When the call may be retried, each attempt's start is committed before its body runs, so
+    the limit counts the attempts a kill cut off. A resumed call goes on from what was
+    recorded: its attempt number, and the wait left of its backoff.
+
+    Raises:
+        AttemptsExhaustedError: the call made all its attempts before this resume.
     """
     retry = policy.retry if policy.retry is not None else run.step_retries
-    past = run.past_attempts.get(key, ())
-    failed = list(past)
-    attempt = len(past) + 1
-    if past:
+    counted = retry is not None and retry.attempts > 1
+    failed = list(run.past_attempts.get(key, ()))
+    start = run.past_starts.get(key)
+    if retry is not None and start is not None and start.attempt > _last_attempt(failed):
+        # The run stopped in this attempt, or after its last one failed for good.
+        failed.append(start.ended(retry, run.past_failures.get(key)))
+        if start.attempt < retry.attempts:
+            await run.chain.commit_attempt(failed[-1])  # so ``log`` says how it ended
+    attempt = _last_attempt(failed) + 1
+    if counted and retry is not None and attempt > retry.attempts:
+        last = failed[-1]
+        error = AttemptsExhaustedError(key, last.attempt, f"{last.error_type}: {last.message}")
+        error.wfctl_attempts = tuple(failed)  # type: ignore[attr-defined]  # attempts_of
+        raise error
+    if failed:
         # A crash or a pause came while this call backed off: wait out what is left.
-        await wait_out(run, past[-1].retry_at, True)
+        await wait_out(run, failed[-1].retry_at, True)
     while True:
+        if counted:
+            await run.chain.commit_attempt(AttemptStart(key, attempt, run.clock.now()))
         try:
             if policy.timeout is None:
                 return await call()
@@ -347,6 +419,11 @@ async def call_with_policy(
             )
             await wait_out(run, record.retry_at, True)
             attempt += 1
+
+
+def _last_attempt(failed: Sequence[AttemptRecord]) -> int:
+    """The number of the last of a call's failed attempts (0: none)."""
+    return failed[-1].attempt if failed else 0
 
 
 async def durable_sleep(run: Run, seconds: float) -> None:
