@@ -369,6 +369,7 @@ async def call_with_policy(
         failed.append(start.ended(retry, run.past_failures.get(key)))
         if start.attempt < retry.attempts:
             await run.chain.commit_attempt(failed[-1])  # so ``log`` says how it ended
+            _retrying(run, failed[-1], retry)
     attempt = _last_attempt(failed) + 1
     if counted and retry is not None and attempt > retry.attempts:
         last = failed[-1]
@@ -406,19 +407,25 @@ async def call_with_policy(
             )
             failed.append(record)
             await run.chain.commit_attempt(record)
-            run.emit(
-                "step_retrying",
-                key,
-                {
-                    "attempt": attempt + 1,
-                    "attempts": retry.attempts,
-                    "delay": round(delay, 6),
-                    "retry_at": iso(record.retry_at),
-                    "error": f"{record.error_type}: {record.message}",
-                },
-            )
+            _retrying(run, record, retry)
             await wait_out(run, record.retry_at, True)
             attempt += 1
+
+
+def _retrying(run: Run, failed: AttemptRecord, retry: Retry) -> None:
+    """Emit ``step_retrying``: attempt ``failed`` failed, the next one comes at its
+    ``retry_at``."""
+    run.emit(
+        "step_retrying",
+        failed.key,
+        {
+            "attempt": failed.attempt + 1,
+            "attempts": retry.attempts,
+            "delay": round(failed.retry_at - failed.at, 6),
+            "retry_at": iso(failed.retry_at),
+            "error": f"{failed.error_type}: {failed.message}",
+        },
+    )
 
 
 def _last_attempt(failed: Sequence[AttemptRecord]) -> int:

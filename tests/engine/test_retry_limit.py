@@ -23,6 +23,7 @@ from wfctl import (
     FileCheckpointStorage,
     InMemoryCheckpointStorage,
     Retry,
+    WorkflowEvent,
     attempts_of,
     step,
     workflow,
@@ -65,6 +66,8 @@ class CrashLoop:
     kills: int = 0
     error: BaseException | None = None
     slept: list[float] = field(default_factory=list)
+    #: The next attempt each ``step_retrying`` event announced.
+    retrying: list[int] = field(default_factory=list)
     #: The workflow, to resume the run again.
     workflow: Any = None
 
@@ -90,11 +93,18 @@ async def crash_loop(storage: RunStore, where: Where, cycles: int = 7) -> CrashL
         await pay()
 
     gate = entered if where == "attempt" else clock.waiting
+
+    def heard(event: WorkflowEvent) -> None:
+        if event.kind == "step_retrying":
+            seen.retrying.append(event.data["attempt"])
+
     with using(clock):  # type: ignore[arg-type]  # a clock of its own, as the seam takes
         for cycle in range(cycles):
             gate.clear()
             run = asyncio.ensure_future(
-                payment.run(run_id="pay") if cycle == 0 else payment.resume("pay")
+                payment.run(run_id="pay", on_event=heard)
+                if cycle == 0
+                else payment.resume("pay", on_event=heard)
             )
             held = asyncio.ensure_future(gate.wait())
             await asyncio.wait({run, held}, return_when=asyncio.FIRST_COMPLETED)
@@ -161,6 +171,7 @@ def test_a_kill_in_an_attempt_counts_it_and_resumes_after_its_backoff() -> None:
 
     seen, chain = arun(main())
     assert seen.calls == 3 and seen.kills == 3  # killed in attempts 1, 2 and 3
+    assert seen.retrying == [2, 3]  # each resume announces the attempt after the cut one
     payloads = [StepPayload.of(c) for c in chain if c.kind == "step"]
     assert [s.attempt for p in payloads for s in p.started] == [1, 2, 3]
     cut = [a for p in payloads for a in p.attempts]

@@ -111,7 +111,12 @@ def run_payment(cmd: dict[str, Any]) -> int:
         W.HOOKS.after_ledger = lambda label: die()
 
     def on_event(event: WorkflowEvent) -> None:
-        if kind == "in-backoff" and event.kind == "step_retrying":
+        # A failed attempt's backoff (a resume announces a cut-off attempt's too: not that).
+        if (
+            kind == "in-backoff"
+            and event.kind == "step_retrying"
+            and str(event.data["error"]).startswith("ConnectionError")
+        ):
             die()
 
     async def main() -> dict[str, Any]:
