@@ -207,6 +207,13 @@ class CheckpointChain:
         """
         await self._enqueue(self._attempts, attempt)
 
+    def note_withdrawn(self, start: AttemptStart) -> None:
+        """Keep an attempt the run paused in (``start``, withdrawn) to write with the next
+        commit, the pause's: nobody waits for it, as for :meth:`note_failure`."""
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        future.add_done_callback(_retrieved)
+        self._attempts.append((start, future))
+
     def note_failure(self, failure: StepFailure, error: BaseException) -> None:
         """Keep a step call's failure (its ``error``) to write with the next commit.
 
@@ -261,7 +268,7 @@ class CheckpointChain:
         and so are step failures kept since the last commit (:meth:`note_failure`).
         """
         await self.flush()
-        if self._failures:
+        if self._failures or self._attempts:
             self._committer = asyncio.Task(self._commit_queued(), context=contextvars.Context())
             await self.flush()
         save = asyncio.Task(
@@ -355,6 +362,12 @@ class CheckpointChain:
             self.on_commit(checkpoint)
         if self.keep_committed:
             self.committed.append(record)
+
+
+def _retrieved(future: asyncio.Future[None]) -> None:
+    """Read the outcome of a commit nobody waits for (asyncio would log a lost error)."""
+    if not future.cancelled():
+        future.exception()
 
 
 def _saves_without_waiting(storage: CheckpointStorage) -> bool:

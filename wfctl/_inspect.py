@@ -446,7 +446,12 @@ def log_entry(checkpoint: Checkpoint) -> LogEntry:
             attempts = tuple(failed)
             failures = tuple(failed_for_good)
             if started:  # the retry limit's count: say which attempts began here
-                detail = "started " + ", ".join(f"{s.key} attempt {s.attempt}" for s in started)
+                detail = "; ".join(
+                    f"{s.key} attempt {s.attempt} paused in, not counted"
+                    if s.withdrawn
+                    else f"started {s.key} attempt {s.attempt}"
+                    for s in started
+                )
         case PausePayload(requests=asked, reason=reason):
             requests = tuple(r.request_id for r in asked)
             detail = f"reason: {reason}"

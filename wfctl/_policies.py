@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
 from ._errors import AttemptsExhaustedError
 from ._events import error_message
 from ._keys import ROOT_SCOPE, Scope, current_scope
+from ._pausing import PauseSignal
 from ._recorded import StepRecord
 
 if TYPE_CHECKING:
@@ -227,10 +228,16 @@ class AttemptStart:
     key: str
     attempt: int
     at: float
+    #: The run paused inside this attempt (a request, or a pause asked at a step boundary in
+    #: its body): it is taken back, not counted (written with the pause).
+    withdrawn: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """Return the entry as stored in a ``step`` checkpoint's ``started``."""
-        return {"key": self.key, "attempt": self.attempt, "at": self.at}
+        entry: dict[str, Any] = {"key": self.key, "attempt": self.attempt, "at": self.at}
+        if self.withdrawn:
+            entry["withdrawn"] = True
+        return entry
 
     @classmethod
     def from_json(cls, raw: Any) -> AttemptStart | None:
@@ -240,7 +247,7 @@ class AttemptStart:
         key, attempt, at = (raw.get(k) for k in ("key", "attempt", "at"))
         if not isinstance(key, str) or type(attempt) is not int or not _is_time(at):
             return None
-        return cls(key, attempt, at)
+        return cls(key, attempt, at, raw.get("withdrawn") is True)
 
     def ended(self, retry: Retry, failure: StepFailure | None) -> AttemptRecord:
         """The failed attempt this one counts as, with no outcome of its own recorded.
@@ -389,6 +396,10 @@ async def call_with_policy(
 
             async with asyncio.timeout(policy.timeout):
                 return await call()
+        except PauseSignal:
+            if counted:  # the run pauses in this attempt: it did not fail, it is taken back
+                run.chain.note_withdrawn(AttemptStart(key, attempt, run.clock.now(), True))
+            raise
         except (Exception, SystemExit) as exc:
             # A SystemExit is never retried, whatever retry_on says: the run loop fails the
             # run with it (Run._execute), carrying the attempts over.

@@ -129,7 +129,10 @@ def _fold(chain: Sequence[Checkpoint], upto: int, history: History) -> None:
             for attempt in payload.attempts:
                 history.attempts.setdefault(attempt.key, []).append(attempt)
             for start in payload.started:
-                history.started[start.key] = start
+                if not start.withdrawn:
+                    history.started[start.key] = start
+                elif (kept := history.started.get(start.key)) and kept.attempt == start.attempt:
+                    del history.started[start.key]  # the run paused in it: not counted
         elif checkpoint.kind == Kind.RESUME:
             resume = ResumePayload.of(checkpoint)
             history.responses.update(resume.responses)

@@ -17,17 +17,19 @@ from typing import Any, Literal
 import pytest
 
 from tests.conftest import arun, assert_one_chain
-from tests.engine.test_policies import T0, using
+from tests.engine.test_policies import T0, FakeClock, using
 from wfctl import (
     AttemptsExhaustedError,
     FileCheckpointStorage,
     InMemoryCheckpointStorage,
     Retry,
+    RunContext,
     WorkflowEvent,
     attempts_of,
     step,
     workflow,
 )
+from wfctl._inspect import log_entry  # internal: what ``log`` says of a record
 from wfctl._payloads import ResumePayload, StepPayload  # internal: what the records hold
 from wfctl._restore import load_folded  # internal: what a resume folds
 from wfctl.storage import RunStore
@@ -213,3 +215,37 @@ def test_a_new_run_restored_from_a_killed_run_has_retries_of_its_own(tmp_path: A
     assert seen.calls == 6  # the new run made three attempts of its own
     assert [a.attempt for a in attempts_of(error)] == [1, 2]
     assert [a.attempt for a in attempts["pay#0"]] == [1, 2]  # not its origin's too
+
+
+def test_a_pause_inside_an_attempt_does_not_spend_it() -> None:
+    storage = InMemoryCheckpointStorage()
+    calls: list[str] = []
+
+    @step(retries=Retry(attempts=2, initial=1.0, jitter=False))
+    async def confirm(ctx: RunContext) -> None:
+        calls.append("confirm")
+        if len(calls) == 1:  # the first call asks; the answer is recorded for the others
+            await ctx.request_info("charge the card?", str)
+        raise ConnectionError("declined")
+
+    @workflow(checkpoint_storage=storage)
+    async def checkout() -> None:
+        await confirm()
+
+    async def main() -> tuple[BaseException, list[str]]:
+        paused = await checkout.run()
+        [request] = paused.get_request_info_events()
+        with pytest.raises(ConnectionError) as failed:
+            await checkout.resume(paused.run_id, responses={request.request_id: "yes"})
+        chain = await storage.list_checkpoints(run_id=paused.run_id)
+        return failed.value, [str(log_entry(c).detail) for c in chain if c.kind == "step"]
+
+    with using(FakeClock()):
+        error, details = arun(main())
+    # Paused in attempt 1, it was not spent: after the answer, attempts 1 and 2 both run.
+    assert calls == ["confirm"] * 3
+    assert [a.attempt for a in attempts_of(error)] == [1]
+    assert details[:2] == [
+        "started confirm#0 attempt 1",
+        "confirm#0 attempt 1 paused in, not counted",
+    ]
