@@ -33,10 +33,10 @@ from collections.abc import Callable, Coroutine, Generator
 from datetime import UTC, datetime
 from typing import Any
 
+from ._attempts import AttemptRecord, AttemptStart, StepFailure
 from ._checkpoint import FORMAT_VERSION, Checkpoint, Kind, checkpoint_id_for, checkpoint_of
 from ._errors import JournalChangedError
 from ._payloads import Payload, StepPayload
-from ._policies import AttemptRecord, AttemptStart, StepFailure
 from ._recorded import StepRecord
 from ._storage._protocol import CheckpointStorage
 

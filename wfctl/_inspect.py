@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
 
+from ._attempts import AttemptRecord, StepFailure
 from ._checkpoint import Checkpoint, split_checkpoint_id, validate_run_id
 from ._config import StoreRef
 from ._documents import document, epoch_time, summary_json, utc_time
@@ -40,7 +41,6 @@ from ._payloads import (
     served_count,
     served_keys,
 )
-from ._policies import AttemptRecord, StepFailure
 from ._query import RunQuery
 from ._readable import readable_text
 from ._storage import FileCheckpointStorage, RunSummary

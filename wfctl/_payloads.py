@@ -8,10 +8,10 @@ inspectors and the storages never look inside ``data`` themselves. The shapes on
   (on a run restored from another run's checkpoint), ``target``.
 - :class:`StepPayload` (``step``): ``steps``, each a :class:`~wfctl._recorded.StepRecord`;
   ``attempts`` (only when some step call failed an attempt and backs off), each a
-  :class:`~wfctl._policies.AttemptRecord`; ``failures`` (only when a step call failed for
-  good and the workflow went on), each a :class:`~wfctl._policies.StepFailure`; ``started``
+  :class:`~wfctl._attempts.AttemptRecord`; ``failures`` (only when a step call failed for
+  good and the workflow went on), each a :class:`~wfctl._attempts.StepFailure`; ``started``
   (only when a call that may be retried starts an attempt), each a
-  :class:`~wfctl._policies.AttemptStart`. A record may hold attempts, failures or starts and
+  :class:`~wfctl._attempts.AttemptStart`. A record may hold attempts, failures or starts and
   no steps. Readers that predate ``attempts``, ``failures`` or ``started`` ignore them: the
   format version stays as it was.
 - :class:`ResumePayload` (``resume``): ``responses`` (request id -> encoded answer), ``reason``
@@ -41,9 +41,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Self, TypeAlias, TypeVar
 
+from ._attempts import AttemptRecord, AttemptStart, StepFailure
 from ._checkpoint import Checkpoint, Kind
 from ._errors import CheckpointCorruptError
-from ._policies import AttemptRecord, AttemptStart, StepFailure
 from ._recorded import StepRecord
 
 _Entry = TypeVar("_Entry")

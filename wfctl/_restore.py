@@ -13,6 +13,7 @@ from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._attempts import AttemptRecord, AttemptStart, StepFailure
 from ._checkpoint import Checkpoint, Kind, split_checkpoint_id, validate_run_id
 from ._codec import canonical_json, encode
 from ._errors import (
@@ -23,7 +24,6 @@ from ._errors import (
     UnencodableValueError,
 )
 from ._payloads import ResumePayload, StepPayload, recorded_requests
-from ._policies import AttemptRecord, AttemptStart, StepFailure
 from ._recorded import RecordedCalls, StepRecord
 from ._response_types import convert_answer
 from ._storage._capabilities import chain_records, load_chain

@@ -24,6 +24,7 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from ._attempts import AttemptRecord, AttemptStart, StepFailure
 from ._chain import CheckpointChain
 from ._codec import (
     EncodedCall,
@@ -67,10 +68,7 @@ from ._keys import uninstall_task_factory as _uninstall
 from ._pausing import PauseGate, PauseSignal
 from ._policies import (
     SYSTEM_CLOCK,
-    AttemptRecord,
-    AttemptStart,
     Retry,
-    StepFailure,
     StepPolicy,
     attach_attempts,
     attempts_of,
