@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
     from ._context import RunContext, get_run_context
     from ._errors import (
         AnswerTypeError,
+        AttemptsExhaustedError,
         CheckpointCorruptError,
         CheckpointNotFoundError,
         DuplicateStepKeyError,
@@ -99,6 +100,7 @@ _EXPORTS: dict[str, str] = {
     "RunContext": "._context",
     "RunLockedError": "._errors",
     "RunNotFoundError": "._errors",
+    "AttemptsExhaustedError": "._errors",
     "RunStateError": "._errors",
     "RunStatus": "._storage",
     "RunSummary": "._storage",
@@ -130,6 +132,7 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "AnswerTypeError",
+    "AttemptsExhaustedError",
     "Checkpoint",
     "CheckpointCorruptError",
     "CheckpointNotFoundError",

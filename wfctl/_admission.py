@@ -345,6 +345,7 @@ async def restore_new_run(
         options = dataclasses.replace(options, complete_history=True)
     if history is None:
         history = await collect_history(storage, chain, target.seq)
+    history.forget_attempts()  # a run of its own: its calls get their full retries
     responses = drop_resent_answers(root.run_id, chain, target, responses, history.responses)
     check_answers(root.run_id, chain, target, responses, require=False)
     responses = convert_answers(chain, target, responses)
@@ -364,6 +365,11 @@ async def restore_new_run(
         if responses:
             await run_chain.commit(encode_answers(responses, "answer"))
     return await drive(workflow, run_chain, lease, message, history, responses, options, on_event)
+
+
+#: Why a run goes on without answers, by the kind of its head: a pause, a failure, or (any
+#: other kind: the process died in the run) ``recover``.
+_RESUME_REASONS: dict[Kind, str] = {Kind.PAUSE: "continue", Kind.FAILED: "retry"}
 
 
 async def continue_run(
@@ -405,7 +411,9 @@ async def continue_run(
         check_answers(run_id, chain, target, responses, require=target.kind == Kind.PAUSE)
         responses = convert_answers(chain, target, responses)
         run_chain = continuing_chain(storage, chain, workflow.name)
-        reason = "answer" if responses else "continue" if target.kind == Kind.PAUSE else "retry"
+        reason = "answer" if responses else _RESUME_REASONS.get(target.kind, "recover")
+        if target.kind == Kind.FAILED:
+            history.forget_attempts()  # its user resumes a failed run: every call tries afresh
         changed = workflow.signature if recorded != workflow.signature else None
         starting = target is root and RootPayload.of(root).submitted and changed is None
         if not starting:  # a queued run starts from its root: nothing to record before it

@@ -33,10 +33,10 @@ from collections.abc import Callable, Coroutine, Generator
 from datetime import UTC, datetime
 from typing import Any
 
+from ._attempts import AttemptRecord, AttemptStart, StepFailure
 from ._checkpoint import FORMAT_VERSION, Checkpoint, Kind, checkpoint_id_for, checkpoint_of
 from ._errors import JournalChangedError
 from ._payloads import Payload, StepPayload
-from ._policies import AttemptRecord, StepFailure
 from ._recorded import StepRecord
 from ._storage._protocol import CheckpointStorage
 
@@ -100,7 +100,7 @@ class CheckpointChain:
         self._clock = clock
         self._lock = asyncio.Lock()
         self._queued: list[tuple[StepRecord, asyncio.Future[None]]] = []
-        self._attempts: list[tuple[AttemptRecord, asyncio.Future[None]]] = []
+        self._attempts: list[tuple[AttemptRecord | AttemptStart, asyncio.Future[None]]] = []
         #: Step calls that failed for good, each with its error, written with the next commit
         #: (nobody waits for them: see :meth:`note_failure`).
         self._failures: list[tuple[StepFailure, BaseException]] = []
@@ -198,12 +198,21 @@ class CheckpointChain:
         if ended is not None and not ended.done():
             ended.set_result(None)
 
-    async def commit_attempt(self, attempt: AttemptRecord) -> None:
-        """Queue a failed attempt of a step call; return once a checkpoint holding it is durable.
+    async def commit_attempt(self, attempt: AttemptRecord | AttemptStart) -> None:
+        """Queue a failed attempt of a step call, or the start of one; return once a
+        checkpoint holding it is durable.
 
-        It goes into the same group commit as step results (a ``step`` record's ``attempts``).
+        It goes into the same group commit as step results (a ``step`` record's ``attempts``,
+        or ``started``).
         """
         await self._enqueue(self._attempts, attempt)
+
+    def note_withdrawn(self, start: AttemptStart) -> None:
+        """Keep an attempt the run paused in (``start``, withdrawn) to write with the next
+        commit, the pause's: nobody waits for it, as for :meth:`note_failure`."""
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        future.add_done_callback(_retrieved)
+        self._attempts.append((start, future))
 
     def note_failure(self, failure: StepFailure, error: BaseException) -> None:
         """Keep a step call's failure (its ``error``) to write with the next commit.
@@ -259,7 +268,7 @@ class CheckpointChain:
         and so are step failures kept since the last commit (:meth:`note_failure`).
         """
         await self.flush()
-        if self._failures:
+        if self._failures or self._attempts:
             self._committer = asyncio.Task(self._commit_queued(), context=contextvars.Context())
             await self.flush()
         save = asyncio.Task(
@@ -292,7 +301,10 @@ class CheckpointChain:
                 failures, self._failures = self._failures, []
                 futures = [f for _, f in batch] + [f for _, f in attempts]
                 payload = StepPayload(
-                    [r for r, _ in batch], [a for a, _ in attempts], [f for f, _ in failures]
+                    [r for r, _ in batch],
+                    [a for a, _ in attempts if isinstance(a, AttemptRecord)],
+                    [f for f, _ in failures],
+                    [a for a, _ in attempts if isinstance(a, AttemptStart)],
                 )
                 try:
                     await self._save(Kind.STEP, payload.to_json())
@@ -350,6 +362,12 @@ class CheckpointChain:
             self.on_commit(checkpoint)
         if self.keep_committed:
             self.committed.append(record)
+
+
+def _retrieved(future: asyncio.Future[None]) -> None:
+    """Read the outcome of a commit nobody waits for (asyncio would log a lost error)."""
+    if not future.cancelled():
+        future.exception()
 
 
 def _saves_without_waiting(storage: CheckpointStorage) -> bool:

@@ -8,7 +8,7 @@ counterpart), else with the source record of its key (then it is ``changed``). S
 no call was paired with are ``not reached``.
 
 A call that failed for good while the source run went on (its workflow caught the error) left
-no record, but a failure entry (:class:`~wfctl._policies.StepFailure`). A replay call of that
+no record, but a failure entry (:class:`~wfctl._attempts.StepFailure`). A replay call of that
 key with no source record is compared with it: failed again with the same argument digest and
 the same error, it is ``same``; otherwise (another error, another argument, or a result this
 time) ``changed``. A failure no call was paired with is ``not reached``.
@@ -25,8 +25,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from ._attempts import StepFailure
 from ._codec import canonical_json
-from ._policies import StepFailure, is_durable_sleep
+from ._policies import is_durable_sleep
 from ._readable import readable_text
 from ._recorded import StepRecord
 

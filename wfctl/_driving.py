@@ -13,12 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ._attempts import StepFailure
 from ._chain import CheckpointChain
 from ._checkpoint import Checkpoint
 from ._codec import decode
 from ._ending import build_result, commit_ending
 from ._events import WorkflowEvent, WorkflowRunState
-from ._policies import StepFailure
 from ._recorded import StepRecord
 from ._restore import History
 from ._result import WorkflowRunResult
@@ -88,6 +88,7 @@ async def drive(
         step_retries=workflow.step_retries,
         past_attempts=history.attempts,
         past_failures={failure.key: failure for _, failure in history.failures},
+        past_starts=history.started,
     )
 
     def announce(checkpoint: Checkpoint) -> None:

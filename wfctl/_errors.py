@@ -12,6 +12,7 @@ from __future__ import annotations
 
 __all__ = [
     "AnswerTypeError",
+    "AttemptsExhaustedError",
     "CheckpointCorruptError",
     "CheckpointNotFoundError",
     "DuplicateStepKeyError",
@@ -311,6 +312,27 @@ class WorkflowExitError(WfctlError):
         super().__init__(
             f"SystemExit({code!r}) raised in {where}: workflow code cannot exit the process; "
             "raise an exception to fail the run"
+        )
+
+
+class AttemptsExhaustedError(WfctlError):
+    """Raised by a step call whose retries were used up before the run was resumed.
+
+    A step with ``Retry(attempts=n)`` makes at most ``n`` attempts in a run, counting those
+    made before a crash or a stop: an attempt that was started and never ended (the process was
+    killed in it) counts as failed. When a resumed run reaches such a call with no attempt
+    left, the call is not executed again: it raises this error instead of the step's own
+    exception (which ended with the process that raised it). ``key`` is the call's key,
+    ``attempts`` how many were made, ``last`` what the last one ended with (``Type: message``).
+    """
+
+    def __init__(self, key: str, attempts: int, last: str) -> None:
+        self.key = key
+        self.attempts = attempts
+        self.last = last
+        super().__init__(
+            f"step {key}: all {attempts} attempts were made before this resume (the last: "
+            f"{last}); resume the failed run to give it its attempts again"
         )
 
 

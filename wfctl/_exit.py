@@ -25,6 +25,7 @@ from typing import Final
 
 from ._errors import (
     AnswerTypeError,
+    AttemptsExhaustedError,
     CheckpointCorruptError,
     CheckpointNotFoundError,
     DuplicateStepKeyError,
@@ -72,6 +73,7 @@ EXIT_OUTPUT_CLOSED: Final = 141
 ERROR_EXIT_CODES: Final[dict[type[BaseException], int]] = {
     ReplayDivergenceError: EXIT_FINDING,  # a replay that diverges is a finding, not bad input
     WorkflowExitError: EXIT_FINDING,  # the workflow failed (it called sys.exit)
+    AttemptsExhaustedError: EXIT_FINDING,  # the run failed: a step had no attempt left
     WorkflowChangedError: EXIT_INPUT,  # refused before anything ran; --allow-changed overrides
     CheckpointNotFoundError: EXIT_INPUT,
     RunNotFoundError: EXIT_INPUT,

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import orjson
 
+from ._attempts import AttemptRecord, StepFailure
 from ._checkpoint import Checkpoint, split_checkpoint_id, validate_run_id
 from ._config import StoreRef
 from ._documents import document, epoch_time, summary_json, utc_time
@@ -46,7 +47,6 @@ from ._payloads import (
     served_count,
     served_keys,
 )
-from ._policies import AttemptRecord, StepFailure
 from ._query import RunQuery
 from ._readable import readable_text
 from ._redact import shown
@@ -448,10 +448,17 @@ def log_entry(checkpoint: Checkpoint) -> LogEntry:
     failures: tuple[StepFailure, ...] = ()
     error = detail = None
     match payload_of(checkpoint):
-        case StepPayload(steps=records, attempts=failed, failures=failed_for_good):
+        case StepPayload(steps=records, attempts=failed, failures=failed_for_good, started=started):
             steps = tuple([_step_entry(r) for r in records])
             attempts = tuple(failed)
             failures = tuple(failed_for_good)
+            if started:  # the retry limit's count: say which attempts began here
+                detail = "; ".join(
+                    f"{s.key} attempt {s.attempt} paused in, not counted"
+                    if s.withdrawn
+                    else f"started {s.key} attempt {s.attempt}"
+                    for s in started
+                )
         case PausePayload(requests=asked, reason=reason):
             requests = tuple(r.request_id for r in asked)
             detail = f"reason: {reason}"

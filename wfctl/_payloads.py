@@ -8,13 +8,15 @@ inspectors and the storages never look inside ``data`` themselves. The shapes on
   (on a run restored from another run's checkpoint), ``target``.
 - :class:`StepPayload` (``step``): ``steps``, each a :class:`~wfctl._recorded.StepRecord`;
   ``attempts`` (only when some step call failed an attempt and backs off), each a
-  :class:`~wfctl._policies.AttemptRecord`; ``failures`` (only when a step call failed for
-  good and the workflow went on), each a :class:`~wfctl._policies.StepFailure`. A record may
-  hold attempts or failures and no steps. Readers that predate ``attempts`` or ``failures``
-  ignore them: the format version stays 1.
+  :class:`~wfctl._attempts.AttemptRecord`; ``failures`` (only when a step call failed for
+  good and the workflow went on), each a :class:`~wfctl._attempts.StepFailure`; ``started``
+  (only when a call that may be retried starts an attempt), each a
+  :class:`~wfctl._attempts.AttemptStart`. A record may hold attempts, failures or starts and
+  no steps. Readers that predate ``attempts``, ``failures`` or ``started`` ignore them: the
+  format version stays as it was.
 - :class:`ResumePayload` (``resume``): ``responses`` (request id -> encoded answer), ``reason``
-  (``answer``, ``continue`` after an interrupt, or ``retry``), ``signature`` (only when a retry
-  was allowed to change the code).
+  (``answer``, ``continue`` after a pause, ``recover`` after a crash, or ``retry`` of a failed
+  run), ``signature`` (only when a resume was allowed to change the code).
 - :class:`PausePayload` (``pause``): ``requests`` (:class:`RecordedRequest`), ``reason``
   (``request``, ``interrupt``, or ``handoff`` from a stopping worker).
 - :class:`CompletedPayload` (``completed``): ``result``, ``outputs``.
@@ -39,9 +41,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Self, TypeAlias, TypeVar
 
+from ._attempts import AttemptRecord, AttemptStart, StepFailure
 from ._checkpoint import Checkpoint, Kind
 from ._errors import CheckpointCorruptError
-from ._policies import AttemptRecord, StepFailure
 from ._recorded import StepRecord
 
 _Entry = TypeVar("_Entry")
@@ -171,6 +173,8 @@ class StepPayload(_KindPayload):
     attempts: Sequence[AttemptRecord] = ()
     #: Step calls that failed for good while the workflow went on (it caught the error).
     failures: Sequence[StepFailure] = ()
+    #: Attempts of step calls that may be retried, each committed before its body ran.
+    started: Sequence[AttemptStart] = ()
 
     def to_json(self) -> dict[str, Any]:
         """Return the ``data`` of the step record (the hot path: nothing but the records)."""
@@ -179,6 +183,8 @@ class StepPayload(_KindPayload):
             data["attempts"] = [attempt.to_json() for attempt in self.attempts]
         if self.failures:
             data["failures"] = [failure.to_json() for failure in self.failures]
+        if self.started:
+            data["started"] = [start.to_json() for start in self.started]
         return data
 
     @classmethod
@@ -196,6 +202,7 @@ class StepPayload(_KindPayload):
             tuple([read(step, where) for step in steps]),
             _entries(raw.get("attempts"), AttemptRecord.from_json),
             _entries(raw.get("failures"), StepFailure.from_json),
+            _entries(raw.get("started"), AttemptStart.from_json),
         )
 
 
@@ -207,7 +214,8 @@ class ResumePayload(_KindPayload):
 
     #: Request id -> the answer, as the codec encoded it.
     responses: dict[str, Any]
-    #: ``answer``, ``continue`` (after an interrupt) or ``retry``.
+    #: ``answer``, ``continue`` (after a pause), ``recover`` (after a crash: the head is no
+    #: ending) or ``retry`` (of a failed run).
     reason: str
     #: The new code signature, when a retry was allowed to run changed code.
     signature: str | None = None

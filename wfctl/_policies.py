@@ -4,8 +4,12 @@ A policy is a layer around the one place a run calls a step's body (``Run._execu
 without one takes the same path as before, one ``is None`` check away. With one,
 :func:`call_with_policy` calls the body once per attempt, each under its own timeout, and
 commits every failed attempt (:class:`AttemptRecord`) through the run's chain, in the same
-group commit as step results, before it backs off. A run that crashes or pauses while backing
-off resumes the schedule: the attempt count goes on and it waits only for what is left.
+group commit as step results, before it backs off; when the call may be retried, it commits
+each attempt's start (:class:`AttemptStart`) before the attempt runs. A run that crashes or
+pauses resumes the schedule: the attempt count goes on (an attempt it died in counts), it waits
+only for what is left, and a call with no attempt left raises ``AttemptsExhaustedError``
+instead of running again. Only a resume of a failed run, or a new run, starts the count afresh
+(``History.forget_attempts``).
 
 A step backing off, and a branch in :func:`durable_sleep`, is not running: it does not count as
 work in flight, so a pause drains without waiting for it, and it is cancelled by the release.
@@ -21,9 +25,10 @@ import random
 import time
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
+from typing import TYPE_CHECKING, Any, Protocol
 
+from ._attempts import AttemptRecord, AttemptStart, iso
+from ._errors import AttemptsExhaustedError
 from ._events import error_message
 from ._keys import ROOT_SCOPE, Scope, current_scope
 from ._recorded import StepRecord
@@ -34,10 +39,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SLEEP_STEP",
-    "AttemptRecord",
     "Clock",
     "Retry",
-    "StepFailure",
     "StepPolicy",
     "SystemClock",
     "attach_attempts",
@@ -147,120 +150,6 @@ class StepPolicy:
     timeout: float | None = None
 
 
-#: Epoch seconds of 10000-01-01: a time at or past it has no date to show.
-_END_OF_DATES = 253_402_300_800
-
-
-def _is_time(value: Any) -> TypeGuard[float]:
-    """Whether ``value`` is epoch seconds a date can show (finite, from 1970 to year 9999).
-
-    A stored entry's times are shown as dates (``log``): one that cannot be (an edited
-    record's ``1e300``, ``NaN``, a negative time) makes the entry malformed, read as absent.
-    """
-    return (
-        isinstance(value, int | float)
-        and not isinstance(value, bool)
-        and 0 <= value < _END_OF_DATES  # False for NaN too
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class AttemptRecord:
-    """One failed attempt of a step call, committed before the step backs off."""
-
-    key: str
-    attempt: int
-    error_type: str
-    message: str
-    at: float
-    retry_at: float
-
-    def to_json(self) -> dict[str, Any]:
-        """Return the entry as stored in a ``step`` checkpoint's ``attempts``."""
-        return {
-            "key": self.key,
-            "attempt": self.attempt,
-            "error": {"type": self.error_type, "message": self.message},
-            "at": self.at,
-            "retry_at": self.retry_at,
-        }
-
-    @classmethod
-    def from_json(cls, raw: Any) -> AttemptRecord | None:
-        """Read a stored entry; a malformed one reads as None (it only informs)."""
-        if not isinstance(raw, dict):
-            return None
-        error = raw.get("error")
-        if not isinstance(error, dict):
-            error = {}
-        key, attempt, at, retry_at = (raw.get(k) for k in ("key", "attempt", "at", "retry_at"))
-        if not isinstance(key, str) or type(attempt) is not int:
-            return None
-        if not _is_time(at) or not _is_time(retry_at):
-            return None
-        return cls(
-            key, attempt, str(error.get("type", "?")), str(error.get("message", "")), at, retry_at
-        )
-
-    def describe(self) -> str:
-        """``attempt 2 failed: Type: message (next attempt at <time>, after 4s)``."""
-        return (
-            f"attempt {self.attempt} failed: {self.error_type}: {self.message} (next attempt "
-            f"at {iso(self.retry_at)}, after {self.retry_at - self.at:.3g}s)"
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class StepFailure:
-    """A step call that failed for good (its last attempt raised) while the run went on.
-
-    The workflow caught the step's exception (or had not yet let it out when a sibling's
-    commit wrote this): the call left no result. This says that it failed, and how, so a
-    replay can compare a call that fails again with the source's failure instead of with
-    nothing. It informs only: a resume executes the call again, as it executes any call
-    without a result.
-    """
-
-    key: str
-    #: The call's argument digest (None for a step that records none), as a record has it.
-    digest: str | None
-    error_type: str
-    message: str
-    at: float
-
-    @property
-    def error(self) -> str:
-        """``Type: message``, as a ``step_failed`` event says it (``Type`` without one)."""
-        return f"{self.error_type}: {self.message}" if self.message else self.error_type
-
-    def to_json(self) -> dict[str, Any]:
-        """Return the entry as stored in a ``step`` checkpoint's ``failures``."""
-        return {
-            "key": self.key,
-            "digest": self.digest,
-            "error": {"type": self.error_type, "message": self.message},
-            "at": self.at,
-        }
-
-    @classmethod
-    def from_json(cls, raw: Any) -> StepFailure | None:
-        """Read a stored entry; a malformed one reads as None (it only informs)."""
-        if not isinstance(raw, dict):
-            return None
-        key, digest, error, at = (raw.get(k) for k in ("key", "digest", "error", "at"))
-        if not isinstance(key, str) or not isinstance(error, dict):
-            return None
-        if not _is_time(at):
-            return None
-        digest = digest if isinstance(digest, str) else None
-        return cls(key, digest, str(error.get("type", "?")), str(error.get("message", "")), at)
-
-
-def iso(seconds: float) -> str:
-    """Return epoch ``seconds`` as an ISO 8601 UTC time (to the second)."""
-    return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="seconds")
-
-
 def attempts_of(error: BaseException) -> tuple[AttemptRecord, ...]:
     """Return the failed attempts before ``error`` (raised by a step's last attempt)."""
     attempts: tuple[AttemptRecord, ...] = getattr(error, "wfctl_attempts", ())
@@ -300,15 +189,39 @@ async def call_with_policy(
     """Call a step body (``call``) under ``policy``; return the first attempt's result that
     succeeds, or raise the last attempt's own exception with the attempts attached
     (:func:`attempts_of`).
+
+    When the call may be retried, each attempt's start is committed before its body runs, so
+    the limit counts the attempts a kill cut off. A resumed call goes on from what was
+    recorded: its attempt number, and the wait left of its backoff.
+
+    Raises:
+        AttemptsExhaustedError: the call made all its attempts before this resume.
     """
+    from ._pausing import PauseSignal  # imports asyncio: not at import (``wfctl runs``)
+
     retry = policy.retry if policy.retry is not None else run.step_retries
-    past = run.past_attempts.get(key, ())
-    failed = list(past)
-    attempt = len(past) + 1
-    if past:
+    counted = retry is not None and retry.attempts > 1
+    failed = list(run.past_attempts.get(key, ()))
+    start = run.past_starts.get(key)
+    if retry is not None and start is not None and start.attempt > _last_attempt(failed):
+        # The run stopped in this attempt, or after its last one failed for good.
+        delay = retry.delay(start.attempt, key)
+        failed.append(start.ended(delay, run.past_failures.get(key)))
+        if start.attempt < retry.attempts:
+            await run.chain.commit_attempt(failed[-1])  # so ``log`` says how it ended
+            _retrying(run, failed[-1], retry)
+    attempt = _last_attempt(failed) + 1
+    if counted and retry is not None and attempt > retry.attempts:
+        last = failed[-1]
+        error = AttemptsExhaustedError(key, last.attempt, f"{last.error_type}: {last.message}")
+        error.wfctl_attempts = tuple(failed)  # type: ignore[attr-defined]  # attempts_of
+        raise error
+    if failed:
         # A crash or a pause came while this call backed off: wait out what is left.
-        await wait_out(run, past[-1].retry_at, True)
+        await wait_out(run, failed[-1].retry_at, True)
     while True:
+        if counted:
+            await run.chain.commit_attempt(AttemptStart(key, attempt, run.clock.now()))
         try:
             if policy.timeout is None:
                 return await call()
@@ -316,6 +229,10 @@ async def call_with_policy(
 
             async with asyncio.timeout(policy.timeout):
                 return await call()
+        except PauseSignal:
+            if counted:  # the run pauses in this attempt: it did not fail, it is taken back
+                run.chain.note_withdrawn(AttemptStart(key, attempt, run.clock.now(), True))
+            raise
         except (Exception, SystemExit) as exc:
             # A SystemExit is never retried, whatever retry_on says: the run loop fails the
             # run with it (Run._execute), carrying the attempts over.
@@ -334,19 +251,30 @@ async def call_with_policy(
             )
             failed.append(record)
             await run.chain.commit_attempt(record)
-            run.emit(
-                "step_retrying",
-                key,
-                {
-                    "attempt": attempt + 1,
-                    "attempts": retry.attempts,
-                    "delay": round(delay, 6),
-                    "retry_at": iso(record.retry_at),
-                    "error": f"{record.error_type}: {record.message}",
-                },
-            )
+            _retrying(run, record, retry)
             await wait_out(run, record.retry_at, True)
             attempt += 1
+
+
+def _retrying(run: Run, failed: AttemptRecord, retry: Retry) -> None:
+    """Emit ``step_retrying``: attempt ``failed`` failed, the next one comes at its
+    ``retry_at``."""
+    run.emit(
+        "step_retrying",
+        failed.key,
+        {
+            "attempt": failed.attempt + 1,
+            "attempts": retry.attempts,
+            "delay": round(failed.retry_at - failed.at, 6),
+            "retry_at": iso(failed.retry_at),
+            "error": f"{failed.error_type}: {failed.message}",
+        },
+    )
+
+
+def _last_attempt(failed: Sequence[AttemptRecord]) -> int:
+    """The number of the last of a call's failed attempts (0: none)."""
+    return failed[-1].attempt if failed else 0
 
 
 async def durable_sleep(run: Run, seconds: float) -> None:

@@ -13,6 +13,7 @@ from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._attempts import AttemptRecord, AttemptStart, StepFailure
 from ._checkpoint import Checkpoint, Kind, split_checkpoint_id, validate_run_id
 from ._codec import canonical_json, encode
 from ._errors import (
@@ -23,7 +24,6 @@ from ._errors import (
     UnencodableValueError,
 )
 from ._payloads import ResumePayload, StepPayload, recorded_requests
-from ._policies import AttemptRecord, StepFailure
 from ._recorded import RecordedCalls, StepRecord
 from ._response_types import convert_answer
 from ._storage._capabilities import chain_records, load_chain
@@ -59,13 +59,27 @@ class History:
 
     records: list[StepRecord] = field(default_factory=list)
     responses: dict[str, Any] = field(default_factory=dict)
-    #: Failed attempts of step calls, by call key; a retry (``resume`` for ``retry``) starts
-    #: every call's attempts afresh.
+    #: Failed attempts of step calls, by call key, and the last attempt each started; a
+    #: ``resume`` of a failed run, or a new run, starts them afresh (:meth:`forget_attempts`).
     attempts: dict[str, list[AttemptRecord]] = field(default_factory=dict)
+    started: dict[str, AttemptStart] = field(default_factory=dict)
+    #: The kind of the last checkpoint folded (whether a ``resume`` follows a failure).
+    last_kind: Kind | None = None
     #: Step calls that failed for good while the run went on, each with how many of
     #: ``records`` came before the record that holds it (a replay compares them).
     failures: list[tuple[int, StepFailure]] = field(default_factory=list)
     calls: RecordedCalls = field(default_factory=RecordedCalls)
+
+    def forget_attempts(self) -> None:
+        """Forget every call's attempts: what follows gets its full retries again.
+
+        Only two things do that: a resume of a ``failed`` run (its user asks for another go)
+        and a new run (a root: a restore or a replay is a run of its own). A resume after a
+        crash, an interrupt, a pause or a lost lease goes on counting, so no kill ever adds an
+        attempt.
+        """
+        self.attempts.clear()
+        self.started.clear()
 
     def hand_records_to_calls(self) -> None:
         """Move the records listed so far into ``calls``, in order."""
@@ -114,11 +128,21 @@ def _fold(chain: Sequence[Checkpoint], upto: int, history: History) -> None:
             history.records.extend(payload.steps)
             for attempt in payload.attempts:
                 history.attempts.setdefault(attempt.key, []).append(attempt)
+            for start in payload.started:
+                if not start.withdrawn:
+                    history.started[start.key] = start
+                elif (kept := history.started.get(start.key)) and kept.attempt == start.attempt:
+                    del history.started[start.key]  # the run paused in it: not counted
         elif checkpoint.kind == Kind.RESUME:
             resume = ResumePayload.of(checkpoint)
             history.responses.update(resume.responses)
-            if resume.reason == "retry":
-                history.attempts.clear()
+            # Decided by what it follows, not by its reason: before ``recover``, a resume
+            # after a crash was recorded as a ``retry`` too.
+            if history.last_kind == Kind.FAILED:
+                history.forget_attempts()
+        elif checkpoint.kind == Kind.ROOT:  # a run's own attempts, not its origin's
+            history.forget_attempts()
+        history.last_kind = checkpoint.kind
 
 
 async def read_origins(

@@ -24,6 +24,7 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from ._attempts import AttemptRecord, AttemptStart, StepFailure
 from ._chain import CheckpointChain
 from ._codec import (
     EncodedCall,
@@ -67,9 +68,7 @@ from ._keys import uninstall_task_factory as _uninstall
 from ._pausing import PauseGate, PauseSignal
 from ._policies import (
     SYSTEM_CLOCK,
-    AttemptRecord,
     Retry,
-    StepFailure,
     StepPolicy,
     attach_attempts,
     attempts_of,
@@ -174,6 +173,7 @@ class Run:
         step_retries: Retry | None = None,
         past_attempts: dict[str, list[AttemptRecord]] | None = None,
         past_failures: dict[str, StepFailure] | None = None,
+        past_starts: dict[str, AttemptStart] | None = None,
     ) -> None:
         self.run_id = run_id
         self.chain = chain
@@ -222,6 +222,8 @@ class Run:
         #: so far, by call key; the clock policies wait on (see ``wfctl._policies``).
         self.step_retries = step_retries
         self.past_attempts = past_attempts or {}
+        #: The last attempt each call started, by key (one with no outcome was cut off).
+        self.past_starts = past_starts or {}
         #: The recorded failures of calls the history holds no result for, by key (a replay's
         #: history gathers them): a divergence says why there is nothing to serve.
         self.past_failures = past_failures or {}

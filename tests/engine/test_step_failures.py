@@ -20,8 +20,8 @@ import pytest
 
 from tests.conftest import arun
 from wfctl import FileCheckpointStorage, step, workflow
+from wfctl._attempts import AttemptRecord, StepFailure
 from wfctl._diff import ReplayCalls, diff_steps
-from wfctl._policies import AttemptRecord, StepFailure
 from wfctl._recorded import StepRecord
 from wfctl._replay import replay
 from wfctl._worker import _describe

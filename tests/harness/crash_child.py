@@ -25,6 +25,16 @@ it lives, and exits. Kill kinds (the child SIGKILLs itself, so each point is rep
 - ``truncate``       right after recovery cut a torn tail (before its sync)
 - ``mid-step``       inside the ``at``-th step executed, after its ledger entry
 - ``timer``          ``delay`` seconds into the attempt, wherever it is
+
+``"workload": "payment"`` runs the retry-limit case instead (``harness_workload.payment``):
+``store`` may be a PostgreSQL URL, ``ledger`` names the ledger file, ``fresh`` starts the run
+and anything else resumes it (``resume(run_id)``). Kill kinds:
+
+- ``in-attempt``     inside an attempt of the charge, after its ledger entry
+- ``in-backoff``     once a failed attempt is durable and the step backs off (its
+                     ``step_retrying`` event)
+
+A living child writes ``{"status", "error"}`` (the run's end, or the error it raised).
 """
 
 from __future__ import annotations
@@ -42,8 +52,9 @@ from pathlib import Path
 from typing import Any
 
 from tests.harness import harness_workload as W
-from wfctl import FileCheckpointStorage
+from wfctl import FileCheckpointStorage, WorkflowEvent
 from wfctl._storage._fs import OsFileSystem
+from wfctl.storage import open_storage
 
 
 def die() -> None:
@@ -91,8 +102,46 @@ class KillFS(OsFileSystem):
             die()
 
 
+def run_payment(cmd: dict[str, Any]) -> int:
+    """Run one process of the retry-limit case (see the module docstring)."""
+    kind = (cmd.get("kill") or {}).get("kind")
+    W.HOOKS.reset()
+    W.HOOKS.ledger = W.file_ledger(cmd["ledger"], str(cmd["attempt"]))
+    if kind == "in-attempt":
+        W.HOOKS.after_ledger = lambda label: die()
+
+    def on_event(event: WorkflowEvent) -> None:
+        # A failed attempt's backoff (a resume announces a cut-off attempt's too: not that).
+        if (
+            kind == "in-backoff"
+            and event.kind == "step_retrying"
+            and str(event.data["error"]).startswith("ConnectionError")
+        ):
+            die()
+
+    async def main() -> dict[str, Any]:
+        storage = open_storage(cmd["store"])
+        wf = W.payment.build(checkpoint_storage=storage)
+        try:
+            if cmd["fresh"]:
+                result = await wf.run("order-7", run_id=cmd["run_id"], on_event=on_event)
+            else:
+                result = await wf.resume(cmd["run_id"], on_event=on_event)
+            return {"status": result.status, "error": None}
+        except Exception as exc:  # a failed run raises its error
+            return {"status": "failed", "error": type(exc).__name__}
+        finally:
+            await storage.aclose()
+
+    outcome = asyncio.run(main())
+    Path(cmd["ledger"]).with_name(f"attempt-{cmd['attempt']}.json").write_text(json.dumps(outcome))
+    return 0
+
+
 def run_attempt(cmd: dict[str, Any]) -> int:
     """Run one attempt in this (forked) process; return the exit code if it lives."""
+    if cmd.get("workload") == "payment":
+        return run_payment(cmd)
     store = Path(cmd["store"])
     attempt = str(cmd["attempt"])
     kill = cmd.get("kill") or {}
@@ -147,7 +196,8 @@ def serve() -> None:
             try:
                 code = run_attempt(cmd)
             except BaseException:
-                Path(cmd["store"], f"attempt-{cmd['attempt']}.error").write_text(
+                folder = Path(cmd.get("ledger") or Path(cmd["store"], "x")).parent
+                folder.joinpath(f"attempt-{cmd['attempt']}.error").write_text(
                     traceback.format_exc()
                 )
             finally:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from wfctl import RunContext, step, workflow
+from wfctl import Retry, RunContext, step, workflow
 
 __all__ = [
     "HOOKS",
@@ -29,6 +29,7 @@ __all__ = [
     "file_ledger",
     "hold_at",
     "labels",
+    "payment",
     "pipeline",
     "reference",
     "spec_for",
@@ -174,3 +175,21 @@ def reference(spec: dict[str, Any], answer: Any = "yes") -> tuple[dict[str, int]
         values[f"g{j}"] = parts[-1]
     final = values["final"] = mix("final", sum(parts) + len(str(answer)))
     return values, {"acc": acc, "parts": parts, "answer": answer, "final": final}
+
+
+#: The retry-limit case: a charge that always fails, three attempts, a tiny backoff.
+CHARGE_RETRY = Retry(attempts=3, initial=0.05, backoff=1.0, jitter=False)
+
+
+@step(retries=CHARGE_RETRY)
+async def charge(order: str) -> str:
+    """One ledgered attempt at a payment that the bank always declines."""
+    HOOKS.ledger("charge")
+    HOOKS.after_ledger("charge")
+    raise ConnectionError(f"card declined for {order}")
+
+
+@workflow(name="harness-payment")
+async def payment(order: str) -> str:
+    """A run whose one step may only ever be attempted ``CHARGE_RETRY.attempts`` times."""
+    return await charge(order)
