@@ -1,0 +1,72 @@
+"""The read port's conformance suite on wfctl's file and PostgreSQL stores, written by running
+real workflows (a completed fan-out, a pause for an answer, a failure)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.sources.stores import fill, fill_big, table_digest
+from wfctl.sources import Source, open_source
+from wfctl.sources.testing import SourceConformance, directory_digest
+
+WFCTL_STATUSES = frozenset({"completed", "paused", "failed"})
+
+
+@pytest.fixture(scope="module")
+def file_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    store = tmp_path_factory.mktemp("store")
+    asyncio.run(fill(str(store)))
+    return store
+
+
+@pytest.fixture(scope="module")
+def big_file_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    store = tmp_path_factory.mktemp("big")
+    return store, asyncio.run(fill_big(str(store)))
+
+
+class TestFileStore(SourceConformance):
+    statuses = WFCTL_STATUSES
+
+    @pytest.fixture
+    def source_under_test(self, file_store: Path) -> Iterator[Source]:
+        with open_source(file_store) as source:
+            assert source.kind == "wfctl-file"
+            yield source
+
+    @pytest.fixture
+    def store_digest(self, file_store: Path, big_file_store: tuple[Path, str]) -> Callable[[], str]:
+        return lambda: directory_digest(file_store) + directory_digest(big_file_store[0])
+
+    @pytest.fixture
+    def big_run(self, big_file_store: tuple[Path, str]) -> Iterator[tuple[Source, str, int]]:
+        store, run_id = big_file_store
+        journal = store / "runs" / run_id / "journal.jsonl"
+        with open_source(store) as source:
+            yield source, run_id, journal.stat().st_size
+
+
+class TestPostgresStore(SourceConformance):
+    """No ``big_run``: the store reads a run 4096 records a statement whatever their size, so
+    a run that shows streaming in bytes would take thousands of commits per test."""
+
+    statuses = WFCTL_STATUSES
+
+    @pytest.fixture
+    def pg_store(self, pg_url: str) -> str:
+        asyncio.run(fill(pg_url))
+        return pg_url
+
+    @pytest.fixture
+    def source_under_test(self, pg_store: str) -> Iterator[Source]:
+        with open_source(pg_store) as source:
+            assert source.kind == "wfctl-postgresql"
+            yield source
+
+    @pytest.fixture
+    def store_digest(self, pg_store: str) -> Callable[[], str]:
+        return lambda: table_digest(pg_store)
