@@ -1,8 +1,10 @@
 """Opening a source from a URL or a path: a small registry of readers (scheme, detector, opener).
 
 A location with ``://`` is read by the reader registered for its scheme (``postgresql://`` and
-``postgres://``: wfctl's PostgreSQL store). A plain path is offered to each reader's detector
-in registration order: a directory holding wfctl's ``runs/`` is a wfctl file store.
+``postgres://``: wfctl's PostgreSQL store; ``agent-framework://PATH``: that directory, the text
+after ``://`` being the path, so ``agent-framework:///abs/dir``). A plain path is offered to each
+reader's detector in registration order: a directory holding wfctl's ``runs/`` is a wfctl file
+store, a directory whose first JSON files hold agent-framework's checkpoint fields is that.
 A new engine's reader registers one :class:`Reader`.
 """
 
@@ -90,5 +92,24 @@ def _is_wfctl_store(path: Path) -> bool:
     return (path / "runs").is_dir()
 
 
+def _agent_framework(location: str) -> Source:
+    from ._agent_framework import AgentFrameworkSource
+
+    prefix = "agent-framework://"
+    directory = location[len(prefix) :] if location.lower().startswith(prefix) else location
+    if not directory:
+        raise StoreLocationError(location, "names no directory (agent-framework:///abs/dir)")
+    return AgentFrameworkSource(directory)
+
+
+def _is_agent_framework_dir(path: Path) -> bool:
+    from ._agent_framework import is_checkpoint_dir
+
+    return is_checkpoint_dir(path)
+
+
 register_reader(Reader("wfctl-postgresql", ("postgresql", "postgres"), None, _wfctl))
 register_reader(Reader("wfctl-file", (), _is_wfctl_store, _wfctl))
+register_reader(
+    Reader("agent-framework", ("agent-framework",), _is_agent_framework_dir, _agent_framework)
+)
