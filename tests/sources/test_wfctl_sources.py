@@ -7,11 +7,14 @@ import asyncio
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from tests.sources.stores import fill, fill_big, table_digest
+from wfctl._errors import StoreLocationError
 from wfctl.sources import Source, open_source
 from wfctl.sources.testing import SourceConformance, directory_digest
+from wfctl.storage.testing import PrivateServer
 
 WFCTL_STATUSES = frozenset({"completed", "paused", "failed"})
 
@@ -70,3 +73,24 @@ class TestPostgresStore(SourceConformance):
     @pytest.fixture
     def store_digest(self, pg_store: str) -> Callable[[], str]:
         return lambda: table_digest(pg_store)
+
+
+def test_a_database_without_wfctl_tables_is_refused_and_left_without_them(
+    pg_server: PrivateServer,
+) -> None:
+    with psycopg.connect(pg_server.url, autocommit=True) as conn:
+        conn.execute("DROP DATABASE IF EXISTS sources_empty")
+        conn.execute("CREATE DATABASE sources_empty")
+    url = pg_server.url.replace("/postgres?", "/sources_empty?")
+    assert url != pg_server.url
+    with open_source(url) as source:
+        with pytest.raises(StoreLocationError, match="holds no wfctl store") as caught:
+            list(source.runs())
+        assert "\n" not in str(caught.value)
+        with pytest.raises(StoreLocationError):
+            source.verify()
+    with psycopg.connect(url, autocommit=True) as conn:
+        (tables,) = conn.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'"
+        ).fetchone() or (None,)
+    assert tables == 0

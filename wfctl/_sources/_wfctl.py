@@ -19,7 +19,12 @@ from collections.abc import AsyncGenerator, Coroutine, Generator, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from wfctl._checkpoint import Checkpoint, split_checkpoint_id, validate_run_id
-from wfctl._errors import CheckpointCorruptError, CheckpointNotFoundError, RunNotFoundError
+from wfctl._errors import (
+    CheckpointCorruptError,
+    CheckpointNotFoundError,
+    RunNotFoundError,
+    StoreLocationError,
+)
 from wfctl._redact import redact
 from wfctl._storage._capabilities import stored_records
 from wfctl._storage._file import FileCheckpointStorage
@@ -60,8 +65,17 @@ class WfctlSource(ClosingSource):
         return redact(self._store.location)
 
     def _run(self, coro: Coroutine[Any, Any, T]) -> T:
-        """Run ``coro`` on the source's event loop (made on first use)."""
+        """Run ``coro`` on the source's event loop (made on first use).
+
+        Before a server's first read, its schema is looked at (see :func:`_check_schema`).
+        """
         if self._runner is None:
+            if not self._file:
+                try:
+                    _check_schema(self._store.location)
+                except BaseException:
+                    coro.close()
+                    raise
             self._runner = asyncio.Runner()
         return self._runner.run(coro)
 
@@ -225,6 +239,43 @@ class WfctlSource(ClosingSource):
             runner.run(self._store.aclose())
         finally:
             runner.close()
+
+
+def _check_schema(url: str) -> None:
+    """Refuse a database whose wfctl schema the store would write on its first use.
+
+    The PostgreSQL store creates its tables in a database that has none, and upgrades an
+    older schema, when it first connects: a source never writes, so it reads neither (one
+    connection of its own, two ``SELECT`` statements).
+
+    Raises:
+        StoreLocationError: the database holds no wfctl schema, or an older one, or cannot
+            be reached.
+    """
+    import psycopg
+
+    from wfctl._storage._postgres._connection import failure_text
+    from wfctl._storage._postgres._schema import SCHEMA_VERSION
+
+    try:
+        with psycopg.connect(url, autocommit=True) as conn:
+            row = conn.execute("SELECT to_regclass('wfctl_schema') IS NOT NULL").fetchone()
+            version = None
+            if row is not None and row[0]:
+                found = conn.execute("SELECT max(version) FROM wfctl_schema").fetchone()
+                version = None if found is None else found[0]
+    except psycopg.Error as exc:
+        raise StoreLocationError(
+            url, f"cannot be reached: {failure_text(exc, url)}", unreachable=True
+        ) from None
+    if version is None:
+        raise StoreLocationError(url, "holds no wfctl store (no wfctl schema): nothing to read")
+    if version < SCHEMA_VERSION:
+        raise StoreLocationError(
+            url,
+            f"holds wfctl schema version {version}, which reading it would upgrade to "
+            f"{SCHEMA_VERSION}: a source does not write (open it once with wfctl runs to upgrade)",
+        )
 
 
 def entry_of(checkpoint: Checkpoint, size: int) -> Entry:
