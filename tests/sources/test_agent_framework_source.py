@@ -199,6 +199,20 @@ def test_records_are_not_read_through_a_link_out_of_the_directory(tmp_path: Path
         assert [r.run_id for r in source.runs()] == ["review"]
 
 
+def test_a_record_stored_with_an_earlier_time_than_its_parent_still_follows_it(
+    af_dir: Path, tmp_path: Path
+) -> None:
+    for file in af_dir.glob("*.json"):
+        raw = json.loads(file.read_text())
+        if raw["workflow_name"] == "review" and raw["previous_checkpoint_id"] is not None:
+            raw["timestamp"] = "2000-01-01T00:00:00+00:00"  # a clock that went back
+        (tmp_path / file.name).write_text(json.dumps(raw))
+    with open_source(tmp_path) as source:
+        entries = list(source.records("review"))
+    assert [bool(e.parent_ids) for e in entries] == [False, True]
+    assert entries[1].parent_ids == (entries[0].entry_id,)
+
+
 def test_unknown_workflow_and_checkpoint(af_dir: Path) -> None:
     with open_source(af_dir) as source:
         with pytest.raises(RunNotFoundError):

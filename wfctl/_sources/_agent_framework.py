@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import heapq
 import json
 import os
 import stat
@@ -108,8 +109,7 @@ class AgentFrameworkSource(ClosingSource):
                     size,
                 )
             )
-        found.sort(key=lambda item: (item.time, item.checkpoint_id))
-        return found
+        return _parents_first(found)
 
     def runs(self, *, workflow: str | None = None) -> Iterator[RunInfo]:
         """Yield one run per workflow name, in name order, judged as ``verify`` judges it."""
@@ -132,8 +132,8 @@ class AgentFrameworkSource(ClosingSource):
                 workflow=name,
                 status=status,
                 head_id=head,
-                created_at=items[0].time,
-                updated_at=items[-1].time,
+                created_at=min(i.time for i in items),
+                updated_at=max(i.time for i in items),
                 record_count=len(items),
                 size_bytes=sum(i.size for i in items),
                 problem=f"{problems[0]} (and {len(problems) - 1} more)"
@@ -232,6 +232,32 @@ class AgentFrameworkSource(ClosingSource):
         if run_id is not None and all(v.checkpoints == 0 for v in report.runs):
             raise RunNotFoundError(run_id)
         return report
+
+
+def _parents_first(items: list[_Indexed]) -> list[_Indexed]:
+    """``items`` oldest first (stored time, then id), except that a record never comes before
+    its parent (a clock that went back). Records on a cycle of parent links, which have no
+    first, come last, oldest first (``verify`` names the cycle)."""
+    key = {id(item): (item.time, item.checkpoint_id) for item in items}
+    ids = {item.checkpoint_id for item in items}
+    children: dict[str, list[_Indexed]] = {}
+    ready: list[tuple[tuple[str, str], int, _Indexed]] = []
+    for index, item in enumerate(items):
+        if item.parent is None or item.parent not in ids or item.parent == item.checkpoint_id:
+            heapq.heappush(ready, (key[id(item)], index, item))
+        else:
+            children.setdefault(item.parent, []).append(item)
+    ordered: list[_Indexed] = []
+    placed: set[int] = set()
+    position = {id(item): index for index, item in enumerate(items)}
+    while ready:
+        _, _, item = heapq.heappop(ready)
+        ordered.append(item)
+        placed.add(id(item))
+        for child in children.pop(item.checkpoint_id, []):
+            heapq.heappush(ready, (key[id(child)], position[id(child)], child))
+    rest = [item for item in items if id(item) not in placed]
+    return ordered + sorted(rest, key=lambda item: key[id(item)])
 
 
 def _read(file: Path) -> tuple[Any, int]:
