@@ -23,8 +23,8 @@ async def shout(text: str) -> str:
 
 
 @step
-async def blob(i: int) -> str:
-    return f"{i}:" + "x" * 200_000
+async def blob(i: int, size: int) -> str:
+    return f"{i}:" + "x" * size
 
 
 @workflow(name="greet")
@@ -47,9 +47,10 @@ async def boom(topic: str) -> str:
 
 
 @workflow(name="big")
-async def big(n: int) -> int:
+async def big(job: list[int]) -> int:
+    n, size = job
     for i in range(n):
-        await blob(i)
+        await blob(i, size)
     return n
 
 
@@ -72,12 +73,12 @@ async def fill(location: str) -> dict[str, str]:
         await storage.aclose()
 
 
-async def fill_big(location: str, steps: int = BIG_STEPS) -> str:
+async def fill_big(location: str, steps: int = BIG_STEPS, size: int = 200_000) -> str:
     """Run the long workflow into the store (not synced: its durability is not tested here);
     its run id."""
     storage = open_storage(location, must_exist=False, durability="none")
     try:
-        result = await big.build(checkpoint_storage=storage).run(steps)
+        result = await big.build(checkpoint_storage=storage).run([steps, size])
         return result.run_id
     finally:
         await storage.aclose()

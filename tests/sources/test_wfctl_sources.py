@@ -12,6 +12,7 @@ import pytest
 
 from tests.sources.stores import fill, fill_big, table_digest
 from wfctl._errors import StoreLocationError
+from wfctl._storage import _pages  # the page size, shortened for the long run
 from wfctl.sources import Source, open_source
 from wfctl.sources.testing import SourceConformance, directory_digest
 from wfctl.storage.testing import PrivateServer
@@ -54,9 +55,6 @@ class TestFileStore(SourceConformance):
 
 
 class TestPostgresStore(SourceConformance):
-    """No ``big_run``: the store reads a run 4096 records a statement whatever their size, so
-    a run that shows streaming in bytes would take thousands of commits per test."""
-
     statuses = WFCTL_STATUSES
 
     @pytest.fixture
@@ -73,6 +71,26 @@ class TestPostgresStore(SourceConformance):
     @pytest.fixture
     def store_digest(self, pg_store: str) -> Callable[[], str]:
         return lambda: table_digest(pg_store)
+
+    @pytest.fixture
+    def big_run(
+        self, pg_server: PrivateServer, monkeypatch: pytest.MonkeyPatch
+    ) -> Iterator[tuple[Source, str, int]]:
+        """A long run in a database of its own (written after the store's digest was taken).
+
+        The store reads a run 4096 records a statement: a run long enough to show that in
+        bytes takes tens of thousands of commits, so its pages are made 64 records here (the
+        same reads, shorter pages) for a run of 400 records of 10 kB.
+        """
+        monkeypatch.setattr(_pages, "PAGE_RECORDS", 64)
+        with psycopg.connect(pg_server.url, autocommit=True) as conn:
+            conn.execute("DROP DATABASE IF EXISTS sources_big")
+            conn.execute("CREATE DATABASE sources_big")
+        url = pg_server.url.replace("/postgres?", "/sources_big?")
+        run_id = asyncio.run(fill_big(url, steps=400, size=10_000))
+        with open_source(url) as source:
+            (size,) = source.sizes(run_id)
+            yield source, run_id, size.size_bytes
 
 
 def test_a_database_without_wfctl_tables_is_refused_and_left_without_them(
