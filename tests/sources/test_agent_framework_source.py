@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
+import os
 import pickle
+import threading
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -16,9 +19,9 @@ from typing import Any
 import pytest
 
 from tests.sources.stores import fill
-from wfctl import CheckpointNotFoundError, RunNotFoundError
+from wfctl import CheckpointCorruptError, CheckpointNotFoundError, RunNotFoundError
 from wfctl._errors import StoreLocationError
-from wfctl.sources import Source, open_source
+from wfctl.sources import RunInfo, Source, open_source
 from wfctl.sources.testing import SourceConformance, directory_digest
 
 af = pytest.importorskip("agent_framework")  # the test extra installs it
@@ -211,6 +214,38 @@ def test_a_record_stored_with_an_earlier_time_than_its_parent_still_follows_it(
         entries = list(source.records("review"))
     assert [bool(e.parent_ids) for e in entries] == [False, True]
     assert entries[1].parent_ids == (entries[0].entry_id,)
+
+
+def test_a_fifo_among_the_checkpoints_is_named_not_waited_on(af_dir: Path, tmp_path: Path) -> None:
+    for file in af_dir.glob("*.json"):
+        (tmp_path / file.name).write_bytes(file.read_bytes())
+    fifo = tmp_path / "zz.json"
+    os.mkfifo(fifo)
+    listed: list[RunInfo] = []
+    errors: list[BaseException] = []
+
+    def read() -> None:
+        with open_source(tmp_path) as source:
+            listed.extend(source.runs())
+            try:
+                source.verify()
+            except BaseException as exc:
+                errors.append(exc)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    reader.join(timeout=60)
+    if reader.is_alive():  # blocked opening the FIFO: let it go (each time) before failing
+        while reader.is_alive():
+            with contextlib.suppress(OSError):  # no reader waiting at this instant
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+            reader.join(timeout=0.1)
+        pytest.fail("reading the directory waited on a FIFO")
+    (error,) = errors
+    assert isinstance(error, CheckpointCorruptError)
+    assert (error.where, error.reason.split(" (")[0]) == (str(fifo), "is not a regular file")
+    assert {r.run_id for r in listed} == {"fan", "review"}
+    assert all(r.problem and r.problem.startswith("not verified: ") for r in listed)
 
 
 def test_unknown_workflow_and_checkpoint(af_dir: Path) -> None:

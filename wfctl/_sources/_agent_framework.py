@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import heapq
 import json
 import os
@@ -116,13 +117,19 @@ class AgentFrameworkSource(ClosingSource):
         groups: dict[str, list[_Indexed]] = {}
         for item in self._index(workflow):
             groups.setdefault(item.workflow, []).append(item)
-        report = self.verify() if groups else None
+        refused: str | None = None
+        try:
+            report = self.verify() if groups else None
+        except CheckpointCorruptError as exc:
+            report, refused = None, str(exc)
         verdicts = {v.run_id: v for v in report.runs} if report else {}
         for name in sorted(groups):
             items = groups[name]
             verdict = verdicts.get(name)
             head = verdict.head if verdict is not None else items[-1].checkpoint_id
             problems = verdict.problems if verdict is not None else ()
+            if refused is not None:
+                problems = (f"not verified: {refused}",)
             status: RunState = "unknown"
             held = next((i for i in items if i.checkpoint_id == head), None)
             if held is not None and _pending(self._directory / held.file):
@@ -221,13 +228,26 @@ class AgentFrameworkSource(ClosingSource):
         """Judge each workflow's checkpoints as one lineage, as ``verify-lineage
         --agent-framework`` does (:func:`~wfctl._af_lineage.verify_agent_framework_dir`).
 
+        That check reads every ``*.json`` entry of the directory as a file, following a link
+        and waiting on a FIFO, so a directory holding anything but regular files there is
+        refused first.
+
         Raises:
             RunNotFoundError: ``run_id`` names no workflow.
+            CheckpointCorruptError: a ``*.json`` entry is not a regular file.
         """
         import asyncio
 
         from wfctl._af_lineage import verify_agent_framework_dir
 
+        for file in sorted(self._directory.glob("*.json")):
+            with contextlib.suppress(FileNotFoundError):  # gone since it was listed
+                if not stat.S_ISREG(os.lstat(file).st_mode):
+                    raise CheckpointCorruptError(
+                        str(file),
+                        "is not a regular file (a link, a FIFO or a device): the checkpoints "
+                        "are verified only in a directory of regular files",
+                    )
         report = asyncio.run(verify_agent_framework_dir(self._directory, workflow_name=run_id))
         if run_id is not None and all(v.checkpoints == 0 for v in report.runs):
             raise RunNotFoundError(run_id)
