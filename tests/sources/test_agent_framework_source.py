@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import agent_framework as af  # the test extra installs it: missing, the tests fail
 import pytest
 
 from tests.sources.stores import fill
@@ -23,8 +24,6 @@ from wfctl import CheckpointCorruptError, CheckpointNotFoundError, RunNotFoundEr
 from wfctl._errors import StoreLocationError
 from wfctl.sources import RunInfo, Source, open_source
 from wfctl.sources.testing import SourceConformance, directory_digest
-
-af = pytest.importorskip("agent_framework")  # the test extra installs it
 
 #: The name agent-framework records for :class:`Thing` (allowed to be pickled on save).
 THING = f"{__name__}:Thing"

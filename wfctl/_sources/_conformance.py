@@ -107,7 +107,12 @@ class SourceConformance:
         """The runs whose records can all be read (neither corrupt nor unreadable)."""
         return [r for r in runs if r.status not in ("corrupt", "unreadable")]
 
-    def test_runs_show_the_known_statuses(self, listed: list[RunInfo]) -> None:
+    def test_runs_show_the_known_statuses(
+        self, source_under_test: Source, listed: list[RunInfo]
+    ) -> None:
+        assert isinstance(source_under_test, Source)
+        assert source_under_test.kind
+        assert source_under_test.location
         assert listed, "the known content holds runs"
         assert self.statuses <= {r.status for r in listed}
         for info in listed:
