@@ -11,7 +11,7 @@ import psycopg
 import pytest
 
 from tests.sources.stores import fill, fill_big, table_digest
-from wfctl._errors import StoreLocationError
+from wfctl._errors import CheckpointCorruptError, StoreLocationError
 from wfctl._storage import _pages  # the page size, shortened for the long run
 from wfctl.sources import Source, open_source
 from wfctl.sources.testing import SourceConformance, directory_digest
@@ -112,3 +112,31 @@ def test_a_database_without_wfctl_tables_is_refused_and_left_without_them(
             "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'"
         ).fetchone() or (None,)
     assert tables == 0
+
+
+def test_verify_is_verify_lineage(file_store: Path) -> None:
+    from wfctl._inspect import verify_runs  # the command's own library call, to compare with
+
+    with open_source(file_store) as source:
+        assert source.verify().to_json() == verify_runs(file_store).to_json()
+
+
+def test_a_tampered_record_is_named_not_shown(tmp_path: Path) -> None:
+    runs = asyncio.run(fill(str(tmp_path)))
+    run_id = runs["completed"]
+    journal = tmp_path / "runs" / run_id / "journal.jsonl"
+    lines = journal.read_bytes().split(b"\n")
+    lines[1] = lines[1].replace(b"HELLO ANN", b"HELLO BOB")  # a step's result, its checksum kept
+    journal.write_bytes(b"\n".join(lines))
+    with open_source(tmp_path) as source:
+        (info,) = [r for r in source.runs() if r.run_id == run_id]
+        assert info.status == "corrupt" and info.problem
+        entries = source.records(run_id)
+        with pytest.raises(CheckpointCorruptError):
+            list(entries)
+        with pytest.raises(CheckpointCorruptError):
+            source.record(f"{run_id}.1")
+        (size,) = source.sizes(run_id)
+        assert size.problem and size.size_bytes >= journal.stat().st_size
+        (verdict,) = source.verify(run_id).runs
+        assert not verdict.ok
