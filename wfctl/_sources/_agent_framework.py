@@ -119,7 +119,7 @@ class AgentFrameworkSource(ClosingSource):
             groups.setdefault(item.workflow, []).append(item)
         refused: str | None = None
         try:
-            report = self.verify() if groups else None
+            report = self.verify(workflow) if groups else None
         except CheckpointCorruptError as exc:
             report, refused = None, str(exc)
         verdicts = {v.run_id: v for v in report.runs} if report else {}
