@@ -1,0 +1,142 @@
+"""The read port's conformance suite on wfctl's file and PostgreSQL stores, written by running
+real workflows (a completed fan-out, a pause for an answer, a failure)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from tests.sources.stores import fill, fill_big, table_digest
+from wfctl._errors import CheckpointCorruptError, StoreLocationError
+from wfctl._storage import _pages  # the page size, shortened for the long run
+from wfctl.sources import Source, open_source
+from wfctl.sources.testing import SourceConformance, directory_digest
+from wfctl.storage.testing import PrivateServer
+
+WFCTL_STATUSES = frozenset({"completed", "paused", "failed"})
+
+
+@pytest.fixture(scope="module")
+def file_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    store = tmp_path_factory.mktemp("store")
+    asyncio.run(fill(str(store)))
+    return store
+
+
+@pytest.fixture(scope="module")
+def big_file_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    store = tmp_path_factory.mktemp("big")
+    return store, asyncio.run(fill_big(str(store)))
+
+
+class TestFileStore(SourceConformance):
+    statuses = WFCTL_STATUSES
+
+    @pytest.fixture
+    def source_under_test(self, file_store: Path) -> Iterator[Source]:
+        with open_source(file_store) as source:
+            assert source.kind == "wfctl-file"
+            yield source
+
+    @pytest.fixture
+    def store_digest(self, file_store: Path, big_file_store: tuple[Path, str]) -> Callable[[], str]:
+        return lambda: directory_digest(file_store) + directory_digest(big_file_store[0])
+
+    @pytest.fixture
+    def big_run(self, big_file_store: tuple[Path, str]) -> Iterator[tuple[Source, str, int]]:
+        store, run_id = big_file_store
+        journal = store / "runs" / run_id / "journal.jsonl"
+        with open_source(store) as source:
+            yield source, run_id, journal.stat().st_size
+
+
+class TestPostgresStore(SourceConformance):
+    statuses = WFCTL_STATUSES
+
+    @pytest.fixture
+    def pg_store(self, pg_url: str) -> str:
+        asyncio.run(fill(pg_url))
+        return pg_url
+
+    @pytest.fixture
+    def source_under_test(self, pg_store: str) -> Iterator[Source]:
+        with open_source(pg_store) as source:
+            assert source.kind == "wfctl-postgresql"
+            yield source
+
+    @pytest.fixture
+    def store_digest(self, pg_store: str) -> Callable[[], str]:
+        return lambda: table_digest(pg_store)
+
+    @pytest.fixture
+    def big_run(
+        self, pg_server: PrivateServer, monkeypatch: pytest.MonkeyPatch
+    ) -> Iterator[tuple[Source, str, int]]:
+        """A long run in a database of its own (written after the store's digest was taken).
+
+        The store reads a run 4096 records a statement: a run long enough to show that in
+        bytes takes tens of thousands of commits, so its pages are made 64 records here (the
+        same reads, shorter pages) for a run of 400 records of 10 kB.
+        """
+        monkeypatch.setattr(_pages, "PAGE_RECORDS", 64)
+        with psycopg.connect(pg_server.url, autocommit=True) as conn:
+            conn.execute("DROP DATABASE IF EXISTS sources_big")
+            conn.execute("CREATE DATABASE sources_big")
+        url = pg_server.url.replace("/postgres?", "/sources_big?")
+        run_id = asyncio.run(fill_big(url, steps=400, size=10_000))
+        with open_source(url) as source:
+            (size,) = source.sizes(run_id)
+            yield source, run_id, size.size_bytes
+
+
+def test_a_database_without_wfctl_tables_is_refused_and_left_without_them(
+    pg_server: PrivateServer,
+) -> None:
+    with psycopg.connect(pg_server.url, autocommit=True) as conn:
+        conn.execute("DROP DATABASE IF EXISTS sources_empty")
+        conn.execute("CREATE DATABASE sources_empty")
+    url = pg_server.url.replace("/postgres?", "/sources_empty?")
+    assert url != pg_server.url
+    with open_source(url) as source:
+        with pytest.raises(StoreLocationError, match="holds no wfctl store") as caught:
+            list(source.runs())
+        assert "\n" not in str(caught.value)
+        with pytest.raises(StoreLocationError):
+            source.verify()
+    with psycopg.connect(url, autocommit=True) as conn:
+        (tables,) = conn.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'"
+        ).fetchone() or (None,)
+    assert tables == 0
+
+
+def test_verify_is_verify_lineage(file_store: Path) -> None:
+    from wfctl._inspect import verify_runs  # the command's own library call, to compare with
+
+    with open_source(file_store) as source:
+        assert source.verify().to_json() == verify_runs(file_store).to_json()
+
+
+def test_a_tampered_record_is_named_not_shown(tmp_path: Path) -> None:
+    runs = asyncio.run(fill(str(tmp_path)))
+    run_id = runs["completed"]
+    journal = tmp_path / "runs" / run_id / "journal.jsonl"
+    lines = journal.read_bytes().split(b"\n")
+    lines[1] = lines[1].replace(b"HELLO ANN", b"HELLO BOB")  # a step's result, its checksum kept
+    journal.write_bytes(b"\n".join(lines))
+    with open_source(tmp_path) as source:
+        (info,) = [r for r in source.runs() if r.run_id == run_id]
+        assert info.status == "corrupt" and info.problem
+        entries = source.records(run_id)
+        with pytest.raises(CheckpointCorruptError):
+            list(entries)
+        with pytest.raises(CheckpointCorruptError):
+            source.record(f"{run_id}.1")
+        (size,) = source.sizes(run_id)
+        assert size.problem and size.size_bytes >= journal.stat().st_size
+        (verdict,) = source.verify(run_id).runs
+        assert not verdict.ok

@@ -1,0 +1,115 @@
+"""Opening a source from a URL or a path: a small registry of readers (scheme, detector, opener).
+
+A location with ``://`` is read by the reader registered for its scheme (``postgresql://`` and
+``postgres://``: wfctl's PostgreSQL store; ``agent-framework://PATH``: that directory, the text
+after ``://`` being the path, so ``agent-framework:///abs/dir``). A plain path is offered to each
+reader's detector in registration order: a directory holding wfctl's ``runs/`` is a wfctl file
+store, a directory whose first JSON files hold agent-framework's checkpoint fields is that.
+A new engine's reader registers one :class:`Reader`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from wfctl._errors import StoreLocationError
+
+from ._protocol import Source
+
+__all__ = ["Reader", "open_source", "readers", "register_reader"]
+
+
+@dataclass(frozen=True, slots=True)
+class Reader:
+    """How one store kind is found and opened.
+
+    ``schemes`` are the URL schemes it reads (without ``://``); ``detect`` says whether a
+    plain path is its kind (reading little: a few names, at most a few files); ``open`` opens
+    a source on the location as given (the whole URL, or the path).
+    """
+
+    name: str
+    schemes: tuple[str, ...]
+    detect: Callable[[Path], bool] | None
+    open: Callable[[str], Source]
+
+
+_READERS: list[Reader] = []
+
+
+def register_reader(reader: Reader) -> None:
+    """Add ``reader`` (one of the same name is replaced, keeping its place)."""
+    for index, known in enumerate(_READERS):
+        if known.name == reader.name:
+            _READERS[index] = reader
+            return
+    _READERS.append(reader)
+
+
+def readers() -> tuple[Reader, ...]:
+    """The registered readers, in the order detection tries them."""
+    return tuple(_READERS)
+
+
+def open_source(location: str | os.PathLike[str]) -> Source:
+    """Open a read-only source on ``location``: a URL, or a path whose kind is detected.
+
+    Nothing is written: a directory that does not exist is refused, not created.
+
+    Raises:
+        StoreLocationError: no reader reads the URL's scheme, or the path is missing or of no
+            kind a reader recognises.
+        WfctlError: a reader refused the location (see each reader).
+    """
+    text = os.fspath(location)
+    if "://" in text:
+        scheme = text.split("://", 1)[0].lower()
+        for reader in _READERS:
+            if scheme in reader.schemes:
+                return reader.open(text)
+        known = ", ".join(f"{s}://" for r in _READERS for s in r.schemes)
+        raise StoreLocationError(text, f"is not a source wfctl reads (URLs: {known})")
+    path = Path(text)
+    if not path.is_dir():
+        raise StoreLocationError(text, "does not exist or is not a directory")
+    for reader in _READERS:
+        if reader.detect is not None and reader.detect(path):
+            return reader.open(text)
+    names = ", ".join(r.name for r in _READERS if r.detect is not None)
+    raise StoreLocationError(text, f"is not a store of a kind wfctl reads ({names})")
+
+
+def _wfctl(location: str) -> Source:
+    from ._wfctl import WfctlSource
+
+    return WfctlSource(location)
+
+
+def _is_wfctl_store(path: Path) -> bool:
+    return (path / "runs").is_dir()
+
+
+def _agent_framework(location: str) -> Source:
+    from ._agent_framework import AgentFrameworkSource
+
+    prefix = "agent-framework://"
+    directory = location[len(prefix) :] if location.lower().startswith(prefix) else location
+    if not directory:
+        raise StoreLocationError(location, "names no directory (agent-framework:///abs/dir)")
+    return AgentFrameworkSource(directory)
+
+
+def _is_agent_framework_dir(path: Path) -> bool:
+    from ._agent_framework import is_checkpoint_dir
+
+    return is_checkpoint_dir(path)
+
+
+register_reader(Reader("wfctl-postgresql", ("postgresql", "postgres"), None, _wfctl))
+register_reader(Reader("wfctl-file", (), _is_wfctl_store, _wfctl))
+register_reader(
+    Reader("agent-framework", ("agent-framework",), _is_agent_framework_dir, _agent_framework)
+)
