@@ -1,4 +1,4 @@
-"""Tests for the tagged JSON checkpoint codec (``wfctl._codec``).
+"""Tests for the tagged JSON checkpoint codec (``wfctl._records._codec``).
 
 These import the internal module directly: the codec's contract (tags, digests, errors) is what
 the engine and the on-disk format rely on, so it is tested below the public re-exports.
@@ -26,8 +26,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wfctl._codec import MAX_DEPTH, canonical_json, decode, digest, encode, register_type
 from wfctl._errors import CheckpointCorruptError, UnencodableValueError
+from wfctl._records._codec import MAX_DEPTH, canonical_json, decode, digest, encode, register_type
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -233,7 +233,7 @@ def test_register_type_rejects_non_dataclass_or_model(bad: Any) -> None:
 
 
 def test_importing_codec_does_not_import_pydantic() -> None:
-    code = "import sys, wfctl._codec; print('pydantic' in sys.modules)"
+    code = "import sys, wfctl._records._codec; print('pydantic' in sys.modules)"
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     )
@@ -495,7 +495,7 @@ def test_digest_of_sets_ignores_insertion_order() -> None:
 
 def test_digest_is_stable_across_hash_seeds() -> None:
     code = (
-        "from wfctl._codec import digest;"
+        "from wfctl._records._codec import digest;"
         "print(digest(({'a', 'b', 'c', 'dd', 'e'}, frozenset({'x', 'y'})), {'s': {'p', 'q'}}))"
     )
     seen = {

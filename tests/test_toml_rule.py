@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wfctl._errors import WfctlError
-from wfctl._inspect import TOML_MAX_DEPTH, _toml_safe, _toml_text
+from wfctl._inspect._show import TOML_MAX_DEPTH, _toml_safe, _toml_text
 
 
 def _nested(depth: int, kind: str) -> dict[str, Any]:

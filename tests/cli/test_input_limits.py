@@ -15,7 +15,7 @@ import pytest
 
 from tests.cli.conftest import WORKFLOWS, invoke, run_id_of, wfctl
 
-MAX_DEPTH = 200  # the documented limit (docs/decisions.md, wfctl._inputs.MAX_DEPTH)
+MAX_DEPTH = 200  # the documented limit (docs/decisions.md, wfctl._drive._inputs.MAX_DEPTH)
 
 GREET = WORKFLOWS / "greet.py"
 REVIEW = WORKFLOWS / "review.py"

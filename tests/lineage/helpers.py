@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from wfctl._checkpoint import Checkpoint, checkpoint_id_for
 from wfctl._errors import RunNotFoundError
+from wfctl._records._checkpoint import Checkpoint, checkpoint_id_for
 from wfctl._storage._protocol import RunJournal, RunSummary
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"

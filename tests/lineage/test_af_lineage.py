@@ -13,8 +13,8 @@ import pytest
 from tests.conftest import arun
 from tests.lineage.helpers import FIXTURES, copy_fixture
 from wfctl import WfctlError
-from wfctl._af_lineage import UNREADABLE, verify_agent_framework_dir
-from wfctl._lineage import LineageReport
+from wfctl._inspect._af_lineage import UNREADABLE, verify_agent_framework_dir
+from wfctl._inspect._lineage import LineageReport
 
 
 def write(directory: Path, cid: str, parent: str | None, ms: int, **extra: Any) -> Path:
@@ -170,7 +170,7 @@ def test_payloads_are_never_decoded(tmp_path: Path) -> None:
 def test_neither_pickle_nor_the_framework_is_imported() -> None:
     code = (
         "import asyncio, sys\n"
-        "from wfctl._af_lineage import verify_agent_framework_dir\n"
+        "from wfctl._inspect._af_lineage import verify_agent_framework_dir\n"
         f"report = asyncio.run(verify_agent_framework_dir({str(FIXTURES / 'af_forked')!r}))\n"
         "assert not report.ok\n"
         "print(sorted(m for m in sys.modules if m == 'pickle' or m.startswith('agent_framework')))\n"

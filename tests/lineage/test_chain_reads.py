@@ -12,8 +12,8 @@ import pytest
 from tests.conftest import arun, traced_peak
 from tests.lineage.helpers import FIXTURES, chain, rec
 from wfctl import FileCheckpointStorage
-from wfctl._checkpoint import Checkpoint
-from wfctl._lineage import LineageReport, verify_lineage
+from wfctl._inspect._lineage import LineageReport, verify_lineage
+from wfctl._records._checkpoint import Checkpoint
 from wfctl._storage._journal import encode_record
 from wfctl._storage._protocol import RunJournal
 

@@ -11,8 +11,8 @@ import pytest
 from tests.conftest import arun
 from tests.lineage.helpers import FIXTURES
 from wfctl import FileCheckpointStorage
-from wfctl._af_lineage import verify_agent_framework_dir
-from wfctl._lineage import LineageReport, RunVerdict, verify_lineage
+from wfctl._inspect._af_lineage import verify_agent_framework_dir
+from wfctl._inspect._lineage import LineageReport, RunVerdict, verify_lineage
 
 
 def verify(name: str, root: Path = FIXTURES) -> LineageReport:

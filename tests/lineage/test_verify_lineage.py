@@ -1,4 +1,4 @@
-"""verify_lineage over live runs, changed stores and hand-made journals (wfctl._lineage)."""
+"""verify_lineage over live runs, changed stores and hand-made journals (wfctl._inspect._lineage)."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ from wfctl import (
     step,
     workflow,
 )
-from wfctl._checkpoint import Checkpoint
-from wfctl._lineage import LineageReport, verify_lineage
+from wfctl._inspect._lineage import LineageReport, verify_lineage
+from wfctl._records._checkpoint import Checkpoint
 from wfctl._storage._protocol import JournalProblem, RunJournal
 
 
@@ -460,7 +460,7 @@ def test_a_listed_run_removed_before_its_read_is_a_note_and_a_named_one_not_foun
 
 def test_a_report_that_verified_no_run_is_not_ok(storage: Any) -> None:
     # A check of nothing is not a pass: an empty storage, or a filter matching no run.
-    from wfctl._query import RunQuery
+    from wfctl._inspect._query import RunQuery
 
     empty = arun(verify_lineage(storage))
     assert (empty.ok, empty.verified_count, empty.runs) == (False, 0, ())

@@ -1,4 +1,4 @@
-"""How ``diff_steps`` pairs a replay's calls with the source run's records (``wfctl._diff``).
+"""How ``diff_steps`` pairs a replay's calls with the source run's records (``wfctl._inspect._diff``).
 
 Tests import the internal module directly: the pairing rules are its whole job, and are easier
 to pin down with hand-made records than through a run.
@@ -6,9 +6,9 @@ to pin down with hand-made records than through a run.
 
 from __future__ import annotations
 
-from wfctl._codec import encode
-from wfctl._diff import ReplayCalls, diff_outputs, diff_steps, preview
-from wfctl._recorded import StepRecord
+from wfctl._inspect._diff import ReplayCalls, diff_outputs, diff_steps, preview
+from wfctl._records._codec import encode
+from wfctl._records._recorded import StepRecord
 
 
 def _rec(key: str, digest: str | None, result: object, scope: str = "") -> StepRecord:

@@ -1,6 +1,6 @@
 """``replay`` when the code or the data changed since the source run, and the report's shape.
 
-Tests import ``wfctl._replay`` directly: it is the library function the CLI's ``wfctl replay``
+Tests import ``wfctl._inspect._replay`` directly: it is the library function the CLI's ``wfctl replay``
 wraps. Each test defines a workflow twice under one name: ``v1`` writes the history, ``v2`` is
 the edited code that replays it.
 """
@@ -18,7 +18,7 @@ from wfctl import (
     step,
     workflow,
 )
-from wfctl._replay import replay
+from wfctl._inspect._replay import replay
 
 
 def _versions() -> tuple[Workflow, Workflow]:

@@ -6,8 +6,8 @@ read back from storage although the run had just committed it. These tests count
 opens of a real ``FileCheckpointStorage`` through its I/O seam (``fs=``): every read of a run's
 journal (whole, head or root) opens it with ``READ_FLAGS``.
 
-They import internals on purpose: ``wfctl._replay.replay`` is the library function behind
-``wfctl replay``, ``wfctl._runner.replay_checkpoint`` the command's driver.
+They import internals on purpose: ``wfctl._inspect._replay.replay`` is the library function behind
+``wfctl replay``, ``wfctl._drive._runner.replay_checkpoint`` the command's driver.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import pytest
 
 from tests.conftest import arun
 from wfctl import FileCheckpointStorage, step, workflow
-from wfctl._replay import replay
+from wfctl._inspect._replay import replay
 from wfctl._storage._appender import READ_FLAGS
 from wfctl._storage._fs import OsFileSystem
 
@@ -99,8 +99,8 @@ async def flow(n: int = 1) -> int:
 def test_the_replay_command_reads_the_source_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from wfctl import _runner
-    from wfctl._loader import load_workflow
+    from wfctl._drive import _runner
+    from wfctl._drive._loader import load_workflow
 
     code, store = tmp_path / "code", tmp_path / "store"
     code.mkdir()

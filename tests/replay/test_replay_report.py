@@ -1,6 +1,6 @@
 """The replay report's shape: codec-rendered outputs, stable JSON, row pairing, live events.
 
-Tests import ``wfctl._replay`` directly: it is the library function the CLI's ``wfctl replay``
+Tests import ``wfctl._inspect._replay`` directly: it is the library function the CLI's ``wfctl replay``
 wraps.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 
 from tests.conftest import arun
 from wfctl import InMemoryCheckpointStorage, step, workflow
-from wfctl._replay import replay
+from wfctl._inspect._replay import replay
 
 
 def test_outputs_render_through_the_codec_and_to_json_is_stable() -> None:

@@ -1,6 +1,6 @@
 """``replay`` over every sample: from the end, from the middle, without executing, shuffled.
 
-Tests import ``wfctl._replay`` directly: it is the library function the CLI's ``wfctl replay``
+Tests import ``wfctl._inspect._replay`` directly: it is the library function the CLI's ``wfctl replay``
 wraps.
 """
 
@@ -14,7 +14,7 @@ import pytest
 from tests.conftest import arun
 from tests.samples.cases import CASES, Case, load_sample, run_to_end, sample_workflow
 from wfctl import Checkpoint, CheckpointStorage, InMemoryCheckpointStorage, Workflow
-from wfctl._replay import ReplayReport, replay
+from wfctl._inspect._replay import ReplayReport, replay
 
 
 async def _first_run(case: Case, storage: Any, tmp_path: Path) -> tuple[Workflow, list[Checkpoint]]:

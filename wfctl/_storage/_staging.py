@@ -29,8 +29,8 @@ import stat
 from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Final
 
-from wfctl._checkpoint import ENDING_STATUS, Checkpoint
 from wfctl._errors import CheckpointCorruptError, RunNotFoundError
+from wfctl._records._checkpoint import ENDING_STATUS, Checkpoint
 
 from ._appender import WRITE_FLAGS
 from ._fs import write_all, write_private_bytes

@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 import psycopg
 
-from wfctl._checkpoint import Checkpoint
 from wfctl._errors import CheckpointCorruptError, RunNotFoundError, StoreLocationError
+from wfctl._records._checkpoint import Checkpoint
 from wfctl._storage._capabilities import stored_records
 
 from ._lease import PostgresLease

@@ -1,0 +1,1 @@
+"""What the command line's run, resume, replay, submit and worker commands drive: loading code, finding the store, one engine call."""
