@@ -52,7 +52,7 @@ from ._restore import (
 from ._run import RunOptions
 
 if TYPE_CHECKING:
-    from ._workflow import Workflow
+    from ._definition import DefinedWorkflow
 
 __all__ = [
     "admitting",
@@ -174,7 +174,7 @@ def continuing_chain(
 
 
 def root_payload(
-    workflow: Workflow,
+    workflow: DefinedWorkflow,
     encoded_input: Any,
     restored_from: str | None = None,
     submitted: bool = False,
@@ -200,7 +200,9 @@ def root_payload(
     )
 
 
-def check_code(workflow: Workflow, chain: list[Checkpoint], upto: int, options: RunOptions) -> str:
+def check_code(
+    workflow: DefinedWorkflow, chain: list[Checkpoint], upto: int, options: RunOptions
+) -> str:
     """Return the signature that wrote ``chain[upto]``, refusing changed code unless allowed.
 
     Raises:
@@ -219,7 +221,7 @@ def check_code(workflow: Workflow, chain: list[Checkpoint], upto: int, options: 
 
 
 async def _commit_root(
-    workflow: Workflow, lease: RunLease, encoded: Any, submitted: bool
+    workflow: DefinedWorkflow, lease: RunLease, encoded: Any, submitted: bool
 ) -> CheckpointChain:
     """Commit a fresh run's root under its ``lease`` (of a new run: :func:`lease_new_run`)."""
     chain = CheckpointChain(workflow.storage, lease.run_id, workflow.name)
@@ -235,7 +237,7 @@ def _encoded_input(value: Any) -> Any:
 
 
 async def start_run(
-    workflow: Workflow,
+    workflow: DefinedWorkflow,
     value: Any,
     run_id: str | None,
     options: RunOptions,
@@ -255,7 +257,7 @@ async def start_run(
     return await drive(workflow, chain, lease, value, History(), {}, options, on_event)
 
 
-async def submit_run(workflow: Workflow, value: Any, run_id: str | None) -> Checkpoint:
+async def submit_run(workflow: DefinedWorkflow, value: Any, run_id: str | None) -> Checkpoint:
     """Admit a fresh run of ``workflow`` on ``value`` without driving it; return its root.
 
     The root (input, target, signature, marked ``submitted``) is committed under the run's
@@ -277,7 +279,7 @@ async def submit_run(workflow: Workflow, value: Any, run_id: str | None) -> Chec
 
 
 async def restore_run(
-    workflow: Workflow,
+    workflow: DefinedWorkflow,
     checkpoint_id: str,
     responses: dict[str, Any],
     run_id: str | None,
@@ -312,7 +314,7 @@ async def restore_run(
 
 
 async def restore_new_run(
-    workflow: Workflow,
+    workflow: DefinedWorkflow,
     checkpoint_id: str,
     chain: list[Checkpoint],
     target: Checkpoint,
@@ -368,7 +370,7 @@ async def restore_new_run(
 
 
 async def continue_run(
-    workflow: Workflow,
+    workflow: DefinedWorkflow,
     run_id: str,
     expected_head: str | None,
     responses: dict[str, Any],

@@ -7,22 +7,20 @@ events, outputs. ``get_run_context()`` returns the active one from anywhere insi
 from __future__ import annotations
 
 import asyncio
+import contextvars
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from wfctl._errors import RunStateError
 from wfctl._records._codec import value_size
 
 from ._events import WorkflowEvent, WorkflowEventSource
-from ._port import port_var
+from ._port import RunPort, port_var
 from ._response_types import convert_answer, type_name
-
-if TYPE_CHECKING:
-    from ._run import Run
 
 __all__ = ["RunContext", "context_of", "get_run_context"]
 
-_port = port_var()
+_port: contextvars.ContextVar[RunPort[RunContext, Any] | None] = port_var()
 
 
 class RunContext:
@@ -43,7 +41,7 @@ class RunContext:
     def __init__(
         self, workflow_name: str = "", *, responses: Mapping[str, Any] | None = None
     ) -> None:
-        self._run: Run | None = None
+        self._run: RunPort[RunContext, Any] | None = None
         self._alone = _Standalone(workflow_name, dict(responses or {}))
 
     @property
@@ -103,12 +101,10 @@ class RunContext:
     async def sleep(self, seconds: float) -> None:
         """Sleep durably: the wake-up time is recorded, so a run killed or paused while it
         sleeps waits, once resumed, only for what is left (see ``wfctl._engine._policies``)."""
-        from ._policies import durable_sleep
-
         if self._run is None:
             await asyncio.sleep(seconds)
         else:
-            await durable_sleep(self._run, seconds)
+            await self._run.sleep(seconds)
 
     async def add_event(self, event: Any) -> None:
         """Add an event to the run's event stream (``kind == "custom"``).
@@ -141,7 +137,7 @@ class RunContext:
         self._run.add_output(value)
 
 
-def context_of(run: Run) -> RunContext:
+def context_of(run: RunPort[RunContext, Any]) -> RunContext:
     """Return the context of ``run``, as its workflow body and steps receive it."""
     context = RunContext.__new__(RunContext)
     context._run = run

@@ -28,7 +28,7 @@ from ._result import WorkflowRunResult
 from ._run import Run, RunOptions
 
 if TYPE_CHECKING:
-    from ._workflow import Workflow
+    from ._definition import DefinedWorkflow
 
 __all__ = ["Driven", "EventListener", "drive"]
 
@@ -56,7 +56,7 @@ class Driven:
 
 
 async def drive(
-    workflow: Workflow,
+    workflow: DefinedWorkflow,
     chain: CheckpointChain,
     lease: RunLease,
     message: Any,

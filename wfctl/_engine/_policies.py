@@ -19,21 +19,28 @@ from __future__ import annotations
 import contextvars
 import random
 import time
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 from wfctl._records._attempts import SLEEP_STEP, AttemptRecord, iso
 from wfctl._records._recorded import StepRecord
 
 from ._events import error_message
 from ._keys import ROOT_SCOPE, Scope, current_scope
+from ._port import RunPort
 
 if TYPE_CHECKING:
-    from ._run import Run
+    from wfctl._errors import ReplayDivergenceError
+    from wfctl._records._recorded import RecordedCalls
+
+    from ._chain import CheckpointChain
+    from ._pausing import PauseGate
+    from ._stepkeys import StepKeys
 
 __all__ = [
     "Clock",
+    "PolicyRun",
     "Retry",
     "StepPolicy",
     "SystemClock",
@@ -143,7 +150,56 @@ def attach_attempts(error: BaseException, failed: Sequence[AttemptRecord]) -> No
         pass
 
 
-async def wait_out(run: Run, until: float, in_step: bool) -> None:
+class PolicyRun(RunPort[Any, Any], Protocol):
+    """The running run, as a policy reaches it besides the port (:class:`~wfctl._engine._run.Run`
+    is one)."""
+
+    @property
+    def clock(self) -> Clock:
+        """The clock policies wait on."""
+        ...
+
+    @property
+    def gate(self) -> PauseGate:
+        """The run's steps in flight (a step backing off is not one)."""
+        ...
+
+    @property
+    def step_retries(self) -> Retry | None:
+        """The workflow's retries for steps that declare none."""
+        ...
+
+    @property
+    def past_attempts(self) -> Mapping[str, Sequence[AttemptRecord]]:
+        """The failed attempts recorded so far, by call key."""
+        ...
+
+    @property
+    def chain(self) -> CheckpointChain:
+        """The run's chain of checkpoints."""
+        ...
+
+    @property
+    def recorded(self) -> RecordedCalls:
+        """The recorded results the run serves."""
+        ...
+
+    @property
+    def cached(self) -> StepKeys:
+        """The keys of the calls served from the record."""
+        ...
+
+    @property
+    def executed(self) -> StepKeys:
+        """The keys of the calls executed."""
+        ...
+
+    def _diverge(self, error: ReplayDivergenceError, name: str) -> NoReturn:
+        """Fail the run with a divergence."""
+        ...
+
+
+async def wait_out(run: PolicyRun, until: float, in_step: bool) -> None:
     """Wait until the epoch time ``until`` without counting as work in flight."""
     clock = run.clock
     if in_step:
@@ -156,7 +212,7 @@ async def wait_out(run: Run, until: float, in_step: bool) -> None:
 
 
 async def call_with_policy(
-    run: Run,
+    run: PolicyRun,
     key: str,
     policy: StepPolicy,
     call: Callable[[], Coroutine[Any, Any, Any]],
@@ -213,7 +269,7 @@ async def call_with_policy(
             attempt += 1
 
 
-async def durable_sleep(run: Run, seconds: float) -> None:
+async def durable_sleep(run: PolicyRun, seconds: float) -> None:
     """Sleep ``seconds`` inside a run, with the wake-up time recorded as a step result.
 
     The first run commits ``<scope>/sleep#<n>`` with the wake-up time before it waits; a run

@@ -84,6 +84,7 @@ from ._policies import (
     attempts_of,
     call_with_policy,
     clock_var,
+    durable_sleep,
 )
 from ._port import port_var
 from ._response_types import convert_answer
@@ -350,6 +351,10 @@ class Run:
             self.events_dropped += 1
             if weighed[0][0] < self.events_dropped:
                 self._held_bytes -= weighed.popleft()[1]
+
+    async def sleep(self, seconds: float) -> None:
+        """Sleep durably inside the run (``ctx.sleep``; see :func:`~._policies.durable_sleep`)."""
+        await durable_sleep(self, seconds)
 
     def add_output(self, value: Any) -> None:
         """Append an output; inside a step it is recorded with the step's result."""

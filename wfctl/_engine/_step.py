@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import inspect
 from collections.abc import Awaitable, Callable, Coroutine
@@ -11,14 +12,14 @@ from wfctl._errors import WorkflowDefinitionError
 
 from ._annotated import AnnotatedTypes
 from ._policies import Retry, StepPolicy
-from ._port import port_var
+from ._port import RunPort, port_var
 
 __all__ = ["NOT_GIVEN", "ContextSlot", "Step", "context_parameter", "step"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
-_port = port_var()
+_port: contextvars.ContextVar[RunPort[Any, Step[Any]] | None] = port_var()
 
 
 def context_parameter(fn: Callable[..., Any]) -> str | None:
