@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import arun
-from tests.lineage.helpers import FIXTURES, copy_fixture
+from tests.inspect.helpers import FIXTURES, copy_fixture
 from wfctl import WfctlError
 from wfctl._inspect._af_lineage import UNREADABLE, verify_agent_framework_dir
 from wfctl._inspect._lineage import LineageReport

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import arun
-from tests.lineage.helpers import FIXTURES, JournalStorage, chain, copy_fixture, rec
+from tests.inspect.helpers import FIXTURES, JournalStorage, chain, copy_fixture, rec
 from wfctl import (
     FileCheckpointStorage,
     InMemoryCheckpointStorage,

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from wfctl._errors import CheckpointCorruptError, UnencodableValueError
 from wfctl._records._codec import MAX_DEPTH, canonical_json, decode, digest, encode, register_type
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @register_type

@@ -1,4 +1,4 @@
-"""Builders for the lineage tests (imported as ``tests.lineage.helpers``).
+"""Builders for the lineage tests (imported as ``tests.inspect.helpers``).
 
 Tests import wfctl internals here on purpose: the verifier and the journal model are internal
 until the CLI exposes them.

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import arun, traced_peak
-from tests.lineage.helpers import FIXTURES, chain, rec
+from tests.inspect.helpers import FIXTURES, chain, rec
 from wfctl import FileCheckpointStorage
 from wfctl._inspect._lineage import LineageReport, verify_lineage
 from wfctl._records._checkpoint import Checkpoint

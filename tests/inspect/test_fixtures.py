@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import arun
-from tests.lineage.helpers import FIXTURES
+from tests.inspect.helpers import FIXTURES
 from wfctl import FileCheckpointStorage
 from wfctl._inspect._af_lineage import verify_agent_framework_dir
 from wfctl._inspect._lineage import LineageReport, RunVerdict, verify_lineage
