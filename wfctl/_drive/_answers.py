@@ -34,7 +34,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from wfctl._drive._inputs import NotJsonError, load_json, load_toml, read_text
 from wfctl._engine._response_types import admits_text
 from wfctl._errors import WfctlError
 from wfctl._escapes import ESCAPE
@@ -43,6 +42,8 @@ from wfctl._readable import readable
 from wfctl._storage._fs import OS_FS, write_private_bytes
 from wfctl._storage._layout import TEMPLATE_NAME
 from wfctl._visible import visible
+
+from ._inputs import NotJsonError, load_json, load_toml, read_text
 
 __all__ = [
     "TEMPLATE_NAME",

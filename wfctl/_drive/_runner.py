@@ -22,12 +22,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wfctl._config import StoreRef, trusts_store
-from wfctl._drive._answers import (
-    TEMPLATE_NAME,
-    PendingRequest,
-    parse_responses,
-    write_answers_template,
-)
 from wfctl._engine._admission import refuse_cancelled
 from wfctl._engine._ending import failed_result, own_notes
 from wfctl._engine._events import error_message
@@ -60,6 +54,12 @@ from wfctl._storage._durability import FULL, Durability
 from wfctl._storage._open import open_storage
 from wfctl._storage._protocol import RunStore
 
+from ._answers import (
+    TEMPLATE_NAME,
+    PendingRequest,
+    parse_responses,
+    write_answers_template,
+)
 from ._inputs import NotJsonError, load_json, load_toml, read_text
 from ._interrupts import Drive, EventListener, InterruptListener, drive_call
 from ._loader import load_workflow

@@ -20,7 +20,6 @@ import os
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Final
 
-from wfctl._engine._trust import names_a_file
 from wfctl._errors import (
     CheckpointCorruptError,
     RunArgumentError,
@@ -50,6 +49,7 @@ from ._restore import (
     load_target,
 )
 from ._run import RunOptions
+from ._trust import names_a_file
 
 if TYPE_CHECKING:
     from ._definition import DefinedWorkflow

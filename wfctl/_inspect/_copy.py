@@ -5,7 +5,7 @@ For each run (every run of the source by default, oldest first):
 - the source is verified first (every checksum and link, as ``runs`` verifies a run): a
   corrupt or unreadable run is not copied, nor is a run being driven in the source (its lease
   is held: it is still moving);
-- the run is held in the destination (:func:`~._storage._copying.open_copy`), so nobody drives
+- the run is held in the destination (:func:`~wfctl._storage._copying.open_copy`), so nobody drives
   it or copies it there meanwhile;
 - a run that already exists in the destination is copied only if what it holds is the source's
   chain or a prefix of it, byte for byte (an earlier copy taken before the run went on): the
@@ -14,7 +14,7 @@ For each run (every run of the source by default, oldest first):
 - every record is written as the source stores it (its bytes, so its checksum), then the copy
   is read back from the destination and must be the source's bytes, record for record; only
   then is it published: a file or PostgreSQL destination shows the run whole or not at all, and
-  a copy killed part way leaves no run there (see :mod:`._storage._copying`);
+  a copy killed part way leaves no run there (see :mod:`wfctl._storage._copying`);
 - both runs are read a record at a time (a database's a page at a time), each record verified
   as it is read, so a long run is copied in memory that does not grow with it; a source that
   fails part way (it changed since it was verified) is reported, and nothing of it published.

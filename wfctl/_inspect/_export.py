@@ -145,7 +145,7 @@ def _stdlib_floats(value: Any) -> Any:
 
 def _write_document(output: Path, chunks: Iterable[str]) -> None:
     """Write ``chunks`` to ``output``, replacing it whole once they are all written (see
-    :func:`~._storage._fs.replacing`; a link's target is what is replaced). A file that cannot
+    :func:`~wfctl._storage._fs.replacing`; a link's target is what is replaced). A file that cannot
     be written is refused, as writing it would be; what cannot be replaced (a device, a pipe, a
     file in a directory no new file can be made in) is written in place. Text UTF-8 cannot hold
     (a lone surrogate) is written as a JSON escape (see :mod:`wfctl._escapes`).

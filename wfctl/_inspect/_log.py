@@ -79,7 +79,7 @@ def run_log(
     and link) and decoded: the journal is read once, and the first entry shows at once. A
     record that fails raises while iterating, after the entries before it. A PostgreSQL store
     is read the same way, its records a page at a time (one statement for the
-    ends, then one per :data:`~._storage._pages.PAGE_RECORDS` records), on an event loop kept
+    ends, then one per :data:`~wfctl._storage._pages.PAGE_RECORDS` records), on an event loop kept
     until the entries end. Other stores give the whole chain verified first.
 
     ``page`` narrows the entries to part of the chain: from a file or PostgreSQL store the
