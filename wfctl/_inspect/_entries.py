@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from wfctl._records._recorded import StepRecord
 
 
+__all__ = ["WHOLE_CHAIN", "LogEntry", "LogPage", "StepEntry", "log_entry"]
+
+
 @dataclass(frozen=True, slots=True)
 class StepEntry:
     """A step result a checkpoint committed: its key and how long the call took (seconds).

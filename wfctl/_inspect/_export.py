@@ -23,6 +23,8 @@ from ._json_pages import _ITEM_SEPARATOR, _JSON_FLOAT, _float_repr, _json_text
 from ._log import read_chain
 from ._show import _read_as_its_kind, _toml_text
 
+__all__ = ["EXPORT_FORMATS", "export_run"]
+
 EXPORT_FORMATS = ("json", "toml")
 
 

@@ -19,6 +19,8 @@ from ._documents import document, summary_json
 from ._entries import WHOLE_CHAIN, LogEntry, LogPage, log_entry
 from ._json_pages import _json_text, _page_json, _UtcTimes
 
+__all__ = ["RunLog", "read_chain", "run_log", "summary_and_chain"]
+
 
 @dataclass(frozen=True, slots=True)
 class RunLog:

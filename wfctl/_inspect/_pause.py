@@ -14,6 +14,8 @@ from wfctl._storage._protocol import RunStore
 
 from ._documents import document, summary_json
 
+__all__ = ["PauseReport", "pause_run"]
+
 
 @dataclass(frozen=True, slots=True)
 class PauseReport:

@@ -13,6 +13,8 @@ from wfctl._storage._open import on_store, open_storage
 from ._documents import document, summary_json
 from ._query import RunQuery
 
+__all__ = ["RunsReport", "list_runs"]
+
 
 @dataclass(frozen=True, slots=True)
 class RunsReport:

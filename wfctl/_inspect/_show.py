@@ -14,6 +14,8 @@ from wfctl._storage._pages import PagedRun, PagedStore
 
 from ._documents import document
 
+__all__ = ["TOML_MAX_DEPTH", "checkpoint_json", "checkpoint_toml", "show_checkpoint", "to_toml"]
+
 
 def show_checkpoint(store: StoreRef, checkpoint_id: str, *, must_exist: bool = True) -> Checkpoint:
     """Return one checkpoint, read strictly with its run.

@@ -16,6 +16,9 @@ if TYPE_CHECKING:
     from ._lineage import LineageReport
 
 
+__all__ = ["verify_runs"]
+
+
 def verify_runs(
     store: StoreRef | None,
     run_ids: Sequence[str] = (),
