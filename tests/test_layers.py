@@ -8,36 +8,22 @@ only shows at run time, or only to the type checker, is still a circle.
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
-import sys
-import sysconfig
 from pathlib import Path
 
 import grimp
-import pytest
+
+from tests.conftest import console_script
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-def lint_imports_executable() -> str:
-    """Return import-linter's ``lint-imports`` script installed with this interpreter (else the
-    one on PATH); a missing one fails the test, never a skip."""
-    own = os.pathsep.join([sysconfig.get_path("scripts"), str(Path(sys.executable).parent)])
-    found = shutil.which("lint-imports", path=own) or shutil.which("lint-imports")
-    if found is None:
-        pytest.fail(
-            f"import-linter's lint-imports is not installed for {sys.executable} nor on PATH; "
-            "install the test extras first: python -m pip install -e '.[test]'",
-            pytrace=False,
-        )
-    return found
-
-
 def test_the_import_contracts_hold() -> None:
     ran = subprocess.run(
-        [lint_imports_executable(), "--no-cache"],
+        [
+            console_script("lint-imports", "import-linter's lint-imports", "the test extras"),
+            "--no-cache",
+        ],
         cwd=REPO,
         capture_output=True,
         text=True,
