@@ -42,7 +42,7 @@ _CHILD = """
 import asyncio, sys, time
 tree, store, ended, queued, asking, claims = sys.argv[1:]
 sys.path.insert(0, tree)
-from wfctl._checkpoint import Checkpoint, Kind, checkpoint_id_for
+from wfctl._records._checkpoint import Checkpoint, Kind, checkpoint_id_for
 from wfctl._storage._journal import encode_record
 from wfctl.storage import open_storage
 

@@ -46,7 +46,7 @@ def _cpu_of(args: list[str], seconds: float | None) -> float:
 _LOOP = """
 import sys, time
 from pathlib import Path
-from wfctl._follow import follow_run
+from wfctl._inspect._follow import follow_run
 
 class Done(Exception):
     pass

@@ -45,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the wfctl bei
 
 import psycopg
 
-from wfctl._checkpoint import Checkpoint, Kind, checkpoint_id_for
+from wfctl._records._checkpoint import Checkpoint, Kind, checkpoint_id_for
 from wfctl._storage._journal import encode_record
 from wfctl._storage._postgres import _sql
 from wfctl._storage._postgres._schema import _DDL

@@ -37,7 +37,7 @@ from collections.abc import Awaitable, Callable, Iterator
 import psycopg
 
 from wfctl import step, workflow
-from wfctl._checkpoint import Checkpoint, Kind, checkpoint_id_for
+from wfctl._records._checkpoint import Checkpoint, Kind, checkpoint_id_for
 from wfctl._storage._postgres import PostgresCheckpointStorage
 from wfctl.storage import open_storage
 from wfctl.storage.testing import private_postgres

@@ -61,8 +61,8 @@ Row = dict[str, Any]
 
 
 async def _submit(store: str, runs: int) -> None:
-    from wfctl._admission import submit_run
-    from wfctl._loader import load_workflow
+    from wfctl._drive._loader import load_workflow
+    from wfctl._engine._admission import submit_run
     from wfctl.storage import open_storage
 
     storage = open_storage(store, must_exist=False)

@@ -32,12 +32,18 @@ def wfctl_executable() -> str:
     environment is beside ``sys.executable``) runs the code under test even when that
     environment is not on ``PATH``. A missing script fails the test: it is never a skip.
     """
+    return console_script("wfctl", "the wfctl console script", "the package")
+
+
+def console_script(name: str, what: str, package: str) -> str:
+    """Return the console script ``name`` installed with this interpreter, else the one on PATH;
+    a missing one fails the test, saying to install ``package`` (never a skip)."""
     own = os.pathsep.join([sysconfig.get_path("scripts"), str(Path(sys.executable).parent)])
-    found = shutil.which("wfctl", path=own) or shutil.which("wfctl")
+    found = shutil.which(name, path=own) or shutil.which(name)
     if found is None:
         pytest.fail(
-            f"the wfctl console script is not installed for {sys.executable} nor on PATH; "
-            "install the package first: python -m pip install -e '.[test]'",
+            f"{what} is not installed for {sys.executable} nor on PATH; "
+            f"install {package} first: python -m pip install -e '.[test]'",
             pytrace=False,
         )
     return found

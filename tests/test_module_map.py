@@ -1,4 +1,5 @@
-"""``docs/engine.md`` opens with a map of every module; a module missing from it fails here."""
+"""``docs/engine.md`` opens with a map of every module, and ``docs/architecture.md`` draws the
+packages; a module or package missing from them fails here."""
 
 from __future__ import annotations
 
@@ -19,3 +20,13 @@ def test_every_module_has_a_line_in_the_map() -> None:
     } - {"__init__"}
     assert modules <= mapped, sorted(modules - mapped)
     assert mapped <= modules, sorted(mapped - modules)  # no line for a module that is gone
+
+
+def test_the_house_at_a_glance_names_every_package_and_few_loose_modules() -> None:
+    picture = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    package = REPO / "wfctl"
+    packages = sorted(p.parent.name for p in package.glob("*/__init__.py"))
+    assert [name for name in packages if f"{name}/" not in picture] == []
+    loose = sorted(p.stem for p in package.glob("*.py") if p.name != "__init__.py")
+    assert len(loose) <= 12, loose  # small shared helpers; everything else lives in a package
+    assert [name for name in loose if name not in picture] == []

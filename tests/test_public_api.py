@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import wfctl
-from wfctl import _errors, _events
+from wfctl import _errors
+from wfctl._engine import _events
 
 
 def test_every_exported_name_resolves() -> None:

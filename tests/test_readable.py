@@ -9,8 +9,8 @@ from decimal import Decimal
 from pathlib import Path
 from uuid import UUID
 
-from wfctl._codec import encode, register_type
 from wfctl._readable import readable, readable_text
+from wfctl._records._codec import encode, register_type
 
 
 @dataclass

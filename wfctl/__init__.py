@@ -15,15 +15,26 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
-    from ._af_names import (
+    from ._engine._af_names import (
         FunctionalWorkflow,
         FunctionalWorkflowDefinition,
         StepWrapper,
         WorkflowCheckpoint,
     )
-    from ._checkpoint import Checkpoint
-    from ._codec import register_type
-    from ._context import RunContext, get_run_context
+    from ._engine._context import RunContext, get_run_context
+    from ._engine._events import (
+        RequestInfoEvent,
+        WorkflowErrorDetails,
+        WorkflowEvent,
+        WorkflowEventSource,
+        WorkflowRunState,
+    )
+    from ._engine._pausing import PauseSignal
+    from ._engine._policies import Retry, attempts_of
+    from ._engine._result import WorkflowRunResult
+    from ._engine._step import Step, step
+    from ._engine._streaming import WorkflowStream
+    from ._engine._workflow import Workflow, workflow
     from ._errors import (
         AnswerTypeError,
         AttemptsExhaustedError,
@@ -49,17 +60,8 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
         WorkflowExitError,
         WorkflowLoadError,
     )
-    from ._events import (
-        RequestInfoEvent,
-        WorkflowErrorDetails,
-        WorkflowEvent,
-        WorkflowEventSource,
-        WorkflowRunState,
-    )
-    from ._pausing import PauseSignal
-    from ._policies import Retry, attempts_of
-    from ._result import WorkflowRunResult
-    from ._step import Step, step
+    from ._records._checkpoint import Checkpoint
+    from ._records._codec import register_type
     from ._storage import (
         CheckpointStorage,
         FileCheckpointStorage,
@@ -69,65 +71,63 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
     )
     from ._storage._durability import Durability
     from ._storage._security import StoreSecurityWarning
-    from ._streaming import WorkflowStream
-    from ._workflow import Workflow, workflow
 
 __version__ = "0.1.0"
 
 #: Where each public name lives: name -> implementation module (relative to this package).
 _EXPORTS: dict[str, str] = {
     "AnswerTypeError": "._errors",
-    "Checkpoint": "._checkpoint",
+    "Checkpoint": "._records._checkpoint",
     "CheckpointCorruptError": "._errors",
     "CheckpointNotFoundError": "._errors",
     "CheckpointStorage": "._storage",
     "DuplicateStepKeyError": "._errors",
     "Durability": "._storage._durability",
     "FileCheckpointStorage": "._storage",
-    "FunctionalWorkflow": "._af_names",
-    "FunctionalWorkflowDefinition": "._af_names",
+    "FunctionalWorkflow": "._engine._af_names",
+    "FunctionalWorkflowDefinition": "._engine._af_names",
     "InMemoryCheckpointStorage": "._storage",
     "InvalidIdError": "._errors",
     "JournalChangedError": "._errors",
     "LeaseLostError": "._errors",
     "NothingVerifiedError": "._errors",
-    "PauseSignal": "._pausing",
+    "PauseSignal": "._engine._pausing",
     "ReplayDivergenceError": "._errors",
     "ReplayInterrupted": "._errors",
-    "Retry": "._policies",
-    "RequestInfoEvent": "._events",
+    "Retry": "._engine._policies",
+    "RequestInfoEvent": "._engine._events",
     "RunArgumentError": "._errors",
-    "RunContext": "._context",
+    "RunContext": "._engine._context",
     "RunLockedError": "._errors",
     "RunNotFoundError": "._errors",
     "AttemptsExhaustedError": "._errors",
     "RunStateError": "._errors",
     "RunStatus": "._storage",
     "RunSummary": "._storage",
-    "Step": "._step",
-    "StepWrapper": "._af_names",
+    "Step": "._engine._step",
+    "StepWrapper": "._engine._af_names",
     "StoreLocationError": "._errors",
     "StoreSecurityWarning": "._storage._security",
     "UnencodableValueError": "._errors",
     "UntrustedTargetError": "._errors",
     "WfctlError": "._errors",
-    "Workflow": "._workflow",
+    "Workflow": "._engine._workflow",
     "WorkflowChangedError": "._errors",
-    "WorkflowCheckpoint": "._af_names",
+    "WorkflowCheckpoint": "._engine._af_names",
     "WorkflowDefinitionError": "._errors",
-    "WorkflowErrorDetails": "._events",
-    "WorkflowEvent": "._events",
-    "WorkflowEventSource": "._events",
+    "WorkflowErrorDetails": "._engine._events",
+    "WorkflowEvent": "._engine._events",
+    "WorkflowEventSource": "._engine._events",
     "WorkflowExitError": "._errors",
     "WorkflowLoadError": "._errors",
-    "WorkflowRunResult": "._result",
-    "WorkflowRunState": "._events",
-    "WorkflowStream": "._streaming",
-    "attempts_of": "._policies",
-    "get_run_context": "._context",
-    "register_type": "._codec",
-    "step": "._step",
-    "workflow": "._workflow",
+    "WorkflowRunResult": "._engine._result",
+    "WorkflowRunState": "._engine._events",
+    "WorkflowStream": "._engine._streaming",
+    "attempts_of": "._engine._policies",
+    "get_run_context": "._engine._context",
+    "register_type": "._records._codec",
+    "step": "._engine._step",
+    "workflow": "._engine._workflow",
 }
 
 __all__ = [

@@ -7,7 +7,8 @@ file's directory); ``./.wfctl``.
 
 The same files may list stores owned by other users that ``resume`` and ``replay`` may import
 code for (:func:`trusts_store`), and choose how durable ``run`` and ``resume`` commit
-(``durability``, ``batch_steps``, ``batch_ms``: :func:`resolve_durability`).
+(``durability``, ``batch_steps``, ``batch_ms``: read by
+:func:`wfctl._drive._durability.resolve_durability`).
 
 A store named for this invocation (the explicit path or ``WFCTL_STORE``) must exist when it is
 read: a typo must not read as "no runs". The configured and default stores may not exist yet
@@ -23,17 +24,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._errors import StoreLocationError, WfctlError
+from wfctl._errors import StoreLocationError, WfctlError
 
 if TYPE_CHECKING:
-    from ._storage._durability import Durability
+    pass
 
 __all__ = [
     "DEFAULT_STORE",
     "StoreLocation",
     "StoreRef",
+    "is_url",
     "locate_store",
-    "resolve_durability",
     "resolve_store",
     "trusts_store",
 ]
@@ -44,7 +45,7 @@ DEFAULT_STORE = ".wfctl"
 StoreRef = Path | str
 
 
-def _config_tables(directory: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
+def config_tables(directory: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
     """Yield each wfctl table from ``directory`` upwards: ``wfctl.toml`` (which ends the
     search) or ``[tool.wfctl]`` of ``pyproject.toml``, with the file it came from."""
     for parent in (directory, *directory.parents):
@@ -66,15 +67,13 @@ def _config_tables(directory: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
 
 
 def _configured(directory: Path) -> StoreRef | None:
-    for path, table in _config_tables(directory):
+    for path, table in config_tables(directory):
         store = table.get("store")
         if store is not None:
             if not isinstance(store, str):
                 raise WfctlError(f"{path}: 'store' must be a string")
             if not store:
                 raise StoreLocationError(store, f"(in {path}) is empty: name a directory")
-            from ._storage._open import is_url
-
             return store if is_url(store) else path.parent / store
     return None
 
@@ -90,7 +89,7 @@ def trusts_store(store: StoreRef, directory: Path | None = None) -> bool:
     Raises:
         WfctlError: a configuration file cannot be read, or the list is not a list of strings.
     """
-    for path, table in _config_tables(directory or Path.cwd()):
+    for path, table in config_tables(directory or Path.cwd()):
         listed = table.get("trusted_stores")
         if listed is None:
             continue
@@ -125,9 +124,17 @@ class StoreLocation:
         return self.url if self.url is not None else self.path
 
 
-def _location(text: str | os.PathLike[str], named: bool) -> StoreLocation:
-    from ._storage._open import is_url
+def is_url(location: str | os.PathLike[str]) -> bool:
+    """Return whether ``location`` names a store by URL (not a directory).
 
+    Any ``scheme://`` counts, so that a URL of a kind wfctl does not read is refused by name
+    (:func:`open_storage`) instead of being taken for a relative directory.
+    """
+    text = os.fspath(location)
+    return text == "memory:" or "://" in text
+
+
+def _location(text: str | os.PathLike[str], named: bool) -> StoreLocation:
     if is_url(text):
         return StoreLocation(Path(), named, os.fspath(text))
     return StoreLocation(Path(text), named)
@@ -161,46 +168,3 @@ def resolve_store(explicit: str | os.PathLike[str] | None = None) -> StoreRef:
         WfctlError: a configuration file exists but cannot be read.
     """
     return locate_store(explicit).target
-
-
-_DURABILITY_KEYS = ("durability", "batch_steps", "batch_ms")
-
-
-def resolve_durability(
-    mode: str | None = None,
-    batch_steps: int | None = None,
-    batch_ms: float | None = None,
-    directory: Path | None = None,
-) -> Durability:
-    """Return the durability a command commits with: what it was given, else the config's.
-
-    Each value given (``--durability``, ``--batch-steps``, ``--batch-ms``) wins; the others
-    come from the nearest ``wfctl.toml`` (or ``[tool.wfctl]``) that sets any of
-    ``durability``, ``batch_steps`` or ``batch_ms``; else the defaults (``full``; a batch
-    window of 16 steps or 100 ms).
-
-    Raises:
-        WfctlError: a configuration file cannot be read or sets a bad value, or a value given
-            is out of range.
-    """
-    from ._storage._durability import Durability  # the storage package, only when running
-
-    found: dict[str, Any] = {}
-    where = "the command line"
-    for path, table in _config_tables(directory or Path.cwd()):
-        if any(key in table for key in _DURABILITY_KEYS):
-            found = {key: table[key] for key in _DURABILITY_KEYS if key in table}
-            where = str(path)
-            break
-    given = {"durability": mode, "batch_steps": batch_steps, "batch_ms": batch_ms}
-    found |= {key: value for key, value in given.items() if value is not None}
-    if "durability" in found and not isinstance(found["durability"], str):
-        raise WfctlError(f"{where}: 'durability' must be a string")
-    try:
-        return Durability(
-            found.get("durability", "full"),
-            found.get("batch_steps", 16),
-            found.get("batch_ms", 100.0),
-        )
-    except ValueError as exc:
-        raise WfctlError(f"{where}: {exc}") from None

@@ -2,7 +2,7 @@
 
 Two ids made in the same second differ in 32 random bits, so a collision needs tens of thousands
 of runs started within one second. The engine still treats a fresh id as a promise of a new run:
-one that is taken already is replaced by another (:func:`wfctl._admission.lease_new_run`).
+one that is taken already is replaced by another (:func:`wfctl._engine._admission.lease_new_run`).
 """
 
 from __future__ import annotations

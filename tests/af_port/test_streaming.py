@@ -178,7 +178,7 @@ def test_a_failing_run_streams_its_failure() -> None:
 def test_a_run_that_raises_raises_from_the_stream_after_its_events() -> None:
     # Built on the stream class itself (an internal import): a run that raises its error, as
     # agent-framework's does, must reach the reader after the events it emitted first.
-    from wfctl._streaming import WorkflowStream
+    from wfctl._engine._streaming import WorkflowStream
 
     async def failing(put: Callable[[WorkflowEvent], None]) -> WorkflowRunResult:
         put(WorkflowEvent.started())

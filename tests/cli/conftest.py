@@ -172,7 +172,7 @@ class Reads:
 
 def count_reads(monkeypatch: pytest.MonkeyPatch) -> Reads:
     """Count the lines the file store reads from journals and the records it decodes."""
-    from wfctl._checkpoint import Checkpoint
+    from wfctl._records._checkpoint import Checkpoint
     from wfctl._storage import _file
 
     reads = Reads()

@@ -19,9 +19,9 @@ import pytest
 
 from tests.cli.conftest import WORKFLOWS, base_env, run_id_of, wfctl, wfctl_executable
 from wfctl import FileCheckpointStorage
+from wfctl._drive._submit import submit_workflow
+from wfctl._drive._worker import WorkerEvent, run_worker
 from wfctl._exit import EXIT_OUTPUT_CLOSED
-from wfctl._submit import submit_workflow
-from wfctl._worker import WorkerEvent, run_worker
 
 
 @contextmanager

@@ -23,10 +23,10 @@ import pytest
 from tests.cli.conftest import SAMPLES, WORKFLOWS, invoke, many_steps, run_id_of, wfctl
 from tests.cli.test_cancel_rm import start_gated
 from tests.conftest import traced_peak
-from tests.lineage.helpers import rec
-from wfctl._checkpoint import KINDS, Checkpoint
-from wfctl._copy import CopyOutcome, _copy, copy_runs
+from tests.inspect.helpers import rec
 from wfctl._errors import CheckpointCorruptError
+from wfctl._inspect._copy import CopyOutcome, _copy, copy_runs
+from wfctl._records._checkpoint import KINDS, Checkpoint
 from wfctl._storage import FileCheckpointStorage, InMemoryCheckpointStorage
 from wfctl._storage._journal import encode_record
 from wfctl._storage._protocol import RunJournal

@@ -30,10 +30,11 @@ from tests.cli.conftest import (
     wfctl,
 )
 from tests.conftest import arun
-from wfctl import _inspect
-from wfctl._documents import document, summary_json
 from wfctl._errors import WfctlError
-from wfctl._inspect import export_run, to_toml
+from wfctl._inspect import _export
+from wfctl._inspect._documents import document, summary_json
+from wfctl._inspect._export import export_run
+from wfctl._inspect._show import to_toml
 from wfctl._storage import FileCheckpointStorage
 
 VALUES = WORKFLOWS / "values.py"
@@ -145,7 +146,7 @@ def test_a_device_is_written_in_place_and_a_directory_refused(
 def test_a_failing_read_is_not_called_a_failing_write(
     store: Path, long_run: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = _inspect.read_chain
+    real = _export.read_chain
 
     def failing(*args: Any, **kwargs: Any) -> Any:
         summary, records, listed = real(*args, **kwargs)
@@ -156,14 +157,14 @@ def test_a_failing_read_is_not_called_a_failing_write(
 
         return summary, broken(), listed
 
-    monkeypatch.setattr(_inspect, "read_chain", failing)
+    monkeypatch.setattr(_export, "read_chain", failing)
     out = tmp_path / "out"
     out.mkdir()
     with pytest.raises(OSError, match="Input/output error") as raised:
         export_run(store, long_run, "json", out / "run.json")
     assert not isinstance(raised.value, WfctlError)
     assert os.listdir(out) == []
-    monkeypatch.setattr(_inspect, "read_chain", real)
+    monkeypatch.setattr(_export, "read_chain", real)
     with pytest.raises(WfctlError, match=r"cannot write .*No such file or directory"):
         export_run(store, long_run, "json", out / "no" / "run.json")
 

@@ -142,7 +142,7 @@ def test_library_equivalent_continues_a_failed_run_with_allow_changed(tmp_path: 
     import asyncio
 
     from wfctl import FileCheckpointStorage, WorkflowChangedError
-    from wfctl._loader import load_workflow  # internal: loads a file as the CLI does
+    from wfctl._drive._loader import load_workflow  # internal: loads a file as the CLI does
 
     code = _write(tmp_path / "fixable.py", STEP_BUG, second_body='raise RuntimeError("bug")')
     storage = FileCheckpointStorage(tmp_path / "store")

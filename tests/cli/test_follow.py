@@ -20,10 +20,10 @@ import pytest
 from tests.cli.conftest import WORKFLOWS, base_env, invoke, run_id_of, wfctl, wfctl_executable
 from tests.cli.test_cancel_rm import start_gated
 from tests.storage.helpers import arun
-from wfctl._checkpoint import Checkpoint, Kind
 from wfctl._errors import CheckpointCorruptError
-from wfctl._follow import FIRST_INTERVAL, LONGEST_INTERVAL, FollowEnd, follow_run
-from wfctl._payloads import (
+from wfctl._inspect._follow import FIRST_INTERVAL, LONGEST_INTERVAL, FollowEnd, follow_run
+from wfctl._records._checkpoint import Checkpoint, Kind
+from wfctl._records._payloads import (
     HANDOFF,
     CompletedPayload,
     PausePayload,

@@ -22,11 +22,11 @@ from tests.cli.conftest import (
     spoil_step_record,
     wfctl,
 )
-from wfctl import _follow as follow_module
-from wfctl._checkpoint import Checkpoint
 from wfctl._errors import CheckpointCorruptError
-from wfctl._follow import FollowEnd, follow_run
-from wfctl._inspect import LogEntry, LogPage
+from wfctl._inspect import _follow as follow_module
+from wfctl._inspect._entries import LogEntry, LogPage
+from wfctl._inspect._follow import FollowEnd, follow_run
+from wfctl._records._checkpoint import Checkpoint
 from wfctl._storage import FileCheckpointStorage, _follow
 
 STEPS = 60

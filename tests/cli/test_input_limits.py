@@ -16,7 +16,7 @@ import pytest
 from tests.cli.conftest import WORKFLOWS, invoke, run_id_of, wfctl
 
 # the documented limit (docs/decisions/0127-depth-limits-are-counted-never-left-to-the.md,
-# wfctl._inputs.MAX_DEPTH)
+# wfctl._drive._inputs.MAX_DEPTH)
 MAX_DEPTH = 200
 
 GREET = WORKFLOWS / "greet.py"

@@ -1,6 +1,6 @@
 """The library side of the CLI, called directly: loader, answers, ages, progress, exit codes.
 
-These import internals (``wfctl._loader`` and friends) on purpose: they are the functions the
+These import internals (``wfctl._drive._loader`` and friends) on purpose: they are the functions the
 commands call, tested here without a command line around them.
 """
 
@@ -21,15 +21,15 @@ from wfctl import (
     WfctlError,
     WorkflowLoadError,
 )
-from wfctl._answers import PendingRequest, parse_responses, template_text
-from wfctl._events import (
+from wfctl._drive._answers import PendingRequest, parse_responses, template_text
+from wfctl._drive._loader import load_workflow, module_name_for_file
+from wfctl._engine._events import (
     WorkflowEvent,
     event_of,
 )  # the engine's own event factory, to feed the display
 from wfctl._exit import exit_code_for_error, exit_code_for_status
-from wfctl._gc import parse_age
-from wfctl._loader import load_workflow, module_name_for_file
-from wfctl._query import parse_time
+from wfctl._inspect._gc import parse_age
+from wfctl._inspect._query import parse_time
 from wfctl._render import RunProgress
 
 

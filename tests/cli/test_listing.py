@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from tests.cli.conftest import wfctl
-from wfctl._checkpoint import Checkpoint, Kind
-from wfctl._payloads import CompletedPayload, FailedPayload, PausePayload, RootPayload
+from wfctl._records._checkpoint import Checkpoint, Kind
+from wfctl._records._payloads import CompletedPayload, FailedPayload, PausePayload, RootPayload
 from wfctl._storage import FileCheckpointStorage
 
 RECENT = datetime.now(UTC) - timedelta(hours=1)

@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 
 from tests.cli.conftest import WORKFLOWS, invoke, run_id_of
-from wfctl import _inspect
-from wfctl._inspect import LogEntry, RunLog, run_log
+from wfctl._inspect import _json_pages
+from wfctl._inspect._entries import LogEntry
+from wfctl._inspect._log import RunLog, run_log
 from wfctl._render import FollowPrinter, _lifecycle, print_log
 from wfctl._render._common import Text, _Console
 from wfctl._render._runs import _entry_details, _entry_header, entry_tree
@@ -159,7 +160,7 @@ def test_log_json_is_the_standard_librarys_text(
             dumped.append(value)
         return dumps(value, **kwargs)
 
-    monkeypatch.setattr(_inspect.json, "dumps", counted)
+    monkeypatch.setattr(_json_pages.json, "dumps", counted)
     text = "".join(run_log(*logs[0]).json_text())
     assert json.loads(text)["checkpoint_count"] == 302
     assert len(dumped) == 1  # the document's head: no entry went through the slow encoder

@@ -20,11 +20,12 @@ from tests.cli.conftest import (
     spoil_step_record,
     wfctl,
 )
-from wfctl import _follow
-from wfctl._checkpoint import Checkpoint
 from wfctl._errors import CheckpointCorruptError
-from wfctl._follow import FollowEnd
-from wfctl._inspect import LogPage, log_entry, run_log
+from wfctl._inspect import _follow
+from wfctl._inspect._entries import LogPage, log_entry
+from wfctl._inspect._follow import FollowEnd
+from wfctl._inspect._log import run_log
+from wfctl._records._checkpoint import Checkpoint
 from wfctl._storage import _file
 
 STEPS = 40  # records: the root, STEPS steps, the completed record

@@ -24,10 +24,10 @@ from tests.cli.conftest import (
     run_id_of,
     spoil_step_record,
 )
-from wfctl import _inspect
-from wfctl._documents import utc_time
 from wfctl._errors import CheckpointCorruptError
-from wfctl._inspect import run_log
+from wfctl._inspect import _entries, _json_pages
+from wfctl._inspect._documents import utc_time
+from wfctl._inspect._log import run_log
 
 MANY = WORKFLOWS / "many.py"
 STEPS = 250  # more than one page of the timeline (200 entries)
@@ -107,7 +107,7 @@ def test_a_broken_end_is_refused_before_anything_is_shown(
     ],
 )
 def test_log_json_times_are_utc_times(text: str) -> None:
-    convert = _inspect._UtcTimes()
+    convert = _json_pages._UtcTimes()
     for before in ("", "2026-12-01T07:33:18.100000+00:00", "2026-02-30T07:33:18.100000+00:00"):
         if before:
             convert(before)  # the second just converted: remembered or not, the same text
@@ -116,12 +116,12 @@ def test_log_json_times_are_utc_times(text: str) -> None:
 
 def test_log_json_durations_are_written_as_the_standard_library_writes_them() -> None:
     durations = (1e-05, 0.1, 2.5e-07, 1e20, 123456.789, 0.0, -0.0, math.nan, math.inf, -math.inf)
-    entry = _inspect.LogEntry(
+    entry = _entries.LogEntry(
         "r.1", 1, "step", "2026-12-01T07:33:18.374520+00:00",
-        tuple(_inspect.StepEntry(f"work#{i}", d) for i, d in enumerate(durations)),
+        tuple(_entries.StepEntry(f"work#{i}", d) for i, d in enumerate(durations)),
     )  # fmt: skip
     expected = json.dumps(entry.to_json(), indent=2, ensure_ascii=False)
-    assert _inspect._indented_json(entry, _inspect._UtcTimes()) == expected
+    assert _json_pages._indented_json(entry, _json_pages._UtcTimes()) == expected
 
 
 @pytest.mark.parametrize("steps", [198, 199, STEPS])  # pages: one full; one and one entry; two

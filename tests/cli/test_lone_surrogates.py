@@ -118,7 +118,7 @@ def test_show_toml_refuses_values_nested_deeper_than_it_writes(store: Path) -> N
     assert deep.error_line() == (
         "wfctl: error: checkpoint values.17 holds values nested deeper than wfctl can write as "
         "TOML (more than 100 levels of tables and arrays): show it as JSON (--json)"
-    )  # a depth wfctl counts, the same on every Python (tests/test_toml_rule.py)
+    )  # a depth wfctl counts, the same on every Python (tests/inspect/test_toml_rule.py)
     shown = wfctl("show", "values.1", "--toml", "--store", store)  # give#0: 0.1
     assert shown.code == 0, shown.stderr
     assert tomllib.loads(shown.stdout)["id"] == "values.1"

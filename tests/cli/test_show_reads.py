@@ -18,7 +18,7 @@ from tests.cli.conftest import (
 )
 from tests.conftest import arun
 from wfctl._errors import CheckpointCorruptError, CheckpointNotFoundError
-from wfctl._inspect import show_checkpoint
+from wfctl._inspect._show import show_checkpoint
 from wfctl._storage import FileCheckpointStorage
 
 STEPS = 40

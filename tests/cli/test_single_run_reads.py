@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.conftest import WORKFLOWS, invoke, run_id_of
-from wfctl._inspect import run_log
+from wfctl._inspect._log import run_log
 from wfctl._storage._layout import StoreLayout
 
 GREET = WORKFLOWS / "greet.py"

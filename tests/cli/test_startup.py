@@ -26,13 +26,13 @@ from wfctl._cli import app
 
 HEAVY = (
     "rich",
-    "wfctl._workflow",
-    "wfctl._run",
+    "wfctl._engine._workflow",
+    "wfctl._engine._run",
     "wfctl._storage",
     "wfctl._storage._file",
-    "wfctl._codec",
+    "wfctl._records._codec",
     "wfctl._render",
-    "wfctl._runner",
+    "wfctl._drive._runner",
     "filelock",
     "tomli_w",
 )
@@ -81,7 +81,7 @@ def test_runs_and_run_load_neither_pydantic_nor_unneeded_modules(tmp_path: Path)
     )
     assert not [m for m in listed if m.startswith("pydantic")]
     # what listing runs does not need: restore, the live progress, replay reports, TOML
-    for module in ("wfctl._restore", "wfctl._render._progress", "wfctl._render._reports"):
+    for module in ("wfctl._engine._restore", "wfctl._render._progress", "wfctl._render._reports"):
         assert module not in listed
     assert "tomli_w" not in listed and "wfctl._render._runs" in listed
     assert "rich.table" not in listed  # the runs table is laid out without rich's Table
@@ -93,12 +93,24 @@ def test_runs_and_run_load_neither_pydantic_nor_unneeded_modules(tmp_path: Path)
         " prog_name='wfctl', standalone_mode=False)",
         cwd=tmp_path,  # no wfctl.toml or pyproject.toml to read
     )
-    assert "wfctl._runner" in ran and not [m for m in ran if m.startswith("pydantic")]
+    assert "wfctl._drive._runner" in ran and not [m for m in ran if m.startswith("pydantic")]
     # what a one-step run does not need: the live display (stderr is no terminal), TOML (no
     # config file, no TOML input, no answers template), PostgreSQL, other commands' modules
     unneeded = ("rich.live", "rich.spinner", "rich.table", "tomllib", "tomli_w", "psycopg")
     assert not [m for m in ran if m.split(".")[0] in unneeded or m in unneeded]
-    for module in ("wfctl._storage._postgres", "wfctl._inspect", "wfctl._replay", "wfctl._gc"):
+    for module in (
+        "wfctl._storage._postgres",
+        "wfctl._inspect._runs",
+        "wfctl._inspect._entries",
+        "wfctl._inspect._json_pages",
+        "wfctl._inspect._log",
+        "wfctl._inspect._show",
+        "wfctl._inspect._export",
+        "wfctl._inspect._pause",
+        "wfctl._inspect._verify",
+        "wfctl._inspect._replay",
+        "wfctl._inspect._gc",
+    ):
         assert module not in ran
     # a value that needs converting still goes through typer's own converter, and its errors
     refused = invoke("gc", "--keep", "-1", "--store", store)
@@ -249,7 +261,7 @@ def test_a_command_line_builds_only_its_command(
 
 def test_the_package_is_lazy_but_complete() -> None:
     loaded = _modules_after("import wfctl")
-    assert "wfctl._workflow" not in loaded and "wfctl._storage" not in loaded
+    assert "wfctl._engine._workflow" not in loaded and "wfctl._storage" not in loaded
     for name in wfctl.__all__:
         assert getattr(wfctl, name) is not None
     assert set(wfctl.__all__) <= set(dir(wfctl))

@@ -24,7 +24,7 @@ from tests.cli.conftest import WORKFLOWS, base_env, run_id_of, wfctl
 #: runs (``wfctl runs``) is interrupted.
 _INTERRUPTED_PART_WAY = """
 import sys
-from wfctl import _copy
+from wfctl._inspect import _copy
 from wfctl._storage import _file
 
 real_delete, real_copy = _file.FileCheckpointStorage.delete_runs, _copy._copy_run

@@ -14,7 +14,7 @@ import pytest
 import typer.main
 
 from tests.cli.conftest import WORKFLOWS, Invocation, wfctl
-from tests.lineage.helpers import FIXTURES
+from tests.inspect.helpers import FIXTURES
 from tests.postgres.conftest import pg_server, pg_url
 from wfctl._cli import app
 from wfctl._storage._open import redact  # the form messages name a store in

@@ -40,9 +40,9 @@ def test_version_loads_neither_rich_nor_the_engine() -> None:
     """Versions come from package metadata: asking for them imports none of the libraries."""
     code = (
         "import sys\n"
-        "from wfctl._versions import versions\n"
+        "from wfctl._inspect._versions import versions\n"
         "versions()\n"
-        "print(sorted(m for m in ('rich', 'filelock', 'tomli_w', 'wfctl._run') if m in sys.modules))"
+        "print(sorted(m for m in ('rich', 'filelock', 'tomli_w', 'wfctl._engine._run') if m in sys.modules))"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests.cli.conftest import WORKFLOWS, base_env, wfctl, wfctl_executable
-from wfctl._submit import submit_workflow
+from wfctl._drive._submit import submit_workflow
 
 
 def _worker(store: Path, *args: str | Path) -> subprocess.Popen[str]:
@@ -420,8 +420,8 @@ def test_a_polling_worker_reports_a_refusal_once_and_takes_new_runs(tmp_path: Pa
 
 def test_an_unreachable_store_is_one_line_for_people(capsys: pytest.CaptureFixture[str]) -> None:
     """A worker's ``unreachable`` event (its store stopped answering) reads as one line."""
+    from wfctl._drive._worker import WorkerEvent
     from wfctl._render._worker import print_worker_event  # the renderer, without a server
-    from wfctl._worker import WorkerEvent
 
     print_worker_event(WorkerEvent("unreachable", reason="store 'db' cannot be reached: gone"))
     captured = capsys.readouterr()

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from wfctl import FileCheckpointStorage, Retry, RunContext, WorkflowEvent, step, workflow
-from wfctl._policies import clock_var  # internal: the test clock seam
+from wfctl._engine._policies import clock_var  # internal: the test clock seam
 
 STORE, RUN_ID, MODE = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
 LEDGER = STORE / "ledger.txt"

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import wfctl._codec as codec
+import wfctl._records._codec as codec
 import wfctl._storage._journal as journal
 from tests.storage.helpers import ckpt
 from wfctl import FileCheckpointStorage, step, workflow

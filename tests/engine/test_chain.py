@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-import wfctl._chain
+import wfctl._engine._chain
 from tests.conftest import ObservedStorage, arun, assert_one_chain
 from wfctl import InMemoryCheckpointStorage, step, workflow
-from wfctl._chain import CheckpointChain, utc_now
-from wfctl._checkpoint import Checkpoint
+from wfctl._engine._chain import CheckpointChain, utc_now
+from wfctl._records._checkpoint import Checkpoint
 
 
 @step
@@ -144,7 +144,7 @@ def _commit_tasks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
             started.append(name)
         return real(coro, **kwargs)
 
-    monkeypatch.setattr(wfctl._chain.asyncio, "Task", counting)
+    monkeypatch.setattr(wfctl._engine._chain.asyncio, "Task", counting)
     return started
 
 
@@ -240,7 +240,7 @@ def _chain_tasks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
             started.append(name)
         return real(coro, **kwargs)
 
-    monkeypatch.setattr(wfctl._chain.asyncio, "Task", counting)
+    monkeypatch.setattr(wfctl._engine._chain.asyncio, "Task", counting)
     return started
 
 
@@ -406,7 +406,7 @@ def test_checkpoint_timestamps_read_as_datetime_writes_them(
     monkeypatch: pytest.MonkeyPatch, ns: int
 ) -> None:
     expected = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=ns // 1000)
-    monkeypatch.setattr(wfctl._chain.time, "time_ns", lambda: ns)
+    monkeypatch.setattr(wfctl._engine._chain.time, "time_ns", lambda: ns)
     assert utc_now() == expected.isoformat(timespec="microseconds")
     assert utc_now() == expected.isoformat(timespec="microseconds")  # the second, cached
 
@@ -417,8 +417,8 @@ def test_a_sequential_run_lets_the_loop_turn_every_turn_every_seconds(
 ) -> None:
     """Steps committed in their caller let the loop turn once ``TURN_EVERY`` has passed,
     and not before: a task outside the run counts the turns each step sees."""
-    ticks = itertools.count(1.0, 2 * wfctl._chain.TURN_EVERY if clock_moves else 0.0)
-    monkeypatch.setattr(wfctl._chain, "_monotonic", lambda: next(ticks))
+    ticks = itertools.count(1.0, 2 * wfctl._engine._chain.TURN_EVERY if clock_moves else 0.0)
+    monkeypatch.setattr(wfctl._engine._chain, "_monotonic", lambda: next(ticks))
     turns = 0
     seen: list[int] = []
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from wfctl import WorkflowErrorDetails, WorkflowEvent, WorkflowEventSource, WorkflowRunState
-from wfctl._events import EVENT_TYPES, EventHistory, event_of
+from wfctl._engine._events import EVENT_TYPES, EventHistory, event_of
 
 
 @pytest.mark.parametrize(

@@ -18,9 +18,9 @@ import pytest
 from tests.conftest import arun, failure_of
 from tests.storage.helpers import ckpt, rewrite_as_format_version_1
 from wfctl import FileCheckpointStorage, step, workflow
-from wfctl._checkpoint import FORMAT_VERSION
-from wfctl._codec import canonical_json, digest, encode
 from wfctl._errors import CheckpointCorruptError
+from wfctl._records._checkpoint import FORMAT_VERSION
+from wfctl._records._codec import canonical_json, digest, encode
 from wfctl._storage import _journal as journal
 
 _fail = {"on": False}

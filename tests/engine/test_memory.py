@@ -9,8 +9,8 @@ import pytest
 
 from tests.conftest import arun, traced_peak
 from wfctl import FileCheckpointStorage, InMemoryCheckpointStorage, step, workflow
+from wfctl._engine._events import WorkflowEvent
 from wfctl._errors import RunArgumentError
-from wfctl._events import WorkflowEvent
 
 _fail = {"on": False}
 

@@ -1,6 +1,6 @@
 """Step policies: retries with backoff, a timeout per attempt, and durable sleep.
 
-Time comes from a fake clock set through ``wfctl._policies.clock_var`` (internal, test-only):
+Time comes from a fake clock set through ``wfctl._engine._policies.clock_var`` (internal, test-only):
 nothing here really waits. A clock that ``holds`` blocks every wait until the run cancels it,
 which is how a pause or a kill lands "during the backoff".
 """
@@ -31,8 +31,8 @@ from wfctl import (
     step,
     workflow,
 )
-from wfctl._payloads import FailedPayload, StepPayload  # internal: what the records hold
-from wfctl._policies import clock_var  # internal: the test clock seam
+from wfctl._engine._policies import clock_var  # internal: the test clock seam
+from wfctl._records._payloads import FailedPayload, StepPayload  # internal: what the records hold
 
 T0 = 1_000_000.0
 

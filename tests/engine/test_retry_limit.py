@@ -29,9 +29,9 @@ from wfctl import (
     step,
     workflow,
 )
-from wfctl._inspect import log_entry  # internal: what ``log`` says of a record
-from wfctl._payloads import ResumePayload, StepPayload  # internal: what the records hold
-from wfctl._restore import load_folded  # internal: what a resume folds
+from wfctl._engine._restore import load_folded  # internal: what a resume folds
+from wfctl._inspect._entries import log_entry  # internal: what ``log`` says of a record
+from wfctl._records._payloads import ResumePayload, StepPayload  # internal: what the records hold
 from wfctl.storage import RunStore
 
 Where = Literal["attempt", "backoff"]

@@ -4,7 +4,7 @@ A run started without a run id never fails because of an id it did not choose: t
 is replaced when a run holds it or another process is admitting one under it. A run id the
 caller gave is refused when it is taken, by a restore into a new run too.
 
-The id generator is replaced (``wfctl._admission.new_run_id``, an internal) to make the
+The id generator is replaced (``wfctl._engine._admission.new_run_id``, an internal) to make the
 collision happen; the lease is held with the engine's own helper (``lease_run``).
 """
 
@@ -19,7 +19,7 @@ import pytest
 
 from tests.conftest import arun
 from wfctl import CheckpointStorage, FileCheckpointStorage, RunStateError, step, workflow
-from wfctl._admission import submit_run
+from wfctl._engine._admission import submit_run
 from wfctl._ids import new_run_id
 from wfctl._storage._capabilities import lease_run
 
@@ -43,7 +43,7 @@ def test_a_fresh_id_is_its_second_then_32_random_bits() -> None:
 def _ids(monkeypatch: pytest.MonkeyPatch, *given: str) -> Iterator[str]:
     """Make the engine's fresh ids ``given``, in order; return what is left of them."""
     left = iter(given)
-    monkeypatch.setattr("wfctl._admission.new_run_id", lambda: next(left))
+    monkeypatch.setattr("wfctl._engine._admission.new_run_id", lambda: next(left))
     return left
 
 

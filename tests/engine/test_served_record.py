@@ -9,9 +9,9 @@ import pytest
 
 from tests.conftest import arun, failure_of
 from wfctl import FileCheckpointStorage, step, workflow
-from wfctl._checkpoint import Checkpoint
-from wfctl._payloads import served_count, served_keys
-from wfctl._recorded import RecordedCalls, StepRecord
+from wfctl._records._checkpoint import Checkpoint
+from wfctl._records._payloads import served_count, served_keys
+from wfctl._records._recorded import RecordedCalls, StepRecord
 
 _fail = {"on": True}
 

@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import arun, failure_of
 from wfctl import InMemoryCheckpointStorage, ReplayDivergenceError, step, workflow
-from wfctl._recorded import StepRecord
+from wfctl._records._recorded import StepRecord
 
 
 def _step_records(storage: InMemoryCheckpointStorage, run_id: str) -> list[dict[str, Any]]:

@@ -20,11 +20,11 @@ import pytest
 
 from tests.conftest import arun
 from wfctl import FileCheckpointStorage, step, workflow
-from wfctl._attempts import AttemptRecord, StepFailure
-from wfctl._diff import ReplayCalls, diff_steps
-from wfctl._recorded import StepRecord
-from wfctl._replay import replay
-from wfctl._worker import _describe
+from wfctl._drive._worker import _describe
+from wfctl._inspect._diff import ReplayCalls, diff_steps
+from wfctl._inspect._replay import replay
+from wfctl._records._attempts import AttemptRecord, StepFailure
+from wfctl._records._recorded import StepRecord
 
 #: What the flaky step does, by call: "raise <message>" or "return".
 BEHAVIOUR: dict[str, str] = {}

@@ -7,9 +7,9 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-import wfctl._stepkeys as stepkeys
+import wfctl._engine._stepkeys as stepkeys
 from tests.conftest import traced_peak
-from wfctl._stepkeys import StepKeys
+from wfctl._engine._stepkeys import StepKeys
 
 # Keys of every shape a run makes, and text no run makes, which must come back unchanged.
 _ODD = ["named@k", "a#01", "a#", "#", "", "line\nbreak@x", "nul\x00@y", "\udcff#1", "é/ü#3"]

@@ -18,8 +18,8 @@ import pytest
 
 from tests.conftest import arun
 from wfctl import FileCheckpointStorage, InMemoryCheckpointStorage, step, workflow
-from wfctl._submit import submit_workflow
-from wfctl._worker import run_worker
+from wfctl._drive._submit import submit_workflow
+from wfctl._drive._worker import run_worker
 
 WORKFLOWS = Path(__file__).resolve().parents[1] / "cli" / "workflows"
 
@@ -32,7 +32,7 @@ async def echo(text: str) -> str:
 def test_the_builds_of_a_workflow_read_its_source_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """A worker builds the workflow it loaded once per run it takes: the code signature (the
     source of the workflow and its steps, read and hashed) is computed once for all of them."""
-    import wfctl._workflow
+    import wfctl._engine._workflow
 
     computed: list[str] = []
 
@@ -40,8 +40,8 @@ def test_the_builds_of_a_workflow_read_its_source_once(monkeypatch: pytest.Monke
         computed.append(signature := real(*args))
         return signature
 
-    real = wfctl._workflow.code_signature
-    monkeypatch.setattr(wfctl._workflow, "code_signature", counting)
+    real = wfctl._engine._workflow.code_signature
+    monkeypatch.setattr(wfctl._engine._workflow, "code_signature", counting)
     storage = InMemoryCheckpointStorage()
 
     @workflow

@@ -1,6 +1,6 @@
 """``sys.exit()`` in a step fails the run in that step, as any exception raised there does.
 
-The run loop turns the step's ``SystemExit`` into ``WorkflowExitError`` (see ``wfctl._guard``);
+The run loop turns the step's ``SystemExit`` into ``WorkflowExitError`` (see ``wfctl._engine._guard``);
 before, it recorded no failed step for it, so the run read as failed in the workflow body, and
 the commands offered to continue it left out the plain retry.
 """
@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import arun, failure_of
 from wfctl import InMemoryCheckpointStorage, WorkflowExitError, step, workflow
-from wfctl._payloads import FailedPayload  # internal: what the failed record holds
+from wfctl._records._payloads import FailedPayload  # internal: what the failed record holds
 
 
 def _fail_in_inner_step(leave: Any) -> tuple[BaseException, str | None, Any]:

@@ -14,8 +14,8 @@ from typing import Any
 
 from tests.conftest import assert_one_chain
 from wfctl import Checkpoint, FileCheckpointStorage, RunNotFoundError
-from wfctl._codec import decode
-from wfctl._lineage import verify_lineage
+from wfctl._inspect._lineage import verify_lineage
+from wfctl._records._codec import decode
 from wfctl._storage._protocol import RunJournal
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from tests.harness import harness_workload as W
 from wfctl import FileCheckpointStorage
-from wfctl._checkpoint import FORMAT_VERSION
+from wfctl._records._checkpoint import FORMAT_VERSION
 
 RUN, OTHER = "target", "other"
 MID_LINE = 5  # target.4: the record of step s3

@@ -31,7 +31,7 @@ from tests.harness.faulty_fs import Fault, FaultyFS
 from tests.harness.hostile_cases import _flip
 from tests.storage.helpers import ckpt
 from wfctl import CheckpointCorruptError, FileCheckpointStorage
-from wfctl._lineage import verify_lineage
+from wfctl._inspect._lineage import verify_lineage
 
 REPO = Path(__file__).resolve().parents[2]
 RUN = "cut"

@@ -42,7 +42,7 @@ from tests.harness.checks import StoreState, assert_lineage_ok, completed_output
 from tests.harness.faulty_fs import Fault, FaultyFS, random_faults
 from tests.storage.helpers import build_run, ckpt
 from wfctl import FileCheckpointStorage, WfctlError, WorkflowEvent
-from wfctl._result import WorkflowRunResult
+from wfctl._engine._result import WorkflowRunResult
 
 PHASE1_ATTEMPTS = 2
 MAX_ATTEMPTS = 8

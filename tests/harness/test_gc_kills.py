@@ -34,7 +34,7 @@ import pytest
 
 from tests.cli.conftest import base_env, wfctl_executable
 from wfctl import FileCheckpointStorage, RunContext, step, workflow
-from wfctl._lineage import verify_lineage
+from wfctl._inspect._lineage import verify_lineage
 from wfctl._storage import _removal
 from wfctl._storage._fs import OsFileSystem
 

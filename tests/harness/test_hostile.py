@@ -11,7 +11,7 @@ a symbolic link, a FIFO or a directory; unknown type tags and unregistered class
 runs one read path on it: ``load`` (a middle and the head checkpoint), ``load_chain``,
 ``list_checkpoints``, ``read_run``, ``get_latest`` (for the run, and for the whole store),
 ``list_runs``, ``Workflow.run(checkpoint_id=...)`` to resume the head and to restore a middle
-checkpoint, ``wfctl._replay.replay`` and ``verify_lineage``.
+checkpoint, ``wfctl._inspect._replay.replay`` and ``verify_lineage``.
 
 Each path either gives the right answer (it does not read the broken part: the same answer as
 on the healthy store, never older data) or reports the problem by name: a
@@ -53,8 +53,8 @@ from tests.harness.hostile_cases import (
     set_result,
 )
 from wfctl import CheckpointCorruptError, FileCheckpointStorage, InvalidIdError, WfctlError
-from wfctl._lineage import verify_lineage
-from wfctl._replay import replay
+from wfctl._inspect._lineage import verify_lineage
+from wfctl._inspect._replay import replay
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -26,7 +26,7 @@ from tests.conftest import assert_one_chain, wfctl_executable
 from tests.harness import harness_workload as W
 from tests.harness.test_crash_points import REPO, Server
 from tests.postgres.conftest import pg_server, pg_url
-from wfctl._payloads import ResumePayload
+from wfctl._records._payloads import ResumePayload
 from wfctl.storage import open_storage
 
 __all__ = ["pg_server", "pg_url"]  # the fixtures the PostgreSQL variants use

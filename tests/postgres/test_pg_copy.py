@@ -25,7 +25,7 @@ from tests.cli.test_copy_killed import (
 from tests.conftest import arun
 from tests.postgres.conftest import opened
 from wfctl import FileCheckpointStorage, step, workflow
-from wfctl._copy import CopyOutcome, _copy, copy_runs
+from wfctl._inspect._copy import CopyOutcome, _copy, copy_runs
 from wfctl._storage import _pages
 from wfctl._storage._postgres import PostgresCheckpointStorage
 from wfctl._storage._postgres import _copying as _pg_copying

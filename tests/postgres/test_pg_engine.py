@@ -19,7 +19,7 @@ from tests.engine.test_run_ids import (
 )
 from tests.postgres.conftest import opened
 from wfctl import RunContext, get_run_context, step, workflow
-from wfctl._lineage import verify_lineage
+from wfctl._inspect._lineage import verify_lineage
 from wfctl.storage import open_storage
 
 

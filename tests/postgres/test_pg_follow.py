@@ -17,8 +17,8 @@ from typing import Any, cast
 from tests.cli.conftest import WORKFLOWS, base_env, invoke, run_id_of, wfctl_executable
 from tests.cli.test_cancel_rm import start_gated
 from tests.conftest import arun
-from wfctl._admission import submit_run
-from wfctl._loader import load_workflow
+from wfctl._drive._loader import load_workflow
+from wfctl._engine._admission import submit_run
 from wfctl.storage import open_storage
 
 GATED = Path(__file__).resolve().parents[1] / "cli" / "workflows" / "gated.py"

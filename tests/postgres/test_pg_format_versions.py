@@ -11,8 +11,8 @@ from tests.conftest import arun, failure_of
 from tests.postgres.conftest import opened
 from tests.storage.helpers import ckpt, rewrite_as_format_version_1
 from wfctl import FileCheckpointStorage, step, workflow
-from wfctl._copy import copy_runs
-from wfctl._lineage import verify_lineage
+from wfctl._inspect._copy import copy_runs
+from wfctl._inspect._lineage import verify_lineage
 
 _fail = {"on": False}
 

@@ -14,7 +14,7 @@ import pytest
 
 from tests.postgres.conftest import opened
 from tests.storage.helpers import arun, ckpt
-from wfctl._lineage import verify_lineage
+from wfctl._inspect._lineage import verify_lineage
 from wfctl._storage._postgres import PostgresCheckpointStorage, _reads
 
 #: (run id, creation minute, workflow): ties in creation time fall across page boundaries.

@@ -22,10 +22,13 @@ import pytest
 from tests.cli.conftest import many_steps, wfctl
 from tests.conftest import arun
 from tests.postgres.conftest import opened
-from wfctl._documents import document, summary_json
 from wfctl._errors import CheckpointCorruptError, CheckpointNotFoundError
-from wfctl._follow import FollowEnd, follow_run
-from wfctl._inspect import LogPage, export_run, log_entry, run_log, show_checkpoint
+from wfctl._inspect._documents import document, summary_json
+from wfctl._inspect._entries import LogPage, log_entry
+from wfctl._inspect._export import export_run
+from wfctl._inspect._follow import FollowEnd, follow_run
+from wfctl._inspect._log import run_log
+from wfctl._inspect._show import show_checkpoint
 from wfctl._storage import _follow as _storage_follow
 from wfctl._storage._pages import PagedRun
 from wfctl._storage._postgres._reads import PostgresReads

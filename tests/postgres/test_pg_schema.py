@@ -19,9 +19,9 @@ import pytest
 from tests.cli.conftest import wfctl
 from tests.postgres.conftest import opened
 from tests.storage.helpers import arun, ckpt
-from wfctl._checkpoint import Checkpoint
 from wfctl._errors import StoreLocationError
-from wfctl._payloads import HANDOFF
+from wfctl._records._checkpoint import Checkpoint
+from wfctl._records._payloads import HANDOFF
 from wfctl._storage._journal import encode_record
 from wfctl._storage._postgres import _sql
 from wfctl._storage._postgres._schema import SCHEMA_VERSION

@@ -24,8 +24,8 @@ import psycopg
 from tests.cli.conftest import WORKFLOWS, base_env, spawn, wfctl, wfctl_executable
 from tests.postgres.conftest import opened
 from tests.storage.helpers import arun, ckpt
-from wfctl._payloads import HANDOFF, PausePayload
-from wfctl._submit import submit_workflow
+from wfctl._drive._submit import submit_workflow
+from wfctl._records._payloads import HANDOFF, PausePayload
 from wfctl.storage.testing import PrivateServer, restart, stopped
 
 REPO = Path(__file__).resolve().parents[2]

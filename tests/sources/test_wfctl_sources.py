@@ -115,7 +115,9 @@ def test_a_database_without_wfctl_tables_is_refused_and_left_without_them(
 
 
 def test_verify_is_verify_lineage(file_store: Path) -> None:
-    from wfctl._inspect import verify_runs  # the command's own library call, to compare with
+    from wfctl._inspect._verify import (
+        verify_runs,  # the command's own library call, to compare with
+    )
 
     with open_source(file_store) as source:
         assert source.verify().to_json() == verify_runs(file_store).to_json()

@@ -10,7 +10,7 @@ from collections.abc import Coroutine, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from wfctl._checkpoint import Checkpoint, Kind, checkpoint_id_for
+from wfctl._records._checkpoint import Checkpoint, Kind, checkpoint_id_for
 
 T = TypeVar("T")
 
@@ -133,7 +133,7 @@ def rewrite_as_format_version_1(path: Path, calls: Iterable[tuple[Any, ...]]) ->
     """
     import dataclasses
 
-    from wfctl._codec import digest
+    from wfctl._records._codec import digest
     from wfctl._storage._journal import decode_record, encode_record
 
     blake2b_of = {digest(args, {}): digest(args, {}, version=1) for args in calls}

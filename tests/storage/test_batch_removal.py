@@ -19,7 +19,7 @@ import pytest
 
 from wfctl import FileCheckpointStorage, step, workflow
 from wfctl._errors import InvalidIdError, RunLockedError
-from wfctl._gc import collect_garbage
+from wfctl._inspect._gc import collect_garbage
 from wfctl._storage import _removal
 from wfctl._storage._fs import OsFileSystem
 

@@ -20,7 +20,7 @@ from tests.conftest import arun
 from tests.storage.helpers import stop_children
 from tests.storage.test_claim_run import loud
 from wfctl import FileCheckpointStorage
-from wfctl._admission import submit_run
+from wfctl._engine._admission import submit_run
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -1,6 +1,6 @@
 """claim_run: a worker leases the oldest run it may drive, on the file and memory stores.
 
-Tests import ``wfctl._admission.submit_run`` (the library call behind ``wfctl submit``) to make
+Tests import ``wfctl._engine._admission.submit_run`` (the library call behind ``wfctl submit``) to make
 queued runs without a CLI process.
 """
 
@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import arun
 from wfctl import FileCheckpointStorage, RunContext, step, workflow
-from wfctl._admission import submit_run
+from wfctl._engine._admission import submit_run
 
 
 @step

@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 
 from tests.storage.helpers import ckpt
-from wfctl._checkpoint import Checkpoint, Kind
 from wfctl._errors import CheckpointCorruptError
 from wfctl._frozen import slot_setters
-from wfctl._inspect import LogEntry, StepEntry, log_entry
-from wfctl._payloads import StepPayload, payload_of
-from wfctl._recorded import StepRecord
+from wfctl._inspect._entries import LogEntry, StepEntry, log_entry
+from wfctl._records._checkpoint import Checkpoint, Kind
+from wfctl._records._payloads import StepPayload, payload_of
+from wfctl._records._recorded import StepRecord
 from wfctl._storage import _journal
 from wfctl._storage._journal import decode_record, encode_record
 from wfctl._storage._marker import decode_end, encode_end

@@ -18,7 +18,7 @@ import pytest
 
 from tests.storage.helpers import arun, ckpt
 from wfctl import FileCheckpointStorage, InMemoryCheckpointStorage
-from wfctl._gc import collect_garbage
+from wfctl._inspect._gc import collect_garbage
 from wfctl._storage import RunSummary
 from wfctl._storage._fs import OsFileSystem
 

@@ -18,8 +18,8 @@ import pytest
 
 from tests.cli.conftest import WORKFLOWS, invoke, run_id_of
 from tests.conftest import arun
-from tests.lineage.helpers import copy_fixture
-from wfctl._lineage import verify_lineage
+from tests.inspect.helpers import copy_fixture
+from wfctl._inspect._lineage import verify_lineage
 from wfctl._storage import FileCheckpointStorage, _spread
 from wfctl._storage._base import summary_of_row, summary_row
 

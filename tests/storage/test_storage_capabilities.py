@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from tests.storage.helpers import arun, build_run, ckpt
-from wfctl._checkpoint import Checkpoint
 from wfctl._errors import CheckpointCorruptError, RunLockedError, RunNotFoundError, WfctlError
+from wfctl._records._checkpoint import Checkpoint
 from wfctl._storage import (
     CheckpointStorage,
     FileCheckpointStorage,

@@ -9,7 +9,6 @@ import pytest
 
 from tests.storage.helpers import arun, build_run, ckpt, pause_data
 from wfctl import _storage
-from wfctl._checkpoint import Checkpoint, split_checkpoint_id
 from wfctl._errors import (
     CheckpointCorruptError,
     CheckpointNotFoundError,
@@ -17,6 +16,7 @@ from wfctl._errors import (
     RunLockedError,
     RunNotFoundError,
 )
+from wfctl._records._checkpoint import Checkpoint, split_checkpoint_id
 from wfctl._storage import CheckpointStorage
 
 

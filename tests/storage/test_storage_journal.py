@@ -21,8 +21,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.storage.helpers import arun, build_run, ckpt
-from wfctl._checkpoint import FORMAT_VERSION, Checkpoint
 from wfctl._errors import CheckpointCorruptError
+from wfctl._records._checkpoint import FORMAT_VERSION, Checkpoint
 from wfctl._storage import FileCheckpointStorage
 from wfctl._storage._journal import decode_record, encode_record
 

@@ -41,7 +41,7 @@ else:
 
 if TYPE_CHECKING:
     from wfctl._config import StoreLocation, StoreRef
-    from wfctl._runner import RunReport
+    from wfctl._drive._runner import RunReport
     from wfctl._storage._durability import Durability
 
 __all__ = [
@@ -264,8 +264,8 @@ def _report_usage(exc: _Refused) -> int:
 
 
 def _report_error(exc: BaseException) -> int:
+    from wfctl._engine._events import error_message
     from wfctl._errors import WfctlError
-    from wfctl._events import error_message
     from wfctl._exit import EXIT_INTERRUPTED, exit_code_for_error
 
     if _debug:
@@ -308,7 +308,7 @@ app = _WfctlTyper(
 
 def _print_version(value: bool) -> None:
     if value:
-        from wfctl._versions import version_line
+        from wfctl._inspect._versions import version_line
 
         print(version_line())
         raise typer.Exit()
@@ -417,14 +417,14 @@ DrainOption = Annotated[
 
 def complete_run_id(ctx: typer.Context, incomplete: str) -> list[str]:
     """Complete a run id from the store the command line names so far (shell completion)."""
-    from wfctl._completion import run_ids
+    from wfctl._inspect._completion import run_ids
 
     return run_ids(ctx.params.get("store"), incomplete)
 
 
 def complete_checkpoint_id(ctx: typer.Context, incomplete: str) -> list[str]:
     """Complete a checkpoint id (``RUN.SEQ``) from the store (shell completion)."""
-    from wfctl._completion import checkpoint_ids
+    from wfctl._inspect._completion import checkpoint_ids
 
     return checkpoint_ids(ctx.params.get("store"), incomplete)
 
@@ -485,7 +485,7 @@ def resolve_durability_option(
     mode: DurabilityChoice | None, batch_steps: int | None, batch_ms: float | None
 ) -> Durability:
     """Return the durability ``--durability`` and the batch options select (else the config's)."""
-    from wfctl._config import resolve_durability
+    from wfctl._drive._durability import resolve_durability
 
     return resolve_durability(None if mode is None else mode.value, batch_steps, batch_ms)
 

@@ -2,8 +2,8 @@
 ``--since``, ``--until`` (``runs``, ``gc`` and ``verify-lineage``).
 
 Defined once here, so they are the same flags with the same meaning everywhere; each command
-turns them into one :class:`~wfctl._query.RunQuery` with :func:`run_query` and passes it to
-the library, which does the filtering (:meth:`~wfctl._query.RunQuery.select`).
+turns them into one :class:`~wfctl._inspect._query.RunQuery` with :func:`run_query` and passes it to
+the library, which does the filtering (:meth:`~wfctl._inspect._query.RunQuery.select`).
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from wfctl._checkpoint import RunStatus
+from wfctl._records._checkpoint import RunStatus
 
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from wfctl._query import RunQuery, SortField
+    from wfctl._inspect._query import RunQuery, SortField
 
 __all__ = ["SinceOption", "StatusFilter", "UntilOption", "WorkflowGlob", "run_query"]
 
@@ -72,7 +72,7 @@ def run_query(
         WfctlError: a time cannot be read, or the options contradict each other.
     """
     from wfctl._errors import WfctlError
-    from wfctl._query import RunQuery, SortField, parse_time
+    from wfctl._inspect._query import RunQuery, SortField, parse_time
 
     def moment(option: str, text: str | None) -> datetime | None:
         if text is None:

@@ -12,7 +12,7 @@ from wfctl._visible import visible
 
 if TYPE_CHECKING:
     from wfctl._config import StoreLocation
-    from wfctl._inspect import LogPage
+    from wfctl._inspect._entries import LogPage
 
 __all__ = ["follow_log"]
 
@@ -24,7 +24,7 @@ def follow_log(location: StoreLocation, run_id: str, json_output: bool, page: Lo
     says how the run ended.
     """
     from wfctl._exit import EXIT_INTERRUPTED, exit_code_for_status
-    from wfctl._follow import FollowEnd, follow_run, followed_json
+    from wfctl._inspect._follow import FollowEnd, follow_run, followed_json
 
     if not json_output:
         from wfctl._render import FollowPrinter

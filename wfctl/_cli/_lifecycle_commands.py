@@ -48,7 +48,7 @@ def cancel(
     Example:
       wfctl cancel 20261129-121400-3f9a2c71 --reason "superseded by a new run"
     """
-    from wfctl._cancel import cancel_run
+    from wfctl._inspect._cancel import cancel_run
 
     location = locate_store_option(store)
     report = cancel_run(location.target, run_id, reason=reason, must_exist=location.named)
@@ -92,7 +92,7 @@ def rm(
     Example:
       wfctl rm 20261129-121400-3f9a2c71 20261129-121500-8b1d4e05
     """
-    from wfctl._remove import remove_runs
+    from wfctl._inspect._remove import remove_runs
 
     location = locate_store_option(store)
     left = (
@@ -156,7 +156,7 @@ def copy(
     Example:
       wfctl copy --from ./.wfctl --to postgresql://wfctl@db.example/wfctl
     """
-    from wfctl._copy import copy_runs
+    from wfctl._inspect._copy import copy_runs
 
     left = (
         "copy stopped part way: the runs it had copied are whole in the destination, the run "

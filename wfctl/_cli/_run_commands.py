@@ -66,8 +66,8 @@ def run(
     Example:
       wfctl run sample_workflows/human_review.py --input '"durable workflows"'
     """
+    from wfctl._drive._runner import run_workflow
     from wfctl._render import RunProgress
-    from wfctl._runner import run_workflow
 
     with workflow_output(json_output), RunProgress(enabled=not json_output) as progress:
         outcome = run_workflow(
@@ -152,8 +152,8 @@ def resume(
     Example:
       wfctl resume 20261129-121400-3f9a2c71 --response 'request#0=yes'
     """
+    from wfctl._drive._runner import resume_run
     from wfctl._render import RunProgress
-    from wfctl._runner import resume_run
 
     with workflow_output(json_output), RunProgress(enabled=not json_output) as progress:
         outcome = resume_run(
@@ -225,8 +225,8 @@ def replay(
     Example:
       wfctl replay --checkpoint 20261129-121400-3f9a2c71.1 --shuffle 7
     """
+    from wfctl._drive._runner import replay_checkpoint
     from wfctl._render import RunProgress, print_replay
-    from wfctl._runner import replay_checkpoint
 
     with workflow_output(json_output), RunProgress(enabled=not json_output) as progress:
         report = replay_checkpoint(

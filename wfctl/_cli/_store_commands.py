@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from wfctl._query import SortField
+from wfctl._inspect._query import SortField
 
 from ._app import (
     DebugOption,
@@ -28,7 +28,7 @@ from ._app import (
 from ._filters import SinceOption, StatusFilter, UntilOption, WorkflowGlob, run_query
 
 if TYPE_CHECKING:
-    from wfctl._inspect import ExportResult
+    from wfctl._inspect._export import ExportResult
 
 __all__ = ["export", "gc", "log", "pause", "runs", "show", "verify_lineage"]
 
@@ -76,7 +76,7 @@ def verify_lineage(
     Example:
       wfctl verify-lineage --workflow 'review*' --since 7d
     """
-    from wfctl._inspect import verify_runs
+    from wfctl._inspect._verify import verify_runs
 
     query = run_query(status, workflow, since, until)
     location = locate_store_option(store) if agent_framework is None else None
@@ -130,7 +130,7 @@ def runs(
     Example:
       wfctl runs --status paused --status failed --since 2d --reverse --limit 10
     """
-    from wfctl._inspect import list_runs
+    from wfctl._inspect._runs import list_runs
 
     query = run_query(status, workflow, since, until, sort=sort, reverse=reverse, limit=limit)
     location = locate_store_option(store)
@@ -229,7 +229,7 @@ def log(
         raise typer.BadParameter(
             "--follow goes on until the run ends: leave out --limit", param_hint="'--limit'"
         )
-    from wfctl._inspect import LogPage
+    from wfctl._inspect._entries import LogPage
 
     page = LogPage(from_seq, last, limit)
     location = locate_store_option(store)
@@ -237,7 +237,7 @@ def log(
         from ._follow import follow_log
 
         follow_log(location, run_id, json_output, page)
-    from wfctl._inspect import run_log
+    from wfctl._inspect._log import run_log
 
     result = run_log(location.target, run_id, must_exist=location.named, page=page)
     if json_output:
@@ -275,7 +275,7 @@ def show(
     """
     if toml and json_output:
         raise typer.BadParameter("give --json or --toml, not both", param_hint="'--toml'")
-    from wfctl._inspect import checkpoint_json, checkpoint_toml, show_checkpoint
+    from wfctl._inspect._show import checkpoint_json, checkpoint_toml, show_checkpoint
 
     location = locate_store_option(store)
     checkpoint_record = show_checkpoint(location.target, checkpoint, must_exist=location.named)
@@ -315,7 +315,7 @@ def export(
     Example:
       wfctl export 20261129-121400-3f9a2c71 --format toml --output run.toml
     """
-    from wfctl._inspect import export_run
+    from wfctl._inspect._export import export_run
 
     if output is not None and str(output) == ".":  # '' comes as '.': no file named
         raise typer.BadParameter("needs a file name", param_hint="'--output'")
@@ -354,7 +354,7 @@ def pause(
     Example:
       wfctl pause 20261129-121400-3f9a2c71
     """
-    from wfctl._inspect import pause_run
+    from wfctl._inspect._pause import pause_run
 
     location = locate_store_option(store)
     report = pause_run(location.target, run_id, must_exist=location.named)
@@ -412,7 +412,7 @@ def gc(
     Example:
       wfctl gc --older-than 30d --keep 5 --workflow 'nightly-*' --dry-run
     """
-    from wfctl._gc import collect_garbage
+    from wfctl._inspect._gc import collect_garbage
 
     query = run_query(status, workflow, since, until)
     location = locate_store_option(store)

@@ -18,7 +18,7 @@ def version(json_output: JsonOption = False, debug: DebugOption = False) -> None
     Example:
       wfctl version --json
     """
-    from wfctl._versions import versions
+    from wfctl._inspect._versions import versions
 
     report = versions()
     if json_output:

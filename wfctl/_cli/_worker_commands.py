@@ -50,7 +50,7 @@ def submit(
     Example:
       wfctl submit sample_workflows/fan_out.py --store /srv/wf
     """
-    from wfctl._submit import submit_workflow
+    from wfctl._drive._submit import submit_workflow
 
     with workflow_output(json_output):  # what the module prints as it loads
         report = submit_workflow(
@@ -132,7 +132,7 @@ def worker(
     Example:
       wfctl worker --concurrency 4 --workflows sample_workflows
     """
-    from wfctl._worker import WorkerEvent, run_worker
+    from wfctl._drive._worker import WorkerEvent, run_worker
 
     lines = sys.stdout  # the events' own: what workflows print goes to stderr under --json
 

@@ -449,7 +449,7 @@ def _folded(cell: str | Text, width: int, justify: Literal["left", "right"]) -> 
     no line break or tab) the lines are where rich's wrap breaks the text (:func:`_breaks`), each
     cropped to ``width`` (``rstrip_end``, then the justification, which crops whatever is
     still past ``width``; right justification strips the line's trailing spaces first) and
-    padded: what ``wrap`` does, without the objects. ``tests/cli/test_fitted_table.py``
+    padded: what ``wrap`` does, without the objects. ``tests/render/test_fitted_table.py``
     compares the two on random text.
     """
     if isinstance(cell, str):
@@ -478,7 +478,7 @@ def _breaks(plain: str, width: int) -> list[int]:
     cell a character: a private function may change or go in any rich release. A word goes on
     the line if it fits (its trailing spaces may run past ``width``: the caller crops them),
     else on the next line, and a word longer than ``width`` is cut every ``width`` characters,
-    its last piece starting the next line's count. ``tests/cli/test_fitted_table.py`` compares
+    its last piece starting the next line's count. ``tests/render/test_fitted_table.py`` compares
     the lines with ``Text.wrap``'s on random text.
     """
     breaks: list[int] = []

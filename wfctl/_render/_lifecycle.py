@@ -11,11 +11,11 @@ from ._runs import _entry_details, _entry_header, _Timeline, entry_tree
 from ._time import LocalMillis, now
 
 if TYPE_CHECKING:
-    from wfctl._cancel import CancelReport
-    from wfctl._copy import CopyReport
-    from wfctl._follow import FollowEnd
-    from wfctl._inspect import LogEntry
-    from wfctl._remove import RemoveReport
+    from wfctl._inspect._cancel import CancelReport
+    from wfctl._inspect._copy import CopyReport
+    from wfctl._inspect._entries import LogEntry
+    from wfctl._inspect._follow import FollowEnd
+    from wfctl._inspect._remove import RemoveReport
 
 __all__ = [
     "FollowPrinter",
@@ -48,7 +48,7 @@ def print_removed(report: RemoveReport) -> None:
 
 def print_copied(report: CopyReport) -> None:
     """Say what ``copy`` did with each run, then count them (refusals on stderr too)."""
-    from wfctl._copy import CopyOutcome
+    from wfctl._inspect._copy import CopyOutcome
 
     out, err = stdout(), stderr()
     for run in report.runs:
@@ -107,7 +107,7 @@ class FollowPrinter:
     def __call__(self, item: LogEntry | FollowEnd) -> None:
         """Print ``item`` and flush: a pipe (| grep, | tee) sees each checkpoint when it is
         committed."""
-        from wfctl._follow import FollowEnd
+        from wfctl._inspect._follow import FollowEnd
 
         out = self._out
         if isinstance(item, FollowEnd):

@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.text import Text as RichText
 
-    from wfctl._inspect import LogEntry, RunLog
+    from wfctl._inspect._entries import LogEntry
+    from wfctl._inspect._log import RunLog
     from wfctl._storage import RunSummary
 
 __all__ = ["print_log"]

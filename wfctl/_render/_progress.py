@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from rich.live import Live
     from rich.spinner import Spinner
 
-    from wfctl._events import WorkflowEvent
+    from wfctl._engine._events import WorkflowEvent
 
 __all__ = ["RunProgress"]
 

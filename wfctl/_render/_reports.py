@@ -9,15 +9,15 @@ from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
 
-from wfctl._codec import encode
 from wfctl._errors import UnencodableValueError
+from wfctl._records._codec import encode
 
 from ._common import Text, render_stored, status_text, stdout
 from ._fit import Cell, Column, fitted_table, print_table
 
 if TYPE_CHECKING:
-    from wfctl._lineage import LineageReport
-    from wfctl._replay import ReplayReport
+    from wfctl._inspect._lineage import LineageReport
+    from wfctl._inspect._replay import ReplayReport
 
 __all__ = ["print_lineage", "print_replay"]
 

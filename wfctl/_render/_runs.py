@@ -24,10 +24,13 @@ if TYPE_CHECKING:
 
     from rich.console import Console
 
-    from wfctl._checkpoint import Checkpoint
-    from wfctl._gc import GcReport
-    from wfctl._inspect import ExportResult, LogEntry, PauseReport, RunsReport
-    from wfctl._runner import RunReport
+    from wfctl._drive._runner import RunReport
+    from wfctl._inspect._entries import LogEntry
+    from wfctl._inspect._export import ExportResult
+    from wfctl._inspect._gc import GcReport
+    from wfctl._inspect._pause import PauseReport
+    from wfctl._inspect._runs import RunsReport
+    from wfctl._records._checkpoint import Checkpoint
 
 __all__ = [
     "entry_tree",

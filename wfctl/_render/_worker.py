@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 from ._common import Text, status_text, stderr, stdout
 
 if TYPE_CHECKING:
-    from wfctl._submit import SubmitReport
-    from wfctl._worker import WorkerEvent, WorkerReport
+    from wfctl._drive._submit import SubmitReport
+    from wfctl._drive._worker import WorkerEvent, WorkerReport
 
 __all__ = ["print_submit", "print_worker_event", "print_worker_report"]
 

@@ -2,7 +2,7 @@
 
 That storage writes one JSON file per checkpoint (``<checkpoint_id>.json``) and has no run id:
 checkpoints are grouped by ``workflow_name``, the way its ``get_latest`` sees them and the way
-:mod:`wfctl._af_lineage` verifies them, so a run here is a workflow name. Its records are the
+:mod:`wfctl._inspect._af_lineage` verifies them, so a run here is a workflow name. Its records are the
 checkpoints, oldest first by their stored time (the checkpoint id breaks ties), each with its
 ``previous_checkpoint_id`` as parent: a tree, since concurrent steps fork that history (several
 roots). A value the framework pickled (``{"__pickled__": b64, "__type__": "mod:qual"}``) is
@@ -37,7 +37,7 @@ from wfctl._errors import (
 from ._protocol import ClosingSource, Entry, RunInfo, RunState, SizeInfo, by_kind
 
 if TYPE_CHECKING:
-    from wfctl._lineage import LineageReport
+    from wfctl._inspect._lineage import LineageReport
 
 __all__ = ["AgentFrameworkSource", "is_checkpoint_dir", "opaque"]
 
@@ -226,7 +226,7 @@ class AgentFrameworkSource(ClosingSource):
 
     def verify(self, run_id: str | None = None) -> LineageReport:
         """Judge each workflow's checkpoints as one lineage, as ``verify-lineage
-        --agent-framework`` does (:func:`~wfctl._af_lineage.verify_agent_framework_dir`).
+        --agent-framework`` does (:func:`~wfctl._inspect._af_lineage.verify_agent_framework_dir`).
 
         That check reads every ``*.json`` entry of the directory as a file, following a link
         and waiting on a FIFO, so a directory holding anything but regular files there is
@@ -238,7 +238,7 @@ class AgentFrameworkSource(ClosingSource):
         """
         import asyncio
 
-        from wfctl._af_lineage import verify_agent_framework_dir
+        from wfctl._inspect._af_lineage import verify_agent_framework_dir
 
         for file in sorted(self._directory.glob("*.json")):
             with contextlib.suppress(FileNotFoundError):  # gone since it was listed

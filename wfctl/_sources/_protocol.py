@@ -5,7 +5,7 @@ of agent-framework checkpoints, and the readers added after them. It lists runs 
 summary (:class:`RunInfo`), streams one run's records in order with their parents
 (:class:`Entry`: a tree, since other engines' histories fork), reads one record by the store's
 own id, reports sizes (:class:`SizeInfo`) and judges each run by the store's own integrity rules
-(``verify``, wfctl's :class:`~wfctl._lineage.LineageReport`). The API is synchronous: a reader
+(``verify``, wfctl's :class:`~wfctl._inspect._lineage.LineageReport`). The API is synchronous: a reader
 over a server runs its own event loop. A source never writes to its store.
 """
 
@@ -17,7 +17,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, Protocol, Self, runtime_checkable
 
 if TYPE_CHECKING:
-    from wfctl._lineage import LineageReport
+    from wfctl._inspect._lineage import LineageReport
 
 __all__ = [
     "ClosingSource",

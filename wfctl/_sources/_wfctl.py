@@ -4,7 +4,7 @@ Nothing here parses a journal: runs are the store's summaries (``list_runs``), r
 what :func:`~wfctl._storage._capabilities.stored_records` yields (each verified, checksum and
 link, before it is given, with its bytes as stored), a record by id is read with its run as
 ``wfctl show`` reads it, and ``verify`` is ``verify-lineage``'s
-:func:`~wfctl._lineage.verify_lineage`. Every coroutine runs on one event loop the source keeps
+:func:`~wfctl._inspect._lineage.verify_lineage`. Every coroutine runs on one event loop the source keeps
 from its first read to :meth:`WfctlSource.close` (a PostgreSQL store's connections belong to the
 loop that opened them).
 """
@@ -18,13 +18,13 @@ import stat
 from collections.abc import AsyncGenerator, Coroutine, Generator, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from wfctl._checkpoint import Checkpoint, split_checkpoint_id, validate_run_id
 from wfctl._errors import (
     CheckpointCorruptError,
     CheckpointNotFoundError,
     RunNotFoundError,
     StoreLocationError,
 )
+from wfctl._records._checkpoint import Checkpoint, split_checkpoint_id, validate_run_id
 from wfctl._redact import redact
 from wfctl._storage._capabilities import stored_records
 from wfctl._storage._file import FileCheckpointStorage
@@ -34,7 +34,7 @@ from wfctl._storage._protocol import RunStore, RunSummary
 from ._protocol import ClosingSource, Entry, RunInfo, SizeInfo, by_kind
 
 if TYPE_CHECKING:
-    from wfctl._lineage import LineageReport
+    from wfctl._inspect._lineage import LineageReport
 
 __all__ = ["WfctlSource", "entry_of"]
 
@@ -221,7 +221,7 @@ class WfctlSource(ClosingSource):
             InvalidIdError: ``run_id`` is malformed.
             RunNotFoundError: ``run_id`` names no run.
         """
-        from wfctl._lineage import verify_lineage
+        from wfctl._inspect._lineage import verify_lineage
 
         wanted = () if run_id is None else (validate_run_id(run_id),)
         report = self._run(verify_lineage(self._store, wanted))
@@ -287,7 +287,7 @@ def entry_of(checkpoint: Checkpoint, size: int) -> Entry:
     Raises:
         CheckpointCorruptError: its data does not read as its kind's.
     """
-    from wfctl._inspect import log_entry
+    from wfctl._inspect._entries import log_entry
 
     shown = log_entry(checkpoint).to_json()
     summary = {"workflow": checkpoint.workflow_name} | {

@@ -32,8 +32,8 @@ import threading
 from collections.abc import Sequence
 from typing import Final
 
-from wfctl._checkpoint import Checkpoint
 from wfctl._errors import CheckpointCorruptError, JournalChangedError
+from wfctl._records._checkpoint import Checkpoint
 
 from ._base import check_append
 from ._fs import FileSystem, writev_all

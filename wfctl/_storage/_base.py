@@ -16,7 +16,13 @@ import abc
 from collections.abc import Awaitable, Callable, Collection, Hashable, Sequence
 from typing import Any, TypeGuard
 
-from wfctl._checkpoint import (
+from wfctl._errors import (
+    CheckpointCorruptError,
+    CheckpointNotFoundError,
+    RunLockedError,
+    RunNotFoundError,
+)
+from wfctl._records._checkpoint import (
     ENDING_STATUS,
     Checkpoint,
     Kind,
@@ -25,14 +31,7 @@ from wfctl._checkpoint import (
     split_checkpoint_id,
     validate_run_id,
 )
-from wfctl._errors import (
-    CheckpointCorruptError,
-    CheckpointNotFoundError,
-    RunLockedError,
-    RunNotFoundError,
-)
-from wfctl._payloads import RootPayload, handed_over, recorded_requests
-from wfctl._policies import waiting_on
+from wfctl._records._payloads import RootPayload, handed_over, recorded_requests, waiting_on
 
 from ._protocol import JournalProblem, RunJournal, RunLease, RunSummary
 
@@ -393,7 +392,7 @@ class RunStoreBase(abc.ABC):
 
         A run may be driven when its head is a root, step or resume record (queued, or
         interrupted: its driver died) or a pause a stopping worker wrote to hand it over
-        (:func:`~wfctl._payloads.handed_over`), nobody holds its lease and it is not in ``exclude``.
+        (:func:`~wfctl._records._payloads.handed_over`), nobody holds its lease and it is not in ``exclude``.
         Each poll reads only each run's last record (and the root of the candidates, for their
         age); the run taken is then verified whole under its lease, and one that does not
         verify (or that ended meanwhile) is given back and skipped: a corrupt run is never

@@ -14,8 +14,8 @@ import inspect
 from collections.abc import AsyncGenerator, Hashable
 from typing import Any, Final
 
-from wfctl._checkpoint import Checkpoint, validate_run_id
 from wfctl._errors import CheckpointCorruptError, RunNotFoundError, WfctlError
+from wfctl._records._checkpoint import Checkpoint, validate_run_id
 
 from ._base import strict_chain
 from ._journal import encode_record

@@ -25,7 +25,6 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
-from wfctl._checkpoint import Checkpoint, Kind, RunStatus, checkpoint_id_for
 from wfctl._errors import (
     CheckpointCorruptError,
     CheckpointNotFoundError,
@@ -33,6 +32,7 @@ from wfctl._errors import (
     RunLockedError,
     RunNotFoundError,
 )
+from wfctl._records._checkpoint import Checkpoint, Kind, RunStatus, checkpoint_id_for
 
 from ._capabilities import load_chain
 from ._protocol import RunLease, RunStore

@@ -19,8 +19,8 @@ import contextlib
 from collections.abc import AsyncGenerator
 from typing import Any, Protocol
 
-from wfctl._checkpoint import Checkpoint
 from wfctl._errors import RunNotFoundError
+from wfctl._records._checkpoint import Checkpoint
 
 from ._capabilities import lease_run, stored_records
 

@@ -28,7 +28,6 @@ from collections.abc import Callable, Collection, Generator, Hashable, Iterable,
 from pathlib import Path
 from typing import ClassVar, Final
 
-from wfctl._checkpoint import ENDING_STATUS, Checkpoint, Kind, split_checkpoint_id, validate_run_id
 from wfctl._errors import (
     CheckpointCorruptError,
     JournalChangedError,
@@ -36,7 +35,14 @@ from wfctl._errors import (
     RunNotFoundError,
     StoreLocationError,
 )
-from wfctl._payloads import handed_over
+from wfctl._records._checkpoint import (
+    ENDING_STATUS,
+    Checkpoint,
+    Kind,
+    split_checkpoint_id,
+    validate_run_id,
+)
+from wfctl._records._payloads import handed_over
 
 from ._appender import READ_FLAGS, JournalAppender, symlink_error
 from ._base import (
@@ -135,11 +141,11 @@ class FileCheckpointStorage(RunStoreBase):
     """
 
     #: Its ``save`` never waits (no await suspends it): the engine may run a sequential
-    #: step's commit in the caller instead of a task (``wfctl._chain``).
+    #: step's commit in the caller instead of a task (``wfctl._engine._chain``).
     _SAVES_WITHOUT_WAITING: ClassVar[bool] = True
     #: Its reads never wait either (``read_run``, ``get_latest``, ``list_runs``): a whole-store
     #: verification may drive them without an event loop, spread across processes
-    #: (``wfctl._lineage``).
+    #: (``wfctl._inspect._lineage``).
     _READS_WITHOUT_WAITING: ClassVar[bool] = True
 
     def __init__(

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any, Final
 
-from wfctl._checkpoint import Checkpoint
 from wfctl._errors import CheckpointCorruptError, WfctlError
+from wfctl._records._checkpoint import Checkpoint
 
 from ._appender import READ_FLAGS
 from ._fs import FileSystem

@@ -34,7 +34,8 @@ try:
 except ImportError:  # pragma: no cover
     from zlib import crc32 as _crc32
 
-from wfctl._checkpoint import (
+from wfctl._errors import CheckpointCorruptError
+from wfctl._records._checkpoint import (
     FORMAT_VERSION,
     KINDS,
     Checkpoint,
@@ -42,7 +43,6 @@ from wfctl._checkpoint import (
     check_format_version,
     checkpoint_id_for,
 )
-from wfctl._errors import CheckpointCorruptError
 
 from ._fs import FileSystem
 from ._protocol import JournalProblem

@@ -20,19 +20,22 @@ import stat
 from pathlib import Path
 from typing import Final
 
-from wfctl._checkpoint import validate_run_id
 from wfctl._errors import CheckpointCorruptError, StoreLocationError
+from wfctl._records._checkpoint import validate_run_id
 
 from ._fs import FileSystem
 from ._journal import JOURNAL_NAME
 from ._security import vet_store_root
 
-__all__ = ["COPYING", "REMOVING", "StoreLayout"]
+__all__ = ["COPYING", "REMOVING", "TEMPLATE_NAME", "StoreLayout"]
 
 #: Prefix of a run directory being removed (see ._removal), and of a run being copied into the
 #: store (see ._staging): no run id starts with a dot, so no listing reads either.
 REMOVING: Final = ".removing-"
 COPYING: Final = ".copying-"
+
+#: The answers template's file name inside a paused run's directory (wfctl writes it there).
+TEMPLATE_NAME: Final = "answers.toml"
 
 
 class StoreLayout:

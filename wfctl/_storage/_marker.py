@@ -26,8 +26,8 @@ import zlib
 from dataclasses import dataclass
 from typing import Final
 
-from wfctl._checkpoint import Checkpoint
 from wfctl._errors import CheckpointCorruptError
+from wfctl._records._checkpoint import Checkpoint
 
 from ._appender import READ_FLAGS
 from ._fs import write_private_bytes

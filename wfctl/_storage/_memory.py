@@ -12,8 +12,8 @@ import threading
 from collections.abc import Hashable
 from typing import ClassVar
 
-from wfctl._checkpoint import Checkpoint, split_checkpoint_id, validate_run_id
 from wfctl._errors import RunLockedError, RunNotFoundError
+from wfctl._records._checkpoint import Checkpoint, split_checkpoint_id, validate_run_id
 
 from ._base import RunStoreBase, check_append
 from ._lock import HeldLease, LocalRunLock
@@ -26,7 +26,7 @@ class InMemoryCheckpointStorage(RunStoreBase):
     """Checkpoints in a dict of run id -> chain; nothing survives the process."""
 
     #: Its ``save`` never waits (no await suspends it): the engine may run a sequential
-    #: step's commit in the caller instead of a task (``wfctl._chain``).
+    #: step's commit in the caller instead of a task (``wfctl._engine._chain``).
     _SAVES_WITHOUT_WAITING: ClassVar[bool] = True
 
     def __init__(self) -> None:

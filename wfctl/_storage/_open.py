@@ -6,6 +6,7 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, TypeVar
 
+from wfctl._config import is_url
 from wfctl._errors import StoreLocationError
 from wfctl._redact import redact
 
@@ -20,16 +21,6 @@ T = TypeVar("T")
 
 #: URL schemes that name a PostgreSQL server (libpq's two spellings).
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
-
-
-def is_url(location: str | os.PathLike[str]) -> bool:
-    """Return whether ``location`` names a store by URL (not a directory).
-
-    Any ``scheme://`` counts, so that a URL of a kind wfctl does not read is refused by name
-    (:func:`open_storage`) instead of being taken for a relative directory.
-    """
-    text = os.fspath(location)
-    return text == "memory:" or "://" in text
 
 
 def within_store(path: str | os.PathLike[str], store: str | os.PathLike[str]) -> bool:

@@ -21,8 +21,8 @@ from collections.abc import AsyncGenerator, Callable, Coroutine, Iterable, Itera
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar, runtime_checkable
 
-from wfctl._checkpoint import Checkpoint, Kind
 from wfctl._errors import CheckpointCorruptError, RunNotFoundError
+from wfctl._records._checkpoint import Checkpoint, Kind
 
 from ._journal import check_journal, check_version, decode_chain, decode_checked, decode_record
 

@@ -19,8 +19,8 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from wfctl._checkpoint import Checkpoint, RunStatus
 from wfctl._errors import CheckpointCorruptError, RunLockedError
+from wfctl._records._checkpoint import Checkpoint, RunStatus
 
 __all__ = [
     "CheckpointStorage",

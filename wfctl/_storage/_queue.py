@@ -25,8 +25,8 @@ import os
 import stat
 from typing import Final
 
-from wfctl._checkpoint import validate_run_id
 from wfctl._errors import StoreLocationError
+from wfctl._records._checkpoint import validate_run_id
 
 from ._layout import StoreLayout
 

@@ -27,10 +27,10 @@ import os
 import secrets
 import stat
 from collections.abc import AsyncGenerator
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Protocol
 
-from wfctl._checkpoint import ENDING_STATUS, Checkpoint
 from wfctl._errors import CheckpointCorruptError, RunNotFoundError
+from wfctl._records._checkpoint import ENDING_STATUS, Checkpoint
 
 from ._appender import WRITE_FLAGS
 from ._fs import write_all, write_private_bytes
@@ -39,12 +39,46 @@ from ._lock import LOCK_GRACE, FileRunLock, try_flock
 from ._marker import encode_end
 
 if TYPE_CHECKING:
-    from ._file import FileCheckpointStorage
+    from collections.abc import Iterator
+    from pathlib import Path
 
-__all__ = ["StagedCopy", "remove_abandoned_copies", "staging_root"]
+    from ._fs import FileSystem
+    from ._queue import RunQueue
+
+__all__ = ["StagedCopy", "StagingStore", "remove_abandoned_copies", "staging_root"]
 
 #: Bytes gathered before a write to the staged journal.
 _WRITE_CHUNK: Final = 1 << 20
+
+
+class StagingStore(Protocol):
+    """A file store, as a staged copy reaches the store it copies into and its staging store
+    (:class:`~wfctl._storage._file.FileCheckpointStorage` is one)."""
+
+    _fs: FileSystem
+    _layout: StoreLayout
+    _queue: RunQueue
+
+    @property
+    def root(self) -> Path:
+        """The store's directory."""
+        ...
+
+    def lock_run(self, run_id: str) -> FileRunLock:
+        """Take the run's lock."""
+        ...
+
+    def _lock(self, run_id: str, grace: float, *, named: bool = True) -> FileRunLock:
+        """Take the lock of a run whose directory was made and checked."""
+        ...
+
+    def _head_claimable(self, run_id: str) -> bool | None:
+        """Whether the run's head may be claimed by a worker."""
+        ...
+
+    def stored_chain(self, run_id: str) -> Iterator[tuple[bytes, Checkpoint]]:
+        """Verify a run whole, then return its records with their journal lines."""
+        ...
 
 
 def staging_root(layout: StoreLayout, run_id: str) -> str:
@@ -59,8 +93,8 @@ class StagedCopy:
 
     def __init__(
         self,
-        storage: FileCheckpointStorage,
-        stage: FileCheckpointStorage,
+        storage: StagingStore,
+        stage: StagingStore,
         run_id: str,
         lock: FileRunLock,
         held: FileRunLock | None,
@@ -73,9 +107,7 @@ class StagedCopy:
         self._published = False
 
     @classmethod
-    def open(
-        cls, storage: FileCheckpointStorage, stage: FileCheckpointStorage, run_id: str
-    ) -> StagedCopy:
+    def open(cls, storage: StagingStore, stage: StagingStore, run_id: str) -> StagedCopy:
         """Take the staged journal's lock (emptying what a killed copy left there), and the
         destination's run's lock if it has a run directory.
 

@@ -9,7 +9,7 @@ storage implements; :func:`check_append`, :func:`strict_chain`, :func:`validate_
 path or a URL. :mod:`wfctl.storage.testing` holds the conformance suite any storage can run.
 """
 
-from wfctl._checkpoint import split_checkpoint_id, validate_run_id
+from wfctl._records._checkpoint import split_checkpoint_id, validate_run_id
 from wfctl._storage._base import RunStoreBase, check_append, strict_chain
 from wfctl._storage._file import FileCheckpointStorage
 from wfctl._storage._memory import InMemoryCheckpointStorage

@@ -27,14 +27,14 @@ from typing import TYPE_CHECKING, Any, Final
 
 import psycopg
 
-from wfctl._checkpoint import Checkpoint
 from wfctl._errors import CheckpointCorruptError, RunNotFoundError, StoreLocationError
+from wfctl._records._checkpoint import Checkpoint
 from wfctl._storage._capabilities import stored_records
 
 from ._lease import PostgresLease
 
 if TYPE_CHECKING:
-    from ._store import PostgresCheckpointStorage
+    from ._reads import PostgresReads
 
 __all__ = ["MarkedCopy"]
 
@@ -83,7 +83,7 @@ class MarkedCopy:
 
     atomic = True
 
-    def __init__(self, store: PostgresCheckpointStorage, lease: PostgresLease) -> None:
+    def __init__(self, store: PostgresReads, lease: PostgresLease) -> None:
         self._store, self._lease = store, lease
         self._run_id = lease.run_id
         self._batch: list[tuple[Checkpoint, bytes]] = []

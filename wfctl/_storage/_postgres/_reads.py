@@ -6,8 +6,8 @@ import itertools
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any, Final
 
-from wfctl._checkpoint import Checkpoint, validate_run_id
 from wfctl._errors import CheckpointCorruptError, RunNotFoundError
+from wfctl._records._checkpoint import Checkpoint, validate_run_id
 from wfctl._storage._base import broken_summary, load_checkpoint, strict_chain, summarize
 from wfctl._storage._follow import FollowedRecords
 from wfctl._storage._journal import check_journal, check_version, decode_record

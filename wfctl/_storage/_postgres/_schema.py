@@ -23,7 +23,7 @@ import psycopg
 from psycopg import AsyncConnection
 
 from wfctl._errors import StoreLocationError
-from wfctl._payloads import HANDOFF
+from wfctl._records._payloads import HANDOFF
 
 __all__ = ["LOCK_SEED", "SCHEMA_VERSION", "ensure_schema", "run_key"]
 
@@ -44,7 +44,7 @@ def run_key(placeholder: str = "%s") -> str:
 
 #: Whether a pause ``record`` hands its run over: its ``data`` (the record parsed as JSON, never
 #: searched as text) has the hand-over's ``reason`` and no pending request, as
-#: :func:`wfctl._payloads.handed_over` judges it. A record that is not JSON (or not UTF-8 the
+#: :func:`wfctl._records._payloads.handed_over` judges it. A record that is not JSON (or not UTF-8 the
 #: database can hold) hands nothing over: the run is never claimed, and reading it reports why.
 _HANDED_OVER_FUNCTION: Final = f"""
 CREATE OR REPLACE FUNCTION wfctl_handed_over(record bytea) RETURNS boolean

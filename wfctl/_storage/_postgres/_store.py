@@ -13,12 +13,17 @@ from typing import ClassVar
 
 import psycopg
 
-from wfctl._checkpoint import Checkpoint, checkpoint_id_for, split_checkpoint_id, validate_run_id
 from wfctl._errors import (
     CheckpointCorruptError,
     LeaseLostError,
     RunLockedError,
     RunNotFoundError,
+)
+from wfctl._records._checkpoint import (
+    Checkpoint,
+    checkpoint_id_for,
+    split_checkpoint_id,
+    validate_run_id,
 )
 from wfctl._storage._base import check_append, delete_each
 from wfctl._storage._journal import encode_record
@@ -49,7 +54,7 @@ class PostgresCheckpointStorage(PostgresReads):
 
     #: Its ``save`` enters nothing bound to the current task and waits only on plain futures
     #: (the lease's turn, then the reply its socket's reader resolves): the engine may start a
-    #: sequential step's save in the caller, the rest going on in a task (``wfctl._chain``).
+    #: sequential step's save in the caller, the rest going on in a task (``wfctl._engine._chain``).
     _SAVE_STARTS_ANYWHERE: ClassVar[bool] = True
 
     def __init__(self, url: str, *, max_connections: int = 8) -> None:

@@ -1,0 +1,1 @@
+"""Unit tests of the inspector (wfctl/_inspect/): lineage verification, replay reports, diffs, TOML."""
