@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
 from pathlib import Path
@@ -163,3 +164,29 @@ def test_verify_lineage_of_an_agent_framework_directory(tmp_path: Path) -> None:
     assert missing.code == 2 and "not a directory" in missing.error_line()
     with_ids = invoke("verify-lineage", "r1", "--agent-framework", healthy)
     assert with_ids.code == 2 and "give no run ids" in with_ids.error_line()
+
+
+def test_verify_lineage_names_a_fifo_and_a_link_out_of_an_agent_framework_directory(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "af"
+    folder.mkdir()
+    _af_checkpoint(folder, "a", None, 0)
+    _af_checkpoint(folder, "b", "a", 1)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    _af_checkpoint(outside, "c", "b", 2)  # would pass as b's child if it were followed
+    (folder / "c.json").symlink_to(outside / "c.json")
+    os.mkfifo(folder / "x.json")
+    done = wfctl("verify-lineage", "--agent-framework", folder, "--json", timeout=30)
+    assert done.code == 1, done.stderr
+    verdicts = {v["run_id"]: v for v in done.json()["runs"]}
+    assert verdicts["wf"]["checkpoint_count"] == 2 and verdicts["wf"]["ok"] is True
+    problems = verdicts["(unreadable files)"]["problems"]
+    assert sorted(problems) == [
+        "c.json: not read: a link, not followed",
+        "x.json: not read: not a regular file (a FIFO, a device, ...)",
+    ]
+    shown = wfctl("verify-lineage", "--agent-framework", folder, timeout=30)
+    assert shown.code == 1 and shown.stderr == ""
+    assert "c.json: not read" in shown.stdout and "x.json: not read" in shown.stdout

@@ -28,6 +28,7 @@ from pathlib import Path
 from wfctl._errors import WfctlError
 
 from ._lineage import LineageReport, RunVerdict, listed
+from ._regular import NotRegularFileError, read_regular_file
 
 __all__ = ["UNREADABLE", "verify_agent_framework_dir"]
 
@@ -111,7 +112,9 @@ def _scan(directory: Path) -> tuple[dict[str, list[_Record]], dict[str, list[str
 def _read_file(file: Path) -> tuple[_Record | None, str | None, str | None]:
     """Return a file's record (or None), its problem (or None) and its workflow (if known)."""
     try:
-        raw = json.loads(file.read_bytes())
+        raw = json.loads(read_regular_file(file))
+    except NotRegularFileError as exc:
+        return None, f"{file.name}: not read: {exc.strerror}", None
     except (OSError, ValueError, RecursionError) as exc:
         return None, f"{file.name}: unreadable ({type(exc).__name__}: {exc})", None
     if not isinstance(raw, dict):

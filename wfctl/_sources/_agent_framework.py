@@ -17,11 +17,9 @@ from __future__ import annotations
 
 import base64
 import binascii
-import contextlib
 import heapq
 import json
 import os
-import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +31,7 @@ from wfctl._errors import (
     RunNotFoundError,
     WfctlError,
 )
+from wfctl._inspect._regular import read_regular_file
 
 from ._protocol import ClosingSource, Entry, RunInfo, RunState, SizeInfo, by_kind
 
@@ -226,28 +225,17 @@ class AgentFrameworkSource(ClosingSource):
 
     def verify(self, run_id: str | None = None) -> LineageReport:
         """Judge each workflow's checkpoints as one lineage, as ``verify-lineage
-        --agent-framework`` does (:func:`~wfctl._inspect._af_lineage.verify_agent_framework_dir`).
-
-        That check reads every ``*.json`` entry of the directory as a file, following a link
-        and waiting on a FIFO, so a directory holding anything but regular files there is
-        refused first.
+        --agent-framework`` does (:func:`~wfctl._inspect._af_lineage.verify_agent_framework_dir`):
+        a ``*.json`` entry that is not a regular file (a link, a FIFO) is a problem of the
+        report, never read.
 
         Raises:
             RunNotFoundError: ``run_id`` names no workflow.
-            CheckpointCorruptError: a ``*.json`` entry is not a regular file.
         """
         import asyncio
 
         from wfctl._inspect._af_lineage import verify_agent_framework_dir
 
-        for file in sorted(self._directory.glob("*.json")):
-            with contextlib.suppress(FileNotFoundError):  # gone since it was listed
-                if not stat.S_ISREG(os.lstat(file).st_mode):
-                    raise CheckpointCorruptError(
-                        str(file),
-                        "is not a regular file (a link, a FIFO or a device): the checkpoints "
-                        "are verified only in a directory of regular files",
-                    )
         report = asyncio.run(verify_agent_framework_dir(self._directory, workflow_name=run_id))
         if run_id is not None and all(v.checkpoints == 0 for v in report.runs):
             raise RunNotFoundError(run_id)
@@ -283,22 +271,13 @@ def _parents_first(items: list[_Indexed]) -> list[_Indexed]:
 def _read(file: Path) -> tuple[Any, int]:
     """A file's JSON (None if it is not JSON) and its size in bytes.
 
-    Only a regular file of the directory is read: a link is not followed out of it (the store
-    is data: nothing in it leads elsewhere) and a FIFO or device is not opened for reading.
+    Only a regular file of the directory is read (:func:`~wfctl._inspect._regular.read_regular_file`):
+    a link is not followed out of it and a FIFO or device is not opened for reading.
     """
     try:
-        fd = os.open(file, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        data = read_regular_file(file)
     except OSError:
         return None, 0
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None, 0
-        with os.fdopen(fd, "rb", closefd=False) as opened:
-            data = opened.read()
-    except OSError:
-        return None, 0
-    finally:
-        os.close(fd)
     try:
         return json.loads(data), len(data)
     except (ValueError, RecursionError):
