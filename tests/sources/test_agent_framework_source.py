@@ -153,12 +153,12 @@ class _Plant:
         return (open, (str(self.target), "w"))
 
 
-def test_a_hostile_pickle_is_never_unpickled(af_dir: Path, tmp_path: Path) -> None:
-    hostile = tmp_path / "af"
+def hostile_copy(af_dir: Path, hostile: Path, target: Path) -> bytes:
+    """Copy ``af_dir`` to ``hostile`` with a pickle in every checkpoint whose unpickling
+    creates ``target`` (checked here, then removed); return the pickle."""
     hostile.mkdir()
     for file in af_dir.glob("*.json"):
         (hostile / file.name).write_bytes(file.read_bytes())
-    target = tmp_path / "planted"
     payload = pickle.dumps(_Plant(target))
     pickle.loads(payload).close()  # the payload is hostile: unpickling it plants the file
     assert target.exists()
@@ -169,6 +169,13 @@ def test_a_hostile_pickle_is_never_unpickled(af_dir: Path, tmp_path: Path) -> No
         raw["state"]["_step_cache"]["planted"] = marker
         raw["pending_request_info_events"] = {"planted": marker}
         file.write_text(json.dumps(raw))
+    return payload
+
+
+def test_a_hostile_pickle_is_never_unpickled(af_dir: Path, tmp_path: Path) -> None:
+    hostile = tmp_path / "af"
+    target = tmp_path / "planted"
+    payload = hostile_copy(af_dir, hostile, target)
     with open_source(hostile) as source:
         infos = list(source.runs())
         for info in infos:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from wfctl._inspect._query import SortField
+from wfctl._inspect._query import RunQuery, SortField
 
 from ._app import (
     DebugOption,
@@ -28,9 +28,29 @@ from ._app import (
 from ._filters import SinceOption, StatusFilter, UntilOption, WorkflowGlob, run_query
 
 if TYPE_CHECKING:
+    from wfctl._config import StoreLocation
     from wfctl._inspect._export import ExportResult
+    from wfctl._sources._protocol import Source
 
 __all__ = ["export", "gc", "log", "pause", "runs", "show", "verify_lineage"]
+
+
+def _located(store: str | None) -> tuple[StoreLocation, Source | None]:
+    """The store ``--store`` selects, and a source on it when it is of another engine than
+    wfctl (read through its :class:`Source`; wfctl's own stores keep their own reads)."""
+    from wfctl._sources._open import open_other_source
+
+    location = locate_store_option(store)
+    return location, open_other_source(location.target)
+
+
+def _refuse(source: Source, options: dict[str, bool]) -> None:
+    """Refuse the options a source of another engine cannot answer (one line, exit 2)."""
+    given = [name for name, present in options.items() if present]
+    if given:
+        raise typer.BadParameter(
+            f"reads wfctl stores only, not an {source.kind} source", param_hint=f"'{given[0]}'"
+        )
 
 
 @app.command("verify-lineage")
@@ -53,7 +73,8 @@ def verify_lineage(
             "--agent-framework",
             metavar="DIR",
             help="Verify a directory written by the agent framework's FileCheckpointStorage "
-            "instead (plain JSON fields only; pickled payloads are never read).",
+            "instead (plain JSON fields only; pickled payloads are never read). The same as "
+            "--store DIR or --store agent-framework://DIR.",
         ),
     ] = None,
     store: StoreOption = None,
@@ -70,23 +91,31 @@ def verify_lineage(
     being verified (beside a running workflow, a worker, a gc) gets a note, not a problem.
     The filters (--workflow, --status, --since, --until) select runs as 'wfctl runs' lists
     them. A store with no run, or filters that match none, verify nothing: that is not a
-    pass (exit 2, "nothing was verified").
+    pass (exit 2, "nothing was verified"). An agent-framework checkpoint directory (--store
+    DIR, detected) is verified one workflow at a time, filtered by --workflow only.
 
     \b
     Example:
       wfctl verify-lineage --workflow 'review*' --since 7d
     """
     from wfctl._inspect._verify import verify_runs
+    from wfctl._sources._open import open_source
 
     query = run_query(status, workflow, since, until)
-    location = locate_store_option(store) if agent_framework is None else None
-    report = verify_runs(
-        location.target if location else None,
-        run_ids or (),
-        query=query,
-        agent_framework_dir=agent_framework,
-        must_exist=location.named if location else True,
-    )
+    location: StoreLocation | None = None
+    other: Source | None
+    if agent_framework is not None:  # an alias of --store agent-framework://DIR
+        other = open_source(f"agent-framework://{agent_framework}")
+    else:
+        location, other = _located(store)
+    if other is not None:
+        from wfctl._sources._views import verify_source
+
+        with other:
+            report = verify_source(other, run_ids or (), query)
+    else:
+        assert location is not None
+        report = verify_runs(location.target, run_ids or (), query=query, must_exist=location.named)
     if json_output:
         emit_json(report.to_json())
     else:
@@ -124,7 +153,9 @@ def runs(
     the order shown. Every record's checksum and chain link is checked: a run with an edited
     record anywhere is listed as corrupt, and one whose journal cannot be read as unreadable
     (such a run is listed under any --workflow pattern and time filter when its own workflow
-    or creation time cannot be read).
+    or creation time cannot be read). An agent-framework checkpoint directory (--store DIR,
+    detected) lists one run per workflow, read through its source (--json:
+    wfctl/source-runs@1).
 
     \b
     Example:
@@ -133,7 +164,11 @@ def runs(
     from wfctl._inspect._runs import list_runs
 
     query = run_query(status, workflow, since, until, sort=sort, reverse=reverse, limit=limit)
-    location = locate_store_option(store)
+    location, other = _located(store)
+    if other is not None:
+        with other:
+            _source_runs(other, query, json_output)
+        return
     report = list_runs(location.target, query, must_exist=location.named)
     if json_output:
         emit_json(report.to_json(), floats=False)
@@ -214,6 +249,9 @@ def log(
     commit, backing off to once a second while the run is idle; on PostgreSQL each look is
     one statement.
 
+    An agent-framework checkpoint directory (--store DIR) shows a workflow's checkpoints in
+    order, a branch of a fork indented under it (--json: wfctl/source-log@1).
+
     A long run can be shown a page at a time: --last N shows its last N checkpoints, --from SEQ
     starts at checkpoint SEQ, and --limit N stops after N. Every record up to the last one
     shown is verified all the same (those before the page without being decoded), and none
@@ -232,7 +270,13 @@ def log(
     from wfctl._inspect._entries import LogPage
 
     page = LogPage(from_seq, last, limit)
-    location = locate_store_option(store)
+    location, other = _located(store)
+    if other is not None:
+        options = {"--follow": follow, "--from": from_seq is not None, "--last": last is not None}
+        _refuse(other, {**options, "--limit": limit is not None, "--verbose": verbose})
+        with other:
+            _source_log(other, run_id, json_output)
+        return
     if follow:
         from ._follow import follow_log
 
@@ -268,6 +312,8 @@ def show(
     --json wraps the record in a document naming its run and checkpoint (the record itself
     keeps the store's keys and the tagged encoding of values); --toml prints the record alone.
     TOML has no null: null values are left out (inside arrays they are written as "null").
+    In an agent-framework checkpoint directory (--store DIR), CKPT is a checkpoint id; pickled
+    values are shown as opaque markers, never unpickled (--json: wfctl/source-show@1).
 
     \b
     Example:
@@ -277,7 +323,12 @@ def show(
         raise typer.BadParameter("give --json or --toml, not both", param_hint="'--toml'")
     from wfctl._inspect._show import checkpoint_json, checkpoint_toml, show_checkpoint
 
-    location = locate_store_option(store)
+    location, other = _located(store)
+    if other is not None:
+        _refuse(other, {"--toml": toml})
+        with other:
+            _source_show(other, checkpoint, json_output)
+        return
     checkpoint_record = show_checkpoint(location.target, checkpoint, must_exist=location.named)
     if json_output:
         emit_json(checkpoint_json(checkpoint_record))
@@ -310,6 +361,8 @@ def export(
 
     The document holds the run's summary and every checkpoint as stored. With --json and no --output the document is JSON; with --json and --output, a JSON
     summary of what was written is printed. --output writes a new file and renames it over FILE once complete: a run that fails part-way leaves FILE as it was.
+    An agent-framework checkpoint directory (--store DIR) exports a workflow's checkpoints as
+    JSON on stdout (wfctl/source-export@1).
 
     \b
     Example:
@@ -320,7 +373,14 @@ def export(
     if output is not None and str(output) == ".":  # '' comes as '.': no file named
         raise typer.BadParameter("needs a file name", param_hint="'--output'")
     fmt = "json" if json_output and output is None else format.value
-    location = locate_store_option(store)
+    location, other = _located(store)
+    if other is not None:
+        _refuse(other, {"--format": fmt != "json", "--output": output is not None})
+        from wfctl._sources._views import export_document
+
+        with other:
+            emit_json(export_document(other, run_id))
+        return
     result: ExportResult = export_run(
         location.target, run_id, fmt, output, must_exist=location.named
     )
@@ -438,3 +498,36 @@ def gc(
         from wfctl._render import print_gc
 
         print_gc(report)
+
+
+def _source_runs(source: Source, query: RunQuery, json_output: bool) -> None:
+    from wfctl._sources._views import runs_document, source_runs
+
+    if json_output:
+        emit_json(runs_document(source, query))
+        return
+    from wfctl._render import print_source_runs
+
+    print_source_runs(source.kind, *source_runs(source, query))
+
+
+def _source_log(source: Source, run_id: str, json_output: bool) -> None:
+    from wfctl._sources._views import log_document, tree
+
+    if json_output:
+        emit_json(log_document(source, run_id))
+        return
+    from wfctl._render import print_source_log
+
+    print_source_log(source.kind, run_id, list(tree(list(source.records(run_id)))))
+
+
+def _source_show(source: Source, entry_id: str, json_output: bool) -> None:
+    from wfctl._sources._views import show_document
+
+    if json_output:
+        emit_json(show_document(source, entry_id))
+        return
+    from wfctl._render import print_source_entry
+
+    print_source_entry(source.kind, source.record(entry_id))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from wfctl._config import StoreRef
@@ -25,13 +24,12 @@ def verify_runs(
     *,
     workflow_name: str | None = None,
     query: RunQuery | None = None,
-    agent_framework_dir: Path | None = None,
     must_exist: bool = True,
 ) -> LineageReport:
-    """Verify the lineage of runs in ``store``, or of an agent framework checkpoint directory.
+    """Verify the lineage of runs in ``store`` (a store of another engine is verified through
+    its source: :func:`wfctl._sources._views.verify_source`).
 
-    ``query`` selects the runs as ``wfctl runs`` lists them (its filters only; with
-    ``agent_framework_dir``, only its workflow pattern, over workflow names). A run that
+    ``query`` selects the runs as ``wfctl runs`` lists them (its filters only). A run that
     cannot be read gets a failed verdict naming why; the others are verified.
 
     Raises:
@@ -40,12 +38,9 @@ def verify_runs(
         RunNotFoundError: a named run does not exist.
         NothingVerifiedError: no run was selected (an empty store, or filters that match no
             run), so nothing was verified: a check of nothing is not a pass.
-        WfctlError: ``agent_framework_dir`` is not a directory, or run ids or filters other
-            than the workflow pattern were given with it.
+        WfctlError: no store was given.
     """
     query = query or RunQuery()
-    if agent_framework_dir is not None:
-        return _verify_agent_framework(agent_framework_dir, run_ids, workflow_name, query)
     from ._lineage import verify_lineage
 
     if store is None:
@@ -76,35 +71,4 @@ def verify_runs(
         if filters:
             raise NothingVerifiedError(f"no run matched {filters} in {where}")
         raise NothingVerifiedError(f"{where} holds no run")
-    return report
-
-
-def _verify_agent_framework(
-    directory: Path, run_ids: Sequence[str], workflow_name: str | None, query: RunQuery
-) -> LineageReport:
-    """:func:`verify_runs` over an agent framework directory (one verdict per workflow).
-
-    Raises:
-        NothingVerifiedError: the directory holds no checkpoint, or none of a matching workflow.
-        WfctlError: run ids, or filters its records cannot answer, were given.
-    """
-    import asyncio  # here, not at import: see show_checkpoint
-
-    from ._af_lineage import verify_agent_framework_dir
-
-    if run_ids:
-        raise WfctlError("--agent-framework verifies whole workflows; give no run ids")
-    if query.statuses or query.since or query.until:
-        raise WfctlError(
-            "--agent-framework records have no run status or creation time: filter them "
-            "with --workflow only"
-        )
-    report = asyncio.run(
-        verify_agent_framework_dir(directory, workflow_name=workflow_name, pattern=query.workflow)
-    )
-    if not report.runs:
-        if query.workflow is not None or workflow_name is not None:
-            pattern = query.workflow if query.workflow is not None else workflow_name
-            raise NothingVerifiedError(f"no workflow matched --workflow {pattern!r} in {directory}")
-        raise NothingVerifiedError(f"{directory} holds no checkpoint")
     return report

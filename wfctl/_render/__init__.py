@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         print_run_outcome,
         print_runs,
     )
+    from ._sources import print_source_entry, print_source_log, print_source_runs
     from ._worker import print_submit, print_worker_event, print_worker_report
 
 __all__ = [
@@ -51,6 +52,9 @@ __all__ = [
     "print_replay",
     "print_run_outcome",
     "print_runs",
+    "print_source_entry",
+    "print_source_log",
+    "print_source_runs",
     "print_submit",
     "print_worker_event",
     "print_worker_report",
@@ -66,6 +70,9 @@ _HOME = {
     "print_copied": "_lifecycle",
     "print_dangling": "_lifecycle",
     "print_removed": "_lifecycle",
+    "print_source_entry": "_sources",
+    "print_source_log": "_sources",
+    "print_source_runs": "_sources",
     "print_submit": "_worker",
     "print_worker_event": "_worker",
     "print_worker_report": "_worker",

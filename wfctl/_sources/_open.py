@@ -19,7 +19,14 @@ from wfctl._errors import StoreLocationError
 
 from ._protocol import Source
 
-__all__ = ["Reader", "open_source", "readers", "register_reader"]
+__all__ = [
+    "WFCTL_READERS",
+    "Reader",
+    "open_other_source",
+    "open_source",
+    "readers",
+    "register_reader",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +45,8 @@ class Reader:
 
 
 _READERS: list[Reader] = []
+#: The readers of wfctl's own stores, which the inspecting commands read by their own paths.
+WFCTL_READERS = frozenset({"wfctl-file", "wfctl-postgresql"})
 
 
 def register_reader(reader: Reader) -> None:
@@ -66,20 +75,48 @@ def open_source(location: str | os.PathLike[str]) -> Source:
     """
     text = os.fspath(location)
     if "://" in text:
-        scheme = text.split("://", 1)[0].lower()
-        for reader in _READERS:
-            if scheme in reader.schemes:
-                return reader.open(text)
-        known = ", ".join(f"{s}://" for r in _READERS for s in r.schemes)
-        raise StoreLocationError(text, f"is not a source wfctl reads (URLs: {known})")
-    path = Path(text)
-    if not path.is_dir():
+        reader = _by_scheme(text)
+        if reader is None:
+            known = ", ".join(f"{s}://" for r in _READERS for s in r.schemes)
+            raise StoreLocationError(text, f"is not a source wfctl reads (URLs: {known})")
+        return reader.open(text)
+    if not Path(text).is_dir():
         raise StoreLocationError(text, "does not exist or is not a directory")
-    for reader in _READERS:
-        if reader.detect is not None and reader.detect(path):
-            return reader.open(text)
-    names = ", ".join(r.name for r in _READERS if r.detect is not None)
-    raise StoreLocationError(text, f"is not a store of a kind wfctl reads ({names})")
+    reader = _detected(Path(text))
+    if reader is None:
+        names = ", ".join(r.name for r in _READERS if r.detect is not None)
+        raise StoreLocationError(text, f"is not a store of a kind wfctl reads ({names})")
+    return reader.open(text)
+
+
+def open_other_source(location: str | os.PathLike[str]) -> Source | None:
+    """Open a source on ``location`` when it is a store of another engine than wfctl, found by
+    the same registry as :func:`open_source`; None when it is wfctl's own store, or nothing a
+    reader recognises (the inspecting commands then read it, or refuse it, as wfctl's).
+
+    This is the one place the inspecting commands (and the web page) decide whether a location
+    is read through its :class:`Source`.
+
+    Raises:
+        WfctlError: the reader of that kind refused the location (see each reader).
+    """
+    text = os.fspath(location)
+    if "://" in text:
+        reader = _by_scheme(text)
+    else:
+        reader = _detected(Path(text)) if Path(text).is_dir() else None
+    if reader is None or reader.name in WFCTL_READERS:
+        return None
+    return reader.open(text)
+
+
+def _by_scheme(text: str) -> Reader | None:
+    scheme = text.split("://", 1)[0].lower()
+    return next((r for r in _READERS if scheme in r.schemes), None)
+
+
+def _detected(path: Path) -> Reader | None:
+    return next((r for r in _READERS if r.detect is not None and r.detect(path)), None)
 
 
 def _wfctl(location: str) -> Source:

@@ -1,0 +1,132 @@
+"""The inspecting commands on a directory written by the real agent-framework: ``--store DIR``
+(detected) or ``--store agent-framework://DIR`` is read through its source; ``verify-lineage
+--agent-framework DIR`` is an alias. Exit codes, the one stderr line, ``--json`` against the
+schemas, and a hostile pickle that no command unpickles."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.cli.conftest import wfctl
+from tests.cli.test_json_documents import _check
+from tests.sources.test_agent_framework_source import THING, hostile_copy, run_af
+
+
+@pytest.fixture(scope="module")
+def af_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("af-cli")
+    run_af(directory, ("fan", 3), ("review", 2))
+    return directory
+
+
+def _json(*args: str | Path, code: int = 0) -> Any:
+    done = wfctl(*args, "--json", timeout=60)
+    assert done.code == code, done.stderr
+    assert done.stderr == ""
+    return done.json()
+
+
+def test_verify_lineage_of_a_detected_directory_is_the_alias_s_report(af_dir: Path) -> None:
+    alias = wfctl("verify-lineage", "--agent-framework", af_dir, "--json")
+    for store in (str(af_dir), f"agent-framework://{af_dir}"):
+        done = wfctl("verify-lineage", "--store", store, "--json")
+        assert (done.code, done.stdout) == (alias.code, alias.stdout)
+        assert done.code == 1  # fan's parallel steps fork its history
+        text = wfctl("verify-lineage", "--store", store)
+        assert text.code == 1 and "BROKEN" in text.stdout
+    one = _json("verify-lineage", "--store", af_dir, "-w", "rev*")
+    assert [r["run_id"] for r in one["runs"]] == ["review"] and one["ok"] is True
+    none = wfctl("verify-lineage", "--store", af_dir, "-w", "nope*")
+    assert none.code == 2 and none.stdout == ""
+    assert none.error_line() == (
+        f"wfctl: error: no workflow matched --workflow 'nope*' in {af_dir}; nothing was verified"
+    )
+    refused = wfctl("verify-lineage", "--store", af_dir, "--since", "1d")
+    assert refused.code == 2 and "filter them with --workflow only" in refused.error_line()
+    ids = wfctl("verify-lineage", "r1", "--store", af_dir)
+    assert ids.code == 2 and "give no run ids" in ids.error_line()
+
+
+def test_runs_log_show_export_read_the_source(af_dir: Path) -> None:
+    listed = _json("runs", "--store", af_dir)
+    _check(listed, "source-runs")
+    assert listed["source"] == "agent-framework"
+    assert {r["run_id"]: r["status"] for r in listed["runs"]} == {
+        "fan": "unknown",
+        "review": "paused",
+    }
+    only = _json("runs", "--store", af_dir, "--status", "paused")
+    assert [r["run_id"] for r in only["runs"]] == ["review"]
+    assert (only["matching_run_count"], only["total_run_count"]) == (1, 2)
+    table = wfctl("runs", "--store", af_dir)
+    assert table.code == 0 and "review" in table.stdout and "paused" in table.stdout
+
+    log = _json("log", "fan", "--store", af_dir)
+    _check(log, "source-log")
+    records = log["records"]
+    assert [r["order"] for r in records] == list(range(len(records)))
+    assert any(r["depth"] > 0 for r in records)  # the fork is shown as a branch
+    text = wfctl("log", "fan", "--store", af_dir)
+    assert text.code == 0 and "└─" in text.stdout
+
+    first = records[-1]["entry_id"]
+    shown = _json("show", first, "--store", f"agent-framework://{af_dir}")
+    _check(shown, "source-show")
+    assert shown["record"]["entry_id"] == first
+    assert wfctl("show", first, "--store", af_dir).code == 0
+
+    exported = _json("export", "review", "--store", af_dir)
+    _check(exported, "source-export")
+    assert exported["run"]["status"] == "paused"
+    text_export = json.dumps(exported)
+    assert '"__pickled__"' not in text_export
+    assert f'"$opaque": "pickle", "type": "{THING}"' in text_export  # the step's result
+    assert (
+        wfctl("export", "review", "--store", af_dir).stdout
+        == wfctl("export", "review", "--store", af_dir, "--json").stdout
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["log", "nope"], "nope"),
+        (["show", "nope"], "nope"),
+        (["export", "nope"], "nope"),
+        (["log", "fan", "--follow"], "--follow"),
+        (["show", "x", "--toml"], "--toml"),
+        (["export", "fan", "--format", "toml"], "--format"),
+        (["runs", "--since", "1d"], "--workflow and --status only"),
+    ],
+)
+def test_bad_input_is_one_line(af_dir: Path, args: list[str], says: str) -> None:
+    json_too = "--format" not in args  # --json without --output writes JSON whatever --format
+    for extra in ([], ["--json"]) if json_too else ([],):
+        done = wfctl(*args, *extra, "--store", af_dir)
+        assert done.code == 2 and done.stdout == "", done
+        assert says in done.error_line()
+
+
+def test_no_command_unpickles_a_hostile_pickle(af_dir: Path, tmp_path: Path) -> None:
+    hostile = tmp_path / "af"
+    target = tmp_path / "planted"
+    hostile_copy(af_dir, hostile, target)
+    ids = [r["entry_id"] for r in _json("log", "review", "--store", hostile)["records"]]
+    for args in (
+        ["runs"],
+        ["log", "review"],
+        ["log", "fan"],
+        ["show", ids[0]],
+        ["export", "review"],
+        ["verify-lineage"],
+    ):
+        for extra in ([], ["--json"]):
+            done = wfctl(*args, *extra, "--store", hostile, timeout=60)
+            assert done.code in (0, 1, 3), done
+            assert "Traceback" not in done.stderr
+    assert wfctl("verify-lineage", "--agent-framework", hostile).code == 1
+    assert not target.exists()
