@@ -14,6 +14,7 @@ import pytest
 from tests.cli.conftest import wfctl
 from tests.cli.test_json_documents import _check
 from tests.sources.test_agent_framework_source import THING, hostile_copy, run_af
+from wfctl.sources.testing import directory_digest
 
 
 @pytest.fixture(scope="module")
@@ -130,3 +131,18 @@ def test_no_command_unpickles_a_hostile_pickle(af_dir: Path, tmp_path: Path) -> 
             assert "Traceback" not in done.stderr
     assert wfctl("verify-lineage", "--agent-framework", hostile).code == 1
     assert not target.exists()
+
+
+@pytest.mark.parametrize("args", [["gc"], ["rm", "fan"], ["cancel", "fan"], ["pause", "fan"]])
+def test_commands_for_wfctl_runs_refuse_another_engine_s_store(
+    af_dir: Path, args: list[str]
+) -> None:
+    before = directory_digest(af_dir)
+    for extra in ([], ["--json"]):
+        done = wfctl(*args, *extra, "--store", af_dir)
+        assert done.code == 2 and done.stdout == "", done
+        assert done.error_line() == (
+            f"wfctl: error: store '{af_dir}' is an agent-framework store: this command works on "
+            "wfctl stores only (runs, log, show, export and verify-lineage read it)"
+        )
+    assert directory_digest(af_dir) == before

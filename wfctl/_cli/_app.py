@@ -69,6 +69,7 @@ __all__ = [
     "locate_store_option",
     "resolve_durability_option",
     "resolve_store_option",
+    "wfctl_store_option",
     "workflow_output",
 ]
 
@@ -503,6 +504,28 @@ def locate_store_option(store: str | None) -> StoreLocation:
     if location.url is not None:
         return location
     return StoreLocation(location.path.absolute(), location.named)
+
+
+def wfctl_store_option(store: str | None) -> StoreLocation:
+    """:func:`locate_store_option` for a command that reads or changes wfctl's own runs only
+    (``gc``, ``rm``, ``cancel``, ``pause``): a store of another engine is refused by name, not
+    taken for a wfctl store without runs.
+
+    Raises:
+        StoreLocationError: ``--store`` names a store of another engine.
+    """
+    from wfctl._errors import StoreLocationError
+    from wfctl._sources._open import other_kind
+
+    location = locate_store_option(store)
+    kind = other_kind(location.target)
+    if kind is not None:
+        raise StoreLocationError(
+            str(location.target),
+            f"is an {kind} store: this command works on wfctl stores only (runs, log, show, "
+            "export and verify-lineage read it)",
+        )
+    return location
 
 
 def workflow_output(json_output: bool) -> AbstractContextManager[Any]:

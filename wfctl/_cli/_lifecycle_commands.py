@@ -14,8 +14,8 @@ from ._app import (
     complete_run_id,
     emit_json,
     exit_with,
-    locate_store_option,
     stopped_part_way,
+    wfctl_store_option,
 )
 
 __all__ = ["cancel", "copy", "rm"]
@@ -50,7 +50,7 @@ def cancel(
     """
     from wfctl._inspect._cancel import cancel_run
 
-    location = locate_store_option(store)
+    location = wfctl_store_option(store)
     report = cancel_run(location.target, run_id, reason=reason, must_exist=location.named)
     if json_output:
         emit_json(report.to_json())
@@ -94,7 +94,7 @@ def rm(
     """
     from wfctl._inspect._remove import remove_runs
 
-    location = locate_store_option(store)
+    location = wfctl_store_option(store)
     left = (
         "rm stopped part way: the runs it had removed stay removed, the others stay; "
         "'wfctl runs' lists what is left"

@@ -24,6 +24,7 @@ from ._app import (
     exit_with,
     locate_store_option,
     stopped_part_way,
+    wfctl_store_option,
 )
 from ._filters import SinceOption, StatusFilter, UntilOption, WorkflowGlob, run_query
 
@@ -416,7 +417,7 @@ def pause(
     """
     from wfctl._inspect._pause import pause_run
 
-    location = locate_store_option(store)
+    location = wfctl_store_option(store)
     report = pause_run(location.target, run_id, must_exist=location.named)
     if json_output:
         emit_json(report.to_json())
@@ -475,7 +476,7 @@ def gc(
     from wfctl._inspect._gc import collect_garbage
 
     query = run_query(status, workflow, since, until)
-    location = locate_store_option(store)
+    location = wfctl_store_option(store)
     left = (
         "nothing was removed"
         if dry_run

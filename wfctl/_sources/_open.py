@@ -24,6 +24,7 @@ __all__ = [
     "Reader",
     "open_other_source",
     "open_source",
+    "other_kind",
     "readers",
     "register_reader",
 ]
@@ -100,14 +101,23 @@ def open_other_source(location: str | os.PathLike[str]) -> Source | None:
     Raises:
         WfctlError: the reader of that kind refused the location (see each reader).
     """
-    text = os.fspath(location)
+    reader = _other_reader(os.fspath(location))
+    return None if reader is None else reader.open(os.fspath(location))
+
+
+def other_kind(location: str | os.PathLike[str]) -> str | None:
+    """The reader's name when ``location`` is a store of another engine than wfctl (as
+    :func:`open_other_source` finds it, without opening it), else None."""
+    reader = _other_reader(os.fspath(location))
+    return None if reader is None else reader.name
+
+
+def _other_reader(text: str) -> Reader | None:
     if "://" in text:
         reader = _by_scheme(text)
     else:
         reader = _detected(Path(text)) if Path(text).is_dir() else None
-    if reader is None or reader.name in WFCTL_READERS:
-        return None
-    return reader.open(text)
+    return None if reader is None or reader.name in WFCTL_READERS else reader
 
 
 def _by_scheme(text: str) -> Reader | None:
