@@ -116,19 +116,13 @@ class AgentFrameworkSource(ClosingSource):
         groups: dict[str, list[_Indexed]] = {}
         for item in self._index(workflow):
             groups.setdefault(item.workflow, []).append(item)
-        refused: str | None = None
-        try:
-            report = self.verify(workflow) if groups else None
-        except CheckpointCorruptError as exc:
-            report, refused = None, str(exc)
+        report = self.verify(workflow) if groups else None
         verdicts = {v.run_id: v for v in report.runs} if report else {}
         for name in sorted(groups):
             items = groups[name]
             verdict = verdicts.get(name)
             head = verdict.head if verdict is not None else items[-1].checkpoint_id
             problems = verdict.problems if verdict is not None else ()
-            if refused is not None:
-                problems = (f"not verified: {refused}",)
             status: RunState = "unknown"
             held = next((i for i in items if i.checkpoint_id == head), None)
             if held is not None and _pending(self._directory / held.file):
