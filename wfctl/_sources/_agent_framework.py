@@ -18,8 +18,10 @@ from __future__ import annotations
 import base64
 import binascii
 import heapq
+import itertools
 import json
 import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -317,8 +319,17 @@ def is_checkpoint_dir(path: Path) -> bool:
     hold agent-framework checkpoint fields."""
     if not path.is_dir():
         return False
-    for file in sorted(path.glob("*.json"))[:DETECT_FILES]:
+    regular = (file for file in sorted(path.glob("*.json")) if _is_regular(file))
+    for file in itertools.islice(regular, DETECT_FILES):  # links and FIFOs neither read nor counted
         raw, _ = _read(file)
         if isinstance(raw, dict) and raw.keys() >= CHECKPOINT_FIELDS:
             return True
     return False
+
+
+def _is_regular(file: Path) -> bool:
+    """Whether ``file`` is a regular file itself (not a link to one)."""
+    try:
+        return stat.S_ISREG(file.lstat().st_mode)
+    except OSError:
+        return False
