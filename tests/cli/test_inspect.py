@@ -23,7 +23,7 @@ def test_runs_lists_and_filters(store: Path, tmp_path: Path) -> None:
         invoke("run", FLAKY, "--input", json.dumps(str(tmp_path / "d")), "--store", store, "--json")
     )
     runs = wfctl("runs", "--store", store, "--json").json()["runs"]
-    assert [r["run_id"] for r in runs] == [done, paused, failed]
+    assert [r["run_id"] for r in runs] == [failed, paused, done]  # newest first
     by_id = {r["run_id"]: r for r in runs}
     assert by_id[done]["status"] == "completed" and by_id[done]["pending_request_ids"] == []
     assert by_id[paused]["status"] == "paused"

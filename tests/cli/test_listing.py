@@ -80,19 +80,19 @@ def test_since_and_until_take_ages_and_local_dates(store: Path) -> None:
     make_run(store, "now", "report", RECENT)
     s = str(store)
     assert listed("--store", s, "--since", "2h") == ["now"]
-    assert listed("--store", s, "--until", "2h") == ["jan", "jun"]
+    assert listed("--store", s, "--until", "2h") == ["jun", "jan"]  # newest first
     assert listed("--store", s, "--since", "2026-05-01", "--until", "2026-07-01") == ["jun"]
-    assert listed("--store", s, "--since", "2026-06-01T10:00:00Z") == ["jun", "now"]
+    assert listed("--store", s, "--since", "2026-06-01T10:00:00Z") == ["now", "jun"]
     # A time without an offset is local: 11:00 in Tokyo is 02:00 UTC, before the June run.
     assert listed("--store", s, "--until", "2026-06-01T11:00", env={"TZ": "UTC"}) == [
-        "jan",
         "jun",
+        "jan",
     ]
     assert listed("--store", s, "--until", "2026-06-01T11:00", env={"TZ": "Asia/Tokyo"}) == ["jan"]
     # A bare date is local midnight: in Tokyo, 2026-06-01 starts at 15:00 UTC the day before.
     assert listed("--store", s, "--since", "2026-06-01", env={"TZ": "Asia/Tokyo"}) == [
-        "jun",
         "now",
+        "jun",
     ]
 
 
@@ -102,12 +102,17 @@ def test_several_statuses_a_glob_sort_reverse_limit_and_the_counts(store: Path) 
     make_run(store, "a3", "billing", JANUARY + timedelta(minutes=2), "failed")
     make_run(store, "a4", "review-us", JANUARY + timedelta(minutes=3), "completed")
     s = str(store)
-    assert listed("--store", s, "-s", "paused", "--status", "failed") == ["a1", "a2", "a3"]
-    assert listed("--store", s, "--workflow", "review-*") == ["a1", "a2", "a4"]
+    # Newest first by default; --limit 1 is the newest run, --reverse the oldest.
+    assert listed("--store", s, "-s", "paused", "--status", "failed") == ["a3", "a2", "a1"]
+    assert listed("--store", s, "--workflow", "review-*") == ["a4", "a2", "a1"]
+    assert listed("--store", s, "--limit", "1") == ["a4"]
+    assert listed("--store", s, "--reverse", "--limit", "1") == ["a1"]
+    assert listed("--store", s, "--sort", "updated", "--limit", "1") == ["a4"]
     assert listed("--store", s, "--workflow", "review") == []  # a plain name is exact
     assert listed("--store", s, "-w", "review-*", "-s", "failed") == ["a2"]
-    assert listed("--store", s, "--sort", "workflow") == ["a3", "a1", "a2", "a4"]
-    assert listed("--store", s, "--reverse", "--limit", "2") == ["a4", "a3"]
+    assert listed("--store", s, "--sort", "workflow") == ["a3", "a1", "a2", "a4"]  # A to Z
+    assert listed("--store", s, "--sort", "workflow", "--reverse") == ["a4", "a2", "a1", "a3"]
+    assert listed("--store", s, "--reverse", "--limit", "2") == ["a1", "a2"]
 
     doc = wfctl("runs", "--store", s, "-w", "review-*", "--limit", "1", "--json").json()
     assert doc["schema"] == "wfctl/runs@1"

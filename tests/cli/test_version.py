@@ -16,13 +16,17 @@ def test_version_option_prints_one_line() -> None:
     assert done.stdout == f"wfctl {metadata.version('wfctl')}\n" and done.stderr == ""
 
 
+#: wfctl's runtime dependencies, as its metadata requires them.
+RUNTIME = ("typer", "rich", "tomli-w", "filelock", "orjson", "zlib-ng", "blake3", "msgpack")
+
+
 def test_version_command_lists_python_and_the_runtime_libraries() -> None:
     people = wfctl("version")
     assert people.code == 0, people.stderr
     lines = people.stdout.splitlines()
     assert lines[0] == f"wfctl {metadata.version('wfctl')}"
     assert lines[1].startswith(f"Python {platform.python_version()} ")
-    for name in ("typer", "rich", "tomli-w", "filelock", "orjson", "zlib-ng", "blake3"):
+    for name in RUNTIME:
         assert f"{name} {metadata.version(name)}" in lines
 
     document = wfctl("version", "--json").json()
@@ -30,10 +34,7 @@ def test_version_command_lists_python_and_the_runtime_libraries() -> None:
     assert document["wfctl"] == metadata.version("wfctl")
     assert document["python"] == platform.python_version()
     libraries = {item["name"]: item["version"] for item in document["libraries"]}
-    assert libraries == {
-        name: metadata.version(name)
-        for name in ("typer", "rich", "tomli-w", "filelock", "orjson", "zlib-ng", "blake3")
-    }
+    assert libraries == {name: metadata.version(name) for name in RUNTIME}
 
 
 def test_version_loads_neither_rich_nor_the_engine() -> None:

@@ -136,7 +136,12 @@ def runs(
         SortField, typer.Option("--sort", help="Order by this field (ties by run id).")
     ] = SortField.CREATED,
     reverse: Annotated[
-        bool, typer.Option("--reverse", "-r", help="Reverse the order (newest first).")
+        bool,
+        typer.Option(
+            "--reverse",
+            "-r",
+            help="Reverse the order (oldest first, or Z to A for --sort run_id/workflow/status).",
+        ),
     ] = False,
     limit: Annotated[
         int | None,
@@ -148,10 +153,10 @@ def runs(
 ) -> None:
     """List the runs in the store.
 
-    Oldest first (see --sort and --reverse), with each run's status, head checkpoint and
+    Newest first (see --sort and --reverse), with each run's status, head checkpoint and
     pending requests, then a count line (shown of matching, and the store's total). Filters
     combine: a run is listed when it matches every one given. --limit keeps the first N of
-    the order shown. Every record's checksum and chain link is checked: a run with an edited
+    the order shown: --limit 1 is the newest run. Every record's checksum and chain link is checked: a run with an edited
     record anywhere is listed as corrupt, and one whose journal cannot be read as unreadable
     (such a run is listed under any --workflow pattern and time filter when its own workflow
     or creation time cannot be read). An agent-framework checkpoint directory (--store DIR,
@@ -160,7 +165,7 @@ def runs(
 
     \b
     Example:
-      wfctl runs --status paused --status failed --since 2d --reverse --limit 10
+      wfctl runs --status paused --status failed --since 2d --limit 10
     """
     from wfctl._inspect._runs import list_runs
 

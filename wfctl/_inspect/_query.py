@@ -31,13 +31,22 @@ _AGE: Final = re.compile(r"0|(?:\d+(?:\.\d+)?[smhdw])+")
 
 
 class SortField(StrEnum):
-    """What ``wfctl runs --sort`` orders by (ties are broken by run id)."""
+    """What ``wfctl runs --sort`` orders by (ties are broken by run id).
+
+    A time orders newest first, a name or a status A to Z (:attr:`newest_first`); ``--reverse``
+    flips either.
+    """
 
     CREATED = "created"
     UPDATED = "updated"
     RUN_ID = "run_id"
     WORKFLOW = "workflow"
     STATUS = "status"
+
+    @property
+    def newest_first(self) -> bool:
+        """Whether this field's own order is descending: the times, newest first."""
+        return self in (SortField.CREATED, SortField.UPDATED)
 
 
 def parse_age(text: str) -> timedelta:
@@ -126,8 +135,9 @@ class RunQuery:
     without ``*?[`` matches only itself); a corrupt or unreadable run whose workflow cannot be
     read is kept under any pattern, so a filter never hides a broken run. ``since``/``until``:
     the run was created at or after / before that moment; a run without a readable creation
-    time (corrupt, unreadable) is kept, for the same reason. ``sort`` orders, ``reverse``
-    flips the order, and ``limit`` keeps the first that many of that order.
+    time (corrupt, unreadable) is kept, for the same reason. ``sort`` orders (a time newest
+    first, a name A to Z), ``reverse`` flips that order, and ``limit`` keeps the first that
+    many of it: ``--limit 1`` is the newest run.
     """
 
     statuses: frozenset[str] = frozenset()
@@ -191,8 +201,13 @@ class RunQuery:
         field = self.sort.value
         if field == "workflow":
             field = "workflow_name"
-        matching.sort(key=operator.attrgetter(field, "run_id"), reverse=self.reverse)
+        matching.sort(key=operator.attrgetter(field, "run_id"), reverse=self.descending)
         return matching
+
+    @property
+    def descending(self) -> bool:
+        """Whether the runs are listed in descending order of :attr:`sort` (ties: run id)."""
+        return self.sort.newest_first != self.reverse
 
     def apply(self, runs: Sequence[RunSummary]) -> tuple[list[RunSummary], int]:
         """Return the runs to show and how many matched before the limit cut them."""

@@ -50,7 +50,7 @@ def list_runs(
     status: str | None = None,
     must_exist: bool = True,
 ) -> RunsReport:
-    """List the store's runs that ``query`` selects (every run, oldest first, by default).
+    """List the store's runs that ``query`` selects (every run, newest first, by default).
 
     Every run's records are verified (checksums and chain links, see
     :func:`~wfctl._storage._journal.check_journal`). A run that fails is listed with status

@@ -105,7 +105,7 @@ def source_runs(source: Source, query: RunQuery) -> tuple[list[RunInfo], int, in
         SortField.WORKFLOW: lambda i: (i.workflow, i.run_id),
         SortField.STATUS: lambda i: (i.status, i.run_id),
     }[query.sort]
-    shown = sorted(matching, key=key, reverse=query.reverse)
+    shown = sorted(matching, key=key, reverse=query.descending)
     if query.limit is not None:
         shown = shown[: query.limit]
     return shown, len(matching), len(every)
