@@ -64,10 +64,14 @@ class _Console(Console):
     """A console that shows control characters in what it prints instead of sending them.
 
     markup=False: run ids, paths, keys and user data are printed as they are, never as markup.
+    Lines are wrapped to the width only on a terminal: in a pipe or a file (a CI log) a line
+    stays one line, whatever its length, so that grep finds it (a table is still laid out to
+    the width, ``COLUMNS`` or 80).
     """
 
     def __init__(self, *, stderr: bool = False) -> None:
         super().__init__(stderr=stderr, highlight=False, markup=False)
+        self.soft_wrap = not self.is_terminal
 
     def on_broken_pipe(self) -> None:
         """Stop writing and let the error reach the command line's one error handler.
