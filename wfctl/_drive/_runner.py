@@ -369,12 +369,15 @@ def run_workflow(
     Raises:
         WfctlError: the input is invalid or unreadable.
         WorkflowLoadError: the target cannot be loaded.
+        RunArgumentError: the input does not fit the workflow parameter's annotation.
         InvalidIdError: ``run_id`` is malformed.
         RunStateError: a run with that id exists already.
         UnencodableValueError: the input cannot be stored.
     """
     message = read_input(input_json, input_file)
     workflow = load_workflow(target)
+    if message is not NO_INPUT:  # checked against its annotation before a store is opened
+        message = workflow.message_from_data(message)
     storage = open_storage(store, must_exist=False, durability=durability or FULL)
     # The engine refuses an existing run id itself, under the run's lock.
     run_id = validate_run_id(run_id) if run_id is not None else new_run_id()

@@ -71,14 +71,16 @@ def submit_workflow(
     Raises:
         WfctlError: the input is invalid or unreadable.
         WorkflowLoadError: the target cannot be loaded.
-        RunArgumentError: no input for a workflow whose parameter has no default, or an input
-            for one that takes none.
+        RunArgumentError: no input for a workflow whose parameter has no default, an input
+            for one that takes none, or one that does not fit the parameter's annotation.
         InvalidIdError: ``run_id`` is malformed.
         RunStateError: a run with that id exists already.
         UnencodableValueError: the input cannot be stored.
     """
     message = read_input(input_json, input_file)
     workflow = load_workflow(target)
+    if message is not NO_INPUT:  # checked against its annotation before a store is opened
+        message = workflow.message_from_data(message)
     storage = open_storage(store, must_exist=False)
     bound = workflow.build(checkpoint_storage=storage)
 

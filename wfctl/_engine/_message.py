@@ -9,10 +9,13 @@ declared before it.
 from __future__ import annotations
 
 import inspect
+import typing
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
-from wfctl._errors import RunArgumentError, WorkflowDefinitionError
+from wfctl._errors import AnswerTypeError, RunArgumentError, WorkflowDefinitionError
+
+from ._response_types import convert_answer, type_name
 
 __all__ = ["NO_MESSAGE", "MessageParameter"]
 
@@ -23,7 +26,7 @@ NO_MESSAGE: Final[Any] = object()
 class MessageParameter:
     """The message parameter of a workflow function (``param`` is None when it takes none)."""
 
-    __slots__ = ("context_param", "param", "workflow_name")
+    __slots__ = ("context_param", "fn", "param", "workflow_name")
 
     def __init__(self, fn: Callable[..., Any], workflow_name: str, context_param: str | None):
         """Find the message parameter of ``fn``.
@@ -40,6 +43,42 @@ class MessageParameter:
         self.param = others[0] if others else None
         self.context_param = context_param
         self.workflow_name = workflow_name
+        self.fn = fn
+
+    def from_data(self, message: Any) -> Any:
+        """Return a message read from data (``--input``, a queued run's input) converted to
+        the parameter's annotation, as an answer is to its request's ``response_type``:
+        ``"5"`` or ``5.0`` for ``int`` is 5, an object for a registered dataclass is one.
+
+        An annotation wfctl cannot check (none, ``Any``, a class that is not registered, a name
+        that does not resolve) takes the message as given.
+
+        Raises:
+            RunArgumentError: the message does not fit the annotation (before anything is
+                stored).
+        """
+        param = self.param
+        if param is None or message is NO_MESSAGE:
+            return message
+        try:
+            hint = typing.get_type_hints(self.fn).get(param.name)
+            name = None if hint is None else type_name(hint, param.name)
+        except Exception:  # an annotation wfctl cannot read or check: the message as given
+            return message
+        try:
+            return convert_answer(message, name, param.name)
+        except AnswerTypeError as exc:
+            shown = repr(message)
+            shown = shown if len(shown) <= 60 else shown[:57] + "..."
+            raise RunArgumentError(
+                f"the message for workflow {self.workflow_name!r} must be {exc.expected} "
+                f"(its parameter {param.name!r}), not {shown}"
+                + (
+                    f": {exc.reason}"
+                    if exc.reason and not exc.reason.startswith("expected")
+                    else ""
+                )
+            ) from None
 
     def message_for(self, message: Any) -> Any:
         """Return the message a fresh run gets: ``message``, else the parameter's default.

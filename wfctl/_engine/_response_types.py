@@ -304,6 +304,9 @@ def _convert_registered(value: Any, name: str, path: str) -> Any:
     unknown = sorted(str(k) for k in value if k not in fields)
     if unknown:
         raise _refuse(path, value, f"{cls.__name__} has no field(s) {', '.join(unknown)}")
+    missing = _required_fields(cls) - value.keys()
+    if missing:
+        raise _refuse(path, value, f"{cls.__name__} needs field(s) {', '.join(sorted(missing))}")
     hints = _field_types(cls)
     converted = {k: _convert_field(v, hints.get(k), f"{path}.{k}") for k, v in value.items()}
     try:
@@ -322,6 +325,17 @@ def _convert_field(value: Any, hint: Any, path: str) -> Any:
             raise _refuse(path, value, f"expected a {hint.__name__}") from None
         return value  # a generic annotation wfctl cannot check: the class decides
     return _convert(value, _parse(name), path)
+
+
+def _required_fields(cls: type) -> set[str]:
+    """The fields of a dataclass that have no default (what its constructor needs)."""
+    if not dataclasses.is_dataclass(cls):
+        return set()
+    return {
+        f.name
+        for f in dataclasses.fields(cls)
+        if f.init and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    }
 
 
 def _field_types(cls: type) -> dict[str, Any]:

@@ -342,6 +342,16 @@ class Workflow:
         self._types.register()
         return self._message.message_for(message)
 
+    def message_from_data(self, message: Any) -> Any:
+        """Return a message read from data (``--input``, a queued run's input) converted to
+        the workflow parameter's annotation (see :meth:`MessageParameter.from_data`).
+
+        Raises:
+            RunArgumentError: it does not fit the annotation.
+        """
+        self._types.register()
+        return self._message.from_data(message)
+
     def body(self, message: Any, context: RunContext) -> Coroutine[Any, Any, Any]:
         """Return the workflow body's coroutine on ``message``, with its ``RunContext``."""
         coro: Coroutine[Any, Any, Any] = self._message.call(self.fn, message, context)
