@@ -200,3 +200,21 @@ def test_gc_filters_narrow_what_it_considers(store: Path) -> None:
     failed = wfctl("gc", "--store", s, "--status", "failed", "--include-failed", "--json")
     assert [i["run_id"] for i in failed.json()["removed"]] == ["mid-a"]
     assert sorted(listed("--store", s)) == ["branch", "old-b", "old-c"]
+
+
+@pytest.mark.parametrize("width", ["100", "60"])
+def test_an_empty_column_goes_before_a_name_wraps_or_a_column_is_dropped(
+    store: Path, width: str
+) -> None:
+    make_run(store, "20261206-013320-0a1b2c3d", "approve_order", JANUARY)
+    make_run(store, "20261206-013321-4e5f6a7b", "approve_order", JANUARY + timedelta(minutes=1))
+    shown = wfctl("runs", "--store", store, env={"COLUMNS": width})
+    assert shown.code == 0, shown.stderr
+    header = next(line for line in shown.stdout.splitlines() if "status" in line)
+    assert "notes" not in header, shown.stdout  # no run has a note: its column goes first
+    if width == "100":  # at 100 columns everything else fits, the name unwrapped
+        assert "approve_order" in shown.stdout, shown.stdout
+        for column in ("workflow", "seq", "updated", "age"):
+            assert column in header, shown.stdout
+    else:  # at 60 the columns of lowest rank go, but the empty one before them
+        assert "updated" in header, shown.stdout

@@ -2,8 +2,10 @@
 
 rich shares a too-narrow width by shrinking columns, down to zero, or lets ``no_wrap`` columns
 run past the edge. A fitted table knows which columns matter most (``rank`` 0 is never dropped)
-and which may wrap (down to ``wrap_min``). It keeps the boxed style when every column fits,
-else a lighter style with less chrome, and drops the highest-ranked columns until the rest fit.
+and which may wrap (down to ``wrap_min``). When its columns do not fit unwrapped, an empty
+column (no cell with anything in it) goes first. It keeps the boxed style when every column
+left fits, else a lighter style with less chrome, and drops the highest-ranked columns until
+the rest fit.
 """
 
 from __future__ import annotations
@@ -88,7 +90,13 @@ def fitted_table(
         else:
             needs.append(max([header, *(row[index] for row in sizes)]))
     keep = list(range(len(columns)))
-    boxed = sum(needs) + 3 * len(keep) + 1 <= width
+    natural = [  # each column as wide as its widest cell: what it takes without wrapping
+        max([need, *(row[i] for row in sizes)]) for i, need in enumerate(needs)
+    ]
+    if sum(natural) + 3 * len(keep) + 1 > width and sizes:
+        # An empty column goes before any column with something in it is wrapped or dropped.
+        keep = [i for i in keep if columns[i].rank == 0 or any(row[i] for row in sizes)]
+    boxed = sum(needs[i] for i in keep) + 3 * len(keep) + 1 <= width
     if not boxed:
         # Lighter chrome first; then the least useful columns go (highest rank, rightmost).
         def light(kept: list[int]) -> int:
