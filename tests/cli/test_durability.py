@@ -40,7 +40,9 @@ def test_the_default_is_full_and_the_config_file_can_choose(workdir: Path) -> No
 
 def test_bad_durability_settings_are_one_line_and_exit_2(workdir: Path, store: Path) -> None:
     bad = wfctl("run", GREET, "--store", store, "--durability", "fast")
-    assert bad.code == 2 and "'fast' is not one of 'full', 'batch', 'none'" in bad.error_line()
+    assert (
+        bad.code == 2 and "--durability 'fast' is not one of full, batch, none" in bad.error_line()
+    )
     bad = wfctl("run", GREET, "--store", store, "--batch-steps", "0")
     assert bad.code == 2 and "--batch-steps" in bad.error_line()
     (workdir / "wfctl.toml").write_text('durability = "batch"\nbatch_ms = -1\n', "utf-8")

@@ -21,12 +21,17 @@ REVIEW = WORKFLOWS / "review.py"
     ("args", "message"),
     [
         (["frobnicate"], "No such command 'frobnicate'"),
-        (["run"], "Missing argument 'TARGET'"),
-        (["runs", "--status", "sideways"], "'sideways' is not one of"),
-        (["log", "--bogus", "x"], "No such option: --bogus"),
-        (["replay"], "Missing option '--checkpoint'"),
-        (["gc", "--keep", "-1"], "--keep"),
-        (["export", "r", "--format", "yaml"], "'yaml' is not one of"),
+        (["run"], "'wfctl run' needs its argument TARGET"),
+        (["runs", "--status", "sideways"], "--status 'sideways' is not one of completed, failed"),
+        (["runs", "--status", "pasued"], "; did you mean 'paused'?"),
+        (["runs", "--status", "Paused"], "; did you mean 'paused'?"),
+        (["runs", "--limit", "-1"], "--limit must be 0 or more, not -1"),
+        (["log", "r", "--limit", "x"], "--limit must be a whole number, not 'x'"),
+        (["log", "--bogus", "x"], "'wfctl log' has no option --bogus"),
+        (["runs", "--stauts", "x"], "'wfctl runs' has no option --stauts; did you mean --status?"),
+        (["replay"], "'wfctl replay' needs the option --checkpoint"),
+        (["gc", "--keep", "-1"], "--keep must be 0 or more, not -1"),
+        (["export", "r", "--format", "yaml"], "--format 'yaml' is not one of json, toml"),
         (["show", "r.0", "--json", "--toml"], "give --json or --toml, not both"),
     ],
 )
@@ -36,13 +41,16 @@ def test_usage_errors_exit_2_with_one_line(args: list[str], message: str) -> Non
     line = done.error_line()
     assert message in line
     assert "--help" in line
+    # wfctl's own sentences: never the wording of the libraries under the command line
+    for borrowed in ("Value error", "Input should", "No such option", "Missing argument"):
+        assert borrowed not in line, line
 
 
 def test_usage_error_through_the_installed_command() -> None:
     done = wfctl("run")
     assert done.code == 2
     assert done.error_line() == (
-        "wfctl: error: Missing argument 'TARGET'. (see 'wfctl run --help')"
+        "wfctl: error: 'wfctl run' needs its argument TARGET (see 'wfctl run --help')"
     )
 
 

@@ -255,8 +255,29 @@ class WfctlGroup(TyperGroup):
         return option
 
 
+def _usage_message(exc: _Refused) -> str:
+    """What is wrong with the command line, in wfctl's words where Click's would show."""
+    ctx = getattr(exc, "ctx", None)
+    command = f"'{ctx.command_path}'" if ctx is not None else "wfctl"
+    kind = type(exc).__name__
+    if kind == "NoSuchOption":  # Click's "No such option: --x (Possible options: ...)"
+        option, near = exc.option_name, list(exc.possibilities or ())  # type: ignore[attr-defined]
+        hint = f"; did you mean {near[0]}?" if near else ""
+        return f"{command} has no option {option}{hint}"
+    param = getattr(exc, "param", None)
+    if kind == "MissingParameter" and param is not None:  # Click's "Missing argument 'X'."
+        if param.param_type_name == "argument":
+            return f"{command} needs its argument {param.metavar or param.name.upper()}"
+        return f"{command} needs the option {max(param.opts, key=len)}"
+    return exc.format_message()
+
+
 def _report_usage(exc: _Refused) -> int:
-    message = " ".join(exc.format_message().split())
+    try:
+        said = _usage_message(exc)
+    except Exception:  # a Click whose errors look otherwise: its own message, never a traceback
+        said = exc.format_message()
+    message = " ".join(said.split())
     ctx = getattr(exc, "ctx", None)  # a usage error's: the command line it refuses
     if ctx is not None:
         message += f" (see '{ctx.command_path} --help')"

@@ -10,8 +10,10 @@ option) one whose ``process_value`` passes those through as they are, converts a
 given as text (``--keep 3``, ``--batch-ms 2.5``) within its bounds and a choice given as one of
 its values (``--status paused``, ``--format toml``) and a path that is asked nothing of (``-o
 FILE``), and hands anything else (``--keep -1``, ``--status Paused``, a missing required value)
-to typer's own ``process_value``, so every conversion that is not trivial, and every error
-message, stays typer's.
+to typer's own ``process_value``, so every conversion that is not trivial stays typer's. Where
+typer refuses a choice or a number, its message (pydantic's wording: "Value error, ... is not
+one of", "Input should be greater than or equal to 0") is replaced by wfctl's own sentence
+(:func:`in_our_words`): ``--status 'pasued' is not one of ...; did you mean 'paused'?``.
 
 It uses only public names: typer's ``typer.core.TyperOption`` and ``TyperArgument``, Click's
 ``Parameter.process_value`` (which they inherit: convert, check a required value, call the
@@ -22,12 +24,14 @@ which never used pydantic) is left as typer made it.
 
 from __future__ import annotations
 
+import difflib
 import enum
 import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Final, get_args, get_origin
 
+import typer
 from typer.core import TyperArgument, TyperOption
 
 __all__ = ["defer_coercion"]
@@ -144,11 +148,72 @@ def _trivially_converted(param: Any, value: Any) -> Any:
     return _LEFT_TO_TYPER if path is None else path
 
 
+class _Sentence(typer.BadParameter):
+    """A value refused in wfctl's words: the message is the whole sentence."""
+
+    def format_message(self) -> str:
+        return self.message
+
+
+def _shown_name(param: Any) -> str:
+    """The parameter as the user typed it: its long option, or its argument's metavar."""
+    options = [o for o in getattr(param, "opts", ()) if o.startswith("--")]
+    if options and isinstance(param, TyperOption):
+        return str(max(options, key=len))
+    return str(param.metavar or param.name.upper())
+
+
+def _bounds(info: Any) -> str:
+    low, high = getattr(info, "min", None), getattr(info, "max", None)
+    if low is not None and high is not None:
+        return f"between {low} and {high}"
+    return f"{low} or more" if low is not None else f"at most {high}"
+
+
+def in_our_words(param: Any, value: Any) -> str | None:
+    """Say what is wrong with ``value`` for ``param`` in one sentence of wfctl's, for a choice
+    or a number typer refused; None for anything else (typer's message stands)."""
+    descriptor = getattr(param, "type_descriptor", None)
+    if descriptor is None or value is None:
+        return None
+    annotation, info = descriptor.annotation, descriptor.parameter_info
+    name = _shown_name(param)
+    many = get_origin(annotation) is list
+    kind = get_args(annotation)[0] if many else annotation
+    texts = list(value) if isinstance(value, list | tuple) else [value]
+    if isinstance(kind, type) and issubclass(kind, enum.Enum):
+        choices = [str(member.value) for member in kind]
+        bad = next((t for t in texts if t not in choices), None)
+        if not isinstance(bad, str):
+            return None
+        close = difflib.get_close_matches(bad.lower(), choices, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        return f"{name} {bad!r} is not one of {', '.join(choices)}{hint}"
+    if kind in (int, float):
+        whole = kind is int
+        for text in texts:
+            try:
+                number = int(text) if whole else float(text)
+            except (TypeError, ValueError):
+                wanted = "a whole number" if whole else "a number"
+                return f"{name} must be {wanted}, not {text!r}"
+            low, high = getattr(info, "min", None), getattr(info, "max", None)
+            if (low is not None and number < low) or (high is not None and number > high):
+                return f"{name} must be {_bounds(info)}, not {text}"
+    return None
+
+
 def _process(param: Any, ctx: Any, value: Any, typers: Callable[[Any, Any], Any]) -> Any:
     """``process_value`` of ``param``: the trivial conversion, else typer's (``typers``)."""
     converted = _trivially_converted(param, value)
     if converted is _LEFT_TO_TYPER or (param.required and param.value_is_missing(converted)):
-        return typers(ctx, value)  # converts, and raises typer's error for a missing value
+        try:
+            return typers(ctx, value)  # converts, and raises typer's error for a missing value
+        except typer.BadParameter:
+            sentence = in_our_words(param, value)
+            if sentence is None:
+                raise
+            raise _Sentence(sentence, ctx=ctx, param=param) from None
     return converted if param.callback is None else param.callback(ctx, param, converted)
 
 
