@@ -64,14 +64,25 @@ class _Console(Console):
     """A console that shows control characters in what it prints instead of sending them.
 
     markup=False: run ids, paths, keys and user data are printed as they are, never as markup.
-    Lines are wrapped to the width only on a terminal: in a pipe or a file (a CI log) a line
-    stays one line, whatever its length, so that grep finds it (a table is still laid out to
-    the width, ``COLUMNS`` or 80).
+    Text is wrapped to the width only on a terminal: in a pipe or a file (a CI log) a line of
+    text stays one line, whatever its length, so that grep finds it. Tables and trees are laid
+    out to the width (``COLUMNS``, else 80) wherever they go: rich crops what does not fit
+    when it does not wrap them.
     """
 
     def __init__(self, *, stderr: bool = False) -> None:
         super().__init__(stderr=stderr, highlight=False, markup=False)
-        self.soft_wrap = not self.is_terminal
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        """Print as rich does; text (not a table or a tree) is not wrapped unless on a
+        terminal, and a ``soft_wrap`` given is obeyed."""
+        if (
+            "soft_wrap" not in kwargs
+            and not self.is_terminal
+            and all(isinstance(o, str | rich_text.Text) for o in objects)
+        ):
+            kwargs["soft_wrap"] = True
+        super().print(*objects, **kwargs)
 
     def on_broken_pipe(self) -> None:
         """Stop writing and let the error reach the command line's one error handler.
