@@ -122,3 +122,15 @@ def test_json_documents_are_the_same_whatever_the_format(tmp_path: Path) -> None
     for form in ("iso", "relative"):
         again = wfctl("--time-format", form, "log", "retried", "--store", store, "--json")
         assert json.loads(again.stdout) == json.loads(plain.stdout)
+
+
+def test_a_lineage_problem_s_times_read_as_the_tables_do() -> None:
+    forked = REPO / "tests" / "fixtures" / "forked"
+    document = wfctl("verify-lineage", "--store", forked, "--json")
+    problems = [p for r in document.json()["runs"] for p in r["problems"] if ", at " in p]
+    assert problems and "+00:00" in problems[0]  # --json keeps the time as it was written
+    stamp = problems[0].split(", at ")[1].split(")")[0]
+    shown = wfctl("verify-lineage", "--store", forked, env={"TZ": "Asia/Tokyo", "COLUMNS": "400"})
+    assert shown.code == 1
+    assert f"at {local_form(stamp, TOKYO, millis=True)})" in shown.stdout, shown.stdout
+    assert "+00:00" not in shown.stdout
