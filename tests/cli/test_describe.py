@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from tests.cli.conftest import (
     invoke,
     many_steps,
     run_id_of,
+    spawn,
     spoil_step_record,
     wfctl,
 )
@@ -154,3 +156,27 @@ def test_each_record_is_read_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert done.code == 0, done.stderr
     assert done.json()["step_counts"]["executed"] == 40
     assert sorted(reads.decoded) == list(range(42))  # root to head, each decoded once
+
+
+def test_a_running_run_is_described_while_it_runs(store_arg: str, tmp_path: Path) -> None:
+    store, gate = store_arg, tmp_path / "gate"
+    gate.mkdir()
+    driver = spawn(
+        "run", WORKFLOWS / "gated.py", "--input", json.dumps(str(gate)), "--run-id", "held",
+        "--store", store, "--json",
+    )  # fmt: skip
+    try:
+        end = time.monotonic() + 60
+        while not (gate / "started").exists():  # bounded poll for the other process's step
+            assert driver.poll() is None, driver.communicate()
+            assert time.monotonic() < end
+            time.sleep(0.01)
+        document = _described(store, "held")
+        assert document["run"]["status"] == "running"
+        assert document["input"] == str(gate) and document["step_counts"]["executed"] == 0
+        assert _screen(store, "held")[""] == "run held · gated · running"
+    finally:
+        (gate / "gate").write_text("open", encoding="utf-8")
+        driver.communicate(timeout=60)
+    assert driver.returncode == 0
+    assert _described(store, "held")["run"]["status"] == "completed"

@@ -39,3 +39,16 @@ def test_inside_time_only_human_time_turns_a_time_into_text() -> None:
             if isinstance(node, ast.Attribute) and node.attr in _FORMATTING:
                 outside.append(f"{function.name}: .{node.attr} (line {node.lineno})")
     assert not outside, outside
+
+
+def test_only_the_times_wfctl_wrote_into_its_text_are_shown_again() -> None:
+    from datetime import UTC, datetime
+
+    from wfctl._render._time import times_in  # the renderer's own helper
+
+    current = datetime(2026, 6, 15, 12, 0, 0, tzinfo=UTC)
+    text = "/s/2026-01-01T00:00:01+00:00/journal.jsonl:2 (step, at 2026-01-01T00:00:01.5+00:00)"
+    assert times_in(text, current).endswith("(step, at Jan 01 00:00:01.500)")
+    assert times_in(text, current).startswith("/s/2026-01-01T00:00:01+00:00/")  # a path, kept
+    holder = "pid 7 on host h since 2026-06-15T11:59:00+00:00"
+    assert times_in(holder, current) == "pid 7 on host h since Jun 15 11:59:00"

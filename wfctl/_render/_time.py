@@ -34,8 +34,10 @@ __all__ = [
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 #: Units of a relative time, largest first.
 _UNITS = (("y", 365 * 86400), ("d", 86400), ("h", 3600), ("m", 60), ("s", 1))
-#: A UTC time as wfctl writes it into its own text (a lock's holder, a waiting note, a problem).
-_UTC_STAMP = re.compile(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,6})?\+00:00")
+#: A UTC time as wfctl writes it into its own text, after the word that introduces it: a lock's
+#: holder (``since``), a waiting note (``until``, ``at``), a lineage problem (``at``). A time
+#: elsewhere in such text (inside a path, a key) is left as it is written.
+_UTC_STAMP = re.compile(r"\b(at|since|until) (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,6})?\+00:00)")
 
 #: A time as it is stored (ISO 8601 text) or recorded (epoch seconds).
 Moment = str | float | datetime
@@ -135,10 +137,13 @@ def time_with_age(moment: Moment, current: datetime, *, millis: bool = False) ->
 
 def times_in(text: str, current: datetime) -> str:
     """Return wfctl's own text (a lock's holder, a waiting note, a lineage problem) with each
-    UTC time it wrote (``2026-12-01T14:03:07+00:00``) shown as :func:`human_time` shows one."""
+    UTC time it wrote after ``at``, ``since`` or ``until`` (``since 2026-12-01T14:03:07+00:00``)
+    shown as :func:`human_time` shows one."""
     if "+00:00" not in text:
         return text
-    return _UTC_STAMP.sub(lambda found: human_time(found[0], current, millis="." in found[0]), text)
+    return _UTC_STAMP.sub(
+        lambda found: f"{found[1]} {human_time(found[2], current, millis='.' in found[2])}", text
+    )
 
 
 class TimelineTimes:
