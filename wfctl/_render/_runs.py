@@ -18,7 +18,15 @@ from wfctl._visible import visible
 
 from ._common import Text, json_text, render_stored, render_value, status_text, stderr, stdout
 from ._fit import Cell, Column, fitted_table, print_table, write_laid_out
-from ._time import TimelineTimes, age, human_time, now, time_header, time_with_age, times_in
+from ._time import (
+    TimelineTimes,
+    human_time,
+    now,
+    time_and_age,
+    time_header,
+    time_with_age,
+    times_in,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -162,8 +170,9 @@ def _updated_cells(updated: str, current: datetime) -> list[Cell]:
     """The cells of :func:`_updated_columns` for a run updated at ``updated``."""
     if not updated:
         return ["-"] if time_format() == "relative" else ["-", ""]
-    shown = human_time(updated, current)
-    return [shown] if time_format() == "relative" else [shown, age(updated, current)]
+    if time_format() == "relative":
+        return [human_time(updated, current)]
+    return list(time_and_age(updated, current))
 
 
 def _count_line(report: RunsReport) -> str:

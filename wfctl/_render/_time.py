@@ -26,6 +26,7 @@ __all__ = [
     "age",
     "human_time",
     "now",
+    "time_and_age",
     "time_header",
     "time_with_age",
     "times_in",
@@ -50,6 +51,8 @@ def now() -> datetime:
 
 def _parse(moment: Moment) -> datetime | None:
     if isinstance(moment, datetime):
+        if moment.tzinfo is not None:  # shown in its own zone (this module's are local)
+            return moment
         parsed = moment
     elif isinstance(moment, float | int):
         try:
@@ -108,9 +111,17 @@ def human_time(
 def age(moment: Moment, current: datetime) -> str:
     """Return how long ago ``moment`` was (``3m ago``), whatever the chosen format; ``-`` if
     it is not a time."""
-    if _parse(moment) is None:
-        return "-"
-    return human_time(moment, current, form="relative")
+    parsed = _parse(moment)
+    return "-" if parsed is None else human_time(parsed, current, form="relative")
+
+
+def time_and_age(moment: Moment, current: datetime) -> tuple[str, str]:
+    """Return ``(human_time(moment, current), age(moment, current))``, parsing once (a table's
+    two cells of a row)."""
+    parsed = _parse(moment)
+    if parsed is None:
+        return human_time(moment, current), "-"
+    return human_time(parsed, current), human_time(parsed, current, form="relative")
 
 
 def _zone(current: datetime) -> str:
@@ -128,11 +139,11 @@ def time_with_age(moment: Moment, current: datetime, *, millis: bool = False) ->
     """Return a single time with what it needs to be read alone: ``Dec 01 14:03:07 UTC (3m
     ago)`` (local), ``2026-12-01T14:03:07+00:00 (3m ago)`` (iso), ``3m ago`` (relative)."""
     form = time_format()
-    shown = human_time(moment, current, millis=millis)
-    if form == "relative" or _parse(moment) is None:
-        return shown
+    parsed = _parse(moment)
+    if form == "relative" or parsed is None:
+        return human_time(moment, current, millis=millis)
     zone = f" {_zone(current)}" if form == "local" else ""
-    return f"{shown}{zone} ({age(moment, current)})"
+    return f"{human_time(parsed, current, millis=millis)}{zone} ({age(parsed, current)})"
 
 
 def times_in(text: str, current: datetime) -> str:
