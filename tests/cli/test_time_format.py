@@ -7,11 +7,15 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import time
 from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from tests.cli.conftest import REPO, SAMPLES, wfctl
+from tests.cli.conftest import REPO, SAMPLES, WORKFLOWS, spawn, wfctl
+from tests.postgres.conftest import pg_server, pg_url
+
+__all__ = ["pg_server", "pg_url"]  # the fixtures this module's PostgreSQL variants use
 
 HEALTHY = REPO / "tests" / "fixtures" / "healthy"
 AF_HEALTHY = REPO / "tests" / "fixtures" / "af_healthy"
@@ -134,3 +138,32 @@ def test_a_lineage_problem_s_times_read_as_the_tables_do() -> None:
     assert shown.code == 1
     assert f"at {local_form(stamp, TOKYO, millis=True)})" in shown.stdout, shown.stdout
     assert "+00:00" not in shown.stdout
+
+
+def test_a_lock_holder_s_time_reads_as_the_tables_do_on_either_store(
+    store_arg: str, tmp_path: Path
+) -> None:
+    store, gate = store_arg, tmp_path / "gate"
+    gate.mkdir()
+    driver = spawn(
+        "run", WORKFLOWS / "gated.py", "--input", json.dumps(str(gate)), "--run-id", "held",
+        "--store", store, "--json",
+    )  # fmt: skip
+    try:
+        end = time.monotonic() + 60
+        while not (gate / "started").exists():  # bounded poll for the other process's step
+            assert driver.poll() is None, driver.communicate()
+            assert time.monotonic() < end
+            time.sleep(0.01)
+        for args in (("cancel", "held"), ("--time-format", "iso", "rm", "held")):
+            locked = wfctl(*args, "--store", store, env={"TZ": "Asia/Tokyo"})
+            line = locked.error_line()
+            assert locked.code == 2 and " is locked by " in line, line
+            if args[0] == "cancel":
+                assert re.search(r" since [A-Z][a-z]{2} \d\d \d\d:\d\d:\d\d\b", line), line
+            else:
+                assert re.search(r" since \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+09:00\b", line), line
+    finally:
+        (gate / "gate").write_text("open", encoding="utf-8")
+        driver.communicate(timeout=60)
+    assert driver.returncode == 0
