@@ -188,27 +188,33 @@ def _time_format_named(value: str, where: str) -> str:
     return value
 
 
-def choose_time_format(explicit: str | None, directory: Path | None = None) -> str:
-    """Resolve, check and keep the time format of this invocation (see :func:`time_format`).
+def choose_time_format(explicit: str | None) -> None:
+    """Keep the time format this invocation names (``--time-format``, else
+    ``WFCTL_TIME_FORMAT``), checked; a configuration file is read only when a time is shown
+    (:func:`time_format`), so a command that shows none (``--json``) never reads it for this.
 
     Raises:
-        WfctlError: ``WFCTL_TIME_FORMAT`` or ``time_format`` in a configuration file is not
-            one of :data:`TIME_FORMATS`, or a configuration file cannot be read.
+        WfctlError: ``WFCTL_TIME_FORMAT`` is not one of :data:`TIME_FORMATS`.
     """
     global _chosen_time_format, _resolved_time_format
+    if explicit is None:
+        env = os.environ.get("WFCTL_TIME_FORMAT")
+        if env:  # empty counts as unset
+            explicit = _time_format_named(env, "WFCTL_TIME_FORMAT")
     _chosen_time_format, _resolved_time_format = explicit, None
-    return time_format(directory)
 
 
 def time_format(directory: Path | None = None) -> str:
     """Return how times people read are shown: one of :data:`TIME_FORMATS`.
 
-    Precedence, highest first: ``--time-format`` (:func:`choose_time_format`); the
-    ``WFCTL_TIME_FORMAT`` environment variable (empty counts as unset); ``time_format = "..."``
-    in ``wfctl.toml`` or ``[tool.wfctl]``; ``local``. Resolved once per process.
+    Precedence, highest first: ``--time-format``, then the ``WFCTL_TIME_FORMAT`` environment
+    variable (:func:`choose_time_format`; without it, as here, the variable is read);
+    ``time_format = "..."`` in ``wfctl.toml`` or ``[tool.wfctl]``; ``local``. Resolved once
+    per process (until :func:`choose_time_format` is called again).
 
     Raises:
-        WfctlError: a value named outside the command line is not one of :data:`TIME_FORMATS`.
+        WfctlError: a value named outside the command line is not one of :data:`TIME_FORMATS`,
+            or a configuration file cannot be read.
     """
     global _resolved_time_format
     if _resolved_time_format is not None:

@@ -167,3 +167,17 @@ def test_a_lock_holder_s_time_reads_as_the_tables_do_on_either_store(
         (gate / "gate").write_text("open", encoding="utf-8")
         driver.communicate(timeout=60)
     assert driver.returncode == 0
+
+
+def test_a_broken_configuration_does_not_stop_a_command_that_shows_no_time(
+    tmp_path: Path,
+) -> None:
+    store = _healthy_store(tmp_path)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text("[tool.wfctl\n", encoding="utf-8")
+    listed = wfctl("runs", "--store", store, "--json", cwd=project)
+    assert listed.code == 0, listed.stderr
+    shown = wfctl("runs", "--store", store, cwd=project)
+    assert shown.code == 2 and shown.stdout == ""
+    assert shown.error_line().startswith(f"wfctl: error: cannot read {project / 'pyproject.toml'}")
