@@ -45,6 +45,8 @@ _EXIT_STATUS = [
 
 _ENVIRONMENT = [
     ("WFCTL_STORE", "The checkpoint store directory, when --store is not given."),
+    ("WFCTL_TIME_FORMAT", "How times people read: local, relative or iso (--time-format)."),
+    ("TZ", "The local time zone times are shown in (--json keeps UTC)."),
     ("NO_COLOR", "Set to any value to turn colour off."),
     ("COLUMNS", "The width tables are drawn to."),
 ]
@@ -62,7 +64,8 @@ _FILES = [
     ("<store>/runs/<run>/pause", "Present while a pause has been requested (wfctl pause)."),
     ("<store>/runs/<run>/answers.toml", "The answers template written when the run paused."),
     ("wfctl.toml, pyproject.toml", "store = \"DIR\" (or [tool.wfctl] store = \"DIR\" in "
-     "pyproject.toml) in the current directory or a parent selects the store."),
+     "pyproject.toml) in the current directory or a parent selects the store; time_format = "
+     "\"relative\" how times are shown."),
 ]  # fmt: skip
 
 _EXAMPLES = [

@@ -101,7 +101,8 @@ def _run(command: str, where: Path, env: dict[str, str]) -> tuple[str, int]:
         timeout=300,
         check=False,
     )
-    return done.stdout.replace(str(where), SHOWN_DIR), done.returncode
+    lines = done.stdout.replace(str(where), SHOWN_DIR).split("\n")
+    return "\n".join(line.rstrip() for line in lines), done.returncode
 
 
 def _blocks(lines: list[str]) -> Iterator[tuple[int, int]]:

@@ -6,9 +6,10 @@ current directory or the nearest parent that has one (relative paths are taken f
 file's directory); ``./.wfctl``.
 
 The same files may list stores owned by other users that ``resume`` and ``replay`` may import
-code for (:func:`trusts_store`), and choose how durable ``run`` and ``resume`` commit
+code for (:func:`trusts_store`), choose how durable ``run`` and ``resume`` commit
 (``durability``, ``batch_steps``, ``batch_ms``: read by
-:func:`wfctl._drive._durability.resolve_durability`).
+:func:`wfctl._drive._durability.resolve_durability`), and how times are shown to people
+(``time_format``: :func:`time_format`).
 
 A store named for this invocation (the explicit path or ``WFCTL_STORE``) must exist when it is
 read: a typo must not read as "no runs". The configured and default stores may not exist yet
@@ -31,15 +32,26 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_STORE",
+    "TIME_FORMATS",
     "StoreLocation",
     "StoreRef",
+    "choose_time_format",
     "is_url",
     "locate_store",
     "resolve_store",
+    "time_format",
     "trusts_store",
 ]
 
 DEFAULT_STORE = ".wfctl"
+
+#: How times people read are shown: local date and time (the default), how long ago, or
+#: ISO 8601 with the local offset. ``--json`` is ISO 8601 UTC whatever is chosen.
+TIME_FORMATS = ("local", "relative", "iso")
+
+#: The time format named for this invocation (``--time-format``), and the one resolved.
+_chosen_time_format: str | None = None
+_resolved_time_format: str | None = None
 
 #: A store as commands take it: a directory, or a store URL (``postgresql://...``) as text.
 StoreRef = Path | str
@@ -168,3 +180,57 @@ def resolve_store(explicit: str | os.PathLike[str] | None = None) -> StoreRef:
         WfctlError: a configuration file exists but cannot be read.
     """
     return locate_store(explicit).target
+
+
+def _time_format_named(value: str, where: str) -> str:
+    if value not in TIME_FORMATS:
+        raise WfctlError(f"{where} is {value!r}: use one of {', '.join(TIME_FORMATS)}")
+    return value
+
+
+def choose_time_format(explicit: str | None) -> None:
+    """Keep the time format this invocation names (``--time-format``, else
+    ``WFCTL_TIME_FORMAT``), checked; a configuration file is read only when a time is shown
+    (:func:`time_format`), so a command that shows none (``--json``) never reads it for this.
+
+    Raises:
+        WfctlError: ``WFCTL_TIME_FORMAT`` is not one of :data:`TIME_FORMATS`.
+    """
+    global _chosen_time_format, _resolved_time_format
+    if explicit is None:
+        env = os.environ.get("WFCTL_TIME_FORMAT")
+        if env:  # empty counts as unset
+            explicit = _time_format_named(env, "WFCTL_TIME_FORMAT")
+    _chosen_time_format, _resolved_time_format = explicit, None
+
+
+def time_format(directory: Path | None = None) -> str:
+    """Return how times people read are shown: one of :data:`TIME_FORMATS`.
+
+    Precedence, highest first: ``--time-format``, then the ``WFCTL_TIME_FORMAT`` environment
+    variable (:func:`choose_time_format`; without it, as here, the variable is read);
+    ``time_format = "..."`` in ``wfctl.toml`` or ``[tool.wfctl]``; ``local``. Resolved once
+    per process (until :func:`choose_time_format` is called again).
+
+    Raises:
+        WfctlError: a value named outside the command line is not one of :data:`TIME_FORMATS`,
+            or a configuration file cannot be read.
+    """
+    global _resolved_time_format
+    if _resolved_time_format is not None:
+        return _resolved_time_format
+    chosen = _chosen_time_format
+    if chosen is None:
+        env = os.environ.get("WFCTL_TIME_FORMAT")
+        if env:
+            chosen = _time_format_named(env, "WFCTL_TIME_FORMAT")
+    if chosen is None:
+        for path, table in config_tables(directory or Path.cwd()):
+            value = table.get("time_format")
+            if value is not None:
+                if not isinstance(value, str):
+                    raise WfctlError(f"{path}: 'time_format' must be a string")
+                chosen = _time_format_named(value, f"{path}: 'time_format'")
+                break
+    _resolved_time_format = _time_format_named(chosen or "local", "the time format")
+    return _resolved_time_format

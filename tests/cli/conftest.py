@@ -28,8 +28,10 @@ WIDTH = "120"
 
 
 def base_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Return the environment for a CLI run: no colour, fixed width, no inherited store."""
-    env = {k: v for k, v in os.environ.items() if k not in ("WFCTL_STORE", "FORCE_COLOR")}
+    """Return the environment for a CLI run: no colour, fixed width, no inherited store or
+    time format."""
+    inherited = ("WFCTL_STORE", "WFCTL_TIME_FORMAT", "FORCE_COLOR")
+    env = {k: v for k, v in os.environ.items() if k not in inherited}
     env.update({"NO_COLOR": "1", "COLUMNS": WIDTH, "TERM": "dumb"})
     env.update(extra or {})
     return env

@@ -33,6 +33,7 @@ DOCUMENT_OF = {
     "verify-lineage": "verify-lineage",
     "runs": "runs",
     "log": "log",
+    "describe": "describe",
     "show": "show",
     "export": "export",
     "pause": "pause",
@@ -169,6 +170,8 @@ def documents(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Any]]:
     keep("cancel", _json("cancel", failed["run_id"], "--reason", "superseded", "--store", store))
     keep("cancel", _json("cancel", "backing-off", "--store", store))
     keep("runs", _json("runs", "--store", store))  # lists cancelled runs
+    for run_id in (typed_id, paused["run_id"], failed["run_id"], service["run_id"], "backing-off"):
+        keep("describe", _json("describe", run_id, "--store", store))
     for run_id, code in ((paused["run_id"], 0), (failed["run_id"], 1)):
         *entries, end = _lines("log", run_id, "--follow", "--store", store, code=code)
         for entry in entries:

@@ -23,7 +23,7 @@ from wfctl._inspect._log import RunLog, run_log
 from wfctl._render import FollowPrinter, _lifecycle, print_log
 from wfctl._render._common import Text, _Console
 from wfctl._render._runs import _entry_details, _entry_header, entry_tree
-from wfctl._render._time import LocalMillis, now
+from wfctl._render._time import TimelineTimes, now
 
 AWKWARD = WORKFLOWS / "awkward.py"
 MANY = WORKFLOWS / "many.py"
@@ -62,14 +62,15 @@ def _print_with_rich(log: RunLog, out: _Console, *, verbose: bool) -> None:
             page.append_text(part)
             page.append("\n")
 
-    shown_time = LocalMillis(now())
+    current = now()
+    shown_time = TimelineTimes(current)
     for entry in log.entries:
         last = entry.seq == log.summary.head_seq
         page.append("└── " if last else "├── ")
         page.append_text(Text.assemble(*_entry_header(entry, shown_time)))
         page.append("\n")
         outer = "    " if last else "│   "
-        details = _entry_details(entry, verbose=verbose)
+        details = _entry_details(entry, current, verbose=verbose)
         for index, (line, under) in enumerate(details):
             final = index == len(details) - 1
             add(outer, "└── " if final else "├── ", Text(*line))

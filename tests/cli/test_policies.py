@@ -4,6 +4,7 @@ sleeping or backing off, a pause or Ctrl-C does not wait for either, ``log`` sho
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import time
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.cli.conftest import SAMPLES, WORKFLOWS, base_env, invoke, wfctl, wfctl_executable
+from tests.cli.test_time_format import TOKYO, local_form
 
 
 def _start(store: Path, run_id: str, mode: str) -> subprocess.Popen[str]:
@@ -59,6 +61,16 @@ def test_ctrl_c_during_backoff_pauses_at_once_and_log_shows_the_attempt(store: P
     process = _start(store, "backing-off", "backoff")
     run = _wait_until_waiting(store, "backing-off", process)
     assert run["waiting"].startswith("backing off unreachable#0: attempt 2 at ")
+    # People read the note's time and the lock holder's as the tables show times: local.
+    stamp = run["waiting"].rpartition(" at ")[2]
+    tokyo = {"TZ": "Asia/Tokyo", "COLUMNS": "200"}
+    listed = wfctl("runs", "--store", store, env=tokyo)
+    note = f"backing off unreachable#0: attempt 2 at {local_form(stamp, TOKYO)}"
+    assert note in listed.stdout and "+00:00" not in listed.stdout, listed.stdout
+    locked = wfctl("cancel", "backing-off", "--store", store, env=tokyo)
+    assert locked.code == 2 and " is locked by pid " in locked.error_line()
+    assert re.search(r" since [A-Z][a-z]{2} \d\d \d\d:\d\d:\d\d", locked.error_line())
+    assert "+00:00" not in locked.stderr
     process.send_signal(signal.SIGINT)
     stdout, stderr = process.communicate(timeout=60)
     assert process.returncode == 130, stderr

@@ -38,7 +38,7 @@ HEAVY = (
 )
 COMMANDS = (
     "run", "resume", "replay", "verify-lineage", "runs", "log", "show", "export", "pause", "gc",
-    "cancel", "rm",
+    "describe", "cancel", "rm",
 )  # fmt: skip
 
 

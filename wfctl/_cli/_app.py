@@ -287,7 +287,7 @@ def _report_usage(exc: _Refused) -> int:
 
 def _report_error(exc: BaseException) -> int:
     from wfctl._engine._events import error_message
-    from wfctl._errors import WfctlError
+    from wfctl._errors import RunLockedError, WfctlError
     from wfctl._exit import EXIT_INTERRUPTED, exit_code_for_error
 
     if _debug:
@@ -296,6 +296,10 @@ def _report_error(exc: BaseException) -> int:
     if isinstance(exc, KeyboardInterrupt) or code == EXIT_INTERRUPTED:
         text = error_message(exc)
         line = f"wfctl: interrupted: {text}" if text else "wfctl: interrupted"
+    elif isinstance(exc, RunLockedError):  # its holder's "since" is a time people read
+        from wfctl._render._time import now, times_in
+
+        line = f"wfctl: error: {times_in(str(exc), now())}"
     elif isinstance(exc, WfctlError | OSError):
         line = f"wfctl: error: {exc}"
     else:
@@ -328,6 +332,14 @@ app = _WfctlTyper(
 )
 
 
+class TimeFormat(enum.StrEnum):
+    """How times people read are shown (``wfctl._config.TIME_FORMATS``)."""
+
+    local = "local"
+    relative = "relative"
+    iso = "iso"
+
+
 def _print_version(value: bool) -> None:
     if value:
         from wfctl._inspect._versions import version_line
@@ -347,8 +359,22 @@ def _wfctl(
             is_eager=True,
         ),
     ] = False,
+    time_format: Annotated[
+        TimeFormat | None,
+        typer.Option(
+            "--time-format",
+            help="How times people read are shown: local (Dec 06 01:33:20, the local zone; "
+            "the default), relative (3m ago) or iso (2026-12-06T01:33:20+00:00, the local "
+            "offset). Default: $WFCTL_TIME_FORMAT, else 'time_format' in wfctl.toml, else "
+            "local. --json always writes ISO 8601 UTC.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Options of wfctl itself, before the command."""
+    from wfctl._config import choose_time_format
+
+    choose_time_format(None if time_format is None else time_format.value)
 
 
 # -- options shared by many commands ----------------------------------------------------------

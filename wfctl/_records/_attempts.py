@@ -100,13 +100,6 @@ class AttemptRecord:
             key, attempt, str(error.get("type", "?")), str(error.get("message", "")), at, retry_at
         )
 
-    def describe(self) -> str:
-        """``attempt 2 failed: Type: message (next attempt at <time>, after 4s)``."""
-        return (
-            f"attempt {self.attempt} failed: {self.error_type}: {self.message} (next attempt "
-            f"at {iso(self.retry_at)}, after {self.retry_at - self.at:.3g}s)"
-        )
-
 
 @dataclass(frozen=True, slots=True)
 class AttemptStart:

@@ -15,6 +15,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ._describe import print_description
     from ._lifecycle import (
         FollowPrinter,
         print_cancel,
@@ -43,6 +44,7 @@ __all__ = [
     "print_checkpoint",
     "print_copied",
     "print_dangling",
+    "print_description",
     "print_export",
     "print_gc",
     "print_lineage",
@@ -69,6 +71,7 @@ _HOME = {
     "print_cancel": "_lifecycle",
     "print_copied": "_lifecycle",
     "print_dangling": "_lifecycle",
+    "print_description": "_describe",
     "print_removed": "_lifecycle",
     "print_source_entry": "_sources",
     "print_source_log": "_sources",

@@ -8,7 +8,7 @@ from rich.cells import cell_len
 
 from ._common import Text, status_text, stderr, stdout
 from ._runs import _entry_details, _entry_header, _Timeline, entry_tree
-from ._time import LocalMillis, now
+from ._time import TimelineTimes, now
 
 if TYPE_CHECKING:
     from wfctl._inspect._cancel import CancelReport
@@ -125,10 +125,11 @@ class FollowPrinter:
     def _write(self, entry: LogEntry) -> bool:
         """Write a checkpoint's tree as its lines; False if rich must lay it out."""
         width = self._out.width
-        header = _entry_header(entry, LocalMillis(now()))
+        current = now()
+        header = _entry_header(entry, TimelineTimes(current))
         if sum(cell_len(text) for text, _ in header) > width:
             return False
-        details = _entry_details(entry, verbose=False)
+        details = _entry_details(entry, current, verbose=False)
         texts = [line[0] for line, _ in details] + [c[0] for _, under in details for c in under]
         if any("\t" in text or "\n" in text for text in texts):
             return False

@@ -16,10 +16,9 @@ from wfctl._visible import visible
 
 from ._common import Text, status_text, stdout
 from ._runs import _LOG_PAGE, _entry_details, _Timeline
-from ._time import LocalMillis, local_time, now, relative_time, zone_name
+from ._time import TimelineTimes, now, time_with_age
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from datetime import datetime
 
     from rich.console import Console
@@ -58,7 +57,7 @@ def print_log(log: RunLog, *, verbose: bool = False) -> None:
         return
     if listed.start:
         out.print(f"… {_checkpoints(0, listed.start - 1)} before, verified, not shown", style="dim")
-    timeline = _LogTimeline(out, LocalMillis(current), verbose=verbose)
+    timeline = _LogTimeline(out, current, verbose=verbose)
     last_seq = listed[-1]
     try:
         for count, entry in enumerate(log.entries, 1):
@@ -86,10 +85,7 @@ def _title(summary: RunSummary, current: datetime) -> RichText:
     if summary.origin_checkpoint_id:
         title.append(f" · restored from {summary.origin_checkpoint_id}")
     if summary.created:
-        title.append(
-            f" · started {local_time(summary.created, current)} {zone_name(current)}"
-            f" ({relative_time(summary.created, current)})"
-        )
+        title.append(f" · started {time_with_age(summary.created, current)}")
     return title
 
 
@@ -104,9 +100,10 @@ class _LogTimeline(_Timeline):
     line feed) goes through the general writer.
     """
 
-    def __init__(self, out: Console, shown_time: Callable[[str], str], *, verbose: bool) -> None:
+    def __init__(self, out: Console, current: datetime, *, verbose: bool) -> None:
         super().__init__(out)
-        self._shown_time = shown_time
+        self._current = current
+        self._shown_time = TimelineTimes(current)
         self._verbose = verbose
         self._bold = self._wrap("bold")
         self._cyan = self._wrap("cyan")
@@ -134,7 +131,7 @@ class _LogTimeline(_Timeline):
             or entry.error
             or entry.detail
         ):
-            self.add_details(outer, _entry_details(entry, verbose=self._verbose))
+            self.add_details(outer, _entry_details(entry, self._current, verbose=self._verbose))
             return
         green_on, green_off = self._green
         room = self._room

@@ -14,6 +14,7 @@ from wfctl._records._codec import encode
 
 from ._common import Text, render_stored, status_text, stdout
 from ._fit import Cell, Column, fitted_table, print_table
+from ._time import now, times_in
 
 if TYPE_CHECKING:
     from wfctl._inspect._lineage import LineageReport
@@ -48,6 +49,7 @@ def print_lineage(report: LineageReport) -> None:
         for verdict in report.runs
     ]
     print_table(out, fitted_table(columns, rows, out.width, title="lineage verification"))
+    current = now()
     for verdict in report.runs:
         if not verdict.problems and not verdict.notes:
             continue
@@ -56,9 +58,11 @@ def print_lineage(report: LineageReport) -> None:
         findings.add_column(no_wrap=True)
         findings.add_column(overflow="fold")  # a long path is folded, never cut short
         for problem in verdict.problems:
-            findings.add_row(Text("  ✗", style="red"), Text(problem, style="red"))
+            findings.add_row(
+                Text("  ✗", style="red"), Text(times_in(problem, current), style="red")
+            )
         for note in verdict.notes:
-            findings.add_row(Text("  ·", style="dim"), Text(note, style="dim"))
+            findings.add_row(Text("  ·", style="dim"), Text(times_in(note, current), style="dim"))
         out.print(findings)
     broken = sum(1 for v in report.runs if not v.ok)
     summary = f"{len(report.runs)} run(s) checked, {broken} broken"

@@ -11,13 +11,22 @@ from rich.console import COLOR_SYSTEMS
 from rich.style import Style
 from rich.tree import Tree
 
+from wfctl._config import time_format
 from wfctl._readable import readable
 from wfctl._redact import shown
 from wfctl._visible import visible
 
 from ._common import Text, json_text, render_stored, render_value, status_text, stderr, stdout
 from ._fit import Cell, Column, fitted_table, print_table, write_laid_out
-from ._time import LocalMillis, local_and_relative, local_time, now, relative_time, zone_name
+from ._time import (
+    TimelineTimes,
+    human_time,
+    now,
+    time_and_age,
+    time_header,
+    time_with_age,
+    times_in,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -30,6 +39,7 @@ if TYPE_CHECKING:
     from wfctl._inspect._gc import GcReport
     from wfctl._inspect._pause import PauseReport
     from wfctl._inspect._runs import RunsReport
+    from wfctl._records._attempts import AttemptRecord
     from wfctl._records._checkpoint import Checkpoint
 
 __all__ = [
@@ -118,7 +128,7 @@ def print_runs(report: RunsReport) -> None:
         if run.pending:
             notes.append("waiting: " + ", ".join(run.pending))
         if run.waiting:
-            notes.append(run.waiting)
+            notes.append(times_in(run.waiting, current))
         if run.origin_checkpoint_id:
             notes.append(f"from {run.origin_checkpoint_id}")
         if run.problem:
@@ -126,15 +136,13 @@ def print_runs(report: RunsReport) -> None:
         status = statuses.get(run.status)
         if status is None:
             status = statuses[run.status] = status_text(run.status)
-        updated, age = local_and_relative(run.updated, current) if run.updated else ("-", "")
         rows.append(
             [
                 run.run_id,
                 run.workflow_name,
                 status,
                 str(run.head_seq) if run.head_seq >= 0 else "-",
-                updated,
-                age,
+                *_updated_cells(run.updated, current),
                 "; ".join(notes),
             ]
         )
@@ -143,12 +151,28 @@ def print_runs(report: RunsReport) -> None:
         Column("workflow", rank=3, wrap_min=8),
         Column("status"),
         Column("seq", rank=5, justify="right"),
-        Column(f"updated ({zone_name(current)})", rank=2),
-        Column("age", rank=4),
+        *_updated_columns(current, updated_rank=2, age_rank=4),
         Column("notes", rank=1, wrap_min=12),
     )
     print_table(out, fitted_table(columns, rows, out.width, title=f"runs in {shown(report.store)}"))
     out.print(_count_line(report))
+
+
+def _updated_columns(current: datetime, *, updated_rank: int, age_rank: int) -> list[Column]:
+    """The ``updated`` column, and ``age`` unless the updated time is already an age."""
+    columns = [Column(time_header("updated", current), rank=updated_rank)]
+    if time_format() != "relative":
+        columns.append(Column("age", rank=age_rank))
+    return columns
+
+
+def _updated_cells(updated: str, current: datetime) -> list[Cell]:
+    """The cells of :func:`_updated_columns` for a run updated at ``updated``."""
+    if not updated:
+        return ["-"] if time_format() == "relative" else ["-", ""]
+    if time_format() == "relative":
+        return [human_time(updated, current)]
+    return list(time_and_age(updated, current))
 
 
 def _count_line(report: RunsReport) -> str:
@@ -183,7 +207,7 @@ def _entry_header(entry: LogEntry, shown_time: Callable[[str], str]) -> list[_Li
     ]
 
 
-def _entry_details(entry: LogEntry, *, verbose: bool) -> list[_Detail]:
+def _entry_details(entry: LogEntry, current: datetime, *, verbose: bool) -> list[_Detail]:
     """Return what a checkpoint recorded, one line each (``verbose``: and each step's data)."""
     details: list[_Detail] = []
     for step in entry.steps:
@@ -197,7 +221,7 @@ def _entry_details(entry: LogEntry, *, verbose: bool) -> list[_Detail]:
             else []
         )
         details.append(((visible(f"✓ {step.key}{took}"), "green"), under))
-    lines = [(visible(f"↻ {a.key}: {a.describe()}"), "yellow") for a in entry.attempts]
+    lines = [(visible(_attempt_line(a, current)), "yellow") for a in entry.attempts]
     lines.extend((visible(f"✗ {f.key} failed: {f.error}"), "red") for f in entry.failures)
     if entry.served:
         lines.append((visible(f"↺ cached: {', '.join(entry.served)}"), "dim"))
@@ -213,6 +237,15 @@ def _entry_details(entry: LogEntry, *, verbose: bool) -> list[_Detail]:
     if entry.detail:
         lines.append((visible(entry.detail), "dim"))
     return details + [(line, []) for line in lines]
+
+
+def _attempt_line(attempt: AttemptRecord, current: datetime) -> str:
+    """``↻ key: attempt 2 failed: Type: message (next attempt at <time>, after 0.05s)``."""
+    return (
+        f"↻ {attempt.key}: attempt {attempt.attempt} failed: {attempt.error_type}: "
+        f"{attempt.message} (next attempt at {human_time(attempt.retry_at, current, millis=True)}"
+        f", after {attempt.retry_at - attempt.at:.3g}s)"
+    )
 
 
 class _Timeline:
@@ -322,8 +355,8 @@ def entry_tree(entry: LogEntry, current: datetime | None = None, *, verbose: boo
     adds each step's arguments and result.
     """
     current = current or now()
-    node = Tree(Text.assemble(*_entry_header(entry, LocalMillis(current))))
-    for line, under in _entry_details(entry, verbose=verbose):
+    node = Tree(Text.assemble(*_entry_header(entry, TimelineTimes(current))))
+    for line, under in _entry_details(entry, current, verbose=verbose):
         branch = node.add(Text(*line))
         for child in under:
             branch.add(Text(*child))
@@ -338,8 +371,7 @@ def print_checkpoint(checkpoint: Checkpoint) -> None:
         Text.assemble(
             (checkpoint.checkpoint_id, "bold"),
             f" · {checkpoint.kind} · {checkpoint.workflow_name} · "
-            f"{local_time(checkpoint.timestamp, current, millis=True)} {zone_name(current)}"
-            f" ({relative_time(checkpoint.timestamp, current)})",
+            f"{time_with_age(checkpoint.timestamp, current, millis=True)}",
         )
     )
     out.print(render_value(checkpoint.to_dict()))
@@ -378,8 +410,7 @@ def print_gc(report: GcReport) -> None:
             Column("run"),
             Column("workflow", rank=2, wrap_min=8),
             Column("status"),
-            Column(f"updated ({zone_name(current)})", rank=1),
-            Column("age", rank=3),
+            *_updated_columns(current, updated_rank=1, age_rank=3),
         )
         statuses: dict[str, Text] = {}  # one cell per status, as the runs table has
         rows: list[list[Cell]] = []
@@ -387,8 +418,9 @@ def print_gc(report: GcReport) -> None:
             status = statuses.get(item.status)
             if status is None:
                 status = statuses[item.status] = status_text(item.status)
-            updated, age = local_and_relative(item.updated, current)
-            rows.append([item.run_id, item.workflow_name, status, updated, age])
+            rows.append(
+                [item.run_id, item.workflow_name, status, *_updated_cells(item.updated, current)]
+            )
         title = f"{verb} {len(report.removed)} run(s)"
         print_table(out, fitted_table(columns, rows, out.width, title=title))
     else:

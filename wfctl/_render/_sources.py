@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._common import Text, json_text, status_text, stdout
 from ._fit import Cell, Column, fitted_table, print_table
+from ._time import TimelineTimes, human_time, now, time_header, time_with_age
 
 if TYPE_CHECKING:
     from wfctl._sources._protocol import Entry, RunInfo
@@ -18,12 +19,13 @@ __all__ = ["print_source_entry", "print_source_log", "print_source_runs"]
 def print_source_runs(kind: str, runs: Sequence[RunInfo], matching: int, total: int) -> None:
     """One row per run, then the count line."""
     out = stdout()
+    current = now()
     columns = (
         Column("run"),
         Column("workflow", rank=3, wrap_min=8),
         Column("status"),
         Column("records", rank=4, justify="right"),
-        Column("updated", rank=2),
+        Column(time_header("updated", current), rank=2),
         Column("problem", rank=1, wrap_min=12),
     )
     rows: list[list[Cell]] = [
@@ -32,7 +34,7 @@ def print_source_runs(kind: str, runs: Sequence[RunInfo], matching: int, total: 
             info.workflow,
             status_text(info.status),
             str(info.record_count),
-            info.updated_at or "-",
+            human_time(info.updated_at, current) if info.updated_at else "-",
             Text(info.problem, style="red") if info.problem else "",
         ]
         for info in runs
@@ -47,10 +49,13 @@ def print_source_log(kind: str, run_id: str, tree: Sequence[tuple[int, Entry]]) 
     under it and marked ``└─``."""
     out = stdout()
     out.print(Text(f"{run_id} ({kind}): {len(tree)} record(s)", style="bold"))
+    shown_time = TimelineTimes(now())
     for depth, entry in tree:
         mark = "  " * (depth - 1) + "└─ " if depth else ""
         parents = ", ".join(entry.parent_ids) or "root"
-        out.print(f"{mark}{entry.order:>4}  {entry.kind:<10} {entry.time}  {entry.entry_id}")
+        out.print(
+            f"{mark}{entry.order:>4}  {entry.kind:<10} {shown_time(entry.time)}  {entry.entry_id}"
+        )
         out.print(Text(f"{'  ' * depth}      parent: {parents}", style="dim"))
 
 
@@ -63,7 +68,7 @@ def print_source_entry(kind: str, entry: Entry) -> None:
         ("run", entry.run_id),
         ("order", entry.order),
         ("kind", entry.kind),
-        ("time", entry.time),
+        ("time", time_with_age(entry.time, now(), millis=True)),
         ("parents", ", ".join(entry.parent_ids) or "none (a root)"),
         ("bytes", entry.size_bytes),
     ]

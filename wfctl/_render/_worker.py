@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ._common import Text, status_text, stderr, stdout
+from ._time import now, times_in
 
 if TYPE_CHECKING:
     from wfctl._drive._submit import SubmitReport
@@ -39,7 +40,8 @@ def print_worker_event(event: WorkerEvent) -> None:
             line.append(f": {event.reason}")
         err.print(line, soft_wrap=True)
     elif event.kind == "refused":
-        err.print(Text(f"left {run} alone: {event.reason}", style="yellow"), soft_wrap=True)
+        reason = times_in(event.reason or "", now())
+        err.print(Text(f"left {run} alone: {reason}", style="yellow"), soft_wrap=True)
     elif event.kind == "unreachable":
         err.print(
             Text(f"{event.reason}; looking again until it answers", style="yellow"),
