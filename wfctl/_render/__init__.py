@@ -15,6 +15,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ._langgraph import print_langgraph_change
     from ._lifecycle import (
         FollowPrinter,
         print_cancel,
@@ -45,6 +46,7 @@ __all__ = [
     "print_dangling",
     "print_export",
     "print_gc",
+    "print_langgraph_change",
     "print_lineage",
     "print_log",
     "print_pause",
@@ -63,6 +65,7 @@ __all__ = [
 _HOME = {
     "FollowPrinter": "_lifecycle",
     "RunProgress": "_progress",
+    "print_langgraph_change": "_langgraph",
     "print_lineage": "_reports",
     "print_log": "_log",
     "print_replay": "_reports",

@@ -1,0 +1,109 @@
+"""Pruning and removing threads of LangGraph stores written by LangGraph itself, SQLite and
+PostgreSQL: LangGraph loads every thread the same after a prune, a DeltaChannel's value too;
+``remove`` takes exactly its threads' rows; a report changes nothing."""
+
+from __future__ import annotations
+
+import hashlib
+import warnings
+from pathlib import Path
+
+import pytest
+from langgraph.types import Command
+
+from tests.langgraph.prune_stores import ALL_THREADS, Store, written_store
+from tests.langgraph.stores import config, question_graph
+from tests.postgres.conftest import pg_server  # noqa: F401  # the private server, a fixture
+from wfctl._errors import RunNotFoundError
+from wfctl._storage._langgraph import apply, plan_prune, plan_remove
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
+    """A store of each backend holding every thread, written by LangGraph."""
+    return written_store(request, tmp_path, "lgprune")
+
+
+def _file_digest(store: Store) -> str:
+    return hashlib.sha256(Path(store.target).read_bytes()).hexdigest()
+
+
+def test_prune_keeps_what_langgraph_loads_of_every_thread(store: Store) -> None:
+    before = store.states()
+    counts = {thread: store.count(thread) for thread in ALL_THREADS}
+    report = apply(plan_prune(store.location))
+    assert report.applied
+    assert {c.thread_id for c in report.threads} == set(ALL_THREADS)
+    assert all(c.declined is None for c in report.threads)
+    assert store.states() == before
+    for change in report.threads:
+        assert store.count(change.thread_id) == change.kept_checkpoints
+        assert change.checkpoints == counts[change.thread_id] - change.kept_checkpoints
+    # a pruned store prunes to itself
+    again = plan_prune(store.location).report
+    assert all(c.checkpoints == 0 and c.writes == 0 for c in again.threads)
+
+
+def test_prune_keeps_a_delta_channel_s_ancestors_back_to_its_snapshot(store: Store) -> None:
+    before = store.states(("delta",))
+    assert before["delta"][0]["items"] == [0, 10, 20, 30, 40]
+    report = apply(plan_prune(store.location, ["delta"]))
+    (change,) = report.threads
+    # the head holds no value of items: its ancestors back to the snapshot stay
+    assert change.kept_checkpoints > 1
+    assert change.checkpoints > 0
+    assert store.states(("delta",)) == before
+
+
+def test_a_delta_chain_that_cannot_be_proven_is_left_whole(store: Store) -> None:
+    heads = store.rows(
+        "SELECT checkpoint_id, parent_checkpoint_id FROM checkpoints"
+        " WHERE thread_id = 'delta' ORDER BY checkpoint_id DESC LIMIT 1"
+    )
+    # the head's parent goes missing: the chain its value is rebuilt from is broken
+    store.rows("DELETE FROM checkpoints WHERE checkpoint_id = ? RETURNING 1", (heads[0][1],))
+    before = store.digests()
+    report = apply(plan_prune(store.location))
+    declined = {c.thread_id: c.declined for c in report.threads if c.declined}
+    assert list(declined) == ["delta"]
+    assert "DeltaChannel 'items'" in str(declined["delta"])
+    after = store.digests()
+    assert {k: v for k, v in after.items() if k[1] == "delta"} == {
+        k: v for k, v in before.items() if k[1] == "delta"
+    }
+
+
+def test_a_paused_thread_resumes_after_a_prune_as_before(store: Store) -> None:
+    apply(plan_prune(store.location, ["paused"]))
+    with store.saver() as saver, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = question_graph(saver).invoke(Command(resume="yes"), config("paused"))
+    assert result == {"n": 2, "log": ["a", "answer:yes", "checked"]}
+
+
+def test_remove_takes_exactly_the_named_threads(store: Store) -> None:
+    before = store.digests()
+    states = store.states(("paused", "failed", "delta"))
+    report = apply(plan_remove(store.location, ["done", "nested"]))
+    assert [c.thread_id for c in report.threads] == ["done", "nested"]
+    after = store.digests()
+    assert {k[1] for k in after} == set(ALL_THREADS) - {"done", "nested"}
+    assert after == {k: v for k, v in before.items() if k[1] not in ("done", "nested")}
+    assert store.states(("paused", "failed", "delta")) == states
+
+
+def test_a_report_changes_nothing(store: Store) -> None:
+    before = _file_digest(store) if store.backend == "sqlite" else store.digests()
+    pruned = plan_prune(store.location).report
+    removed = plan_remove(store.location, list(ALL_THREADS)).report
+    assert not pruned.applied and not removed.applied
+    assert pruned.bytes > 0 and removed.bytes > pruned.bytes
+    after = _file_digest(store) if store.backend == "sqlite" else store.digests()
+    assert after == before
+
+
+def test_an_unknown_thread_is_refused_before_anything_changes(store: Store) -> None:
+    before = store.digests()
+    with pytest.raises(RunNotFoundError, match="nope"):
+        plan_remove(store.location, ["done", "nope"])
+    assert store.digests() == before
