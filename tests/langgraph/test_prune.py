@@ -7,12 +7,14 @@ from __future__ import annotations
 import hashlib
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
-from langgraph.types import Command
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import Command, interrupt
 
 from tests.langgraph.prune_stores import ALL_THREADS, Store, written_store
-from tests.langgraph.stores import config, question_graph
+from tests.langgraph.stores import State, config, question_graph
 from tests.postgres.conftest import pg_server  # noqa: F401  # the private server, a fixture
 from wfctl._errors import RunNotFoundError
 from wfctl._storage._langgraph import apply, plan_prune, plan_remove
@@ -107,3 +109,47 @@ def test_an_unknown_thread_is_refused_before_anything_changes(store: Store) -> N
     with pytest.raises(RunNotFoundError, match="nope"):
         plan_remove(store.location, ["done", "nope"])
     assert store.digests() == before
+
+
+def _paused_in_subgraph(saver: Any) -> Any:
+    """An outer graph whose node ``sub`` is a subgraph that asks a question (interrupts)."""
+    inner = StateGraph(State)
+    inner.add_node("first", lambda state: {"log": ["first"]})
+    inner.add_node("ask", lambda state: {"log": [f"answer:{interrupt('go on?')}"]})
+    inner.add_edge(START, "first")
+    inner.add_edge("first", "ask")
+    inner.add_edge("ask", END)
+    outer = StateGraph(State)
+    outer.add_node("before", lambda state: {"n": state["n"] + 1})
+    outer.add_node("sub", inner.compile())
+    outer.add_edge(START, "before")
+    outer.add_edge("before", "sub")
+    outer.add_edge("sub", END)
+    return outer.compile(checkpointer=saver)
+
+
+def test_a_thread_paused_in_a_subgraph_keeps_the_subgraph_and_resumes(store: Store) -> None:
+    thread = config("in-sub")
+    with store.saver() as saver, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        graph = _paused_in_subgraph(saver)
+        graph.invoke({"n": 1, "log": []}, thread)
+        for twin in ("in-sub-2", "unpruned"):  # a second run, for history; its twin stays
+            graph.invoke({"n": 1, "log": []}, config(twin))
+            graph.invoke(Command(resume="no"), config(twin))
+            graph.invoke({"n": 5, "log": []}, config(twin))
+        before = graph.get_state(thread, subgraphs=True)
+    report = apply(plan_prune(store.location, ["in-sub", "in-sub-2"]))
+    assert all(c.declined is None for c in report.threads)
+    assert store.rows("SELECT count(*) FROM checkpoints WHERE checkpoint_ns <> ''")[0][0] >= 1
+    with store.saver() as saver, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        graph = _paused_in_subgraph(saver)
+        after = graph.get_state(thread, subgraphs=True)
+        assert (after.values, after.next) == (before.values, before.next)
+        assert [t.state.values for t in after.tasks] == [t.state.values for t in before.tasks]
+        resumed = graph.invoke(Command(resume="yes"), thread)
+        second = graph.invoke(Command(resume="yes"), config("in-sub-2"))
+        twin = graph.invoke(Command(resume="yes"), config("unpruned"))
+    assert resumed == {"n": 2, "log": ["first", "answer:yes"]}
+    assert second == twin
