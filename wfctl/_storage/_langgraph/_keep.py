@@ -8,7 +8,7 @@ takes the largest ``checkpoint_id``). What that load reads is kept, per namespac
   LangGraph's own ``prune`` does; a ``checkpointer=True`` subgraph's namespace (no ``:``) keeps
   its head always;
 - the head's parent when the head predates checkpoint format 4 (its pending sends live there);
-- for every DeltaChannel the thread uses, each ancestor the head's value is rebuilt from: the
+- for every DeltaChannel the namespace uses, each ancestor the head's value is rebuilt from: the
   walk LangGraph makes by ``parent_checkpoint_id`` from the head's parent back to the first
   checkpoint that holds a value for the channel (its snapshot), or to the root.
 
@@ -67,7 +67,6 @@ def kept_checkpoints(namespaces: Mapping[str, Mapping[str, Facts]]) -> Kept:
     if not namespaces.get(""):
         raise UnprovenThreadError("it has no checkpoint in the root namespace")
     root_head = max(namespaces[""])
-    delta = frozenset().union(*(f.delta for ns in namespaces.values() for f in ns.values()))
     kept: dict[str, frozenset[str]] = {}
     orphans: dict[str, frozenset[str]] = {}
     for ns, rows in namespaces.items():
@@ -80,6 +79,8 @@ def kept_checkpoints(namespaces: Mapping[str, Mapping[str, Facts]]) -> Kept:
         parent = rows[head].parent
         if rows[head].version < 4 and parent is not None and parent in rows:
             ids.add(parent)
+        # a namespace's DeltaChannels are its own graph's: a subgraph's state is not its parent's
+        delta = frozenset().union(*(facts.delta for facts in rows.values()))
         for channel in sorted(delta):
             if channel not in rows[head].seeds:
                 ids.update(_delta_chain(ns, rows, head, channel))
