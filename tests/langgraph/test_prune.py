@@ -5,6 +5,7 @@ PostgreSQL: LangGraph loads every thread the same after a prune, a DeltaChannel'
 from __future__ import annotations
 
 import hashlib
+import sqlite3
 import warnings
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ import pytest
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
 
-from tests.langgraph.prune_stores import ALL_THREADS, Store, written_store
+from tests.langgraph.prune_stores import ALL_THREADS, Store, fill_all, written_store
 from tests.langgraph.stores import State, config, question_graph
 from tests.postgres.conftest import pg_server  # noqa: F401  # the private server, a fixture
 from wfctl._errors import RunNotFoundError
@@ -153,3 +154,21 @@ def test_a_thread_paused_in_a_subgraph_keeps_the_subgraph_and_resumes(store: Sto
         twin = graph.invoke(Command(resume="yes"), config("unpruned"))
     assert resumed == {"n": 2, "log": ["first", "answer:yes"]}
     assert second == twin
+
+
+def test_a_thread_the_database_stays_locked_for_is_left_whole(tmp_path: Path) -> None:
+    path = tmp_path / "checkpoints.sqlite"
+    store = Store("sqlite", str(path))
+    with store.saver() as saver:
+        fill_all(saver)
+    plan = plan_prune(store.location, ["done"])
+    before = store.digests()
+    holder = sqlite3.connect(path, isolation_level=None)
+    try:
+        holder.execute("BEGIN IMMEDIATE")  # another writer holds the lock throughout
+        report = apply(plan, busy_timeout=0.05)
+    finally:
+        holder.close()
+    (change,) = report.threads
+    assert change.declined is not None and "another writer" in change.declined
+    assert store.digests() == before

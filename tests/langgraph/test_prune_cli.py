@@ -4,6 +4,7 @@ line and exit 2 for what is refused. The documents are checked against their sch
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -80,3 +81,23 @@ def test_a_plain_path_to_a_langgraph_sqlite_file_is_detected(tmp_path: Path) -> 
     done = wfctl("gc", "--prune-history", "--store", path, "--json")
     assert done.code == 0, done.stderr
     assert done.json()["kind"] == "langgraph-sqlite"
+
+
+def test_a_store_that_cannot_be_read_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.sqlite"
+    junk.write_bytes(b"not a database at all, " * 100)
+    _refused(
+        wfctl("gc", "--prune-history", "--store", f"langgraph+sqlite://{junk}"), "not a database"
+    )
+    empty = tmp_path / "empty.sqlite"
+    sqlite3.connect(empty).close()
+    _refused(wfctl("rm", "t", "--store", f"langgraph+sqlite://{empty}"), "no such table")
+    _refused(
+        wfctl(
+            "gc",
+            "--prune-history",
+            "--store",
+            "langgraph+postgresql://nobody@/nodb?host=/nonexistent",
+        ),
+        "cannot be opened",
+    )

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 import typer
 
-from ._app import emit_json, locate_store_option
+from ._app import emit_json, locate_store_option, stopped_part_way
 
 __all__ = ["YesOption", "change_langgraph", "langgraph_store", "refuse_options"]
 
@@ -48,10 +48,18 @@ def change_langgraph(
     """Report what the change would remove, or with ``yes`` apply it, and show the report."""
     from wfctl._storage._langgraph import apply, plan_prune, plan_remove
 
-    plan = (
-        plan_prune(location, threads) if action == "prune" else plan_remove(location, threads or ())
+    left = (
+        "stopped part way: each thread changed by then stays changed, every other thread is "
+        "as it was (one transaction per thread)"
+        if yes
+        else "nothing was changed"
     )
-    report = apply(plan) if yes else plan.report
+    with stopped_part_way(left):
+        if action == "prune":
+            plan = plan_prune(location, threads)
+        else:
+            plan = plan_remove(location, threads or ())
+        report = apply(plan) if yes else plan.report
     if json_output:
         emit_json(report.to_json())
     else:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,22 +63,30 @@ class ChangePlan:
     report: ChangeReport
 
 
-def _open(location: str, *, write: bool) -> SqliteChanger | PostgresChanger:
+def _open(location: str, *, write: bool, busy_timeout: float) -> SqliteChanger | PostgresChanger:
     found = langgraph_location(location)
     if found is None:
         raise StoreLocationError(location, "is not a LangGraph store")
     backend, target = found
-    try:
+    if backend == "sqlite" and not Path(target).is_file():
+        raise StoreLocationError(location, "does not exist or is not a file")
+    with _database_errors(location, "cannot be opened"):
         if backend == "sqlite":
-            if not Path(target).is_file():
-                raise StoreLocationError(location, "does not exist or is not a file")
-            return SqliteChanger(target, write=write)
+            return SqliteChanger(target, write=write, busy_timeout=busy_timeout)
         return PostgresChanger(target, write=write)
+
+
+@contextmanager
+def _database_errors(location: str, what: str) -> Iterator[None]:
+    """Turn an error of SQLite or PostgreSQL in the block into one :class:`StoreLocationError`
+    (one line on the command line, never a traceback)."""
+    try:
+        yield
     except sqlite3.Error as exc:
-        raise StoreLocationError(location, f"cannot be opened: {exc}") from None
-    except Exception as exc:  # psycopg's OperationalError, imported lazily
+        raise StoreLocationError(location, f"{what}: {exc}") from None
+    except Exception as exc:  # psycopg's errors: psycopg is imported only for PostgreSQL
         if type(exc).__module__.startswith("psycopg"):
-            raise StoreLocationError(location, f"cannot be reached: {exc}".strip()) from None
+            raise StoreLocationError(location, f"{what}: {exc}".strip()) from None
         raise
 
 
@@ -88,26 +97,30 @@ def _run(
     *,
     write: bool,
     after_thread: Callable[[ThreadChange], None] | None = None,
+    busy_timeout: float = 30.0,
 ) -> tuple[tuple[str, ...], ChangeReport]:
-    changer = _open(location, write=write)
-    try:
-        known = changer.threads()
-        if threads is None:
-            chosen = tuple(known)
-        else:
-            present = set(known)
-            missing = [t for t in threads if t not in present]
-            if missing and write is False:
-                raise RunNotFoundError(missing[0])
-            chosen = tuple(t for t in dict.fromkeys(threads) if t in present)
-        changes = []
-        for thread in chosen:
-            changes.append(changer.change(thread, action))
-            if after_thread is not None:
-                after_thread(changes[-1])
-        return chosen, ChangeReport(changer.kind, redact(location), action, write, tuple(changes))
-    finally:
-        changer.close()
+    changer = _open(location, write=write, busy_timeout=busy_timeout)
+    with _database_errors(location, "failed"):
+        try:
+            known = changer.threads()
+            if threads is None:
+                chosen = tuple(known)
+            else:
+                present = set(known)
+                missing = [t for t in threads if t not in present]
+                if missing and write is False:
+                    raise RunNotFoundError(missing[0])
+                chosen = tuple(t for t in dict.fromkeys(threads) if t in present)
+            changes = []
+            for thread in chosen:
+                changes.append(changer.change(thread, action))
+                if after_thread is not None:
+                    after_thread(changes[-1])
+            return chosen, ChangeReport(
+                changer.kind, redact(location), action, write, tuple(changes)
+            )
+        finally:
+            changer.close()
 
 
 def plan_prune(location: str, threads: Sequence[str] | None = None) -> ChangePlan:
@@ -133,17 +146,27 @@ def plan_remove(location: str, thread_ids: Sequence[str]) -> ChangePlan:
 
 
 def apply(
-    plan: ChangePlan, *, after_thread: Callable[[ThreadChange], None] | None = None
+    plan: ChangePlan,
+    *,
+    after_thread: Callable[[ThreadChange], None] | None = None,
+    busy_timeout: float = 30.0,
 ) -> ChangeReport:
     """Carry out ``plan``, one transaction per thread, and report what went.
 
     ``after_thread`` is called after each thread's transaction has ended (committed, or left
-    whole when declined). A thread the plan named that is gone by now is skipped.
+    whole when declined). A thread the plan named that is gone by now is skipped. On SQLite a
+    thread waits up to ``busy_timeout`` seconds for another writer's lock, then is left whole
+    and reported as declined.
 
     Raises:
         StoreLocationError: the store cannot be opened for writing.
     """
     _, report = _run(
-        plan.location, plan.action, plan.threads, write=True, after_thread=after_thread
+        plan.location,
+        plan.action,
+        plan.threads,
+        write=True,
+        after_thread=after_thread,
+        busy_timeout=busy_timeout,
     )
     return report

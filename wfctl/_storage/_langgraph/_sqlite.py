@@ -27,10 +27,10 @@ class SqliteChanger:
 
     kind = "langgraph-sqlite"
 
-    def __init__(self, path: str, *, write: bool) -> None:
+    def __init__(self, path: str, *, write: bool, busy_timeout: float = 30.0) -> None:
         mode = "rw" if write else "ro"
         uri = f"file:{quote(str(Path(path).absolute()))}?mode={mode}"
-        self._conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=30.0)
+        self._conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=busy_timeout)
         self._write = write
         tables = {row[0] for row in self._conn.execute("SELECT name FROM sqlite_master")}
         self._has_writes = "writes" in tables
@@ -46,7 +46,15 @@ class SqliteChanger:
 
     def change(self, thread: str, action: Action) -> ThreadChange:
         """Prune or remove ``thread`` in one transaction (rolled back when only reporting)."""
-        self._conn.execute("BEGIN IMMEDIATE" if self._write else "BEGIN")
+        try:
+            self._conn.execute("BEGIN IMMEDIATE" if self._write else "BEGIN")
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc):
+                raise
+            return ThreadChange(
+                thread,
+                declined="another writer held the database throughout: left whole, run again",
+            )
         try:
             change = self._remove(thread) if action == "remove" else self._prune(thread)
         except BaseException:
