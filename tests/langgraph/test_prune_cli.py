@@ -5,11 +5,13 @@ line and exit 2 for what is refused. The documents are checked against their sch
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import Invocation, wfctl
+from tests.cli.conftest import Invocation, base_env, wfctl
 from tests.cli.test_json_documents import _check  # the schema check every document passes
 from tests.langgraph.prune_stores import ALL_THREADS, Store, fill_all, written_store
 from tests.postgres.conftest import pg_server  # noqa: F401  # the private server, a fixture
@@ -101,3 +103,56 @@ def test_a_store_that_cannot_be_read_is_one_line_and_exit_2(tmp_path: Path) -> N
         ),
         "cannot be opened",
     )
+
+
+# wfctl's command line with the SQLite change of a thread replaced by one that changes the
+# first thread, then raises KeyboardInterrupt (what Ctrl-C raises), so the interruption lands
+# between two threads every time (the pattern of tests/cli/test_stopped_part_way.py).
+_INTERRUPTED_AFTER_ONE = """
+import sys
+from wfctl._storage._langgraph import _sqlite
+
+real_change, changed = _sqlite.SqliteChanger.change, []
+
+def change_one_then_stop(self, thread, action):
+    if self._write:  # the report before the change goes as it is
+        if changed:
+            raise KeyboardInterrupt
+        changed.append(thread)
+    return real_change(self, thread, action)
+
+_sqlite.SqliteChanger.change = change_one_then_stop
+from wfctl._cli import main
+sys.argv[:1] = ["wfctl"]
+main()
+"""
+
+
+def test_ctrl_c_between_threads_says_what_it_left(tmp_path: Path) -> None:
+    path = tmp_path / "checkpoints.sqlite"
+    store = Store("sqlite", str(path))
+    with store.saver() as saver:
+        fill_all(saver)
+    before = store.digests()
+    store_args = ("--store", str(path))
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _INTERRUPTED_AFTER_ONE,
+            "gc",
+            "--prune-history",
+            "--yes",
+            *store_args,
+        ],
+        env=base_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 130
+    assert done.stderr.count("\n") == 1 and "stopped part way" in done.stderr, done.stderr
+    after = store.digests()
+    changed = {thread for (_, thread) in after if after[_, thread] != before.get((_, thread))}
+    assert changed == {"delta"}  # the first thread, in id order, pruned; the others as they were
