@@ -42,9 +42,29 @@ def test_prune_keeps_what_langgraph_loads_of_every_thread(store: Store) -> None:
     for change in report.threads:
         assert store.count(change.thread_id) == change.kept_checkpoints
         assert change.checkpoints == counts[change.thread_id] - change.kept_checkpoints
+    assert _dangling(store) == []
     # a pruned store prunes to itself
     again = plan_prune(store.location).report
     assert all(c.checkpoints == 0 and c.writes == 0 for c in again.threads)
+
+
+def _dangling(store: Store) -> list[tuple[object, ...]]:
+    """What names a checkpoint that is not there: a parent, or a write's checkpoint (the
+    lineage verify-lineage checks)."""
+    writes = "writes" if store.backend == "sqlite" else "checkpoint_writes"
+    missing = (
+        "NOT EXISTS (SELECT 1 FROM checkpoints p WHERE p.thread_id = c.thread_id"
+        " AND p.checkpoint_ns = c.checkpoint_ns AND p.checkpoint_id = c.{})"
+    )
+    parents = store.rows(
+        "SELECT 'parent', thread_id, checkpoint_id FROM checkpoints c"
+        " WHERE parent_checkpoint_id IS NOT NULL AND " + missing.format("parent_checkpoint_id")
+    )
+    owners = store.rows(
+        f"SELECT DISTINCT 'write', thread_id, checkpoint_id FROM {writes} c WHERE "
+        + missing.format("checkpoint_id")
+    )
+    return parents + owners
 
 
 def test_prune_keeps_a_delta_channel_s_ancestors_back_to_its_snapshot(store: Store) -> None:
