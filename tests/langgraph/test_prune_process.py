@@ -7,13 +7,18 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from pathlib import Path
 
+import psycopg
 import pytest
 
-from tests.langgraph.prune_stores import ALL_THREADS, Store, written_store
+from tests.langgraph.prune_stores import ALL_THREADS, Store, fill_all, written_store
+from tests.langgraph.stores import fresh_database
 from tests.postgres.conftest import pg_server  # noqa: F401  # the private server, a fixture
-from wfctl._storage._langgraph import plan_prune
+from wfctl._storage._langgraph import ChangeReport, apply, plan_prune
+from wfctl.storage.testing import PrivateServer
 
 # Prunes the store named by argv[1]; after each thread's transaction it prints the thread's id
 # and waits for a line on stdin: the test sends one to let it go on, and kills it there.
@@ -69,3 +74,38 @@ def test_a_prune_killed_between_threads_leaves_each_thread_whole(
         else:  # untouched
             assert same, thread
     assert store.states() == states
+
+
+def test_a_thread_another_writer_changes_meanwhile_is_left_whole(
+    request: pytest.FixtureRequest,
+) -> None:
+    server: PrivateServer = request.getfixturevalue("pg_server")
+    store = Store("postgresql", fresh_database(server.url, "lgprune_writer"))
+    with store.saver() as saver:
+        fill_all(saver)
+    plan = plan_prune(store.location, ["done", "paused"])
+    before = store.digests()
+    reports: list[ChangeReport] = []
+    with psycopg.connect(store.target) as writer:  # a transaction left open
+        writer.execute("UPDATE checkpoints SET metadata = metadata WHERE thread_id = 'done'")
+        pruner = threading.Thread(target=lambda: reports.append(apply(plan)))
+        pruner.start()
+        waiting = (
+            "SELECT count(*) FROM pg_stat_activity"
+            " WHERE wait_event_type = 'Lock' AND datname = current_database()"
+        )
+        deadline = time.monotonic() + 60
+        while store.rows(waiting)[0][0] == 0:  # the prune waits for the writer's row
+            assert time.monotonic() < deadline, "the prune never waited for the writer"
+            time.sleep(0.01)
+        writer.commit()
+    pruner.join(timeout=60)
+    (report,) = reports
+    declined = {c.thread_id: c.declined for c in report.threads}
+    assert declined["done"] is not None and "another writer" in declined["done"]
+    assert declined["paused"] is None
+    after = store.digests()
+    assert {k: v for k, v in after.items() if k[1] == "done"} == {
+        k: v for k, v in before.items() if k[1] == "done"
+    }
+    assert store.count("paused") == 1
