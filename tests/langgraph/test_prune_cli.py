@@ -72,6 +72,8 @@ def test_what_is_refused_is_one_line_and_exit_2(store: Store, tmp_path: Path) ->
     _refused(wfctl("gc", "--prune-history", "--keep", "2", "--store", store.location), "--keep")
     _refused(wfctl("rm", "done", "--force", "--store", store.location), "--force")
     assert store.digests() == before
+    for command in ("cancel", "pause"):  # they work on wfctl's runs only
+        _refused(wfctl(command, "done", "--store", store.location), "is a langgraph-")
     (tmp_path / "wfctl-store").mkdir()
     _refused(wfctl("gc", "--prune-history", "--store", tmp_path / "wfctl-store"), "--prune-history")
 
