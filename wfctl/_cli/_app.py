@@ -563,6 +563,7 @@ def wfctl_store_option(store: str | None) -> StoreLocation:
     """
     from wfctl._errors import StoreLocationError
     from wfctl._sources._open import other_kind
+    from wfctl._storage._langgraph import langgraph_location
 
     location = locate_store_option(store)
     kind = other_kind(location.target)
@@ -571,6 +572,13 @@ def wfctl_store_option(store: str | None) -> StoreLocation:
             str(location.target),
             f"is an {kind} store: this command works on wfctl stores only (runs, log, show, "
             "export and verify-lineage read it)",
+        )
+    langgraph = langgraph_location(str(location.target))
+    if langgraph is not None:  # changed by gc --prune-history and rm, refused by the others
+        raise StoreLocationError(
+            str(location.target),
+            f"is a langgraph-{langgraph[0]} store: this command works on wfctl stores only "
+            "(gc --prune-history and rm change it)",
         )
     return location
 

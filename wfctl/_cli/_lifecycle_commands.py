@@ -17,6 +17,7 @@ from ._app import (
     stopped_part_way,
     wfctl_store_option,
 )
+from ._langgraph import YesOption, change_langgraph, langgraph_store, refuse_options
 
 __all__ = ["cancel", "copy", "rm"]
 
@@ -76,6 +77,7 @@ def rm(
             "then dangles; each such run is named on stderr).",
         ),
     ] = False,
+    yes: YesOption = False,
     store: StoreOption = None,
     json_output: JsonOption = False,
     debug: DebugOption = False,
@@ -88,12 +90,22 @@ def rm(
     from it needs no --force. Ctrl-C stops it part way: the runs removed by then stay removed,
     and it says so (exit 130).
 
+    On a LangGraph store (--store langgraph+sqlite://PATH, langgraph+postgresql://..., or a
+    LangGraph SQLite file) RUN_ID is a thread id: its checkpoints, writes and blobs go, one
+    transaction per thread. Without --yes it only reports what would go and the bytes freed.
+
     \b
     Example:
       wfctl rm 20261129-121400-3f9a2c71 20261129-121500-8b1d4e05
+      wfctl rm thread-7 --store langgraph+sqlite://checkpoints.sqlite --yes
     """
     from wfctl._inspect._remove import remove_runs
 
+    langgraph = langgraph_store(store)
+    if langgraph is not None:
+        refuse_options({"--force": force}, "by rm of a LangGraph store")
+        change_langgraph(langgraph, "remove", run_ids, yes=yes, json_output=json_output)
+        return
     location = wfctl_store_option(store)
     left = (
         "rm stopped part way: the runs it had removed stay removed, the others stay; "

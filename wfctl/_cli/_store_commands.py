@@ -27,6 +27,7 @@ from ._app import (
     wfctl_store_option,
 )
 from ._filters import SinceOption, StatusFilter, UntilOption, WorkflowGlob, run_query
+from ._langgraph import YesOption, change_langgraph, langgraph_store, refuse_options
 
 if TYPE_CHECKING:
     from wfctl._config import StoreLocation
@@ -455,6 +456,15 @@ def gc(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Only report what would be removed.")
     ] = False,
+    prune_history: Annotated[
+        bool,
+        typer.Option(
+            "--prune-history",
+            help="On a LangGraph store: keep each thread's newest checkpoint and what LangGraph "
+            "needs to load it, remove the rest (only a report without --yes).",
+        ),
+    ] = False,
+    yes: YesOption = False,
     workflow: WorkflowGlob = None,
     status: StatusFilter = None,
     since: SinceOption = None,
@@ -474,12 +484,42 @@ def gc(
     workflow, and a run outside the filters still protects its origin. Ctrl-C stops it part
     way: the runs removed by then stay removed, and it says so (exit 130).
 
+    On a LangGraph store, --prune-history keeps each thread's head (its newest root
+    checkpoint), the subgraph checkpoints it is paused in, the ancestors its DeltaChannel
+    values are rebuilt from and their pending writes, and removes every other checkpoint, write
+    and blob, one transaction per thread; a thread whose needs cannot be proven is left as it
+    is and named. Without --yes (or with --dry-run) it only reports.
+
     \b
     Example:
       wfctl gc --older-than 30d --keep 5 --workflow 'nightly-*' --dry-run
+      wfctl gc --prune-history --store langgraph+sqlite://checkpoints.sqlite --yes
     """
     from wfctl._inspect._gc import collect_garbage
 
+    langgraph = langgraph_store(store)
+    if langgraph is not None or prune_history:
+        what = "with --prune-history" if prune_history else "on a LangGraph store"
+        refuse_options(
+            {
+                "--prune-history": langgraph is None,
+                "--older-than": older_than is not None,
+                "--keep": keep is not None,
+                "--include-failed": include_failed,
+                "--workflow": workflow is not None,
+                "--status": status is not None,
+                "--since": since is not None,
+                "--until": until is not None,
+            },
+            what if langgraph is not None else "by a wfctl store (LangGraph stores only)",
+        )
+        if not prune_history:
+            raise typer.BadParameter(
+                "is needed on a LangGraph store", param_hint="'--prune-history'"
+            )
+        assert langgraph is not None  # refused above otherwise
+        change_langgraph(langgraph, "prune", None, yes=yes and not dry_run, json_output=json_output)
+        return
     query = run_query(status, workflow, since, until)
     location = wfctl_store_option(store)
     left = (

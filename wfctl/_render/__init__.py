@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._describe import print_description
+
+    from ._langgraph import print_langgraph_change
     from ._lifecycle import (
         FollowPrinter,
         print_cancel,
@@ -47,6 +49,7 @@ __all__ = [
     "print_description",
     "print_export",
     "print_gc",
+    "print_langgraph_change",
     "print_lineage",
     "print_log",
     "print_pause",
@@ -65,6 +68,7 @@ __all__ = [
 _HOME = {
     "FollowPrinter": "_lifecycle",
     "RunProgress": "_progress",
+    "print_langgraph_change": "_langgraph",
     "print_lineage": "_reports",
     "print_log": "_log",
     "print_replay": "_reports",
