@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._describe import print_description
-
     from ._langgraph import print_langgraph_change
     from ._lifecycle import (
         FollowPrinter,
