@@ -199,20 +199,32 @@ class WfctlSource(ClosingSource):
         return self._run(self._store.run_summary(validate_run_id(run_id)))
 
     def _size(self, info: RunInfo) -> SizeInfo:
+        """Count the run's records as stored, each verified (checksum, link) as it comes.
+
+        The count needs a record's kind and bytes only: no record is decoded into an entry,
+        and the whole count is one coroutine on the source's loop, not one loop trip a record.
+        """
         kinds: dict[str, list[int]] = {}
-        count = stored = 0
-        problem = info.problem
-        try:
-            for entry in self._records(info.run_id):
-                counted = kinds.setdefault(entry.kind, [0, 0])
-                counted[0] += 1
-                counted[1] += entry.size_bytes
-                count += 1
-                stored += entry.size_bytes
-        except (CheckpointCorruptError, RunNotFoundError) as exc:
-            problem = str(exc)
+        problem: list[str] = []
+
+        async def count() -> None:
+            records = stored_records(self._store, info.run_id)
+            try:
+                async for line, checkpoint in records:
+                    counted = kinds.setdefault(checkpoint.kind.value, [0, 0])
+                    counted[0] += 1
+                    counted[1] += len(line)
+            except (CheckpointCorruptError, RunNotFoundError) as exc:
+                problem.append(str(exc))
+            finally:
+                await records.aclose()
+
+        self._run(count())
+        stored = sum(size for _, size in kinds.values())
         total = max(stored, info.size_bytes or 0)
-        return SizeInfo(info.run_id, total, count, by_kind(kinds), problem)
+        records = sum(number for number, _ in kinds.values())
+        reason = problem[0] if problem else info.problem
+        return SizeInfo(info.run_id, total, records, by_kind(kinds), reason)
 
     def verify(self, run_id: str | None = None) -> LineageReport:
         """Verify every run (or ``run_id``) as ``wfctl verify-lineage`` does.
