@@ -523,7 +523,7 @@ def wfctl_store_option(store: str | None) -> StoreLocation:
         raise StoreLocationError(
             str(location.target),
             f"is an {kind} store: this command works on wfctl stores only (runs, log, show, "
-            "export and verify-lineage read it)",
+            "export, du and verify-lineage read it)",
         )
     return location
 
