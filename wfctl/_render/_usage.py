@@ -27,14 +27,16 @@ def print_usage(report: UsageReport, *, by_channel: bool = False) -> None:
     if not report.total_run_count:
         out.print(f"No runs in {report.store}")
         return
-    columns = (
+    problems = any(run.problem for run in report.runs)  # the column only when it says something
+    columns = [
         Column("run"),
         Column("workflow", rank=3, wrap_min=8),
         Column("status", rank=2),
         Column("records", rank=4, justify="right"),
         Column("size", justify="right"),
-        Column("problem", rank=1, wrap_min=12),
-    )
+    ]
+    if problems:
+        columns.append(Column("problem", rank=1, wrap_min=12))
     rows: list[list[Cell]] = [
         [
             run.run_id,
@@ -42,7 +44,7 @@ def print_usage(report: UsageReport, *, by_channel: bool = False) -> None:
             status_text(run.status) if run.status else "-",
             str(run.record_count),
             decimal(run.size_bytes),
-            Text(run.problem, style="red") if run.problem else "",
+            *([Text(run.problem or "", style="red")] if problems else []),
         ]
         for run in report.runs
     ]
