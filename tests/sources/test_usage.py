@@ -4,6 +4,7 @@ what people see of it: a small :class:`Source` of the tests' own, a peer of the 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -19,7 +20,7 @@ from wfctl._sources._protocol import (
     SizeInfo,
     Source,
 )
-from wfctl._sources._usage import UsageSort, disk_usage
+from wfctl._sources._usage import UsageSort, disk_usage, local_bytes
 
 
 def _info(run_id: str, workflow: str, status: RunState) -> RunInfo:
@@ -136,3 +137,23 @@ def test_people_see_the_largest_channels(
     by_kind = by_kind[by_kind.index("by kind") :]
     assert by_kind.index("blobs") < by_kind.index("checkpoints") < by_kind.index("writes")
     assert "messages" not in by_kind
+
+
+def test_a_store_s_own_bytes_on_disk(tmp_path: Path) -> None:
+    database = tmp_path / "checkpoints.sqlite"
+    database.write_bytes(b"d" * 100)
+    Path(f"{database}-wal").write_bytes(b"w" * 50)  # WAL mode: the newest pages are here
+    Path(f"{database}-shm").write_bytes(b"s" * 7)
+    assert local_bytes(str(database)) == 157
+    assert local_bytes(f"langgraph+sqlite://{database}") == 157
+    outside = tmp_path / "outside"
+    outside.write_bytes(b"o" * 1000)
+    store = tmp_path / "store"
+    (store / "runs" / "r1").mkdir(parents=True)
+    (store / "runs" / "r1" / "journal.jsonl").write_bytes(b"j" * 30)
+    (store / "top.json").write_bytes(b"t" * 3)
+    (store / "runs" / "link").symlink_to(outside)  # not followed out of the store
+    assert local_bytes(str(store)) == 33
+    assert local_bytes("postgresql://user:***@db.internal/wfctl") is None
+    assert local_bytes(str(tmp_path / "missing")) is None
+    assert local_bytes("agent-framework://") is None
