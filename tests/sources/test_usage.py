@@ -113,8 +113,10 @@ def test_sort_limit_and_filters() -> None:
     named = disk_usage(source, ["t-cut", "t-small", "t-cut"], sort=UsageSort.NAME)
     assert [run.run_id for run in named.runs] == ["t-cut", "t-small"]
     assert source.sizes_asked[-2:] == ["t-cut", "t-small"]  # each asked once
+    asked = len(source.sizes_asked)
     with pytest.raises(RunNotFoundError):
-        disk_usage(source, ["t-none"])
+        disk_usage(source, ["t-big", "t-none"])
+    assert source.sizes_asked[asked:] == ["t-none"]  # refused before anything is counted
 
 
 def test_people_see_the_largest_channels(

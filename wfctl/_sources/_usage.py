@@ -154,8 +154,8 @@ def disk_usage(
         limit: show at most this many runs (the totals still count every matching run).
 
     Raises:
-        RunNotFoundError: a run of ``run_ids`` is not in the store (before anything is counted
-            beyond the runs given before it).
+        RunNotFoundError: a run of ``run_ids`` is not in the store (before any run is
+            counted: the runs the listing lacks are asked for first).
         WfctlError: the source refused a read.
     """
     if limit is not None and limit < 0:
@@ -170,7 +170,8 @@ def disk_usage(
             return False
         return not wanted or run.status in wanted
 
-    counted = (_usage(size, listed.get(size.run_id)) for size in _sizes(source, run_ids))
+    unlisted_first = sorted(dict.fromkeys(run_ids), key=lambda run_id: run_id in listed)
+    counted = (_usage(size, listed.get(size.run_id)) for size in _sizes(source, unlisted_first))
     totals = _Totals()
     shown = _shown((run for run in counted if matches(run)), totals, sort, reverse, limit)
     return UsageReport(
@@ -220,7 +221,7 @@ def _sizes(source: Source, run_ids: Sequence[str]) -> Iterator[SizeInfo]:
     if not run_ids:
         yield from source.sizes()
         return
-    for run_id in dict.fromkeys(run_ids):  # each once, in the order given
+    for run_id in run_ids:
         yield from source.sizes(run_id)
 
 
