@@ -15,6 +15,7 @@ import pytest
 from tests.cli.conftest import WORKFLOWS, wfctl
 from tests.cli.test_json_documents import _check
 from tests.sources.test_agent_framework_source import run_af
+from wfctl.sources.testing import directory_digest
 
 #: Inputs of three sizes: three runs whose sizes order them.
 INPUTS = {"small": 10, "middle": 20_000, "large": 200_000}
@@ -62,7 +63,9 @@ def _run_dir(store: Path, run_id: str) -> Path:
 
 def test_du_counts_what_each_run_holds_largest_first(store: tuple[Path, dict[str, str]]) -> None:
     directory, ids = store
+    before = directory_digest(directory)
     document = _json("du", "--store", directory)
+    assert directory_digest(directory) == before  # read, never written (no lock, no cache)
     assert document["source"] == "wfctl-file"
     assert [run["run_id"] for run in document["runs"]] == [
         ids["large"],
@@ -166,6 +169,7 @@ def test_an_agent_framework_directory(tmp_path: Path) -> None:
     for file in directory.glob("*.json"):
         name = json.loads(file.read_text())["workflow_name"]
         by_workflow.setdefault(name, []).append(file.stat().st_size)
+    before = directory_digest(directory)
     for store in (str(directory), f"agent-framework://{directory}"):
         document = _json("du", "--store", store)
         assert document["source"] == "agent-framework"
@@ -184,3 +188,4 @@ def test_an_agent_framework_directory(tmp_path: Path) -> None:
     assert paused["runs"][0]["kinds"][0]["kind"] in {"request", "checkpoint"}
     unknown = wfctl("du", "nope", "--store", directory)
     assert unknown.code == 2 and unknown.error_line() == "wfctl: error: run 'nope' not found"
+    assert directory_digest(directory) == before
