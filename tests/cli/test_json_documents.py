@@ -315,6 +315,8 @@ def greeted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
         ["run", "{missing}/flow.py"],
         ["pause", "{run}"],
         ["verify-lineage", "nope"],
+        ["du", "nope"],
+        ["du", "--store", "{missing}"],
         ["gc", "--older-than", "soon"],
         ["cancel", "nope"],
         ["cancel", "{run}"],
