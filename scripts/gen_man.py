@@ -29,8 +29,9 @@ MAN_PAGE = Path(__file__).resolve().parents[1] / "man" / "wfctl.1"
 
 _EXIT_STATUS = [
     ("0", "Success."),
-    ("1", "A negative finding: the run failed, the replay differs from its source, or a "
-     "lineage is broken (also an unexpected internal error)."),
+    ("1", "A negative finding: the run failed, the replay differs from its source, a "
+     "lineage is broken, or du could not count a run whole (also an unexpected internal "
+     "error)."),
     ("2", "A usage or input error: bad arguments, an unknown run or checkpoint, a corrupt "
      "file, a locked run, a workflow that cannot be loaded, code that changed without "
      "--allow-changed."),

@@ -31,6 +31,7 @@ DOCUMENT_OF = {
     "resume": "run",
     "replay": "replay",
     "verify-lineage": "verify-lineage",
+    "du": "du",
     "runs": "runs",
     "log": "log",
     "describe": "describe",
@@ -165,6 +166,7 @@ def documents(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Any]]:
     keep("export-result", _json("export", typed_id, "-o", output, "--store", store))
     keep("export", json.loads(output.read_text(encoding="utf-8")))
     keep("verify-lineage", _json("verify-lineage", "--store", store))
+    keep("du", _json("du", "--store", store))
     keep("gc", _json("gc", "--older-than", "0", "--dry-run", "--store", store))
     keep("version", _json("version"))
     keep("cancel", _json("cancel", failed["run_id"], "--reason", "superseded", "--store", store))
@@ -316,6 +318,8 @@ def greeted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
         ["run", "{missing}/flow.py"],
         ["pause", "{run}"],
         ["verify-lineage", "nope"],
+        ["du", "nope"],
+        ["du", "--store", "{missing}"],
         ["gc", "--older-than", "soon"],
         ["cancel", "nope"],
         ["cancel", "{run}"],

@@ -143,6 +143,6 @@ def test_commands_for_wfctl_runs_refuse_another_engine_s_store(
         assert done.code == 2 and done.stdout == "", done
         assert done.error_line() == (
             f"wfctl: error: store '{af_dir}' is an agent-framework store: this command works on "
-            "wfctl stores only (runs, log, show, export and verify-lineage read it)"
+            "wfctl stores only (runs, log, show, export, du and verify-lineage read it)"
         )
     assert directory_digest(af_dir) == before

@@ -315,3 +315,29 @@ def test_detection_reads_at_most_a_few_files(tmp_path: Path) -> None:
     (tmp_path / "z.json").write_text(json.dumps(body | {"timestamp": "t", "state": {}}))
     with pytest.raises(StoreLocationError):  # the checkpoint is past the files read
         open_source(tmp_path)
+
+
+def test_sizes_read_each_checkpoint_file_once(
+    af_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whether a checkpoint holds pending requests (its size a ``request``'s) is kept from the
+    one read that indexes it, not found by reading the file again."""
+    from wfctl._sources import _agent_framework  # the module's own reader, counted
+
+    read: list[Path] = []
+    real = _agent_framework.read_regular_file
+
+    def counted(path: Path) -> bytes:
+        read.append(path)
+        return real(path)
+
+    with open_source(af_dir) as source:  # detection's own reads are not the count
+        monkeypatch.setattr(_agent_framework, "read_regular_file", counted)
+        sizes = {size.run_id: size for size in source.sizes()}
+    files = sorted(af_dir.glob("*.json"))
+    assert sorted(read) == files
+    kinds = {kind.kind for kind in sizes["review"].by_kind}
+    assert kinds == {"checkpoint", "request"}  # the review paused: its head asks
+    assert sum(size.size_bytes for size in sizes.values()) == sum(
+        file.stat().st_size for file in files
+    )

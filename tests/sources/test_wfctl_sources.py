@@ -142,3 +142,28 @@ def test_a_tampered_record_is_named_not_shown(tmp_path: Path) -> None:
         assert size.problem and size.size_bytes >= journal.stat().st_size
         (verdict,) = source.verify(run_id).runs
         assert not verdict.ok
+
+
+def test_sizes_of_a_long_run_count_on_one_loop_trip(
+    big_file_store: tuple[Path, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Counting a run takes a record's kind and bytes: one coroutine over the whole run, not a
+    trip through the source's event loop per record (which cost more than the reading)."""
+    store, run_id = big_file_store
+    trips: list[object] = []
+    run = asyncio.Runner.run
+
+    def counted(runner: asyncio.Runner, coro: object, **kwargs: object) -> object:
+        trips.append(coro)
+        return run(runner, coro, **kwargs)  # type: ignore[arg-type]
+
+    with open_source(store) as source:
+        next(source.runs())  # the listing's own reads are not the count
+        monkeypatch.setattr(asyncio.Runner, "run", counted)
+        (size,) = source.sizes(run_id)
+    run_files = (store / "runs" / run_id).iterdir()
+    assert size.size_bytes == sum(f.stat().st_size for f in run_files)  # the directory whole
+    journal = store / "runs" / run_id / "journal.jsonl"  # a record a line
+    assert sum(k.size_bytes for k in size.by_kind) + size.record_count == journal.stat().st_size
+    assert size.record_count > 100
+    assert len(trips) <= 3, f"{len(trips)} loop trips for {size.record_count} records"

@@ -13,6 +13,8 @@ The engine, the storages and rich are imported inside the commands that need the
 - :mod:`._run_commands`: ``run``, ``resume``, ``replay``;
 - :mod:`._store_commands`: ``verify-lineage``, ``runs``, ``log``, ``show``, ``export``, ``pause``, ``gc``;
 - :mod:`._describe_command`: ``describe``;
+
+- :mod:`._du_command`: ``du``;
 - :mod:`._lifecycle_commands`: ``cancel``, ``rm``, ``copy``;
 - :mod:`._worker_commands`: ``submit``, ``worker``;
 - :mod:`._filters`: the run filters ``runs`` and ``gc`` share;
@@ -22,7 +24,7 @@ The engine, the storages and rich are imported inside the commands that need the
 """
 
 # Registers the commands, in help order (isort would sort these into another order).
-from . import _run_commands, _store_commands  # noqa: F401  # isort: skip
+from . import _run_commands, _store_commands, _du_command  # noqa: F401  # isort: skip
 from . import _describe_command  # noqa: F401  # isort: skip
 from . import _lifecycle_commands, _worker_commands  # noqa: F401  # isort: skip
 from . import _version_command  # noqa: F401  # isort: skip

@@ -571,7 +571,7 @@ def wfctl_store_option(store: str | None) -> StoreLocation:
         raise StoreLocationError(
             str(location.target),
             f"is an {kind} store: this command works on wfctl stores only (runs, log, show, "
-            "export and verify-lineage read it)",
+            "export, du and verify-lineage read it)",
         )
     langgraph = langgraph_location(str(location.target))
     if langgraph is not None:  # changed by gc --prune-history and rm, refused by the others

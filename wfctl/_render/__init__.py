@@ -36,6 +36,7 @@ if TYPE_CHECKING:
         print_runs,
     )
     from ._sources import print_source_entry, print_source_log, print_source_runs
+    from ._usage import print_usage
     from ._worker import print_submit, print_worker_event, print_worker_report
 
 __all__ = [
@@ -60,6 +61,7 @@ __all__ = [
     "print_source_log",
     "print_source_runs",
     "print_submit",
+    "print_usage",
     "print_worker_event",
     "print_worker_report",
 ]
@@ -80,6 +82,7 @@ _HOME = {
     "print_source_log": "_sources",
     "print_source_runs": "_sources",
     "print_submit": "_worker",
+    "print_usage": "_usage",
     "print_worker_event": "_worker",
     "print_worker_report": "_worker",
 }

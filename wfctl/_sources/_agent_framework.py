@@ -53,7 +53,9 @@ _PICKLED, _TYPE = "__pickled__", "__type__"
 
 @dataclass(frozen=True, slots=True)
 class _Indexed:
-    """What is kept of one checkpoint file between reads: never its payload."""
+    """What is kept of one checkpoint file between reads: never its payload. ``pending``:
+    it holds pending requests (a run whose head does is paused; its size counts as a
+    ``request``'s)."""
 
     checkpoint_id: str
     parent: str | None
@@ -61,6 +63,7 @@ class _Indexed:
     time: str
     file: str
     size: int
+    pending: bool
 
 
 class AgentFrameworkSource(ClosingSource):
@@ -87,7 +90,7 @@ class AgentFrameworkSource(ClosingSource):
 
     def _index(self, workflow: str | None = None) -> list[_Indexed]:
         """Every readable checkpoint (of ``workflow``), oldest first: one read of each file,
-        keeping its lineage fields only."""
+        keeping its lineage fields and whether it holds pending requests only."""
         found = []
         for file in sorted(self._directory.glob("*.json")):
             raw, size = _read(file)
@@ -109,6 +112,7 @@ class AgentFrameworkSource(ClosingSource):
                     when if isinstance(when, str) else "",
                     file.name,
                     size,
+                    bool(raw.get("pending_request_info_events")),
                 )
             )
         return _parents_first(found)
@@ -127,7 +131,7 @@ class AgentFrameworkSource(ClosingSource):
             problems = verdict.problems if verdict is not None else ()
             status: RunState = "unknown"
             held = next((i for i in items if i.checkpoint_id == head), None)
-            if held is not None and _pending(self._directory / held.file):
+            if held is not None and held.pending:
                 status = "paused"
             yield RunInfo(
                 run_id=name,
@@ -212,7 +216,7 @@ class AgentFrameworkSource(ClosingSource):
             kinds: dict[str, list[int]] = {}
             total = 0
             for item in groups[name]:
-                kind = "request" if _pending(self._directory / item.file) else "checkpoint"
+                kind = "request" if item.pending else "checkpoint"
                 counted = kinds.setdefault(kind, [0, 0])
                 counted[0] += 1
                 counted[1] += item.size
@@ -278,11 +282,6 @@ def _read(file: Path) -> tuple[Any, int]:
         return json.loads(data), len(data)
     except (ValueError, RecursionError):
         return None, len(data)
-
-
-def _pending(file: Path) -> bool:
-    raw, _ = _read(file)
-    return isinstance(raw, dict) and bool(raw.get("pending_request_info_events"))
 
 
 def opaque(value: Any) -> Any:

@@ -116,7 +116,9 @@ class SizeInfo:
     ``size_bytes`` is at least the sum of its records' bytes (a journal's newlines, an
     uncommitted tail, a file's layout count too where the store keeps them); ``by_kind`` splits
     the records' bytes by record kind. ``problem`` says why the count stopped early (a record
-    that cannot be read): then only the records before it are counted.
+    that cannot be read): then only the records before it are counted. ``by_channel`` splits
+    the bytes by channel, for a store whose records hold channels (a :class:`KindSize` whose
+    ``kind`` names the channel); empty where the store has none.
     """
 
     run_id: str
@@ -124,6 +126,7 @@ class SizeInfo:
     record_count: int
     by_kind: tuple[KindSize, ...] = ()
     problem: str | None = None
+    by_channel: tuple[KindSize, ...] = ()
 
 
 @runtime_checkable

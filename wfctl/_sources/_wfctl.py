@@ -199,20 +199,37 @@ class WfctlSource(ClosingSource):
         return self._run(self._store.run_summary(validate_run_id(run_id)))
 
     def _size(self, info: RunInfo) -> SizeInfo:
+        """Count the run's records as stored, each verified (checksum, link) as it comes.
+
+        The count needs a record's kind and bytes only: no record is decoded into an entry,
+        and the whole count is one coroutine on the source's loop, not one loop trip a record.
+        """
         kinds: dict[str, list[int]] = {}
-        count = stored = 0
-        problem = info.problem
-        try:
-            for entry in self._records(info.run_id):
-                counted = kinds.setdefault(entry.kind, [0, 0])
-                counted[0] += 1
-                counted[1] += entry.size_bytes
-                count += 1
-                stored += entry.size_bytes
-        except (CheckpointCorruptError, RunNotFoundError) as exc:
-            problem = str(exc)
+        problem: list[str] = []
+
+        async def count() -> None:
+            records = stored_records(self._store, info.run_id)
+            try:
+                async for line, checkpoint in records:
+                    counted = kinds.setdefault(checkpoint.kind.value, [0, 0])
+                    counted[0] += 1
+                    counted[1] += len(line)
+            except (CheckpointCorruptError, RunNotFoundError) as exc:
+                problem.append(str(exc))
+            finally:
+                await records.aclose()
+
+        self._run(count())
+        stored = sum(size for _, size in kinds.values())
         total = max(stored, info.size_bytes or 0)
-        return SizeInfo(info.run_id, total, count, by_kind(kinds), problem)
+        records = sum(number for number, _ in kinds.values())
+        reason = problem[0] if problem else info.problem
+        return SizeInfo(info.run_id, total, records, by_kind(kinds), reason)
+
+    def store_size_bytes(self) -> int | None:
+        """A server's bytes: the relations (tables, their indexes and TOAST) of its wfctl
+        schema, as the server counts them; None for a directory (its files are walked)."""
+        return None if self._file else _relation_bytes(self._store.location)
 
     def verify(self, run_id: str | None = None) -> LineageReport:
         """Verify every run (or ``run_id``) as ``wfctl verify-lineage`` does.
@@ -276,6 +293,24 @@ def _check_schema(url: str) -> None:
             f"holds wfctl schema version {version}, which reading it would upgrade to "
             f"{SCHEMA_VERSION}: a source does not write (open it once with wfctl runs to upgrade)",
         )
+
+
+def _relation_bytes(url: str) -> int | None:
+    """The bytes of the ``wfctl_*`` tables of ``url``'s database with their indexes and TOAST
+    (``pg_total_relation_size``), in a read-only transaction; None when it cannot be read."""
+    import psycopg
+
+    query = (
+        "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint FROM pg_class c"
+        " WHERE c.relkind IN ('r', 'p') AND c.relname LIKE 'wfctl\\_%' AND pg_table_is_visible(c.oid)"
+    )
+    try:
+        with psycopg.connect(url) as conn:
+            conn.read_only = True
+            row = conn.execute(query).fetchone()
+    except psycopg.Error:
+        return None
+    return None if row is None else int(row[0])
 
 
 def entry_of(checkpoint: Checkpoint, size: int) -> Entry:
