@@ -214,7 +214,7 @@ def test_a_run_running_in_the_source_is_not_copied(tmp_path: Path) -> None:
         (["--from", "{source}", "--to", "{target}", "nope"], "run 'nope' not found"),
         (["--from", "{source}", "--to", "{target}", "../x"], "invalid run id"),
         (["--from", "{source}", "--to", "ftp://host/x"], "is not a store"),
-        (["--to", "{target}"], "Missing option '--from'"),
+        (["--to", "{target}"], "'wfctl copy' needs the option --from"),
     ],
 )
 def test_bad_stores_and_ids_copy_nothing(

@@ -113,6 +113,11 @@ def test_sort_reverse_limit_and_filters(store: tuple[Path, dict[str, str]]) -> N
     assert echo["matching_run_count"] == 3
     paused = _json("du", "--store", directory, "--status", "paused")
     assert paused["runs"] == []
+    # the time filters of `wfctl runs`: the runs were made moments ago
+    recent = _json("du", "--store", directory, "--since", "1h")
+    assert recent["matching_run_count"] == 3
+    older = _json("du", "--store", directory, "--until", "1h")
+    assert (older["runs"], older["matching_run_count"]) == ([], 0)
 
 
 def test_the_table_for_people(store: tuple[Path, dict[str, str]]) -> None:

@@ -143,8 +143,8 @@ def test_people_are_told_what_the_page_leaves_out(store: Path, long_run: str) ->
     [
         (("--from", "1", "--last", "2"), "'--last': give --from or --last, not both"),
         (("--follow", "--limit", "2"), "'--limit': --follow goes on until the run ends"),
-        (("--last", "-1"), "'--last'"),
-        (("--from", "x"), "'--from'"),
+        (("--last", "-1"), "--last must be 0 or more, not -1"),
+        (("--from", "x"), "--from must be a whole number, not 'x'"),
     ],
 )
 def test_options_that_name_no_page_are_usage_errors(

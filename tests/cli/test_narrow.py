@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -23,12 +24,19 @@ def _store(tmp_path: Path) -> Path:
     return store
 
 
+def _terminal(width: int) -> dict[str, str]:
+    """The environment of a terminal ``width`` columns wide (rich's ``TTY_COMPATIBLE``): in a
+    pipe, text is never wrapped (decision 0167), so the fitting is a terminal's."""
+    return {"COLUMNS": str(width), "TTY_COMPATIBLE": "1", "TERM": "xterm"}  # not "dumb": 80
+
+
 def _fits(outcome: Invocation, width: int, *, tables: bool = True) -> list[str]:
     """Assert every line fits, nothing was cut short (…) and every boxed table row is whole.
 
     ``tables=False`` for a tree (``log``), whose lines start with the same characters.
     """
-    lines = outcome.stdout.splitlines()
+    shown = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", outcome.stdout)  # a terminal's bold
+    lines = shown.splitlines()
     assert lines, outcome.stderr
     for line in lines:
         assert len(line) <= width, f"{len(line)} > {width}: {line!r}\n{outcome.stdout}"
@@ -41,7 +49,7 @@ def _fits(outcome: Invocation, width: int, *, tables: bool = True) -> list[str]:
 @pytest.mark.parametrize("width", [60, 80])
 def test_store_tables_fit_and_keep_their_essential_columns(tmp_path: Path, width: int) -> None:
     store = _store(tmp_path)
-    env = {"COLUMNS": str(width)}
+    env = _terminal(width)
     runs = wfctl("runs", "--store", store, env=env)
     assert runs.code == 0, runs.stderr
     lines = _fits(runs, width)
@@ -72,7 +80,7 @@ def test_store_tables_fit_and_keep_their_essential_columns(tmp_path: Path, width
 @pytest.mark.parametrize("width", [60, 80])
 def test_replay_report_and_requests_fit(tmp_path: Path, width: int) -> None:
     store = tmp_path / "store"
-    env = {"COLUMNS": str(width)}
+    env = _terminal(width)
     run_id = run_id_of(wfctl("run", SAMPLES / "file_pipeline.py", "--store", store, "--json"))
     replay = wfctl("replay", "-c", f"{run_id}.3", "--store", store, env=env)
     assert replay.code == 0, replay.stdout + replay.stderr

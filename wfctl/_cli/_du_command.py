@@ -19,7 +19,7 @@ from ._app import (
     exit_with,
     locate_store_option,
 )
-from ._filters import StatusFilter, WorkflowGlob
+from ._filters import SinceOption, StatusFilter, UntilOption, WorkflowGlob, run_query
 
 __all__ = ["du"]
 
@@ -43,6 +43,8 @@ def du(
     ] = None,
     workflow: WorkflowGlob = None,
     status: StatusFilter = None,
+    since: SinceOption = None,
+    until: UntilOption = None,
     sort: Annotated[
         UsageSort,
         typer.Option("--sort", help="Order by size (largest first), name or records."),
@@ -91,13 +93,16 @@ def du(
     """
     from wfctl._sources._usage import store_usage
 
+    query = run_query(status, workflow, since, until)  # the filters as `wfctl runs` reads them
     location = locate_store_option(store)
     report = store_usage(
         location.target,
         run_ids or (),
         must_exist=location.named,
-        workflow=workflow,
-        statuses=[s.value for s in status or ()],
+        workflow=query.workflow,
+        statuses=sorted(query.statuses),
+        since=query.since,
+        until=query.until,
         sort=sort,
         reverse=reverse,
         limit=limit,

@@ -16,11 +16,13 @@ import os
 import stat
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from wfctl._errors import WfctlError
+from wfctl._inspect._query import summary_time
 
 from ._protocol import KindSize, SizeInfo, Source
 
@@ -138,6 +140,8 @@ def disk_usage(
     *,
     workflow: str | None = None,
     statuses: Iterable[str] = (),
+    since: datetime | None = None,
+    until: datetime | None = None,
     sort: UsageSort = UsageSort.SIZE,
     reverse: bool = False,
     limit: int | None = None,
@@ -149,6 +153,8 @@ def disk_usage(
         run_ids: the runs to count (default: every run); each must exist.
         workflow: a glob a run's workflow must match.
         statuses: the statuses a run must have one of (any, if empty).
+        since, until: the run was created at or after / before that moment (a run whose
+            creation time the store does not give is kept, as ``wfctl runs`` keeps it).
         sort: the order of the runs shown (``size``: largest first).
         reverse: the opposite order.
         limit: show at most this many runs (the totals still count every matching run).
@@ -161,11 +167,21 @@ def disk_usage(
     if limit is not None and limit < 0:
         raise WfctlError(f"--limit must be 0 or more, not {limit}")
     wanted = set(statuses)
-    listed = {info.run_id: (info.workflow, info.status) for info in source.runs()}
+    listed: dict[str, tuple[str, str]] = {}
+    created: dict[str, datetime | None] = {}
+    for info in source.runs():
+        listed[info.run_id] = (info.workflow, info.status)
+        if since is not None or until is not None:
+            created[info.run_id] = summary_time(info.created_at)
 
     def matches(run: RunUsage) -> bool:
         if workflow is not None and (
             run.workflow is None or not fnmatch.fnmatchcase(run.workflow, workflow)
+        ):
+            return False
+        moment = created.get(run.run_id)
+        if moment is not None and (
+            (since is not None and moment < since) or (until is not None and moment >= until)
         ):
             return False
         return not wanted or run.status in wanted
