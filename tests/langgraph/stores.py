@@ -37,6 +37,7 @@ __all__ = [
     "fresh_database",
     "postgres_saver",
     "sqlite_saver",
+    "write_long_thread",
     "write_postgres",
     "write_sqlite",
 ]
@@ -175,3 +176,23 @@ def write_postgres(url: str) -> str:
     with postgres_saver(url) as saver:
         fill(saver)
     return url
+
+
+class _Long(TypedDict):
+    """A long thread's state: a counter and a payload replaced at every step."""
+
+    i: int
+    payload: str
+
+
+def write_long_thread(saver: BaseCheckpointSaver[Any], thread: str, steps: int, size: int) -> None:
+    """Write the thread ``thread`` of about ``steps`` checkpoints, each holding ``size`` bytes
+    of payload (a node looping on itself)."""
+    graph = StateGraph(_Long)
+    graph.add_node("step", lambda s: {"i": s["i"] + 1, "payload": f"{s['i']:08d}" * (size // 8)})
+    graph.add_edge(START, "step")
+    graph.add_conditional_edges("step", lambda s: END if s["i"] >= steps else "step")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        compiled = graph.compile(checkpointer=saver)
+        compiled.invoke({"i": 0, "payload": ""}, {**config(thread), "recursion_limit": steps + 10})

@@ -2,9 +2,11 @@
 
 A location with ``://`` is read by the reader registered for its scheme (``postgresql://`` and
 ``postgres://``: wfctl's PostgreSQL store; ``agent-framework://PATH``: that directory, the text
-after ``://`` being the path, so ``agent-framework:///abs/dir``). A plain path is offered to each
-reader's detector in registration order: a directory holding wfctl's ``runs/`` is a wfctl file
-store, a directory whose first JSON files hold agent-framework's checkpoint fields is that.
+after ``://`` being the path, so ``agent-framework:///abs/dir``; ``langgraph+sqlite://PATH``: a
+LangGraph SQLite file, the same way). A plain path that exists is offered to each reader's
+detector in registration order: a directory holding wfctl's ``runs/`` is a wfctl file store, a
+directory whose first JSON files hold agent-framework's checkpoint fields is that, a SQLite file
+(its header) with LangGraph's ``checkpoints`` and ``writes`` tables is LangGraph's.
 A new engine's reader registers one :class:`Reader`.
 """
 
@@ -81,8 +83,8 @@ def open_source(location: str | os.PathLike[str]) -> Source:
             known = ", ".join(f"{s}://" for r in _READERS for s in r.schemes)
             raise StoreLocationError(text, f"is not a source wfctl reads (URLs: {known})")
         return reader.open(text)
-    if not Path(text).is_dir():
-        raise StoreLocationError(text, "does not exist or is not a directory")
+    if not Path(text).exists():
+        raise StoreLocationError(text, "does not exist")
     reader = _detected(Path(text))
     if reader is None:
         names = ", ".join(r.name for r in _READERS if r.detect is not None)
@@ -116,7 +118,7 @@ def _other_reader(text: str) -> Reader | None:
     if "://" in text:
         reader = _by_scheme(text)
     else:
-        reader = _detected(Path(text)) if Path(text).is_dir() else None
+        reader = _detected(Path(text)) if Path(text).exists() else None
     return None if reader is None or reader.name in WFCTL_READERS else reader
 
 
@@ -155,8 +157,28 @@ def _is_agent_framework_dir(path: Path) -> bool:
     return is_checkpoint_dir(path)
 
 
+def _langgraph_sqlite(location: str) -> Source:
+    from ._langgraph import LangGraphSource
+    from ._langgraph_sqlite import SqliteBackend
+
+    prefix = "langgraph+sqlite://"
+    path = location[len(prefix) :] if location.lower().startswith(prefix) else location
+    if not path:
+        raise StoreLocationError(location, "names no file (langgraph+sqlite:///abs/file.sqlite)")
+    return LangGraphSource(SqliteBackend(path))
+
+
+def _is_langgraph_sqlite(path: Path) -> bool:
+    from ._langgraph_sqlite import is_langgraph_sqlite
+
+    return path.is_file() and is_langgraph_sqlite(path)
+
+
 register_reader(Reader("wfctl-postgresql", ("postgresql", "postgres"), None, _wfctl))
 register_reader(Reader("wfctl-file", (), _is_wfctl_store, _wfctl))
 register_reader(
     Reader("agent-framework", ("agent-framework",), _is_agent_framework_dir, _agent_framework)
+)
+register_reader(
+    Reader("langgraph-sqlite", ("langgraph+sqlite",), _is_langgraph_sqlite, _langgraph_sqlite)
 )

@@ -115,7 +115,8 @@ class SizeInfo:
 
     ``size_bytes`` is at least the sum of its records' bytes (a journal's newlines, an
     uncommitted tail, a file's layout count too where the store keeps them); ``by_kind`` splits
-    the records' bytes by record kind. ``problem`` says why the count stopped early (a record
+    the records' bytes by record kind, ``by_channel`` by channel for a store that keeps values by
+    channel (a :class:`KindSize` whose ``kind`` is the channel's name). ``problem`` says why the count stopped early (a record
     that cannot be read): then only the records before it are counted.
     """
 
@@ -124,6 +125,7 @@ class SizeInfo:
     record_count: int
     by_kind: tuple[KindSize, ...] = ()
     problem: str | None = None
+    by_channel: tuple[KindSize, ...] = ()
 
 
 @runtime_checkable

@@ -1,0 +1,35 @@
+"""The LangGraph SQLite reader holds to the read port's conformance suite, on files the real
+LangGraph wrote, and reads what LangGraph stored: threads, forks, subgraphs, interrupts, errors
+and the functional API's task results."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from wfctl.sources import Source, open_source
+from wfctl.sources.testing import SourceConformance, directory_digest
+
+
+class TestLangGraphSqlite(SourceConformance):
+    statuses = frozenset({"paused", "failed", "completed"})
+    forks = True
+    unknown_record_id = "1f1f0000-0000-6000-8000-000000000000"
+
+    @pytest.fixture
+    def source_under_test(self, sqlite_store: Path) -> Iterator[Source]:
+        with open_source(sqlite_store) as source:
+            assert source.kind == "langgraph-sqlite"
+            yield source
+
+    @pytest.fixture
+    def store_digest(self, sqlite_store: Path) -> Callable[[], str]:
+        return lambda: directory_digest(sqlite_store.parent)
+
+    @pytest.fixture
+    def big_run(self, long_sqlite: Path) -> Iterator[tuple[Source, str, int]]:
+        with open_source(f"langgraph+sqlite://{long_sqlite}") as source:
+            (size,) = source.sizes("long")
+            yield source, "long", size.size_bytes

@@ -1,0 +1,264 @@
+"""The SQL of LangGraph's SQLite checkpointer (``SqliteSaver``), read-only.
+
+The file is opened ``mode=ro`` (and ``immutable`` when no ``-wal`` or ``-journal`` holds rows
+beside it, so that SQLite creates no file; otherwise SQLite reads the ``-wal`` itself): a
+missing file is refused, never created. Its ``checkpoints`` rows hold the whole checkpoint
+(msgpack, channel values inline) and JSON metadata; ``writes`` the pending writes. A file of an
+older saver without ``writes.task_path`` is read with empty task paths.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from wfctl._errors import StoreLocationError
+
+from ._langgraph_model import Checkpoint, Link, Summary, Write, link
+from ._msgpack import UNDECODABLE, channel_bytes, decode_typed
+
+__all__ = ["SqliteBackend", "is_langgraph_sqlite"]
+
+_HEADER = b"SQLite format 3\x00"
+_CANDIDATES = 6
+#: The bytes of a row's stored blobs (a text column counted as its UTF-8 bytes).
+_CHECKPOINT_BYTES = "length(CAST(checkpoint AS BLOB)) + coalesce(length(CAST(metadata AS BLOB)), 0)"
+_WRITE_BYTES = "coalesce(length(CAST(value AS BLOB)), 0)"
+
+
+def is_langgraph_sqlite(path: Path) -> bool:
+    """Whether ``path`` is a SQLite file (its 16-byte header) holding LangGraph's
+    ``checkpoints`` and ``writes`` tables; read-only, nothing created."""
+    try:
+        with path.open("rb") as file:
+            if file.read(16) != _HEADER:
+                return False
+    except OSError:
+        return False
+    try:
+        conn = _connect(path)
+    except sqlite3.Error:
+        return False
+    try:
+        return {"checkpoints", "writes"} <= _tables(conn)
+    except sqlite3.Error:
+        return False
+    finally:
+        conn.close()
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    """A read-only connection. With no ``-wal`` or ``-journal`` beside it (or empty ones) the
+    file holds every committed row and is opened ``immutable``: SQLite then creates no ``-wal``
+    or ``-shm`` beside it. Otherwise SQLite reads the ``-wal`` itself, through the ``-shm``
+    index a writer keeps (the data files are never written)."""
+    flags = "mode=ro"
+    beside = [Path(f"{path}{suffix}") for suffix in ("-wal", "-journal")]
+    if not any(_nonempty(file) for file in beside):
+        flags += "&immutable=1"
+    return sqlite3.connect(f"file:{quote(str(path))}?{flags}", uri=True, check_same_thread=False)
+
+
+def _nonempty(file: Path) -> bool:
+    try:
+        return file.stat().st_size > 0
+    except OSError:
+        return False
+
+
+def _tables(conn: sqlite3.Connection) -> set[str]:
+    return {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+def _metadata(raw: Any) -> Any:
+    if raw is None:
+        return {}
+    text = raw if isinstance(raw, str) else bytes(raw)
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        return {UNDECODABLE: "json", "bytes": len(text), "problem": f"metadata is not JSON: {exc}"}
+
+
+class SqliteBackend:
+    """Statements over one SQLite file of LangGraph's (see :class:`~._langgraph.Backend`).
+
+    Raises:
+        StoreLocationError: (from the constructor) no such file, not SQLite, or without
+            LangGraph's tables.
+    """
+
+    kind = "langgraph-sqlite"
+
+    def __init__(self, path: str) -> None:
+        self.location = path
+        file = Path(path)
+        if not file.is_file():
+            raise StoreLocationError(path, "does not exist or is not a file")
+        try:
+            with file.open("rb") as opened:
+                header = opened.read(16)
+        except OSError as exc:
+            raise StoreLocationError(path, f"cannot be read ({exc.strerror})") from None
+        if header != _HEADER:
+            raise StoreLocationError(path, "is not a SQLite database")
+        try:
+            self._conn = _connect(file)
+            tables = _tables(self._conn)
+            missing = sorted({"checkpoints", "writes"} - tables)
+            columns = {row[1] for row in self._conn.execute("PRAGMA table_info(writes)")}
+        except sqlite3.Error as exc:
+            raise StoreLocationError(path, f"cannot be read as SQLite ({exc})") from None
+        if missing:
+            self._conn.close()
+            raise StoreLocationError(
+                path, f"has no {' or '.join(missing)} table: not a LangGraph checkpoint database"
+            )
+        self._task_path = "task_path" if "task_path" in columns else "''"
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def summaries(self, thread_id: str | None = None) -> Iterator[Summary]:
+        where = "" if thread_id is None else "WHERE thread_id = ?"
+        args = () if thread_id is None else (thread_id,)
+        sql = f"""
+            SELECT c.thread_id, c.n, c.subgraphs, c.head, c.first, c.bytes + coalesce(w.bytes, 0)
+            FROM (SELECT thread_id, count(*) AS n, count(DISTINCT NULLIF(checkpoint_ns, ''))
+                         AS subgraphs,
+                         max(CASE WHEN checkpoint_ns = '' THEN checkpoint_id END) AS head,
+                         min(CASE WHEN checkpoint_ns = '' THEN checkpoint_id END) AS first,
+                         sum({_CHECKPOINT_BYTES}) AS bytes
+                  FROM checkpoints {where} GROUP BY thread_id) AS c
+            LEFT JOIN (SELECT thread_id, sum({_WRITE_BYTES}) AS bytes
+                       FROM writes {where} GROUP BY thread_id) AS w USING (thread_id)
+            ORDER BY c.thread_id"""
+        for row in self._conn.execute(sql, args * 2):
+            yield Summary(str(row[0]), row[1], row[2], row[3], row[4], row[5] or 0)
+
+    def _checkpoint(self, row: Any) -> Checkpoint:
+        thread, ns, cid, parent, kind, blob, metadata = row
+        size = len(blob or b"") + len(metadata or b"")
+        return Checkpoint(
+            str(thread), ns, cid, parent, decode_typed(kind, blob), _metadata(metadata), size
+        )
+
+    _COLUMNS = (
+        "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata"
+    )
+
+    def checkpoint(self, thread_id: str, ns: str, checkpoint_id: str) -> Checkpoint | None:
+        row = self._conn.execute(
+            f"SELECT {self._COLUMNS} FROM checkpoints"
+            " WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+            (thread_id, ns, checkpoint_id),
+        ).fetchone()
+        return None if row is None else self._checkpoint(row)
+
+    def namespaces(self, thread_id: str) -> list[tuple[str, str]]:
+        return [
+            (row[0], row[1])
+            for row in self._conn.execute(
+                "SELECT checkpoint_ns, min(checkpoint_id) FROM checkpoints"
+                " WHERE thread_id = ? AND checkpoint_ns != '' GROUP BY checkpoint_ns"
+                " ORDER BY 2",
+                (thread_id,),
+            )
+        ]
+
+    def checkpoints(self, thread_id: str, ns: str) -> Iterator[Checkpoint]:
+        cursor = self._conn.execute(
+            f"SELECT {self._COLUMNS} FROM checkpoints"
+            " WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY checkpoint_id",
+            (thread_id, ns),
+        )
+        for row in cursor:
+            yield self._checkpoint(row)
+
+    def writes(self, thread_id: str, ns: str, checkpoint_id: str) -> list[Write]:
+        rows = self._conn.execute(
+            f"SELECT task_id, {self._task_path}, idx, channel, type, value FROM writes"
+            " WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"
+            " ORDER BY task_id, idx",
+            (thread_id, ns, checkpoint_id),
+        )
+        return [
+            Write(
+                task, path or "", idx, channel, kind, decode_typed(kind, value), len(value or b"")
+            )
+            for task, path, idx, channel, kind, value in rows
+        ]
+
+    def values(self, checkpoint: Checkpoint) -> dict[str, Any]:
+        values = checkpoint.checkpoint.get("channel_values")
+        return values if isinstance(values, dict) else {}
+
+    def find(self, prefix: str) -> list[tuple[str, str, str]]:
+        rows = self._conn.execute(
+            "SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints"
+            " WHERE substr(checkpoint_id, 1, ?) = ? ORDER BY checkpoint_id, thread_id LIMIT ?",
+            (len(prefix), prefix, _CANDIDATES),
+        )
+        return [(str(t), ns, cid) for t, ns, cid in rows]
+
+    def links(self, thread_id: str) -> Iterator[Link]:
+        cursor = self._conn.execute(
+            "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, metadata"
+            " FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_ns, checkpoint_id",
+            (thread_id,),
+        )
+        for ns, cid, parent, metadata in cursor:
+            yield link(ns, cid, parent, _metadata(metadata))
+
+    def orphan_writes(self, thread_id: str) -> list[tuple[str, str]]:
+        return [
+            (row[0], row[1])
+            for row in self._conn.execute(
+                "SELECT DISTINCT w.checkpoint_ns, w.checkpoint_id FROM writes AS w"
+                " WHERE w.thread_id = ? AND NOT EXISTS (SELECT 1 FROM checkpoints AS c"
+                " WHERE c.thread_id = w.thread_id AND c.checkpoint_ns = w.checkpoint_ns"
+                " AND c.checkpoint_id = w.checkpoint_id) ORDER BY 1, 2",
+                (thread_id,),
+            )
+        ]
+
+    def missing_blobs(self, thread_id: str) -> list[tuple[str, str, str, str]]:
+        return []  # the checkpoint holds its values: nothing is stored apart
+
+    def kind_sizes(self, thread_id: str | None) -> Iterator[tuple[str, str, int, int]]:
+        where = "" if thread_id is None else "WHERE thread_id = ?"
+        args = () if thread_id is None else (thread_id,)
+        sql = f"""
+            SELECT thread_id, 'checkpoints', count(*), sum({_CHECKPOINT_BYTES})
+            FROM checkpoints {where} GROUP BY thread_id
+            UNION ALL
+            SELECT thread_id, 'writes', count(*), sum({_WRITE_BYTES})
+            FROM writes {where} GROUP BY thread_id
+            ORDER BY 1, 2"""
+        for thread, kind, rows, size in self._conn.execute(sql, args * 2):
+            yield str(thread), kind, rows, size or 0
+
+    def channel_sizes(self, thread_id: str) -> Iterator[tuple[str, int, int]]:
+        totals: dict[str, list[int]] = {}
+        for (blob,) in self._conn.execute(
+            "SELECT checkpoint FROM checkpoints WHERE thread_id = ? AND type = 'msgpack'",
+            (thread_id,),
+        ):
+            for channel, size in channel_bytes(bytes(blob)).items():
+                counted = totals.setdefault(channel, [0, 0])
+                counted[0] += 1
+                counted[1] += size
+        for channel, rows, size in self._conn.execute(
+            f"SELECT channel, count(*), sum({_WRITE_BYTES}) FROM writes WHERE thread_id = ?"
+            " GROUP BY channel",
+            (thread_id,),
+        ):
+            counted = totals.setdefault(channel, [0, 0])
+            counted[0] += rows
+            counted[1] += size or 0
+        for channel, (rows, size) in totals.items():
+            yield channel, rows, size
