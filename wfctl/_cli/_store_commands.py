@@ -274,9 +274,9 @@ def log(
     location, other = _located(store)
     if other is not None:
         options = {"--follow": follow, "--from": from_seq is not None, "--last": last is not None}
-        _refuse(other, {**options, "--limit": limit is not None, "--verbose": verbose})
+        _refuse(other, {**options, "--limit": limit is not None})
         with other:
-            _source_log(other, run_id, json_output)
+            _source_log(other, run_id, json_output, verbose)
         return
     if follow:
         from ._follow import follow_log
@@ -512,7 +512,7 @@ def _source_runs(source: Source, query: RunQuery, json_output: bool) -> None:
     print_source_runs(source.kind, *source_runs(source, query))
 
 
-def _source_log(source: Source, run_id: str, json_output: bool) -> None:
+def _source_log(source: Source, run_id: str, json_output: bool, verbose: bool) -> None:
     from wfctl._sources._views import log_document, tree
 
     if json_output:
@@ -520,7 +520,7 @@ def _source_log(source: Source, run_id: str, json_output: bool) -> None:
         return
     from wfctl._render import print_source_log
 
-    print_source_log(source.kind, run_id, list(tree(list(source.records(run_id)))))
+    print_source_log(source.kind, run_id, list(tree(list(source.records(run_id)))), verbose=verbose)
 
 
 def _source_show(source: Source, entry_id: str, json_output: bool) -> None:

@@ -22,7 +22,7 @@ not say which).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from wfctl._errors import CheckpointNotFoundError, RunNotFoundError, WfctlError
@@ -100,6 +100,8 @@ class LangGraphSource(ClosingSource):
         status: RunState = "unknown"
         if head is None:
             problem = "no checkpoint in the root namespace"
+        elif not _decoded(head.checkpoint):
+            status = "unreadable"
         else:
             status = _status(head, self._backend.writes(thread, "", head.checkpoint_id))
         return RunInfo(
@@ -204,7 +206,7 @@ class LangGraphSource(ClosingSource):
         if not found:
             raise CheckpointNotFoundError(entry_id)
         if len(found) > 1:
-            names = ", ".join(f"{cid} (thread {thread})" for thread, _, cid in found)
+            names = ", ".join(f"{cid} (thread {thread})" for thread, _, cid in found[:_CANDIDATES])
             more = " and more" if len(found) > _CANDIDATES else ""
             raise WfctlError(
                 f"checkpoint id {entry_id!r} is ambiguous: {names}{more}; give more of it"
@@ -357,10 +359,13 @@ def _node(task_path: str) -> str:
 def _summary(
     row: Checkpoint, metadata: dict[str, Any], writes: Sequence[Write], problems: list[str]
 ) -> dict[str, Any]:
+    """What a listing shows of a checkpoint: its step and source, the nodes that ran from it
+    (their writes are stored against it), interrupts and resumes with their values, errors,
+    the functional API's task results, and what could not be decoded."""
     nodes: list[str] = []
     for write in writes:
         name = _node(write.task_path)
-        if name and write.channel not in (_RETURN,) and name not in nodes and write.idx >= 0:
+        if name and write.channel != _RETURN and write.task_id != _NULL_TASK and name not in nodes:
             nodes.append(name)
     step = metadata.get("step")
     return {
@@ -369,14 +374,24 @@ def _summary(
         "step": step if isinstance(step, int) else id_step(row.checkpoint_id),
         "source": metadata.get("source"),
         "nodes": nodes,
-        "interrupts": [_interrupt(w.value) for w in writes if w.channel == _INTERRUPT],
-        "resumes": [w.value for w in writes if w.channel == _RESUME and w.task_id != _NULL_TASK],
+        "interrupts": _flat(_interrupt(w.value) for w in writes if w.channel == _INTERRUPT),
+        "resumes": _flat(
+            w.value for w in writes if w.channel == _RESUME and w.task_id != _NULL_TASK
+        ),
         "errors": [w.value for w in writes if w.channel == _ERROR],
         "tasks": [
             {"task": _node(w.task_path), "result": w.value} for w in writes if w.channel == _RETURN
         ],
         "problems": problems,
     }
+
+
+def _flat(values: Iterable[Any]) -> list[Any]:
+    """Values stored as lists (LangGraph's interrupts and resumes of one task) one by one."""
+    flat: list[Any] = []
+    for value in values:
+        flat.extend(value if isinstance(value, list) else [value])
+    return flat
 
 
 def _interrupt(value: Any) -> Any:

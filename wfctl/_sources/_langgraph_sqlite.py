@@ -32,7 +32,9 @@ _WRITE_BYTES = "coalesce(length(CAST(value AS BLOB)), 0)"
 
 def is_langgraph_sqlite(path: Path) -> bool:
     """Whether ``path`` is a SQLite file (its 16-byte header) holding LangGraph's
-    ``checkpoints`` and ``writes`` tables; read-only, nothing created."""
+    ``checkpoints`` table (its ``thread_id``, ``checkpoint_ns`` and ``checkpoint_id``); read-only,
+    nothing created. A file without ``writes`` is detected all the same, so that opening it
+    says what is missing."""
     try:
         with path.open("rb") as file:
             if file.read(16) != _HEADER:
@@ -44,7 +46,8 @@ def is_langgraph_sqlite(path: Path) -> bool:
     except sqlite3.Error:
         return False
     try:
-        return {"checkpoints", "writes"} <= _tables(conn)
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(checkpoints)")}
+        return {"thread_id", "checkpoint_ns", "checkpoint_id"} <= columns
     except sqlite3.Error:
         return False
     finally:
@@ -183,7 +186,7 @@ class SqliteBackend:
         rows = self._conn.execute(
             f"SELECT task_id, {self._task_path}, idx, channel, type, value FROM writes"
             " WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"
-            " ORDER BY task_id, idx",
+            f" ORDER BY {self._task_path}, task_id, idx",
             (thread_id, ns, checkpoint_id),
         )
         return [
