@@ -35,6 +35,7 @@ __all__ = [
     "THREADS",
     "fill",
     "fresh_database",
+    "fresh_url",
     "postgres_saver",
     "sqlite_saver",
     "write_long_thread",
@@ -159,6 +160,16 @@ def fresh_database(server_url: str, name: str) -> str:
     params = conninfo_to_dict(server_url)
     params["dbname"] = name
     return make_conninfo("", **params)
+
+
+def fresh_url(server_url: str, name: str) -> str:
+    """:func:`fresh_database`, its ``postgresql://`` URL returned (the server's URL with the
+    database's name in place of the server's)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    fresh_database(server_url, name)
+    parts = urlsplit(server_url)
+    return urlunsplit(parts._replace(path=f"/{name}"))
 
 
 @contextmanager

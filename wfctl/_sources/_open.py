@@ -117,6 +117,8 @@ def other_kind(location: str | os.PathLike[str]) -> str | None:
 def _other_reader(text: str) -> Reader | None:
     if "://" in text:
         reader = _by_scheme(text)
+        if reader is not None and reader.name == "wfctl-postgresql":
+            reader = _postgres_kind(text)
     else:
         reader = _detected(Path(text)) if Path(text).exists() else None
     return None if reader is None or reader.name in WFCTL_READERS else reader
@@ -129,6 +131,52 @@ def _by_scheme(text: str) -> Reader | None:
 
 def _detected(path: Path) -> Reader | None:
     return next((r for r in _READERS if r.detect is not None and r.detect(path)), None)
+
+
+def _postgres_kind(url: str) -> Reader | None:
+    """The reader of a plain ``postgresql://`` URL's database: LangGraph's when it holds only
+    LangGraph's tables, else wfctl's (a server that cannot be reached is left to wfctl's store
+    to report).
+
+    Raises:
+        StoreLocationError: it holds both wfctl's store and LangGraph's tables.
+    """
+    try:
+        import psycopg
+
+        from ._langgraph_postgres import langgraph_tables, wfctl_tables
+    except ImportError:
+        return _by_scheme(url)
+    try:
+        with psycopg.connect(url, autocommit=True) as conn:
+            langgraph, wfctl = langgraph_tables(conn), wfctl_tables(conn)
+    except psycopg.Error:
+        return _by_scheme(url)
+    if langgraph and wfctl:
+        from wfctl._redact import redact
+
+        raise StoreLocationError(
+            redact(url),
+            "holds both wfctl's store and LangGraph's checkpoints: name the one to read "
+            "(langgraph+postgresql://... for LangGraph's)",
+        )
+    return _by_scheme("langgraph+postgresql://") if langgraph else _by_scheme(url)
+
+
+def _langgraph_postgres(location: str) -> Source:
+    prefix = "langgraph+postgresql://"
+    url = location
+    if location.lower().startswith(prefix):
+        url = "postgresql://" + location[len(prefix) :]
+    try:
+        from ._langgraph_postgres import PostgresBackend
+    except ImportError:
+        raise StoreLocationError(
+            location, "needs psycopg to be read: pip install 'wfctl[postgres]'"
+        ) from None
+    from ._langgraph import LangGraphSource
+
+    return LangGraphSource(PostgresBackend(url))
 
 
 def _wfctl(location: str) -> Source:
@@ -178,6 +226,9 @@ register_reader(Reader("wfctl-postgresql", ("postgresql", "postgres"), None, _wf
 register_reader(Reader("wfctl-file", (), _is_wfctl_store, _wfctl))
 register_reader(
     Reader("agent-framework", ("agent-framework",), _is_agent_framework_dir, _agent_framework)
+)
+register_reader(
+    Reader("langgraph-postgresql", ("langgraph+postgresql",), None, _langgraph_postgres)
 )
 register_reader(
     Reader("langgraph-sqlite", ("langgraph+sqlite",), _is_langgraph_sqlite, _langgraph_sqlite)
