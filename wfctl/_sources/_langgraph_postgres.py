@@ -12,7 +12,7 @@ thread, no history) is refused by name.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import psycopg
@@ -21,16 +21,15 @@ from psycopg import sql
 from wfctl._errors import StoreLocationError
 from wfctl._redact import redact
 
-from ._langgraph_model import Checkpoint, Link, Summary, Write, link
+from ._langgraph_model import Checkpoint, Link, Summary, link
+from ._langgraph_sql import SqlStatements, add_totals
 from ._msgpack import decode_typed
 
 __all__ = ["PostgresBackend", "langgraph_tables", "wfctl_tables"]
 
-_CANDIDATES = 6
 _TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
 _CHECKPOINT_BYTES = "pg_column_size(checkpoint) + coalesce(pg_column_size(metadata), 0)"
 _COLUMNS = "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata"
-_WRITE_COLUMNS = "task_id, task_path, idx, channel, type, blob"
 _cursors = itertools.count()
 #: Rows a fetch of a stream: aggregates are small rows; checkpoints may be big (their inline
 #: values), so fewer of them are held at once.
@@ -58,7 +57,7 @@ def wfctl_tables(conn: psycopg.Connection[Any]) -> bool:
     return "wfctl_runs" in _columns(conn)
 
 
-class PostgresBackend:
+class PostgresBackend(SqlStatements):
     """Statements over one database of LangGraph's (see :class:`~._langgraph_model.Backend`).
 
     Raises:
@@ -67,6 +66,10 @@ class PostgresBackend:
     """
 
     kind = "langgraph-postgresql"
+    _P = "%s"
+    _WRITES = "checkpoint_writes"
+    _VALUE = "blob"
+    _CHECKPOINT_SELECT = f"{_COLUMNS}, {_CHECKPOINT_BYTES}"
 
     def __init__(self, url: str) -> None:
         self.location = redact(url)
@@ -122,27 +125,12 @@ class PostgresBackend:
         for row in self._stream(query, args * 3):
             yield Summary(str(row[0]), row[1], row[2], row[3], row[4], int(row[5] or 0))
 
+    def _rows(self, query: str, args: tuple[Any, ...]) -> Iterable[Any]:
+        return self._conn.execute(sql.SQL(query), args)
+
     def _checkpoint(self, row: Any) -> Checkpoint:
         thread, ns, cid, parent, checkpoint, metadata, size = row
         return Checkpoint(str(thread), ns, cid, parent, checkpoint, metadata or {}, int(size))
-
-    def checkpoint(self, thread_id: str, ns: str, checkpoint_id: str) -> Checkpoint | None:
-        row = self._conn.execute(
-            f"SELECT {_COLUMNS}, {_CHECKPOINT_BYTES} FROM checkpoints"
-            " WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s",
-            (thread_id, ns, checkpoint_id),
-        ).fetchone()
-        return None if row is None else self._checkpoint(row)
-
-    def namespaces(self, thread_id: str) -> list[tuple[str, str]]:
-        return [
-            (row[0], row[1])
-            for row in self._conn.execute(
-                "SELECT checkpoint_ns, min(checkpoint_id) FROM checkpoints"
-                " WHERE thread_id = %s AND checkpoint_ns != '' GROUP BY checkpoint_ns ORDER BY 2",
-                (thread_id,),
-            )
-        ]
 
     def checkpoints(self, thread_id: str, ns: str) -> Iterator[Checkpoint]:
         for row in self._stream(
@@ -152,18 +140,6 @@ class PostgresBackend:
             _CHECKPOINT_PAGE,
         ):
             yield self._checkpoint(row)
-
-    def writes(self, thread_id: str, ns: str, checkpoint_id: str) -> list[Write]:
-        rows = self._conn.execute(
-            f"SELECT {_WRITE_COLUMNS} FROM checkpoint_writes"
-            " WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s"
-            " ORDER BY task_path, task_id, idx",
-            (thread_id, ns, checkpoint_id),
-        )
-        return [
-            Write(task, path or "", idx, channel, kind, decode_typed(kind, blob), len(blob or b""))
-            for task, path, idx, channel, kind, blob in rows
-        ]
 
     def values(self, checkpoint: Checkpoint) -> dict[str, Any]:
         stored = checkpoint.checkpoint
@@ -187,14 +163,6 @@ class PostgresBackend:
                 values[channel] = decode_typed(kind, blob)
         return values
 
-    def find(self, prefix: str) -> list[tuple[str, str, str]]:
-        rows = self._conn.execute(
-            "SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints"
-            " WHERE left(checkpoint_id, %s) = %s ORDER BY checkpoint_id, thread_id LIMIT %s",
-            (len(prefix), prefix, _CANDIDATES),
-        )
-        return [(str(t), ns, cid) for t, ns, cid in rows]
-
     def links(self, thread_id: str) -> Iterator[Link]:
         for ns, cid, parent, metadata in self._stream(
             "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, metadata"
@@ -202,18 +170,6 @@ class PostgresBackend:
             (thread_id,),
         ):
             yield link(ns, cid, parent, metadata)
-
-    def orphan_writes(self, thread_id: str) -> list[tuple[str, str]]:
-        return [
-            (row[0], row[1])
-            for row in self._conn.execute(
-                "SELECT DISTINCT w.checkpoint_ns, w.checkpoint_id FROM checkpoint_writes AS w"
-                " WHERE w.thread_id = %s AND NOT EXISTS (SELECT 1 FROM checkpoints AS c"
-                " WHERE c.thread_id = w.thread_id AND c.checkpoint_ns = w.checkpoint_ns"
-                " AND c.checkpoint_id = w.checkpoint_id) ORDER BY 1, 2",
-                (thread_id,),
-            )
-        ]
 
     def missing_blobs(self, thread_id: str) -> list[tuple[str, str, str, str]]:
         """A channel a checkpoint updated, not inline, whose version no blob holds."""
@@ -259,8 +215,10 @@ class PostgresBackend:
 
     def channel_sizes(self, thread_id: str) -> Iterator[tuple[str, int, int]]:
         totals: dict[str, list[int]] = {}
-        for channel, rows, size in self._conn.execute(
-            """
+        add_totals(
+            totals,
+            self._conn.execute(
+                """
             SELECT channel, count(*), sum(coalesce(octet_length(blob), 0))
             FROM checkpoint_blobs WHERE thread_id = %s GROUP BY channel
             UNION ALL
@@ -272,10 +230,8 @@ class PostgresBackend:
             UNION ALL
             SELECT channel, count(*), sum(coalesce(octet_length(blob), 0))
             FROM checkpoint_writes WHERE thread_id = %s GROUP BY channel""",
-            (thread_id, thread_id, thread_id),
-        ):
-            counted = totals.setdefault(str(channel), [0, 0])
-            counted[0] += int(rows)
-            counted[1] += int(size or 0)
+                (thread_id, thread_id, thread_id),
+            ),
+        )
         for channel, (rows, size) in totals.items():
             yield channel, rows, size

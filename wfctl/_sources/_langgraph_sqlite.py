@@ -11,20 +11,20 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 from wfctl._errors import StoreLocationError
 
-from ._langgraph_model import Checkpoint, Link, Summary, Write, link
+from ._langgraph_model import Checkpoint, Link, Summary, link
+from ._langgraph_sql import SqlStatements, add_totals
 from ._msgpack import UNDECODABLE, channel_bytes, decode_typed
 
 __all__ = ["SqliteBackend", "is_langgraph_sqlite"]
 
 _HEADER = b"SQLite format 3\x00"
-_CANDIDATES = 6
 #: The bytes of a row's stored blobs (a text column counted as its UTF-8 bytes).
 _CHECKPOINT_BYTES = "length(CAST(checkpoint AS BLOB)) + coalesce(length(CAST(metadata AS BLOB)), 0)"
 _WRITE_BYTES = "coalesce(length(CAST(value AS BLOB)), 0)"
@@ -87,7 +87,7 @@ def _metadata(raw: Any) -> Any:
         return {UNDECODABLE: "json", "bytes": len(text), "problem": f"metadata is not JSON: {exc}"}
 
 
-class SqliteBackend:
+class SqliteBackend(SqlStatements):
     """Statements over one SQLite file of LangGraph's (see :class:`~._langgraph.Backend`).
 
     Raises:
@@ -121,7 +121,7 @@ class SqliteBackend:
             raise StoreLocationError(
                 path, f"has no {' or '.join(missing)} table: not a LangGraph checkpoint database"
             )
-        self._task_path = "task_path" if "task_path" in columns else "''"
+        self._TASK_PATH = "task_path" if "task_path" in columns else "''"
 
     def close(self) -> None:
         self._conn.close()
@@ -153,25 +153,10 @@ class SqliteBackend:
     _COLUMNS = (
         "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata"
     )
+    _CHECKPOINT_SELECT = _COLUMNS
 
-    def checkpoint(self, thread_id: str, ns: str, checkpoint_id: str) -> Checkpoint | None:
-        row = self._conn.execute(
-            f"SELECT {self._COLUMNS} FROM checkpoints"
-            " WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
-            (thread_id, ns, checkpoint_id),
-        ).fetchone()
-        return None if row is None else self._checkpoint(row)
-
-    def namespaces(self, thread_id: str) -> list[tuple[str, str]]:
-        return [
-            (row[0], row[1])
-            for row in self._conn.execute(
-                "SELECT checkpoint_ns, min(checkpoint_id) FROM checkpoints"
-                " WHERE thread_id = ? AND checkpoint_ns != '' GROUP BY checkpoint_ns"
-                " ORDER BY 2",
-                (thread_id,),
-            )
-        ]
+    def _rows(self, query: str, args: tuple[Any, ...]) -> Iterable[Any]:
+        return self._conn.execute(query, args)
 
     def checkpoints(self, thread_id: str, ns: str) -> Iterator[Checkpoint]:
         cursor = self._conn.execute(
@@ -182,31 +167,9 @@ class SqliteBackend:
         for row in cursor:
             yield self._checkpoint(row)
 
-    def writes(self, thread_id: str, ns: str, checkpoint_id: str) -> list[Write]:
-        rows = self._conn.execute(
-            f"SELECT task_id, {self._task_path}, idx, channel, type, value FROM writes"
-            " WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"
-            f" ORDER BY {self._task_path}, task_id, idx",
-            (thread_id, ns, checkpoint_id),
-        )
-        return [
-            Write(
-                task, path or "", idx, channel, kind, decode_typed(kind, value), len(value or b"")
-            )
-            for task, path, idx, channel, kind, value in rows
-        ]
-
     def values(self, checkpoint: Checkpoint) -> dict[str, Any]:
         values = checkpoint.checkpoint.get("channel_values")
         return values if isinstance(values, dict) else {}
-
-    def find(self, prefix: str) -> list[tuple[str, str, str]]:
-        rows = self._conn.execute(
-            "SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints"
-            " WHERE substr(checkpoint_id, 1, ?) = ? ORDER BY checkpoint_id, thread_id LIMIT ?",
-            (len(prefix), prefix, _CANDIDATES),
-        )
-        return [(str(t), ns, cid) for t, ns, cid in rows]
 
     def links(self, thread_id: str) -> Iterator[Link]:
         cursor = self._conn.execute(
@@ -216,18 +179,6 @@ class SqliteBackend:
         )
         for ns, cid, parent, metadata in cursor:
             yield link(ns, cid, parent, _metadata(metadata))
-
-    def orphan_writes(self, thread_id: str) -> list[tuple[str, str]]:
-        return [
-            (row[0], row[1])
-            for row in self._conn.execute(
-                "SELECT DISTINCT w.checkpoint_ns, w.checkpoint_id FROM writes AS w"
-                " WHERE w.thread_id = ? AND NOT EXISTS (SELECT 1 FROM checkpoints AS c"
-                " WHERE c.thread_id = w.thread_id AND c.checkpoint_ns = w.checkpoint_ns"
-                " AND c.checkpoint_id = w.checkpoint_id) ORDER BY 1, 2",
-                (thread_id,),
-            )
-        ]
 
     def missing_blobs(self, thread_id: str) -> list[tuple[str, str, str, str]]:
         return []  # the checkpoint holds its values: nothing is stored apart
@@ -251,17 +202,14 @@ class SqliteBackend:
             "SELECT checkpoint FROM checkpoints WHERE thread_id = ? AND type = 'msgpack'",
             (thread_id,),
         ):
-            for channel, size in channel_bytes(bytes(blob)).items():
-                counted = totals.setdefault(channel, [0, 0])
-                counted[0] += 1
-                counted[1] += size
-        for channel, rows, size in self._conn.execute(
-            f"SELECT channel, count(*), sum({_WRITE_BYTES}) FROM writes WHERE thread_id = ?"
-            " GROUP BY channel",
-            (thread_id,),
-        ):
-            counted = totals.setdefault(channel, [0, 0])
-            counted[0] += rows
-            counted[1] += size or 0
+            add_totals(totals, ((c, 1, n) for c, n in channel_bytes(bytes(blob)).items()))
+        add_totals(
+            totals,
+            self._conn.execute(
+                f"SELECT channel, count(*), sum({_WRITE_BYTES}) FROM writes WHERE thread_id = ?"
+                " GROUP BY channel",
+                (thread_id,),
+            ),
+        )
         for channel, (rows, size) in totals.items():
             yield channel, rows, size
