@@ -205,3 +205,23 @@ def test_a_damaged_row_is_named_in_one_line(sqlite_store: Path, tmp_path: Path) 
 def test_a_location_that_is_no_langgraph_file_is_one_line(store: str, says: str) -> None:
     done = wfctl("runs", "--store", store)
     assert done.code == 2 and says in done.error_line()
+
+
+@pytest.mark.parametrize("args", [["cancel", "paused"], ["pause", "paused"]])
+def test_commands_for_wfctl_runs_refuse_a_langgraph_store(
+    sqlite_store: Path, args: list[str]
+) -> None:
+    before = directory_digest(sqlite_store.parent)
+    done = wfctl(*args, "--store", sqlite_store)
+    assert done.code == 2 and done.stdout == "", done
+    assert done.error_line() == (
+        f"wfctl: error: store '{sqlite_store}' is a langgraph-sqlite store: this command works "
+        "on wfctl stores only (runs, log, show, export and verify-lineage read it)"
+    )
+    assert directory_digest(sqlite_store.parent) == before
+
+
+def test_options_for_wfctl_journals_are_refused(sqlite_store: Path) -> None:
+    done = wfctl("log", "paused", "--follow", "--store", sqlite_store)
+    assert done.code == 2 and done.stdout == ""
+    assert "reads wfctl stores only, not a langgraph-sqlite source" in done.error_line()

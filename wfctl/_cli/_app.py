@@ -516,13 +516,14 @@ def wfctl_store_option(store: str | None) -> StoreLocation:
     """
     from wfctl._errors import StoreLocationError
     from wfctl._sources._open import other_kind
+    from wfctl._sources._views import a_kind
 
     location = locate_store_option(store)
     kind = other_kind(location.target)
     if kind is not None:
         raise StoreLocationError(
             str(location.target),
-            f"is an {kind} store: this command works on wfctl stores only (runs, log, show, "
+            f"is {a_kind(kind)} store: this command works on wfctl stores only (runs, log, show, "
             "export and verify-lineage read it)",
         )
     return location

@@ -47,10 +47,13 @@ def _located(store: str | None) -> tuple[StoreLocation, Source | None]:
 
 def _refuse(source: Source, options: dict[str, bool]) -> None:
     """Refuse the options a source of another engine cannot answer (one line, exit 2)."""
+    from wfctl._sources._views import a_kind
+
     given = [name for name, present in options.items() if present]
     if given:
         raise typer.BadParameter(
-            f"reads wfctl stores only, not an {source.kind} source", param_hint=f"'{given[0]}'"
+            f"reads wfctl stores only, not {a_kind(source.kind)} source",
+            param_hint=f"'{given[0]}'",
         )
 
 

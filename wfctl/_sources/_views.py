@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from wfctl._inspect._lineage import LineageReport
 
 __all__ = [
+    "a_kind",
     "entry_document",
     "export_document",
     "log_document",
@@ -32,6 +33,11 @@ __all__ = [
     "tree",
     "verify_source",
 ]
+
+
+def a_kind(kind: str) -> str:
+    """``kind`` with its article: an agent-framework, a langgraph-sqlite."""
+    return f"{'an' if kind[:1] in 'aeiou' else 'a'} {kind}"
 
 
 def _only_workflow_filters(source: Source, query: RunQuery, *, statuses: bool = False) -> None:
@@ -61,7 +67,7 @@ def verify_source(source: Source, run_ids: Sequence[str], query: RunQuery) -> Li
     from wfctl._inspect._lineage import LineageReport
 
     if run_ids:
-        raise WfctlError(f"an {source.kind} source is verified whole workflows; give no run ids")
+        raise WfctlError(f"{a_kind(source.kind)} source is verified whole; give no run ids")
     _only_workflow_filters(source, query)
     report = source.verify()
     if query.workflow is not None:
