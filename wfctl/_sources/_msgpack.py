@@ -76,7 +76,7 @@ def _undecodable(kind: str, data: bytes, problem: str) -> dict[str, Any]:
 
 
 def _reason(exc: BaseException) -> str:
-    if isinstance(exc, RecursionError):
+    if isinstance(exc, RecursionError | msgpack.StackError):
         return "nested too deeply to decode"
     if isinstance(exc, msgpack.ExtraData):
         return "bytes left over after the value"
