@@ -33,3 +33,14 @@ class TestLangGraphSqlite(SourceConformance):
         with open_source(f"langgraph+sqlite://{long_sqlite}") as source:
             (size,) = source.sizes("long")
             yield source, "long", size.size_bytes
+
+
+def test_runs_is_one_statement_whatever_the_thread_count(sqlite_store: Path) -> None:
+    """The listing reads every thread's aggregate, head and first checkpoint and head's signal
+    writes in one statement (a statement per thread would not list 100,000 in seconds)."""
+    with open_source(sqlite_store) as source:
+        statements: list[str] = []
+        source._backend._conn.set_trace_callback(statements.append)  # type: ignore[attr-defined]
+        listed = list(source.runs())
+    assert len(listed) == 5
+    assert len(statements) == 1, statements

@@ -27,7 +27,16 @@ from typing import TYPE_CHECKING, Any
 
 from wfctl._errors import CheckpointNotFoundError, RunNotFoundError, WfctlError
 
-from ._langgraph_model import Backend, Checkpoint, Summary, Write, id_step, parent_ns, parents_of
+from ._langgraph_model import (
+    Backend,
+    Checkpoint,
+    Listing,
+    Summary,
+    Write,
+    id_step,
+    parent_ns,
+    parents_of,
+)
 from ._msgpack import UNDECODABLE, problems_in
 from ._protocol import ClosingSource, Entry, KindSize, RunInfo, RunState, SizeInfo, by_kind
 
@@ -83,38 +92,12 @@ class LangGraphSource(ClosingSource):
         self._backend.close()
 
     def runs(self, *, workflow: str | None = None) -> Iterator[RunInfo]:
-        """Yield one run per thread, in thread order: one aggregate statement for the listing,
-        then the head (and first) checkpoint of each thread and the head's writes."""
-        for summary in self._backend.summaries():
-            info = self._run_info(summary)
+        """Yield one run per thread, in thread order, from one statement (each thread's
+        aggregate, its head outlined and its first checkpoint's time), streamed."""
+        for listed in self._backend.listing():
+            info = _run_info(listed)
             if workflow is None or info.workflow == workflow:
                 yield info
-
-    def _run_info(self, summary: Summary) -> RunInfo:
-        thread = summary.thread_id
-        head = None if summary.head is None else self._backend.checkpoint(thread, "", summary.head)
-        first = (
-            None if summary.first is None else self._backend.checkpoint(thread, "", summary.first)
-        )
-        problem = None if head is None else format_problem(head.checkpoint)
-        status: RunState = "unknown"
-        if head is None:
-            problem = "no checkpoint in the root namespace"
-        elif not _decoded(head.checkpoint):
-            status = "unreadable"
-        else:
-            status = _status(head, self._backend.writes(thread, "", head.checkpoint_id))
-        return RunInfo(
-            run_id=thread,
-            workflow=_workflow(head),
-            status=status,
-            head_id=summary.head,
-            created_at=_time(first),
-            updated_at=_time(head),
-            record_count=summary.count,
-            size_bytes=summary.size,
-            problem=problem,
-        )
 
     def records(self, run_id: str) -> Iterator[Entry]:
         """Yield the thread's checkpoints as a tree, streamed (module docstring).
@@ -286,6 +269,29 @@ class LangGraphSource(ClosingSource):
         return found
 
 
+def _run_info(listed: Listing) -> RunInfo:
+    summary, head = listed.summary, listed.head
+    problem = None if head is None else format_problem(head.checkpoint)
+    status: RunState = "unknown"
+    if head is None:
+        problem = "no checkpoint in the root namespace"
+    elif not _decoded(head.checkpoint):
+        status = "unreadable"
+    else:
+        status = _status(head, listed.signals)
+    return RunInfo(
+        run_id=summary.thread_id,
+        workflow=_workflow(head),
+        status=status,
+        head_id=summary.head,
+        created_at=listed.first_time,
+        updated_at=_time(head),
+        record_count=summary.count,
+        size_bytes=summary.size,
+        problem=problem,
+    )
+
+
 def _numbered(entry: Entry, order: int) -> Entry:
     return dataclasses.replace(entry, order=order)
 
@@ -316,14 +322,15 @@ def _workflow(head: Checkpoint | None) -> str:
     return ""
 
 
-def _status(head: Checkpoint, writes: Sequence[Write]) -> RunState:
-    """The thread's state from its head and the head's writes (module docstring)."""
-    if any(w.channel == _ERROR for w in writes):
+def _status(head: Checkpoint, signals: Sequence[tuple[str, str]]) -> RunState:
+    """The thread's state from its head and the head's signal writes, (channel, task id)
+    (module docstring)."""
+    if any(channel == _ERROR for channel, _ in signals):
         return "failed"
-    answered = {w.task_id for w in writes if w.channel == _RESUME}
+    answered = {task for channel, task in signals if channel == _RESUME}
     if any(
-        w.channel == _INTERRUPT and w.task_id not in answered and _NULL_TASK not in answered
-        for w in writes
+        channel == _INTERRUPT and task not in answered and _NULL_TASK not in answered
+        for channel, task in signals
     ):
         return "paused"
     metadata = head.metadata if isinstance(head.metadata, dict) else {}

@@ -12,12 +12,14 @@ __all__ = [
     "Backend",
     "Checkpoint",
     "Link",
+    "Listing",
     "Summary",
     "Write",
     "id_step",
     "link",
     "parent_ns",
     "parents_of",
+    "signals_of",
 ]
 
 
@@ -59,6 +61,18 @@ class Summary:
     size: int
 
 
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """A thread as ``runs`` lists it, from one statement: its summary, its head (the checkpoint
+    outlined: format, time and channel names, values not decoded), its first checkpoint's time,
+    and the head's signal writes as (channel, task id): errors, interrupts, resumes."""
+
+    summary: Summary
+    head: Checkpoint | None
+    first_time: str
+    signals: tuple[tuple[str, str], ...]
+
+
 @dataclass(slots=True)
 class Link:
     """What verify reads of one checkpoint: its place in the tree, never its values."""
@@ -79,6 +93,10 @@ class Backend(Protocol):
 
     def summaries(self, thread_id: str | None = None) -> Iterator[Summary]:
         """One aggregate row per thread (of ``thread_id`` only), in thread order."""
+        ...
+
+    def listing(self) -> Iterator[Listing]:
+        """Each thread as ``runs`` lists it, in thread order, from one statement."""
         ...
 
     def checkpoint(self, thread_id: str, ns: str, checkpoint_id: str) -> Checkpoint | None:
@@ -164,3 +182,11 @@ def parents_of(metadata: Any) -> dict[str, str]:
     if not isinstance(parents, dict):
         return {}
     return {str(k): v for k, v in parents.items() if isinstance(v, str)}
+
+
+def signals_of(text: str | None) -> tuple[tuple[str, str], ...]:
+    """The head's signal writes from their aggregated text (``channel<TAB>task`` lines)."""
+    if not text:
+        return ()
+    pairs = (line.split("\t", 1) for line in text.split("\n"))
+    return tuple((pair[0], pair[1]) for pair in pairs if len(pair) == 2)

@@ -21,7 +21,7 @@ from psycopg import sql
 from wfctl._errors import StoreLocationError
 from wfctl._redact import redact
 
-from ._langgraph_model import Checkpoint, Link, Summary, link
+from ._langgraph_model import Checkpoint, Link, Listing, Summary, link, signals_of
 from ._langgraph_sql import SqlStatements, add_totals
 from ._msgpack import decode_typed
 
@@ -124,6 +124,42 @@ class PostgresBackend(SqlStatements):
             ORDER BY c.thread_id"""
         for row in self._stream(query, args * 3):
             yield Summary(str(row[0]), row[1], row[2], row[3], row[4], int(row[5] or 0))
+
+    def listing(self) -> Iterator[Listing]:
+        query = f"""
+            SELECT c.thread_id, c.n, c.subgraphs, c.head, c.first,
+                   c.bytes + coalesce(w.bytes, 0) + coalesce(b.bytes, 0),
+                   h.parent_checkpoint_id, h.checkpoint, h.metadata,
+                   pg_column_size(h.checkpoint) + coalesce(pg_column_size(h.metadata), 0),
+                   f.checkpoint->>'ts',
+                   (SELECT string_agg(s.channel || chr(9) || s.task_id, chr(10))
+                    FROM checkpoint_writes AS s WHERE s.thread_id = c.thread_id
+                    AND s.checkpoint_ns = '' AND s.checkpoint_id = c.head AND s.idx < 0)
+            FROM (SELECT thread_id, count(*) AS n,
+                         count(DISTINCT NULLIF(checkpoint_ns, '')) AS subgraphs,
+                         max(checkpoint_id) FILTER (WHERE checkpoint_ns = '') AS head,
+                         min(checkpoint_id) FILTER (WHERE checkpoint_ns = '') AS first,
+                         sum({_CHECKPOINT_BYTES}) AS bytes
+                  FROM checkpoints GROUP BY thread_id) AS c
+            LEFT JOIN (SELECT thread_id, sum(coalesce(octet_length(blob), 0)) AS bytes
+                       FROM checkpoint_writes GROUP BY thread_id) AS w USING (thread_id)
+            LEFT JOIN (SELECT thread_id, sum(coalesce(octet_length(blob), 0)) AS bytes
+                       FROM checkpoint_blobs GROUP BY thread_id) AS b USING (thread_id)
+            LEFT JOIN checkpoints AS h ON h.thread_id = c.thread_id AND h.checkpoint_ns = ''
+                 AND h.checkpoint_id = c.head
+            LEFT JOIN checkpoints AS f ON f.thread_id = c.thread_id AND f.checkpoint_ns = ''
+                 AND f.checkpoint_id = c.first
+            ORDER BY c.thread_id"""
+        for row in self._stream(query, ()):
+            thread, count, subgraphs, head, first, size = row[:6]
+            parent, checkpoint, metadata, head_size, first_time, signals = row[6:]
+            summary = Summary(str(thread), count, subgraphs, head, first, int(size or 0))
+            outlined = None
+            if head is not None:
+                outlined = Checkpoint(
+                    str(thread), "", head, parent, checkpoint, metadata or {}, int(head_size)
+                )
+            yield Listing(summary, outlined, first_time or "", signals_of(signals))
 
     def _rows(self, query: str, args: tuple[Any, ...]) -> Iterable[Any]:
         return self._conn.execute(sql.SQL(query), args)

@@ -18,9 +18,9 @@ from urllib.parse import quote
 
 from wfctl._errors import StoreLocationError
 
-from ._langgraph_model import Checkpoint, Link, Summary, link
+from ._langgraph_model import Checkpoint, Link, Listing, Summary, link, signals_of
 from ._langgraph_sql import SqlStatements, add_totals
-from ._msgpack import UNDECODABLE, channel_bytes, decode_typed
+from ._msgpack import UNDECODABLE, channel_bytes, decode_typed, outline
 
 __all__ = ["SqliteBackend", "is_langgraph_sqlite"]
 
@@ -75,6 +75,12 @@ def _nonempty(file: Path) -> bool:
 
 def _tables(conn: sqlite3.Connection) -> set[str]:
     return {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+def _outline(kind: str | None, blob: Any) -> Any:
+    """A checkpoint outlined for a listing (:func:`~._msgpack.outline`), or decoded when it is
+    not msgpack (a pickle is opaque)."""
+    return outline(bytes(blob or b"")) if kind == "msgpack" else decode_typed(kind, blob)
 
 
 def _metadata(raw: Any) -> Any:
@@ -142,6 +148,42 @@ class SqliteBackend(SqlStatements):
             ORDER BY c.thread_id"""
         for row in self._conn.execute(sql, args * 2):
             yield Summary(str(row[0]), row[1], row[2], row[3], row[4], row[5] or 0)
+
+    def listing(self) -> Iterator[Listing]:
+        sql = f"""
+            SELECT c.thread_id, c.n, c.subgraphs, c.head, c.first, c.bytes + coalesce(w.bytes, 0),
+                   h.parent_checkpoint_id, h.type, h.checkpoint, h.metadata, f.type, f.checkpoint,
+                   (SELECT group_concat(s.channel || char(9) || s.task_id, char(10))
+                    FROM writes AS s WHERE s.thread_id = c.thread_id AND s.checkpoint_ns = ''
+                    AND s.checkpoint_id = c.head AND s.idx < 0)
+            FROM (SELECT thread_id, count(*) AS n, count(DISTINCT NULLIF(checkpoint_ns, ''))
+                         AS subgraphs,
+                         max(CASE WHEN checkpoint_ns = '' THEN checkpoint_id END) AS head,
+                         min(CASE WHEN checkpoint_ns = '' THEN checkpoint_id END) AS first,
+                         sum({_CHECKPOINT_BYTES}) AS bytes
+                  FROM checkpoints GROUP BY thread_id) AS c
+            LEFT JOIN (SELECT thread_id, sum({_WRITE_BYTES}) AS bytes
+                       FROM writes GROUP BY thread_id) AS w USING (thread_id)
+            LEFT JOIN checkpoints AS h ON h.thread_id = c.thread_id AND h.checkpoint_ns = ''
+                 AND h.checkpoint_id = c.head
+            LEFT JOIN checkpoints AS f ON f.thread_id = c.thread_id AND f.checkpoint_ns = ''
+                 AND f.checkpoint_id = c.first
+            ORDER BY c.thread_id"""
+        for row in self._conn.execute(sql):
+            thread, count, subgraphs, head, first, size = row[:6]
+            parent, kind, blob, metadata, first_kind, first_blob, signals = row[6:]
+            summary = Summary(str(thread), count, subgraphs, head, first, size or 0)
+            outlined = None
+            if head is not None:
+                size = len(blob or b"") + len(metadata or b"")
+                outlined = Checkpoint(
+                    str(thread), "", head, parent, _outline(kind, blob), _metadata(metadata), size
+                )
+            start = _outline(first_kind, first_blob) if first is not None else None
+            when = start.get("ts") if isinstance(start, dict) else None
+            yield Listing(
+                summary, outlined, when if isinstance(when, str) else "", signals_of(signals)
+            )
 
     def _checkpoint(self, row: Any) -> Checkpoint:
         thread, ns, cid, parent, kind, blob, metadata = row
