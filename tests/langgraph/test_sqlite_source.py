@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.langgraph.stores import THREADS, fill, sqlite_saver
 from wfctl.sources import Source, open_source
 from wfctl.sources.testing import SourceConformance, directory_digest
 
@@ -44,3 +45,18 @@ def test_runs_is_one_statement_whatever_the_thread_count(sqlite_store: Path) -> 
         listed = list(source.runs())
     assert len(listed) == 5
     assert len(statements) == 1, statements
+
+
+def test_rows_still_in_the_wal_are_read(tmp_path: Path) -> None:
+    """While LangGraph's connection is open its commits may sit in ``-wal``: SQLite reads them
+    (the file is not opened ``immutable`` then), and neither the file nor its ``-wal`` changes."""
+    path = tmp_path / "live.sqlite"
+    with sqlite_saver(path) as saver:
+        fill(saver)
+        wal = Path(f"{path}-wal")
+        assert wal.stat().st_size > 0  # the commits are in the WAL, not yet in the file
+        before = (path.read_bytes(), wal.read_bytes())
+        with open_source(path) as source:
+            assert {r.run_id for r in source.runs()} == set(THREADS)
+            assert source.verify().ok
+        assert (path.read_bytes(), wal.read_bytes()) == before
