@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.langgraph.stores import THREADS, fill, sqlite_saver
+from tests.langgraph.stores import THREADS, fill, sqlite_saver, write_pickled_delta
 from wfctl.sources import Source, open_source
 from wfctl.sources.testing import SourceConformance, directory_digest
 
@@ -60,3 +60,23 @@ def test_rows_still_in_the_wal_are_read(tmp_path: Path) -> None:
             assert {r.run_id for r in source.runs()} == set(THREADS)
             assert source.verify().ok
         assert (path.read_bytes(), wal.read_bytes()) == before
+
+
+def test_pickle_rows_langgraph_wrote_are_opaque(tmp_path: Path) -> None:
+    """With its pickle fallback on, LangGraph pickles a whole SQLite checkpoint holding a value
+    msgpack cannot encode: the thread is listed (its state from its writes, the pickle named),
+    its checkpoints given opaque with their size, and its lineage still checked from the
+    columns."""
+    path = write_pickled_delta(tmp_path / "pickled.sqlite")
+    with open_source(path) as source:
+        (info,) = source.runs()
+        assert info.status == "unknown"
+        assert info.problem is not None and "stored as pickle (never unpickled)" in info.problem
+        entries = list(source.records("delta"))
+        pickled = [e for e in entries if e.data["checkpoint"].get("$opaque") == "pickle"]
+        assert pickled and all(e.data["checkpoint"]["bytes"] > 0 for e in pickled)
+        writes = [w for e in entries for w in e.data["pending_writes"]]
+        assert {"$opaque": "pickle"}.items() <= next(
+            w["value"] for w in writes if w["channel"] == "thing"
+        ).items()
+        assert source.verify().ok

@@ -275,6 +275,12 @@ def _run_info(listed: Listing) -> RunInfo:
     status: RunState = "unknown"
     if head is None:
         problem = "no checkpoint in the root namespace"
+    elif _opaque(head.checkpoint):  # a pickle: its writes still say failed or paused
+        status = _status(head, listed.signals)
+        problem = (
+            f"the head checkpoint is stored as {head.checkpoint['$opaque']} "
+            "(never unpickled): its values are not shown"
+        )
     elif not _decoded(head.checkpoint):
         status = "unreadable"
     else:
@@ -294,6 +300,11 @@ def _run_info(listed: Listing) -> RunInfo:
 
 def _numbered(entry: Entry, order: int) -> Entry:
     return dataclasses.replace(entry, order=order)
+
+
+def _opaque(checkpoint: Any) -> bool:
+    """Whether a checkpoint is stored in a form wfctl does not decode (a pickle)."""
+    return isinstance(checkpoint, dict) and "$opaque" in checkpoint
 
 
 def _decoded(checkpoint: Any) -> bool:
