@@ -17,12 +17,14 @@ import msgpack
 __all__ = [
     "PLANTED_MODULE",
     "copy_of",
+    "damaged",
     "head_of",
     "hostile_copy",
     "with_newer_format",
     "with_truncated_checkpoint",
     "with_two_loop_children",
     "with_unknown_ext",
+    "without_task_path",
     "without_writes",
 ]
 
@@ -170,3 +172,19 @@ def with_two_loop_children(source: Path, target: Path, thread: str) -> tuple[str
     finally:
         conn.close()
     return str(row[3]), head, twin
+
+
+def without_task_path(source: Path, target: Path) -> None:
+    """A copy whose ``writes`` has no ``task_path`` column, as older savers wrote it."""
+    copy_of(source, target)
+    _change(target, "ALTER TABLE writes DROP COLUMN task_path")
+
+
+def damaged(source: Path, target: Path, *, cut: bool) -> Path:
+    """A copy cut to half its length (``cut``), or with every page after the first overwritten."""
+    data = source.read_bytes()
+    page = 4096
+    target.write_bytes(
+        data[: len(data) // 2] if cut else data[:page] + b"\xff" * (len(data) - page)
+    )
+    return target

@@ -13,11 +13,13 @@ import pytest
 from tests.cli.conftest import wfctl
 from tests.cli.test_json_documents import _check
 from tests.langgraph.tampered import (
+    damaged,
     hostile_copy,
     with_newer_format,
     with_truncated_checkpoint,
     with_two_loop_children,
     with_unknown_ext,
+    without_task_path,
     without_writes,
 )
 from wfctl.sources.testing import directory_digest
@@ -225,3 +227,34 @@ def test_options_for_wfctl_journals_are_refused(sqlite_store: Path) -> None:
     done = wfctl("log", "paused", "--follow", "--store", sqlite_store)
     assert done.code == 2 and done.stdout == ""
     assert "reads wfctl stores only, not a langgraph-sqlite source" in done.error_line()
+
+
+def test_a_file_of_an_older_saver_without_task_paths_is_read(
+    sqlite_store: Path, tmp_path: Path
+) -> None:
+    older = tmp_path / "older.sqlite"
+    without_task_path(sqlite_store, older)
+    log = _json("log", "failed", "--store", older)["records"]
+    assert [r["summary"]["nodes"] for r in log] == [[]] * len(log)  # no task path: no names
+    assert log[-1]["summary"]["errors"] == ["ValueError('n is too big: 201')"]
+    assert {w["task_path"] for r in log for w in r["data"]["pending_writes"]} == {""}
+    assert _json("verify-lineage", "--store", older)["ok"] is True
+
+
+@pytest.mark.parametrize("cut", [True, False])
+def test_a_file_sqlite_cannot_read_is_one_line(
+    sqlite_store: Path, tmp_path: Path, cut: bool
+) -> None:
+    broken = damaged(sqlite_store, tmp_path / "broken.sqlite", cut=cut)
+    for args in (
+        ["runs"],
+        ["log", "paused"],
+        ["show", "1f"],
+        ["export", "paused"],
+        ["verify-lineage"],
+    ):
+        done = wfctl(*args, "--store", broken)
+        assert done.code == 2 and done.stdout == "", done
+        assert done.error_line() == (
+            f"wfctl: error: store '{broken}' cannot be read: database disk image is malformed"
+        )

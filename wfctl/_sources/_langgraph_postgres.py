@@ -12,7 +12,7 @@ thread, no history) is refused by name.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import psycopg
@@ -44,6 +44,12 @@ def _columns(conn: psycopg.Connection[Any]) -> dict[str, set[str]]:
     ):
         found.setdefault(str(table), set()).add(str(column))
     return found
+
+
+def _failed(location: str, exc: psycopg.Error) -> StoreLocationError:
+    text = str(exc).strip()
+    reason = text.splitlines()[0] if text else type(exc).__name__
+    return StoreLocationError(location, f"cannot be read: {reason}", unreachable=True)
 
 
 def langgraph_tables(conn: psycopg.Connection[Any]) -> bool:
@@ -99,11 +105,15 @@ class PostgresBackend(SqlStatements):
         self._conn.close()
 
     def _stream(self, query: str, args: tuple[Any, ...], page: int = _PAGE) -> Iterator[Any]:
-        """Rows of ``query`` from a server-side cursor, ``page`` rows a fetch."""
-        with self._conn.cursor(name=f"wfctl_lg_{next(_cursors)}") as cursor:
-            cursor.itersize = page
-            cursor.execute(sql.SQL(query), args)
-            yield from cursor
+        """Rows of ``query`` from a server-side cursor, ``page`` rows a fetch; a server that
+        fails is one line naming the store."""
+        try:
+            with self._conn.cursor(name=f"wfctl_lg_{next(_cursors)}") as cursor:
+                cursor.itersize = page
+                cursor.execute(sql.SQL(query), args)
+                yield from cursor
+        except psycopg.Error as exc:
+            raise _failed(self.location, exc) from None
 
     def summaries(self, thread_id: str | None = None) -> Iterator[Summary]:
         where = "" if thread_id is None else "WHERE thread_id = %s"
@@ -161,8 +171,12 @@ class PostgresBackend(SqlStatements):
                 )
             yield Listing(summary, outlined, first_time or "", signals_of(signals))
 
-    def _rows(self, query: str, args: tuple[Any, ...]) -> Iterable[Any]:
-        return self._conn.execute(sql.SQL(query), args)
+    def _rows(self, query: str, args: tuple[Any, ...] = ()) -> Iterator[Any]:
+        """The rows of ``query``; a server that fails is one line naming the store."""
+        try:
+            yield from self._conn.execute(sql.SQL(query), args)
+        except psycopg.Error as exc:
+            raise _failed(self.location, exc) from None
 
     def _checkpoint(self, row: Any) -> Checkpoint:
         thread, ns, cid, parent, checkpoint, metadata, size = row
@@ -187,7 +201,7 @@ class PostgresBackend(SqlStatements):
         apart = [(str(c), str(v)) for c, v in versions.items() if c not in values]
         if not apart:
             return values
-        rows = self._conn.execute(
+        rows = self._rows(
             "SELECT b.channel, b.type, b.blob FROM checkpoint_blobs AS b"
             " JOIN unnest(%s::text[], %s::text[]) AS v(channel, version)"
             " ON b.channel = v.channel AND b.version = v.version"
@@ -211,7 +225,7 @@ class PostgresBackend(SqlStatements):
         """A channel a checkpoint updated, not inline, whose version no blob holds."""
         return [
             (row[0], row[1], row[2], row[3])
-            for row in self._conn.execute(
+            for row in self._rows(
                 """
                 SELECT c.checkpoint_ns, c.checkpoint_id, u.channel,
                        c.checkpoint->'channel_versions'->>u.channel
@@ -253,7 +267,7 @@ class PostgresBackend(SqlStatements):
         totals: dict[str, list[int]] = {}
         add_totals(
             totals,
-            self._conn.execute(
+            self._rows(
                 """
             SELECT channel, count(*), sum(coalesce(octet_length(blob), 0))
             FROM checkpoint_blobs WHERE thread_id = %s GROUP BY channel

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -33,8 +33,8 @@ _WRITE_BYTES = "coalesce(length(CAST(value AS BLOB)), 0)"
 def is_langgraph_sqlite(path: Path) -> bool:
     """Whether ``path`` is a SQLite file (its 16-byte header) holding LangGraph's
     ``checkpoints`` table (its ``thread_id``, ``checkpoint_ns`` and ``checkpoint_id``); read-only,
-    nothing created. A file without ``writes`` is detected all the same, so that opening it
-    says what is missing."""
+    nothing created. A file without ``writes``, or one SQLite cannot read (malformed, cut
+    short), is taken all the same, so that opening it says what is wrong with it."""
     try:
         with path.open("rb") as file:
             if file.read(16) != _HEADER:
@@ -44,12 +44,12 @@ def is_langgraph_sqlite(path: Path) -> bool:
     try:
         conn = _connect(path)
     except sqlite3.Error:
-        return False
+        return True
     try:
         columns = {row[1] for row in conn.execute("PRAGMA table_info(checkpoints)")}
         return {"thread_id", "checkpoint_ns", "checkpoint_id"} <= columns
     except sqlite3.Error:
-        return False
+        return True
     finally:
         conn.close()
 
@@ -121,7 +121,7 @@ class SqliteBackend(SqlStatements):
             missing = sorted({"checkpoints", "writes"} - tables)
             columns = {row[1] for row in self._conn.execute("PRAGMA table_info(writes)")}
         except sqlite3.Error as exc:
-            raise StoreLocationError(path, f"cannot be read as SQLite ({exc})") from None
+            raise StoreLocationError(path, f"cannot be read: {exc}") from None
         if missing:
             self._conn.close()
             raise StoreLocationError(
@@ -146,7 +146,7 @@ class SqliteBackend(SqlStatements):
             LEFT JOIN (SELECT thread_id, sum({_WRITE_BYTES}) AS bytes
                        FROM writes {where} GROUP BY thread_id) AS w USING (thread_id)
             ORDER BY c.thread_id"""
-        for row in self._conn.execute(sql, args * 2):
+        for row in self._rows(sql, args * 2):
             yield Summary(str(row[0]), row[1], row[2], row[3], row[4], row[5] or 0)
 
     def listing(self) -> Iterator[Listing]:
@@ -169,7 +169,7 @@ class SqliteBackend(SqlStatements):
             LEFT JOIN checkpoints AS f ON f.thread_id = c.thread_id AND f.checkpoint_ns = ''
                  AND f.checkpoint_id = c.first
             ORDER BY c.thread_id"""
-        for row in self._conn.execute(sql):
+        for row in self._rows(sql):
             thread, count, subgraphs, head, first, size = row[:6]
             parent, kind, blob, metadata, first_kind, first_blob, signals = row[6:]
             summary = Summary(str(thread), count, subgraphs, head, first, size or 0)
@@ -197,11 +197,16 @@ class SqliteBackend(SqlStatements):
     )
     _CHECKPOINT_SELECT = _COLUMNS
 
-    def _rows(self, query: str, args: tuple[Any, ...]) -> Iterable[Any]:
-        return self._conn.execute(query, args)
+    def _rows(self, query: str, args: tuple[Any, ...] = ()) -> Iterator[Any]:
+        """The rows of ``query``, streamed; a file SQLite cannot read (malformed, cut short)
+        is one line naming it, whenever SQLite finds out."""
+        try:
+            yield from self._conn.execute(query, args)
+        except sqlite3.DatabaseError as exc:
+            raise StoreLocationError(self.location, f"cannot be read: {exc}") from None
 
     def checkpoints(self, thread_id: str, ns: str) -> Iterator[Checkpoint]:
-        cursor = self._conn.execute(
+        cursor = self._rows(
             f"SELECT {self._COLUMNS} FROM checkpoints"
             " WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY checkpoint_id",
             (thread_id, ns),
@@ -214,7 +219,7 @@ class SqliteBackend(SqlStatements):
         return values if isinstance(values, dict) else {}
 
     def links(self, thread_id: str) -> Iterator[Link]:
-        cursor = self._conn.execute(
+        cursor = self._rows(
             "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, metadata"
             " FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_ns, checkpoint_id",
             (thread_id,),
@@ -235,19 +240,19 @@ class SqliteBackend(SqlStatements):
             SELECT thread_id, 'writes', count(*), sum({_WRITE_BYTES})
             FROM writes {where} GROUP BY thread_id
             ORDER BY 1, 2"""
-        for thread, kind, rows, size in self._conn.execute(sql, args * 2):
+        for thread, kind, rows, size in self._rows(sql, args * 2):
             yield str(thread), kind, rows, size or 0
 
     def channel_sizes(self, thread_id: str) -> Iterator[tuple[str, int, int]]:
         totals: dict[str, list[int]] = {}
-        for (blob,) in self._conn.execute(
+        for (blob,) in self._rows(
             "SELECT checkpoint FROM checkpoints WHERE thread_id = ? AND type = 'msgpack'",
             (thread_id,),
         ):
             add_totals(totals, ((c, 1, n) for c, n in channel_bytes(bytes(blob)).items()))
         add_totals(
             totals,
-            self._conn.execute(
+            self._rows(
                 f"SELECT channel, count(*), sum({_WRITE_BYTES}) FROM writes WHERE thread_id = ?"
                 " GROUP BY channel",
                 (thread_id,),
