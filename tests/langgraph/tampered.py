@@ -20,6 +20,7 @@ __all__ = [
     "damaged",
     "head_of",
     "hostile_copy",
+    "plant",
     "with_newer_format",
     "with_truncated_checkpoint",
     "with_two_loop_children",
@@ -69,19 +70,29 @@ def _change(path: Path, sql: str, *args: Any) -> None:
         conn.close()
 
 
-def hostile_copy(source: Path, target: Path, planted: Path, module_dir: Path) -> Path:
-    """A copy where the head of ``done`` is a ``pickle`` row and a write of ``paused`` a
-    ``pickle`` value, both creating ``planted`` when unpickled, and a write of ``paused`` an
-    extension naming :data:`PLANTED_MODULE` (written into ``module_dir``, creating
-    ``planted.with_suffix('.imported')`` on import)."""
-    copy_of(source, target)
+def plant(planted: Path, module_dir: Path) -> tuple[bytes, bytes]:
+    """A pickle that creates ``planted`` when unpickled, and msgpack bytes of an extension
+    naming :data:`PLANTED_MODULE`, written into ``module_dir``, whose import creates
+    ``planted.with_suffix('.imported')``."""
     module_dir.mkdir(parents=True, exist_ok=True)
     marker = planted.with_suffix(".imported")
     (module_dir / f"{PLANTED_MODULE}.py").write_text(
         f"open({str(marker)!r}, 'w').close()\n\nclass Thing:\n    def __init__(self, *a):\n"
         "        pass\n"
     )
-    hostile = pickle.dumps(_Creates(planted))
+    ext = msgpack.packb(
+        msgpack.ExtType(0, msgpack.packb([PLANTED_MODULE, "Thing", "x"])), use_bin_type=True
+    )
+    return pickle.dumps(_Creates(planted)), ext
+
+
+def hostile_copy(source: Path, target: Path, planted: Path, module_dir: Path) -> Path:
+    """A copy where the head of ``done`` is a ``pickle`` row and a write of ``paused`` a
+    ``pickle`` value, both creating ``planted`` when unpickled, and a write of ``paused`` an
+    extension naming :data:`PLANTED_MODULE` (written into ``module_dir``, creating
+    ``planted.with_suffix('.imported')`` on import)."""
+    copy_of(source, target)
+    hostile, ext = plant(planted, module_dir)
     _change(
         target,
         "UPDATE checkpoints SET type = 'pickle', checkpoint = ? WHERE checkpoint_id = ?",
@@ -92,9 +103,6 @@ def hostile_copy(source: Path, target: Path, planted: Path, module_dir: Path) ->
         target,
         "UPDATE writes SET type = 'pickle', value = ? WHERE thread_id = 'paused' AND channel = 'n'",
         hostile,
-    )
-    ext = msgpack.packb(
-        msgpack.ExtType(0, msgpack.packb([PLANTED_MODULE, "Thing", "x"])), use_bin_type=True
     )
     _change(
         target,

@@ -5,13 +5,15 @@ from a plain ``postgresql://`` URL when the database holds LangGraph's tables on
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import psycopg
 import pytest
 
 from tests.cli.conftest import wfctl
 from tests.langgraph.conftest import table_digest
-from tests.langgraph.stores import fresh_url
+from tests.langgraph.stores import fresh_url, write_postgres
+from tests.langgraph.tampered import plant
 from wfctl.sources import Source, open_source
 from wfctl.sources.testing import SourceConformance
 from wfctl.storage.testing import PrivateServer
@@ -69,8 +71,6 @@ def test_a_plain_url_is_detected_by_its_tables(pg_store: str, pg_server: Private
 def test_a_blob_a_checkpoint_names_and_no_row_holds_breaks_the_lineage(
     pg_server: PrivateServer,
 ) -> None:
-    from tests.langgraph.stores import write_postgres
-
     url = write_postgres(fresh_url(pg_server.url, "langgraph_missing_blob"))
     with psycopg.connect(url, autocommit=True) as conn:
         versions = [
@@ -98,3 +98,40 @@ def test_the_shallow_saver_is_refused_by_name(pg_server: PrivateServer) -> None:
         )
     done = wfctl("runs", "--store", f"langgraph+{url}")
     assert done.code == 2 and "LangGraph's shallow checkpointer" in done.error_line()
+
+
+def test_no_command_unpickles_or_imports_what_a_row_names(
+    pg_server: PrivateServer, tmp_path: Path
+) -> None:
+    planted, modules = tmp_path / "planted", tmp_path / "modules"
+    hostile, ext = plant(planted, modules)
+    url = write_postgres(fresh_url(pg_server.url, "langgraph_hostile"))
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(
+            "UPDATE checkpoint_blobs SET type = 'pickle', blob = %s"
+            " WHERE thread_id = 'paused' AND channel = 'log'",
+            (hostile,),
+        )
+        conn.execute(
+            "UPDATE checkpoint_writes SET type = 'msgpack', blob = %s"
+            " WHERE thread_id = 'paused' AND channel = 'n'",
+            (ext,),
+        )
+    env = {"PYTHONPATH": str(modules)}
+    listed = wfctl("runs", "--store", url, "--json", cwd=modules, env=env)
+    head = next(r["head_id"] for r in listed.json()["runs"] if r["run_id"] == "paused")
+    for args in (
+        ["runs"],
+        ["log", "paused", "-v"],
+        ["show", head],
+        ["export", "paused"],
+        ["verify-lineage"],
+    ):
+        for extra in ([], ["--json"]):
+            done = wfctl(*args, *extra, "--store", url, cwd=modules, env=env, timeout=60)
+            assert done.code in (0, 1), done
+            assert "Traceback" not in done.stderr
+    assert not planted.exists()
+    assert not planted.with_suffix(".imported").exists()
+    shown = wfctl("show", head, "--store", url, "--json").json()["record"]["data"]
+    assert shown["checkpoint"]["channel_values"]["log"]["$opaque"] == "pickle"
