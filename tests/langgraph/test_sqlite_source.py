@@ -4,12 +4,16 @@ and the functional API's task results."""
 
 from __future__ import annotations
 
+import gc
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.langgraph.stores import THREADS, fill, sqlite_saver, write_pickled_delta
+from wfctl._errors import RunNotFoundError
+from wfctl._sources._views import log_tree, tree
 from wfctl.sources import Source, open_source
 from wfctl.sources.testing import SourceConformance, directory_digest
 
@@ -80,3 +84,40 @@ def test_pickle_rows_langgraph_wrote_are_opaque(tmp_path: Path) -> None:
             w["value"] for w in writes if w["channel"] == "thing"
         ).items()
         assert source.verify().ok
+
+
+def test_log_streams_with_the_depths_of_the_whole_tree(sqlite_store: Path) -> None:
+    """``log`` gives a thread's records as they are read, each at the depth the whole tree
+    gives it (children counted from lineage fields only: forks and subgraphs indented)."""
+    with open_source(sqlite_store) as source:
+        for info in source.runs():
+            whole = [(depth, e.entry_id) for depth, e in tree(list(source.records(info.run_id)))]
+            count, streamed = log_tree(source, info.run_id)
+            assert count == info.record_count
+            assert [(depth, e.entry_id) for depth, e in streamed] == whole
+        assert any(depth > 0 for depth, _ in log_tree(source, "nested")[1])
+        statements: list[str] = []
+        source._backend._conn.set_trace_callback(statements.append)  # type: ignore[attr-defined]
+        _, streamed = log_tree(source, "done")
+        next(streamed)  # the first record is given once it is read, not after all six
+        assert sum(s.startswith("SELECT task_id") for s in statements) == 1, statements
+        with pytest.raises(RunNotFoundError):
+            log_tree(source, "no-such-thread")
+
+
+def test_a_stream_left_unfinished_ends_quietly_after_its_source(sqlite_store: Path) -> None:
+    """A command that stops part way (an error, a closed pipe) closes its source first; the
+    stream dropped after it must not raise while it is collected (an error printed at exit)."""
+    unraisable: list[object] = []
+    previous = sys.unraisablehook
+    sys.unraisablehook = unraisable.append
+    try:
+        source = open_source(sqlite_store)
+        stream = source.records("done")
+        next(stream)
+        source.close()
+        del stream
+        gc.collect()
+    finally:
+        sys.unraisablehook = previous
+    assert unraisable == []

@@ -528,14 +528,14 @@ def _source_runs(source: Source, query: RunQuery, json_output: bool) -> None:
 
 
 def _source_log(source: Source, run_id: str, json_output: bool, verbose: bool) -> None:
-    from wfctl._sources._views import log_document, tree
+    from wfctl._sources._views import log_document, log_tree
 
     if json_output:
         emit_json(log_document(source, run_id))
         return
     from wfctl._render import print_source_log
 
-    print_source_log(source.kind, run_id, list(tree(list(source.records(run_id)))), verbose=verbose)
+    print_source_log(source.kind, run_id, *log_tree(source, run_id), verbose=verbose)
 
 
 def _source_show(source: Source, entry_id: str, json_output: bool) -> None:

@@ -4,7 +4,7 @@ records as a tree, one record."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._common import Text, json_text, status_text, stdout
@@ -58,14 +58,21 @@ _FACTS = (
 
 
 def print_source_log(
-    kind: str, run_id: str, tree: Sequence[tuple[int, Entry]], *, verbose: bool = False
+    kind: str,
+    run_id: str,
+    count: int | None,
+    tree: Iterable[tuple[int, Entry]],
+    *,
+    verbose: bool = False,
 ) -> None:
     """The run's records as a timeline: a branch of a fork (or a later root) is indented
     under it and marked ``└─``; the facts of each record's summary (step, the nodes that ran,
     interrupts, resumes, errors, task results, problems) under it, and with ``verbose`` its
-    values (``data``) as JSON."""
+    values (``data``) as JSON. Each record is printed as it comes (``count``: how many, when
+    known first)."""
     out = stdout()
-    out.print(Text(f"{run_id} ({kind}): {len(tree)} record(s)", style="bold"))
+    counted = "" if count is None else f": {count} record(s)"
+    out.print(Text(f"{run_id} ({kind}){counted}", style="bold"))
     for depth, entry in tree:
         mark = "  " * (depth - 1) + "└─ " if depth else ""
         parents = ", ".join(entry.parent_ids) or "root"

@@ -174,6 +174,25 @@ class LangGraphSource(ClosingSource):
             size_bytes=row.size + sum(w.size for w in writes),
         )
 
+    def child_counts(self, run_id: str) -> tuple[dict[str, int], int]:
+        """How many children each checkpoint of the thread has in :meth:`records` (a subgraph's
+        first checkpoint a child of the one that ran it), and how many checkpoints there are,
+        from their lineage fields alone (nothing decoded but metadata).
+
+        Raises:
+            RunNotFoundError: no checkpoint of that thread.
+        """
+        children: dict[str, int] = {}
+        total = 0
+        for item in self._backend.links(run_id):
+            total += 1
+            parent = item.parent_id or (item.parents.get(parent_ns(item.ns)) if item.ns else None)
+            if parent is not None:
+                children[parent] = children.get(parent, 0) + 1
+        if not total:
+            raise RunNotFoundError(run_id)
+        return children, total
+
     def record(self, entry_id: str) -> Entry:
         """Return the checkpoint whose id is ``entry_id`` or starts with it, numbered as in its
         thread's :meth:`records`.

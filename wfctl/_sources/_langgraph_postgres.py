@@ -11,6 +11,7 @@ thread, no history) is refused by name.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections.abc import Iterator
 from typing import Any
@@ -107,13 +108,17 @@ class PostgresBackend(SqlStatements):
     def _stream(self, query: str, args: tuple[Any, ...], page: int = _PAGE) -> Iterator[Any]:
         """Rows of ``query`` from a server-side cursor, ``page`` rows a fetch; a server that
         fails is one line naming the store."""
+        cursor = self._conn.cursor(name=f"wfctl_lg_{next(_cursors)}")
         try:
-            with self._conn.cursor(name=f"wfctl_lg_{next(_cursors)}") as cursor:
-                cursor.itersize = page
-                cursor.execute(sql.SQL(query), args)
-                yield from cursor
+            cursor.itersize = page
+            cursor.execute(sql.SQL(query), args)
+            for row in cursor:  # noqa: UP028 (see _rows)
+                yield row
         except psycopg.Error as exc:
             raise _failed(self.location, exc) from None
+        finally:  # a stream left unfinished may be closed after its connection
+            with contextlib.suppress(psycopg.Error):
+                cursor.close()
 
     def summaries(self, thread_id: str | None = None) -> Iterator[Summary]:
         where = "" if thread_id is None else "WHERE thread_id = %s"
@@ -174,7 +179,10 @@ class PostgresBackend(SqlStatements):
     def _rows(self, query: str, args: tuple[Any, ...] = ()) -> Iterator[Any]:
         """The rows of ``query``; a server that fails is one line naming the store."""
         try:
-            yield from self._conn.execute(sql.SQL(query), args)
+            # not ``yield from``: it would close the cursor of a stream left unfinished, which
+            # may be after its connection was closed (an error printed at exit)
+            for row in self._conn.execute(sql.SQL(query), args):  # noqa: UP028
+                yield row
         except psycopg.Error as exc:
             raise _failed(self.location, exc) from None
 

@@ -201,7 +201,10 @@ class SqliteBackend(SqlStatements):
         """The rows of ``query``, streamed; a file SQLite cannot read (malformed, cut short)
         is one line naming it, whenever SQLite finds out."""
         try:
-            yield from self._conn.execute(query, args)
+            # not ``yield from``: it would close the cursor of a stream left unfinished, which
+            # may be after its connection was closed (an error printed at exit)
+            for row in self._conn.execute(query, args):  # noqa: UP028
+                yield row
         except sqlite3.DatabaseError as exc:
             raise StoreLocationError(self.location, f"cannot be read: {exc}") from None
 
