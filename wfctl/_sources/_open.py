@@ -148,7 +148,7 @@ def _postgres_kind(url: str) -> Reader | None:
     except ImportError:
         return _by_scheme(url)
     try:
-        with psycopg.connect(url, autocommit=True) as conn:
+        with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
             langgraph, wfctl = langgraph_tables(conn), wfctl_tables(conn)
     except psycopg.Error:
         return _by_scheme(url)
