@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
 # the test extra installs langgraph and both checkpointers: missing, the tests fail
+from langgraph.channels.delta import DeltaChannel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.func import entrypoint, task
@@ -33,10 +34,14 @@ from langgraph.types import Command, interrupt
 
 __all__ = [
     "THREADS",
+    "Unencodable",
     "fill",
     "fresh_database",
+    "fresh_url",
     "postgres_saver",
     "sqlite_saver",
+    "write_long_thread",
+    "write_pickled_delta",
     "write_postgres",
     "write_sqlite",
 ]
@@ -160,6 +165,16 @@ def fresh_database(server_url: str, name: str) -> str:
     return make_conninfo("", **params)
 
 
+def fresh_url(server_url: str, name: str) -> str:
+    """:func:`fresh_database`, its ``postgresql://`` URL returned (the server's URL with the
+    database's name in place of the server's)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    fresh_database(server_url, name)
+    parts = urlsplit(server_url)
+    return urlunsplit(parts._replace(path=f"/{name}"))
+
+
 @contextmanager
 def postgres_saver(url: str) -> Iterator[Any]:
     """LangGraph's ``PostgresSaver`` on the database at ``url``, its tables set up."""
@@ -175,3 +190,56 @@ def write_postgres(url: str) -> str:
     with postgres_saver(url) as saver:
         fill(saver)
     return url
+
+
+class _Long(TypedDict):
+    """A long thread's state: a counter and a payload replaced at every step."""
+
+    i: int
+    payload: str
+
+
+def write_long_thread(saver: BaseCheckpointSaver[Any], thread: str, steps: int, size: int) -> None:
+    """Write the thread ``thread`` of about ``steps`` checkpoints, each holding ``size`` bytes
+    of payload (a node looping on itself)."""
+    graph = StateGraph(_Long)
+    graph.add_node("step", lambda s: {"i": s["i"] + 1, "payload": f"{s['i']:08d}" * (size // 8)})
+    graph.add_edge(START, "step")
+    graph.add_conditional_edges("step", lambda s: END if s["i"] >= steps else "step")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        compiled = graph.compile(checkpointer=saver)
+        compiled.invoke({"i": 0, "payload": ""}, {**config(thread), "recursion_limit": steps + 10})
+
+
+class Unencodable:
+    """A value msgpack cannot encode: LangGraph's pickle fallback pickles it."""
+
+
+class _Delta(TypedDict):
+    items: Annotated[list[str], DeltaChannel(operator.add, snapshot_frequency=2)]
+    thing: object
+
+
+def write_pickled_delta(path: Path, thread: str = "delta", runs: int = 3) -> Path:
+    """A SQLite file where ``thread`` ran ``runs`` times a graph whose state holds a
+    DeltaChannel (a snapshot every second update) and a value only pickle encodes, with
+    LangGraph's serializer's ``pickle_fallback`` on (its checkpoints and those writes are
+    ``pickle`` rows)."""
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    graph = StateGraph(_Delta)
+    graph.add_node("node", lambda state: {"items": ["x"], "thing": Unencodable()})
+    graph.add_edge(START, "node")
+    graph.add_edge("node", END)
+    conn = sqlite3.connect(path, check_same_thread=False)
+    try:
+        saver = SqliteSaver(conn, serde=JsonPlusSerializer(pickle_fallback=True))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compiled = graph.compile(checkpointer=saver)
+            for _ in range(runs):
+                compiled.invoke({"items": ["a"]}, config(thread))
+    finally:
+        conn.close()
+    return path

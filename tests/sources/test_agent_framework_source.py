@@ -286,9 +286,9 @@ def test_a_server_url_is_opened_without_connecting_and_its_password_is_hidden() 
 @pytest.mark.parametrize(
     ("make", "reason"),
     [
-        (lambda d: d / "missing", "does not exist or is not a directory"),
+        (lambda d: d / "missing", "does not exist"),
         (lambda d: d, "is not a store of a kind wfctl reads"),
-        (lambda d: d / "other.json", "does not exist or is not a directory"),
+        (lambda d: d / "other.json", "is not a store of a kind wfctl reads"),
     ],
 )
 def test_what_is_no_store_is_refused_in_one_line(

@@ -563,6 +563,7 @@ def wfctl_store_option(store: str | None) -> StoreLocation:
     """
     from wfctl._errors import StoreLocationError
     from wfctl._sources._open import other_kind
+    from wfctl._sources._views import a_kind
     from wfctl._storage._langgraph import langgraph_location
 
     location = locate_store_option(store)
@@ -570,8 +571,9 @@ def wfctl_store_option(store: str | None) -> StoreLocation:
     if kind is not None:
         raise StoreLocationError(
             str(location.target),
-            f"is an {kind} store: this command works on wfctl stores only (runs, log, show, "
-            "export, du and verify-lineage read it)",
+            f"is {a_kind(kind)} store: this command works on wfctl stores only (runs, log, show, "
+            "export, du and verify-lineage read it"
+            + ("; gc --prune-history and rm change it)" if kind.startswith("langgraph") else ")"),
         )
     langgraph = langgraph_location(str(location.target))
     if langgraph is not None:  # changed by gc --prune-history and rm, refused by the others

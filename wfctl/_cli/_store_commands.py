@@ -48,10 +48,13 @@ def _located(store: str | None) -> tuple[StoreLocation, Source | None]:
 
 def _refuse(source: Source, options: dict[str, bool]) -> None:
     """Refuse the options a source of another engine cannot answer (one line, exit 2)."""
+    from wfctl._sources._views import a_kind
+
     given = [name for name, present in options.items() if present]
     if given:
         raise typer.BadParameter(
-            f"reads wfctl stores only, not an {source.kind} source", param_hint=f"'{given[0]}'"
+            f"reads wfctl stores only, not {a_kind(source.kind)} source",
+            param_hint=f"'{given[0]}'",
         )
 
 
@@ -94,7 +97,10 @@ def verify_lineage(
     The filters (--workflow, --status, --since, --until) select runs as 'wfctl runs' lists
     them. A store with no run, or filters that match none, verify nothing: that is not a
     pass (exit 2, "nothing was verified"). An agent-framework checkpoint directory (--store
-    DIR, detected) is verified one workflow at a time, filtered by --workflow only.
+    DIR, detected) is verified one workflow at a time, filtered by --workflow only; a LangGraph
+    checkpointer (--store FILE.sqlite, langgraph+sqlite://FILE, langgraph+postgresql://...) one
+    thread at a time, by LangGraph's rules (one root per namespace, steps, two loop children of
+    one checkpoint).
 
     \b
     Example:
@@ -161,8 +167,9 @@ def runs(
     record anywhere is listed as corrupt, and one whose journal cannot be read as unreadable
     (such a run is listed under any --workflow pattern and time filter when its own workflow
     or creation time cannot be read). An agent-framework checkpoint directory (--store DIR,
-    detected) lists one run per workflow, read through its source (--json:
-    wfctl/source-runs@1).
+    detected) lists one run per workflow, a LangGraph checkpointer (--store FILE.sqlite,
+    langgraph+sqlite://FILE, langgraph+postgresql://...) one run per thread, read through
+    their sources (--json: wfctl/source-runs@1).
 
     \b
     Example:
@@ -194,7 +201,10 @@ def log(
     verbose: Annotated[
         bool,
         typer.Option(
-            "--verbose", "-v", help="Show what each step received (its arguments) and returned."
+            "--verbose",
+            "-v",
+            help="Show what each step received (its arguments) and returned (another engine's "
+            "store: each record's values).",
         ),
     ] = False,
     follow: Annotated[
@@ -257,7 +267,9 @@ def log(
     one statement.
 
     An agent-framework checkpoint directory (--store DIR) shows a workflow's checkpoints in
-    order, a branch of a fork indented under it (--json: wfctl/source-log@1).
+    order, a branch of a fork indented under it (--json: wfctl/source-log@1); a LangGraph
+    checkpointer a thread's checkpoints, subgraphs under the step that ran them, with the nodes
+    that ran, interrupts, resumes, errors and task results (-v: every value).
 
     A long run can be shown a page at a time: --last N shows its last N checkpoints, --from SEQ
     starts at checkpoint SEQ, and --limit N stops after N. Every record up to the last one
@@ -280,9 +292,9 @@ def log(
     location, other = _located(store)
     if other is not None:
         options = {"--follow": follow, "--from": from_seq is not None, "--last": last is not None}
-        _refuse(other, {**options, "--limit": limit is not None, "--verbose": verbose})
+        _refuse(other, {**options, "--limit": limit is not None})
         with other:
-            _source_log(other, run_id, json_output)
+            _source_log(other, run_id, json_output, verbose)
         return
     if follow:
         from ._follow import follow_log
@@ -320,7 +332,9 @@ def show(
     keeps the store's keys and the tagged encoding of values); --toml prints the record alone.
     TOML has no null: null values are left out (inside arrays they are written as "null").
     In an agent-framework checkpoint directory (--store DIR), CKPT is a checkpoint id; pickled
-    values are shown as opaque markers, never unpickled (--json: wfctl/source-show@1).
+    values are shown as opaque markers, never unpickled (--json: wfctl/source-show@1). In a
+    LangGraph checkpointer, CKPT is LangGraph's checkpoint id or a unique prefix of it; what a
+    value names is described, never imported or unpickled.
 
     \b
     Example:
@@ -369,7 +383,8 @@ def export(
     The document holds the run's summary and every checkpoint as stored. With --json and no --output the document is JSON; with --json and --output, a JSON
     summary of what was written is printed. --output writes a new file and renames it over FILE once complete: a run that fails part-way leaves FILE as it was.
     An agent-framework checkpoint directory (--store DIR) exports a workflow's checkpoints as
-    JSON on stdout (wfctl/source-export@1).
+    JSON on stdout (wfctl/source-export@1), a LangGraph checkpointer a thread's, decoded as
+    show decodes them.
 
     \b
     Example:
@@ -557,15 +572,15 @@ def _source_runs(source: Source, query: RunQuery, json_output: bool) -> None:
     print_source_runs(source.kind, *source_runs(source, query))
 
 
-def _source_log(source: Source, run_id: str, json_output: bool) -> None:
-    from wfctl._sources._views import log_document, tree
+def _source_log(source: Source, run_id: str, json_output: bool, verbose: bool) -> None:
+    from wfctl._sources._views import log_document, log_tree
 
     if json_output:
         emit_json(log_document(source, run_id))
         return
     from wfctl._render import print_source_log
 
-    print_source_log(source.kind, run_id, list(tree(list(source.records(run_id)))))
+    print_source_log(source.kind, run_id, *log_tree(source, run_id), verbose=verbose)
 
 
 def _source_show(source: Source, entry_id: str, json_output: bool) -> None:

@@ -3,7 +3,8 @@ records as a tree, one record."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._common import Text, json_text, status_text, stdout
@@ -44,19 +45,71 @@ def print_source_runs(kind: str, runs: Sequence[RunInfo], matching: int, total: 
     out.print(f"{len(runs)} shown of {matching} matching ({total} in the {kind} store)")
 
 
-def print_source_log(kind: str, run_id: str, tree: Sequence[tuple[int, Entry]]) -> None:
+#: The facts of a record's summary a timeline shows, in this order, with their labels (a
+#: reader's summary that holds none of them shows its parent line only).
+_FACTS = (
+    ("checkpoint_ns", "namespace"),
+    ("step", "step"),
+    ("nodes", "ran"),
+    ("interrupts", "interrupt"),
+    ("resumes", "resume"),
+    ("errors", "error"),
+    ("tasks", "task"),
+    ("problems", "problem"),
+)
+
+
+def print_source_log(
+    kind: str,
+    run_id: str,
+    count: int | None,
+    tree: Iterable[tuple[int, Entry]],
+    *,
+    verbose: bool = False,
+) -> None:
     """The run's records as a timeline: a branch of a fork (or a later root) is indented
-    under it and marked ``└─``."""
+    under it and marked ``└─``; the facts of each record's summary (step, the nodes that ran,
+    interrupts, resumes, errors, task results, problems) under it, and with ``verbose`` its
+    values (``data``) as JSON. Each record is printed as it comes (``count``: how many, when
+    known first)."""
     out = stdout()
-    out.print(Text(f"{run_id} ({kind}): {len(tree)} record(s)", style="bold"))
+    counted = "" if count is None else f": {count} record(s)"
+    out.print(Text(f"{run_id} ({kind}){counted}", style="bold"))
     shown_time = TimelineTimes(now())
     for depth, entry in tree:
         mark = "  " * (depth - 1) + "└─ " if depth else ""
         parents = ", ".join(entry.parent_ids) or "root"
+        indent = "  " * depth + "      "
         out.print(
             f"{mark}{entry.order:>4}  {entry.kind:<10} {shown_time(entry.time)}  {entry.entry_id}"
         )
-        out.print(Text(f"{'  ' * depth}      parent: {parents}", style="dim"))
+        out.print(Text(f"{indent}parent: {parents}", style="dim"))
+        for line, style in _facts(entry.summary):
+            out.print(Text(f"{indent}{line}", style=style))
+        if verbose:
+            for line in json_text(entry.data).splitlines():
+                out.print(Text(f"{indent}{line}", style="dim"))
+
+
+def _facts(summary: dict[str, Any]) -> list[tuple[str, str]]:
+    lines: list[tuple[str, str]] = []
+    for key, label in _FACTS:
+        value = summary.get(key)
+        if value is None or value == [] or value == "":
+            continue
+        items = value if isinstance(value, list) and key != "nodes" else [value]
+        for item in items:
+            text = ", ".join(map(str, item)) if key == "nodes" else _fact(item)
+            lines.append((f"{label}: {text}", "red" if key in ("errors", "problems") else ""))
+    return lines
+
+
+def _fact(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) and set(value) == {"task", "result"}:
+        return f"{value['task']} -> {json.dumps(value['result'], ensure_ascii=False, default=str)}"
+    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def print_source_entry(kind: str, entry: Entry) -> None:

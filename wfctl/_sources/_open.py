@@ -2,9 +2,11 @@
 
 A location with ``://`` is read by the reader registered for its scheme (``postgresql://`` and
 ``postgres://``: wfctl's PostgreSQL store; ``agent-framework://PATH``: that directory, the text
-after ``://`` being the path, so ``agent-framework:///abs/dir``). A plain path is offered to each
-reader's detector in registration order: a directory holding wfctl's ``runs/`` is a wfctl file
-store, a directory whose first JSON files hold agent-framework's checkpoint fields is that.
+after ``://`` being the path, so ``agent-framework:///abs/dir``; ``langgraph+sqlite://PATH``: a
+LangGraph SQLite file, the same way). A plain path that exists is offered to each reader's
+detector in registration order: a directory holding wfctl's ``runs/`` is a wfctl file store, a
+directory whose first JSON files hold agent-framework's checkpoint fields is that, a SQLite file
+(its header) with LangGraph's ``checkpoints`` and ``writes`` tables is LangGraph's.
 A new engine's reader registers one :class:`Reader`.
 """
 
@@ -81,8 +83,8 @@ def open_source(location: str | os.PathLike[str]) -> Source:
             known = ", ".join(f"{s}://" for r in _READERS for s in r.schemes)
             raise StoreLocationError(text, f"is not a source wfctl reads (URLs: {known})")
         return reader.open(text)
-    if not Path(text).is_dir():
-        raise StoreLocationError(text, "does not exist or is not a directory")
+    if not Path(text).exists():
+        raise StoreLocationError(text, "does not exist")
     reader = _detected(Path(text))
     if reader is None:
         names = ", ".join(r.name for r in _READERS if r.detect is not None)
@@ -115,8 +117,10 @@ def other_kind(location: str | os.PathLike[str]) -> str | None:
 def _other_reader(text: str) -> Reader | None:
     if "://" in text:
         reader = _by_scheme(text)
+        if reader is not None and reader.name == "wfctl-postgresql":
+            reader = _postgres_kind(text)
     else:
-        reader = _detected(Path(text)) if Path(text).is_dir() else None
+        reader = _detected(Path(text)) if Path(text).exists() else None
     return None if reader is None or reader.name in WFCTL_READERS else reader
 
 
@@ -127,6 +131,52 @@ def _by_scheme(text: str) -> Reader | None:
 
 def _detected(path: Path) -> Reader | None:
     return next((r for r in _READERS if r.detect is not None and r.detect(path)), None)
+
+
+def _postgres_kind(url: str) -> Reader | None:
+    """The reader of a plain ``postgresql://`` URL's database: LangGraph's when it holds only
+    LangGraph's tables, else wfctl's (a server that cannot be reached is left to wfctl's store
+    to report).
+
+    Raises:
+        StoreLocationError: it holds both wfctl's store and LangGraph's tables.
+    """
+    try:
+        import psycopg
+
+        from ._langgraph_postgres import langgraph_tables, wfctl_tables
+    except ImportError:
+        return _by_scheme(url)
+    try:
+        with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
+            langgraph, wfctl = langgraph_tables(conn), wfctl_tables(conn)
+    except psycopg.Error:
+        return _by_scheme(url)
+    if langgraph and wfctl:
+        from wfctl._redact import redact
+
+        raise StoreLocationError(
+            redact(url),
+            "holds both wfctl's store and LangGraph's checkpoints: name the one to read "
+            "(langgraph+postgresql://... for LangGraph's)",
+        )
+    return _by_scheme("langgraph+postgresql://") if langgraph else _by_scheme(url)
+
+
+def _langgraph_postgres(location: str) -> Source:
+    prefix = "langgraph+postgresql://"
+    url = location
+    if location.lower().startswith(prefix):
+        url = "postgresql://" + location[len(prefix) :]
+    try:
+        from ._langgraph_postgres import PostgresBackend
+    except ImportError:
+        raise StoreLocationError(
+            location, "needs psycopg to be read: pip install 'wfctl[postgres]'"
+        ) from None
+    from ._langgraph import LangGraphSource
+
+    return LangGraphSource(PostgresBackend(url))
 
 
 def _wfctl(location: str) -> Source:
@@ -155,8 +205,31 @@ def _is_agent_framework_dir(path: Path) -> bool:
     return is_checkpoint_dir(path)
 
 
+def _langgraph_sqlite(location: str) -> Source:
+    from ._langgraph import LangGraphSource
+    from ._langgraph_sqlite import SqliteBackend
+
+    prefix = "langgraph+sqlite://"
+    path = location[len(prefix) :] if location.lower().startswith(prefix) else location
+    if not path:
+        raise StoreLocationError(location, "names no file (langgraph+sqlite:///abs/file.sqlite)")
+    return LangGraphSource(SqliteBackend(path))
+
+
+def _is_langgraph_sqlite(path: Path) -> bool:
+    from ._langgraph_sqlite import is_langgraph_sqlite
+
+    return path.is_file() and is_langgraph_sqlite(path)
+
+
 register_reader(Reader("wfctl-postgresql", ("postgresql", "postgres"), None, _wfctl))
 register_reader(Reader("wfctl-file", (), _is_wfctl_store, _wfctl))
 register_reader(
     Reader("agent-framework", ("agent-framework",), _is_agent_framework_dir, _agent_framework)
+)
+register_reader(
+    Reader("langgraph-postgresql", ("langgraph+postgresql",), None, _langgraph_postgres)
+)
+register_reader(
+    Reader("langgraph-sqlite", ("langgraph+sqlite",), _is_langgraph_sqlite, _langgraph_sqlite)
 )

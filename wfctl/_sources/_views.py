@@ -10,7 +10,7 @@ as the reader gives them: JSON decoded, pickles as opaque markers, never unpickl
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from wfctl._errors import NothingVerifiedError, WfctlError
@@ -22,9 +22,11 @@ if TYPE_CHECKING:
     from wfctl._inspect._lineage import LineageReport
 
 __all__ = [
+    "a_kind",
     "entry_document",
     "export_document",
     "log_document",
+    "log_tree",
     "run_document",
     "runs_document",
     "show_document",
@@ -32,6 +34,11 @@ __all__ = [
     "tree",
     "verify_source",
 ]
+
+
+def a_kind(kind: str) -> str:
+    """``kind`` with its article: an agent-framework, a langgraph-sqlite."""
+    return f"{'an' if kind[:1] in 'aeiou' else 'a'} {kind}"
 
 
 def _only_workflow_filters(source: Source, query: RunQuery, *, statuses: bool = False) -> None:
@@ -61,7 +68,7 @@ def verify_source(source: Source, run_ids: Sequence[str], query: RunQuery) -> Li
     from wfctl._inspect._lineage import LineageReport
 
     if run_ids:
-        raise WfctlError(f"an {source.kind} source is verified whole workflows; give no run ids")
+        raise WfctlError(f"{a_kind(source.kind)} source is verified whole; give no run ids")
     _only_workflow_filters(source, query)
     report = source.verify()
     if query.workflow is not None:
@@ -155,14 +162,22 @@ def entry_document(entry: Entry) -> dict[str, Any]:
     }
 
 
-def tree(entries: Sequence[Entry]) -> Iterator[tuple[int, Entry]]:
+def tree(
+    entries: Iterable[Entry], children: dict[str, int] | None = None
+) -> Iterator[tuple[int, Entry]]:
     """Each entry with its depth in the run's tree: a child one deeper than its parent when
     the parent forks (has more than one child) or the entry is a later root, else level with
-    it, so a straight history stays flat and each branch is indented under its fork."""
-    children: dict[str, int] = {}
-    for entry in entries:
-        for parent in entry.parent_ids:
-            children[parent] = children.get(parent, 0) + 1
+    it, so a straight history stays flat and each branch is indented under its fork.
+
+    ``children`` (how many children each entry has), when the source can count them without
+    reading its records, lets the entries be given as they are read; otherwise they are read
+    whole first to count them."""
+    if children is None:
+        entries = list(entries)
+        children = {}
+        for entry in entries:
+            for parent in entry.parent_ids:
+                children[parent] = children.get(parent, 0) + 1
     depth: dict[str, int] = {}
     roots = 0
     for entry in entries:
@@ -175,6 +190,22 @@ def tree(entries: Sequence[Entry]) -> Iterator[tuple[int, Entry]]:
             level = depth[parent] + (1 if children.get(parent, 0) > 1 else 0)
         depth[entry.entry_id] = level
         yield level, entry
+
+
+def log_tree(source: Source, run_id: str) -> tuple[int | None, Iterator[tuple[int, Entry]]]:
+    """The run's records with their depths, for ``wfctl log``: how many there are (None when
+    unknown before reading them) and the records, streamed when the source counts each
+    record's children without reading the records (LangGraph's ``child_counts``).
+
+    Raises:
+        RunNotFoundError: no such run.
+    """
+    counts = getattr(source, "child_counts", None)
+    if callable(counts):
+        children, total = counts(run_id)
+        return total, tree(source.records(run_id), children)
+    entries = list(source.records(run_id))
+    return len(entries), tree(entries)
 
 
 def log_document(source: Source, run_id: str) -> dict[str, Any]:
