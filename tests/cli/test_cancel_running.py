@@ -1,0 +1,229 @@
+"""``wfctl cancel`` of a running run, through the installed executable, on the file store.
+
+The run is a real ``wfctl run`` (or ``wfctl worker``) process stopped at a file gate
+(``workflows/gated.py``), with a drain timeout far longer than any test, so only the gate lets
+it reach its next step boundary. ``wfctl cancel`` runs in another process; the tests wait for
+the request's marker in the store and for the gate's ``started`` file, never for a time.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import signal
+import socket
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from tests.cli.conftest import WORKFLOWS, base_env, wfctl
+from tests.cli.test_interrupt import _start, _wait_for
+from tests.conftest import wfctl_executable
+
+#: Longer than any test: the drain never cancels the gated step, the gate decides.
+_NO_DRAIN = ("--drain-timeout", "3600")
+
+
+def _gated(
+    store: Path, tmp_path: Path, run_id: str, *, once: bool = False
+) -> tuple[subprocess.Popen[str], Path]:
+    """Start ``wfctl run --json`` of the gated workflow; return once its first step runs.
+
+    ``once``: the run completes after the gated step (no step boundary follows it).
+    """
+    gate = tmp_path / f"gate-{run_id}"
+    gate.mkdir()
+    if once:
+        (gate / "once").touch()
+    process = _start(store, gate, run_id, *_NO_DRAIN)
+    _wait_for(gate / "started", process)
+    return process, gate
+
+
+def _cancelling(store: Path, run_id: str, *args: str) -> subprocess.Popen[str]:
+    """Start ``wfctl cancel RUN --json`` (it waits for the run's driver); return once its
+    request is in the store."""
+    process = subprocess.Popen(
+        [wfctl_executable(), "cancel", run_id, "--store", str(store), "--json", *args],
+        env=base_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    _wait_for(store / "runs" / run_id / "pause", process)
+    return process
+
+
+def _refused(process: subprocess.Popen[str], code: int) -> str:
+    """Wait for a process that prints nothing on stdout; check its code; return its one line."""
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == code and out == "", err
+    return _one_line(err)
+
+
+def _asker(pid: int) -> str:
+    return f"{getpass.getuser()}@{socket.gethostname()} (pid {pid})"
+
+
+def _status(store: Path | str, run_id: str) -> str:
+    runs = wfctl("runs", "--store", store, "--json").json()["runs"]
+    [run] = [r for r in runs if r["run_id"] == run_id]
+    status: str = run["status"]
+    return status
+
+
+def _one_line(stderr: str) -> str:
+    assert "Traceback" not in stderr, stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    return lines[0]
+
+
+def check_cancelled_by(
+    store: Path | str, run_id: str, driver: subprocess.Popen[str], pid: int
+) -> None:
+    """The driver exited 1 with one line naming who cancelled it; the chain is one lineage."""
+    out, err = driver.communicate(timeout=120)
+    assert driver.returncode == 1, err
+    line = _one_line(err)
+    assert line.startswith(f"wfctl: run {run_id!r} was cancelled by {_asker(pid)} at "), line
+    assert line.endswith(": superseded"), line
+    doc = json.loads(out)
+    assert (doc["status"], doc["resume_command"]) == ("cancelled", None)
+    assert _status(store, run_id) == "cancelled"
+    verified = wfctl("verify-lineage", run_id, "--store", store, "--json")
+    assert verified.code == 0, verified.stdout
+    log = wfctl("log", run_id, "--store", store, "--json").json()
+    head = log["checkpoints"][-1]
+    assert head["kind"] == "cancelled"
+    record = wfctl("show", head["checkpoint_id"], "--store", store, "--json").json()["record"]
+    assert record["data"]["status"] == "running" and record["data"]["by"] == _asker(pid)
+
+
+def test_cancel_waits_until_the_driver_has_recorded_cancelled(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    driver, gate = _gated(store, tmp_path, "live")
+    canceller = _cancelling(store, "live", "--reason", "superseded")
+    assert canceller.poll() is None  # the gated step is running: nothing recorded yet
+    assert _status(store, "live") == "running"
+    (gate / "gate").touch()
+    out, err = canceller.communicate(timeout=120)
+    assert canceller.returncode == 0, err
+    doc = json.loads(out)
+    assert (doc["schema"], doc["status"], doc["previous_status"]) == (
+        "wfctl/cancel@1",
+        "cancelled",
+        "running",
+    )
+    assert doc["requested_by"] == _asker(canceller.pid) and doc["reason"] == "superseded"
+    assert doc["head_checkpoint_id"] == "live.2" and doc["cancelled_at"].endswith("Z")
+    check_cancelled_by(store, "live", driver, canceller.pid)
+    assert not (store / "runs" / "live" / "pause").exists()  # the request is withdrawn
+    assert wfctl("resume", "live", "--store", store).code == 2  # ended for good
+
+
+def test_no_wait_returns_at_once_with_the_request_recorded(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    driver, gate = _gated(store, tmp_path, "live")
+    people = wfctl("cancel", "live", "--no-wait", "--store", store)
+    assert people.code == 0 and "asked to cancel at its next step boundary" in people.stdout
+    asked = wfctl(
+        "cancel", "live", "--no-wait", "--reason", "superseded", "--store", store, "--json"
+    )
+    # Both returned while the gate is shut: the run cannot have reached its step boundary.
+    assert asked.code == 0, asked.stderr
+    doc: dict[str, Any] = asked.json()
+    assert (doc["status"], doc["previous_status"], doc["head_checkpoint_id"]) == (
+        "running",
+        "running",
+        None,
+    )
+    assert doc["cancelled_at"] is None and doc["reason"] == "superseded"
+    marker = json.loads((store / "runs" / "live" / "pause").read_text(encoding="utf-8"))
+    assert marker["cancel"] == {
+        "by": doc["requested_by"],
+        "at": marker["cancel"]["at"],
+        "reason": "superseded",
+    }
+    assert _status(store, "live") == "running"
+    (gate / "gate").touch()
+    pid = int(doc["requested_by"].rsplit("pid ", 1)[1].rstrip(")"))  # the last to ask
+    check_cancelled_by(store, "live", driver, pid)
+    log = wfctl("log", "live", "--store", store)
+    assert f"cancelled while running by {_asker(pid)}: superseded" in log.stdout
+
+
+def test_ctrl_c_of_a_waiting_cancel_leaves_the_request(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    driver, gate = _gated(store, tmp_path, "live")
+    canceller = _cancelling(store, "live", "--reason", "superseded")
+    canceller.send_signal(signal.SIGINT)
+    assert _refused(canceller, 130) == (
+        "wfctl: interrupted: the cancel request stays: the run ends cancelled at its next step "
+        "boundary ('wfctl runs' shows it)"
+    )
+    assert _status(store, "live") == "running"
+    (gate / "gate").touch()
+    check_cancelled_by(store, "live", driver, canceller.pid)
+
+
+def test_a_run_that_completes_before_its_step_boundary_is_not_cancelled(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    driver, gate = _gated(store, tmp_path, "once", once=True)
+    canceller = _cancelling(store, "once")
+    (gate / "gate").touch()  # its gated step returns: the body ends, no boundary follows
+    assert _refused(canceller, 2) == (
+        "wfctl: error: run 'once': completed (once.2) before it reached a step boundary; "
+        "nothing was cancelled"
+    )
+    driver.communicate(timeout=120)
+    assert driver.returncode == 0
+    assert _status(store, "once") == "completed"
+    assert not (store / "runs" / "once" / "pause").exists()
+
+
+def test_a_worker_driven_run_is_cancelled_at_its_step_boundary(tmp_path: Path) -> None:
+    store, gate = tmp_path / "store", tmp_path / "gate"
+    gate.mkdir()
+    submitted = wfctl(
+        "submit",
+        WORKFLOWS / "gated.py",
+        "--input",
+        json.dumps(str(gate)),
+        "--run-id",
+        "queued",
+        "--store",
+        store,
+    )
+    assert submitted.code == 0, submitted.stderr
+    worker = subprocess.Popen(
+        [
+            wfctl_executable(),
+            "worker",
+            "--store",
+            str(store),
+            "--json",
+            "--workflows",
+            str(WORKFLOWS),
+            *_NO_DRAIN,
+        ],
+        env=base_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    _wait_for(gate / "started", worker)
+    canceller = _cancelling(store, "queued", "--reason", "superseded")
+    (gate / "gate").touch()
+    out, err = canceller.communicate(timeout=120)
+    assert canceller.returncode == 0, err
+    assert json.loads(out)["requested_by"] == _asker(canceller.pid)
+    assert worker.stdout is not None
+    taken, ended = (json.loads(worker.stdout.readline()) for _ in range(2))
+    assert (taken["event"], ended["event"], ended["status"]) == ("taken", "ended", "cancelled")
+    assert f"was cancelled by {_asker(canceller.pid)}" in ended["reason"]
+    worker.send_signal(signal.SIGTERM)
+    worker.communicate(timeout=120)
+    assert worker.returncode == 0
+    assert _status(store, "queued") == "cancelled"
+    assert wfctl("verify-lineage", "queued", "--store", store).code == 0
