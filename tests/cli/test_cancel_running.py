@@ -13,8 +13,10 @@ import json
 import signal
 import socket
 import subprocess
+import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from tests.cli.conftest import WORKFLOWS, base_env, wfctl
 from tests.cli.test_interrupt import _start, _wait_for
@@ -24,8 +26,8 @@ from tests.conftest import wfctl_executable
 _NO_DRAIN = ("--drain-timeout", "3600")
 
 
-def _gated(
-    store: Path, tmp_path: Path, run_id: str, *, once: bool = False
+def gated(
+    store: Path | str, tmp_path: Path, run_id: str, *, once: bool = False
 ) -> tuple[subprocess.Popen[str], Path]:
     """Start ``wfctl run --json`` of the gated workflow; return once its first step runs.
 
@@ -35,14 +37,16 @@ def _gated(
     gate.mkdir()
     if once:
         (gate / "once").touch()
-    process = _start(store, gate, run_id, *_NO_DRAIN)
+    process = _start(cast(Path, store), gate, run_id, *_NO_DRAIN)
     _wait_for(gate / "started", process)
     return process, gate
 
 
-def _cancelling(store: Path, run_id: str, *args: str) -> subprocess.Popen[str]:
+def cancelling(
+    store: Path | str, run_id: str, *args: str, asked: Callable[[], bool] | None = None
+) -> subprocess.Popen[str]:
     """Start ``wfctl cancel RUN --json`` (it waits for the run's driver); return once its
-    request is in the store."""
+    request is in the store (``asked`` says so; by default, a file store's pause marker)."""
     process = subprocess.Popen(
         [wfctl_executable(), "cancel", run_id, "--store", str(store), "--json", *args],
         env=base_env(),
@@ -50,11 +54,17 @@ def _cancelling(store: Path, run_id: str, *args: str) -> subprocess.Popen[str]:
         stderr=subprocess.PIPE,
         text=True,
     )
-    _wait_for(store / "runs" / run_id / "pause", process)
+    marker = Path(store) / "runs" / run_id / "pause"
+    asked = asked or marker.exists
+    end = time.monotonic() + 60
+    while not asked():  # another process's write: nothing to wait on but the store
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < end, f"the request for {run_id} never reached {store}"
+        time.sleep(0.01)
     return process
 
 
-def _refused(process: subprocess.Popen[str], code: int) -> str:
+def refused(process: subprocess.Popen[str], code: int) -> str:
     """Wait for a process that prints nothing on stdout; check its code; return its one line."""
     out, err = process.communicate(timeout=120)
     assert process.returncode == code and out == "", err
@@ -102,8 +112,8 @@ def check_cancelled_by(
 
 def test_cancel_waits_until_the_driver_has_recorded_cancelled(tmp_path: Path) -> None:
     store = tmp_path / "store"
-    driver, gate = _gated(store, tmp_path, "live")
-    canceller = _cancelling(store, "live", "--reason", "superseded")
+    driver, gate = gated(store, tmp_path, "live")
+    canceller = cancelling(store, "live", "--reason", "superseded")
     assert canceller.poll() is None  # the gated step is running: nothing recorded yet
     assert _status(store, "live") == "running"
     (gate / "gate").touch()
@@ -124,7 +134,7 @@ def test_cancel_waits_until_the_driver_has_recorded_cancelled(tmp_path: Path) ->
 
 def test_no_wait_returns_at_once_with_the_request_recorded(tmp_path: Path) -> None:
     store = tmp_path / "store"
-    driver, gate = _gated(store, tmp_path, "live")
+    driver, gate = gated(store, tmp_path, "live")
     people = wfctl("cancel", "live", "--no-wait", "--store", store)
     assert people.code == 0 and "asked to cancel at its next step boundary" in people.stdout
     asked = wfctl(
@@ -155,10 +165,10 @@ def test_no_wait_returns_at_once_with_the_request_recorded(tmp_path: Path) -> No
 
 def test_ctrl_c_of_a_waiting_cancel_leaves_the_request(tmp_path: Path) -> None:
     store = tmp_path / "store"
-    driver, gate = _gated(store, tmp_path, "live")
-    canceller = _cancelling(store, "live", "--reason", "superseded")
+    driver, gate = gated(store, tmp_path, "live")
+    canceller = cancelling(store, "live", "--reason", "superseded")
     canceller.send_signal(signal.SIGINT)
-    assert _refused(canceller, 130) == (
+    assert refused(canceller, 130) == (
         "wfctl: interrupted: the cancel request stays: the run ends cancelled at its next step "
         "boundary ('wfctl runs' shows it)"
     )
@@ -169,10 +179,10 @@ def test_ctrl_c_of_a_waiting_cancel_leaves_the_request(tmp_path: Path) -> None:
 
 def test_a_run_that_completes_before_its_step_boundary_is_not_cancelled(tmp_path: Path) -> None:
     store = tmp_path / "store"
-    driver, gate = _gated(store, tmp_path, "once", once=True)
-    canceller = _cancelling(store, "once")
+    driver, gate = gated(store, tmp_path, "once", once=True)
+    canceller = cancelling(store, "once")
     (gate / "gate").touch()  # its gated step returns: the body ends, no boundary follows
-    assert _refused(canceller, 2) == (
+    assert refused(canceller, 2) == (
         "wfctl: error: run 'once': completed (once.2) before it reached a step boundary; "
         "nothing was cancelled"
     )
@@ -213,7 +223,7 @@ def test_a_worker_driven_run_is_cancelled_at_its_step_boundary(tmp_path: Path) -
         text=True,
     )
     _wait_for(gate / "started", worker)
-    canceller = _cancelling(store, "queued", "--reason", "superseded")
+    canceller = cancelling(store, "queued", "--reason", "superseded")
     (gate / "gate").touch()
     out, err = canceller.communicate(timeout=120)
     assert canceller.returncode == 0, err
