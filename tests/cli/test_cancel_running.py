@@ -156,6 +156,11 @@ def test_no_wait_returns_at_once_with_the_request_recorded(tmp_path: Path) -> No
         "reason": "superseded",
     }
     assert _status(store, "live") == "running"
+    paused = wfctl("pause", "live", "--store", store)  # it would be cancelled all the same
+    assert paused.code == 2 and paused.error_line() == (
+        f"wfctl: error: run 'live': is being cancelled (asked by {doc['requested_by']} at "
+        f"{marker['cancel']['at']}): it ends cancelled at its next step boundary, not paused"
+    )
     (gate / "gate").touch()
     pid = int(doc["requested_by"].rsplit("pid ", 1)[1].rstrip(")"))  # the last to ask
     check_cancelled_by(store, "live", driver, pid)
