@@ -20,6 +20,7 @@ from typing import Any, cast
 
 from tests.cli.conftest import WORKFLOWS, base_env, wfctl
 from tests.cli.test_interrupt import _start, _wait_for
+from tests.cli.test_json_documents import _check as check_schema
 from tests.conftest import wfctl_executable
 
 #: Longer than any test: the drain never cancels the gated step, the gate decides.
@@ -99,6 +100,7 @@ def check_cancelled_by(
     assert line.startswith(f"wfctl: run {run_id!r} was cancelled by {_asker(pid)} at "), line
     assert line.endswith(": superseded"), line
     doc = json.loads(out)
+    check_schema(doc, "run")
     assert (doc["status"], doc["resume_command"]) == ("cancelled", None)
     assert _status(store, run_id) == "cancelled"
     verified = wfctl("verify-lineage", run_id, "--store", store, "--json")
@@ -120,6 +122,7 @@ def test_cancel_waits_until_the_driver_has_recorded_cancelled(tmp_path: Path) ->
     out, err = canceller.communicate(timeout=120)
     assert canceller.returncode == 0, err
     doc = json.loads(out)
+    check_schema(doc, "cancel")
     assert (doc["schema"], doc["status"], doc["previous_status"]) == (
         "wfctl/cancel@1",
         "cancelled",
@@ -143,6 +146,7 @@ def test_no_wait_returns_at_once_with_the_request_recorded(tmp_path: Path) -> No
     # Both returned while the gate is shut: the run cannot have reached its step boundary.
     assert asked.code == 0, asked.stderr
     doc: dict[str, Any] = asked.json()
+    check_schema(doc, "cancel")
     assert (doc["status"], doc["previous_status"], doc["head_checkpoint_id"]) == (
         "running",
         "running",
@@ -235,6 +239,7 @@ def test_a_worker_driven_run_is_cancelled_at_its_step_boundary(tmp_path: Path) -
     assert json.loads(out)["requested_by"] == _asker(canceller.pid)
     assert worker.stdout is not None
     taken, ended = (json.loads(worker.stdout.readline()) for _ in range(2))
+    check_schema(ended, "worker-event")
     assert (taken["event"], ended["event"], ended["status"]) == ("taken", "ended", "cancelled")
     assert f"was cancelled by {_asker(canceller.pid)}" in ended["reason"]
     worker.send_signal(signal.SIGTERM)
@@ -242,3 +247,34 @@ def test_a_worker_driven_run_is_cancelled_at_its_step_boundary(tmp_path: Path) -
     assert worker.returncode == 0
     assert _status(store, "queued") == "cancelled"
     assert wfctl("verify-lineage", "queued", "--store", store).code == 0
+
+
+def test_a_replay_s_new_run_can_be_cancelled(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    driver, gate = gated(store, tmp_path, "source")
+    (gate / "gate").touch()
+    driver.communicate(timeout=120)
+    assert driver.returncode == 0
+    for name in ("gate", "started"):  # the replay executes the gated step again
+        (gate / name).unlink()
+    replay = subprocess.Popen(
+        [wfctl_executable(), "replay", "--checkpoint", "source.0", "--store", str(store), "--json"],
+        env=base_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    _wait_for(gate / "started", replay)
+    runs = wfctl("runs", "--store", store, "--json").json()["runs"]
+    [new] = [r["run_id"] for r in runs if r["status"] == "running"]
+    canceller = cancelling(store, new, "--reason", "superseded")
+    (gate / "gate").touch()
+    out, err = canceller.communicate(timeout=120)
+    assert canceller.returncode == 0, err
+    out, err = replay.communicate(timeout=120)
+    assert replay.returncode == 1, err
+    doc = json.loads(out)
+    check_schema(doc, "replay")
+    assert doc["replay_status"] == "cancelled"
+    assert doc["error"].startswith(f"run {new!r} was cancelled by {_asker(canceller.pid)} at ")
+    assert _status(store, new) == "cancelled"
