@@ -14,9 +14,11 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, cast
+
+import pytest
 
 from tests.cli.conftest import WORKFLOWS, base_env, wfctl
 from tests.cli.test_interrupt import _start, _wait_for
@@ -25,20 +27,44 @@ from tests.conftest import wfctl_executable
 
 #: Longer than any test: the drain never cancels the gated step, the gate decides.
 _NO_DRAIN = ("--drain-timeout", "3600")
+#: The processes the tests start, killed after each test that left one running (it failed).
+_STARTED: list[subprocess.Popen[str]] = []
+
+
+@pytest.fixture(autouse=True)
+def _reap() -> Iterator[None]:
+    yield
+    while _STARTED:
+        process = _STARTED.pop()
+        if process.poll() is None:
+            process.kill()
+        process.communicate()
+
+
+def started(process: subprocess.Popen[str]) -> subprocess.Popen[str]:
+    """Return ``process``, killed after the test if it is still running then."""
+    _STARTED.append(process)
+    return process
 
 
 def gated(
-    store: Path | str, tmp_path: Path, run_id: str, *, once: bool = False
+    store: Path | str,
+    tmp_path: Path,
+    run_id: str,
+    *,
+    once: bool = False,
+    drain: tuple[str, ...] = _NO_DRAIN,
 ) -> tuple[subprocess.Popen[str], Path]:
     """Start ``wfctl run --json`` of the gated workflow; return once its first step runs.
 
     ``once``: the run completes after the gated step (no step boundary follows it).
+    ``drain``: its drain timeout option (by default, longer than any test).
     """
     gate = tmp_path / f"gate-{run_id}"
     gate.mkdir()
     if once:
         (gate / "once").touch()
-    process = _start(cast(Path, store), gate, run_id, *_NO_DRAIN)
+    process = started(_start(cast(Path, store), gate, run_id, *drain))
     _wait_for(gate / "started", process)
     return process, gate
 
@@ -48,12 +74,14 @@ def cancelling(
 ) -> subprocess.Popen[str]:
     """Start ``wfctl cancel RUN --json`` (it waits for the run's driver); return once its
     request is in the store (``asked`` says so; by default, a file store's pause marker)."""
-    process = subprocess.Popen(
-        [wfctl_executable(), "cancel", run_id, "--store", str(store), "--json", *args],
-        env=base_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    process = started(
+        subprocess.Popen(
+            [wfctl_executable(), "cancel", run_id, "--store", str(store), "--json", *args],
+            env=base_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
     )
     marker = Path(store) / "runs" / run_id / "pause"
     asked = asked or marker.exists
@@ -215,21 +243,23 @@ def test_a_worker_driven_run_is_cancelled_at_its_step_boundary(tmp_path: Path) -
         store,
     )
     assert submitted.code == 0, submitted.stderr
-    worker = subprocess.Popen(
-        [
-            wfctl_executable(),
-            "worker",
-            "--store",
-            str(store),
-            "--json",
-            "--workflows",
-            str(WORKFLOWS),
-            *_NO_DRAIN,
-        ],
-        env=base_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    worker = started(
+        subprocess.Popen(
+            [
+                wfctl_executable(),
+                "worker",
+                "--store",
+                str(store),
+                "--json",
+                "--workflows",
+                str(WORKFLOWS),
+                *_NO_DRAIN,
+            ],
+            env=base_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
     )
     _wait_for(gate / "started", worker)
     canceller = cancelling(store, "queued", "--reason", "superseded")
@@ -257,12 +287,22 @@ def test_a_replay_s_new_run_can_be_cancelled(tmp_path: Path) -> None:
     assert driver.returncode == 0
     for name in ("gate", "started"):  # the replay executes the gated step again
         (gate / name).unlink()
-    replay = subprocess.Popen(
-        [wfctl_executable(), "replay", "--checkpoint", "source.0", "--store", str(store), "--json"],
-        env=base_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    replay = started(
+        subprocess.Popen(
+            [
+                wfctl_executable(),
+                "replay",
+                "--checkpoint",
+                "source.0",
+                "--store",
+                str(store),
+                "--json",
+            ],
+            env=base_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
     )
     _wait_for(gate / "started", replay)
     runs = wfctl("runs", "--store", store, "--json").json()["runs"]
