@@ -47,6 +47,19 @@ def started(process: subprocess.Popen[str]) -> subprocess.Popen[str]:
     return process
 
 
+def spawn(*args: str | Path) -> subprocess.Popen[str]:
+    """Start the installed ``wfctl`` with ``args``, its output piped (see :func:`started`)."""
+    return started(
+        subprocess.Popen(
+            [wfctl_executable(), *map(str, args)],
+            env=base_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    )
+
+
 def gated(
     store: Path | str,
     tmp_path: Path,
@@ -74,15 +87,7 @@ def cancelling(
 ) -> subprocess.Popen[str]:
     """Start ``wfctl cancel RUN --json`` (it waits for the run's driver); return once its
     request is in the store (``asked`` says so; by default, a file store's pause marker)."""
-    process = started(
-        subprocess.Popen(
-            [wfctl_executable(), "cancel", run_id, "--store", str(store), "--json", *args],
-            env=base_env(),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-    )
+    process = spawn("cancel", run_id, "--store", store, "--json", *args)
     marker = Path(store) / "runs" / run_id / "pause"
     asked = asked or marker.exists
     end = time.monotonic() + 60
@@ -243,24 +248,7 @@ def test_a_worker_driven_run_is_cancelled_at_its_step_boundary(tmp_path: Path) -
         store,
     )
     assert submitted.code == 0, submitted.stderr
-    worker = started(
-        subprocess.Popen(
-            [
-                wfctl_executable(),
-                "worker",
-                "--store",
-                str(store),
-                "--json",
-                "--workflows",
-                str(WORKFLOWS),
-                *_NO_DRAIN,
-            ],
-            env=base_env(),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-    )
+    worker = spawn("worker", "--store", store, "--json", "--workflows", WORKFLOWS, *_NO_DRAIN)
     _wait_for(gate / "started", worker)
     canceller = cancelling(store, "queued", "--reason", "superseded")
     (gate / "gate").touch()
@@ -287,23 +275,7 @@ def test_a_replay_s_new_run_can_be_cancelled(tmp_path: Path) -> None:
     assert driver.returncode == 0
     for name in ("gate", "started"):  # the replay executes the gated step again
         (gate / name).unlink()
-    replay = started(
-        subprocess.Popen(
-            [
-                wfctl_executable(),
-                "replay",
-                "--checkpoint",
-                "source.0",
-                "--store",
-                str(store),
-                "--json",
-            ],
-            env=base_env(),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-    )
+    replay = spawn("replay", "--checkpoint", "source.0", "--store", store, "--json")
     _wait_for(gate / "started", replay)
     runs = wfctl("runs", "--store", store, "--json").json()["runs"]
     [new] = [r["run_id"] for r in runs if r["status"] == "running"]
