@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.storage.helpers import arun, build_run
+from wfctl._errors import RunLockedError
 from wfctl._inspect._cancel import cancel_run
 from wfctl._storage import FileCheckpointStorage
 
@@ -55,3 +58,20 @@ def test_no_wait_does_not_look_again(tmp_path: Path) -> None:
         assert report.requested_by is not None and storage.pause_requested("r1")
     finally:
         held.release()
+
+
+def test_a_held_run_that_is_not_running_is_refused_not_waited_for(tmp_path: Path) -> None:
+    storage = FileCheckpointStorage(tmp_path)
+    arun(build_run(storage, "r1", 2, last_kind="pause", last_data={"requests": []}))
+    held = storage.lock_run("r1")  # not a driver: its head ends the run (a resume starting)
+    try:
+
+        async def sleep(seconds: float) -> None:
+            raise AssertionError("waited for a driver that is not there")
+
+        with pytest.raises(RunLockedError, match="is locked by"):
+            cancel_run(tmp_path, "r1", sleep=sleep)
+        assert not storage.pause_requested("r1")  # nothing asked of nobody
+    finally:
+        held.release()
+    assert cancel_run(tmp_path, "r1").previous_status == "paused"

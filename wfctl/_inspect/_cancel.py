@@ -5,8 +5,10 @@ the chain stays one verifiable lineage; it is an ending record (the storage writ
 marker after it), nothing may follow it, ``resume`` refuses the run and ``gc`` may collect it.
 A completed run has nothing left to cancel.
 
-A paused, failed, interrupted or queued run is cancelled here, under its lease. A running run
-(someone holds its lease, on this machine or another) is never taken from its driver: a cancel
+A paused, failed, interrupted or queued run is cancelled here, under its lease (one whose lease
+someone holds all the same, a resume starting or a session that is not wfctl's, is refused with
+``RunLockedError``: no driver would honour a request). A running run (its driver holds its
+lease, on this machine or another) is never taken from its driver: a cancel
 request (:class:`~wfctl._records._payloads.CancelRequest`, naming who asked) is left in the
 store beside its pause request, and the driver stops at its next step boundary, as for ``wfctl
 pause``, and commits the ``cancelled`` record itself, under its own lease (see
@@ -19,6 +21,7 @@ first is a :class:`RunStateError`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import getpass
 import os
 import socket
@@ -111,6 +114,8 @@ def cancel_run(
         InvalidIdError, RunNotFoundError: no such run.
         RunStateError: the run completed (before its driver reached a step boundary, too),
             or was cancelled already.
+        RunLockedError: someone holds the lease of a run that is not running (its head ends
+            it): a resume starting, or a session that is not wfctl's.
         CheckpointCorruptError: a record fails verification or the chain is broken.
         WfctlError: the run is running and its store cannot ask its driver.
         KeyboardInterrupt: while waiting (the request stays: the run still ends cancelled).
@@ -142,10 +147,14 @@ async def _cancel(
     # Taking the lease of a run that does not exist would create its journal: look first.
     if await storage.get_latest(run_id=run_id) is None:
         raise RunNotFoundError(run_id)
-    report = await _cancel_if_free(storage, run_id, reason)
-    if report is not None:
-        return report
-    summary = await storage.run_summary(run_id)
+    try:
+        return await _cancel_held(storage, run_id, reason)
+    except RunLockedError:
+        summary = await storage.run_summary(run_id)
+        if summary.status != RunStatus.RUNNING:
+            # Held, but not driven (its head ends it): a resume taking it, or a session that
+            # is not wfctl's. No driver would honour a request.
+            raise
     request = CancelRequest(requester(), datetime.now(UTC).isoformat(timespec="seconds"), reason)
     await request_cancel(storage, run_id, request)
     if not wait:
@@ -154,18 +163,18 @@ async def _cancel(
     return await _until_cancelled(storage, run_id, reason, sleep)
 
 
-async def _cancel_if_free(
+async def _cancel_held(
     storage: RunStore, run_id: str, reason: str | None, *, asked: bool = False
-) -> CancelReport | None:
-    """Cancel the run under its lease; None if someone drives it (it holds the lease).
+) -> CancelReport:
+    """Cancel the run under its lease.
 
     ``asked``: its driver was asked to cancel it; a run it cancelled is reported, and one that
     completed first is refused saying so.
+
+    Raises:
+        RunLockedError: someone holds the lease.
     """
-    try:
-        lease = await lease_run(storage, run_id)
-    except RunLockedError:
-        return None
+    lease = await lease_run(storage, run_id)
     try:
         return await _cancel_leased(storage, run_id, reason, asked)
     finally:
@@ -181,11 +190,13 @@ async def _until_cancelled(
     interval = FIRST_INTERVAL
     while True:
         # Taking the lease of a run removed meanwhile would create its journal: look first.
-        if await storage.get_latest(run_id=run_id) is None:
+        head = await storage.get_latest(run_id=run_id)
+        if head is None:
             raise RunNotFoundError(run_id)
-        report = await _cancel_if_free(storage, run_id, reason, asked=True)
-        if report is not None:
-            return report
+        if head.kind == Kind.CANCELLED:  # final: whoever holds the lease now cannot change it
+            return _report_of(head)
+        with contextlib.suppress(RunLockedError):  # still driven: look again
+            return await _cancel_held(storage, run_id, reason, asked=True)
         await sleep(interval)
         interval = min(interval * 2, LONGEST_INTERVAL)
 
