@@ -23,6 +23,7 @@ __all__ = [
     "ReplayDivergenceError",
     "ReplayInterrupted",
     "RunArgumentError",
+    "RunCancelledError",
     "RunLockedError",
     "RunNotFoundError",
     "RunStateError",
@@ -251,10 +252,34 @@ class WorkflowChangedError(WfctlError, ValueError):
 class RunLockedError(WfctlError):
     """Raised when a run is being executed by another process (or task) that holds its lock."""
 
-    def __init__(self, run_id: str, holder: str) -> None:
+    def __init__(self, run_id: str, holder: str, remedy: str | None = None) -> None:
         self.run_id = run_id
         self.holder = holder
-        super().__init__(f"run {run_id!r} is locked by {holder}")
+        self.remedy = remedy
+        then = f": it is running; {remedy}" if remedy else ""
+        super().__init__(f"run {run_id!r} is locked by {holder}{then}")
+
+    def with_remedy(self, remedy: str) -> RunLockedError:
+        """Return this error, its message ending with what the user can do (``remedy``)."""
+        return RunLockedError(self.run_id, self.holder, remedy)
+
+
+class RunCancelledError(WfctlError):
+    """Raised by ``run()`` and ``resume()`` when the run was cancelled while it ran.
+
+    Someone asked (``wfctl cancel``, from this machine or another) while this call drove the
+    run; it stopped at the next step boundary, as a pause does, and committed the ``cancelled``
+    record that ends the run for good. Unlike a failure, nothing can continue it. ``by`` names
+    who asked (``user@host (pid N)``), ``asked_at`` when, ``reason`` why (if they said).
+    """
+
+    def __init__(self, run_id: str, by: str, asked_at: str, reason: str | None) -> None:
+        self.run_id = run_id
+        self.by = by
+        self.asked_at = asked_at
+        self.reason = reason
+        why = f": {reason}" if reason else ""
+        super().__init__(f"run {run_id!r} was cancelled by {by} at {asked_at}{why}")
 
 
 class RunStateError(WfctlError, ValueError):

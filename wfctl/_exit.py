@@ -4,7 +4,8 @@
 code   meaning
 =====  ===========================================================================
 0      ok
-1      a negative finding: the run failed, the replay differs, a lineage is broken
+1      a negative finding: the run failed or was cancelled, the replay differs, a lineage
+       is broken
 2      a usage or input error: bad arguments, unknown run or checkpoint, corrupt
        file, locked run, a workflow that cannot be loaded
 3      the run paused, waiting for answers
@@ -34,6 +35,7 @@ from ._errors import (
     ReplayDivergenceError,
     ReplayInterrupted,
     RunArgumentError,
+    RunCancelledError,
     RunLockedError,
     RunNotFoundError,
     RunStateError,
@@ -74,6 +76,7 @@ ERROR_EXIT_CODES: Final[dict[type[BaseException], int]] = {
     ReplayDivergenceError: EXIT_FINDING,  # a replay that diverges is a finding, not bad input
     WorkflowExitError: EXIT_FINDING,  # the workflow failed (it called sys.exit)
     AttemptsExhaustedError: EXIT_FINDING,  # the run failed: a step had no attempt left
+    RunCancelledError: EXIT_FINDING,  # the run was cancelled while it ran: ended, not completed
     WorkflowChangedError: EXIT_INPUT,  # refused before anything ran; --allow-changed overrides
     CheckpointNotFoundError: EXIT_INPUT,
     RunNotFoundError: EXIT_INPUT,

@@ -84,7 +84,9 @@ def test_cancel_ends_a_paused_run_for_good(store: Path) -> None:
     assert run_id in [item["run_id"] for item in swept["removed"]]
 
 
-def test_cancel_refuses_completed_unknown_and_running_runs(store: Path, tmp_path: Path) -> None:
+def test_cancel_refuses_completed_and_unknown_runs_and_rm_a_running_one(
+    store: Path, tmp_path: Path
+) -> None:
     completed = run_id_of(invoke("run", GREET, "--store", store, "--json"))
     refused = wfctl("cancel", completed, "--store", store)
     assert refused.code == 2 and "has completed" in refused.error_line()
@@ -102,11 +104,13 @@ def test_cancel_refuses_completed_unknown_and_running_runs(store: Path, tmp_path
 
     process, gate = start_gated(store, tmp_path, "held")
     try:
-        locked = wfctl("cancel", "held", "--store", store)
-        assert locked.code == 2 and "is locked by" in locked.error_line()
         for force in ((), ("--force",)):
             removal = wfctl("rm", "held", completed, *force, "--store", store)
-            assert removal.code == 2 and "is locked by" in removal.error_line()
+            line = removal.error_line()
+            assert removal.code == 2 and "is locked by" in line
+            assert line.endswith(
+                "it is running; cancel it first (wfctl cancel held), or let it end"
+            )
         assert {"held", completed} <= set(_runs(store))  # all or nothing: none removed
     finally:
         (gate / "gate").write_text("", encoding="utf-8")

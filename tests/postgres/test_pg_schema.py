@@ -2,8 +2,8 @@
 
 A worker's claim reads ``wfctl_runs`` through a partial index of the runs it may take over, kept
 by the append trigger from each head's structure (never from text inside the data); a database
-that an older wfctl created (schema version 1 or 2, in ``tests/fixtures/postgres/``) is upgraded
-on first use, its runs' flags set from their heads.
+that an older wfctl created (schema version 1, 2 or 3, in ``tests/fixtures/postgres/``) is
+upgraded on first use, its runs' flags set from their heads, and can hold a cancel request.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from tests.postgres.conftest import opened
 from tests.storage.helpers import arun, ckpt
 from wfctl._errors import StoreLocationError
 from wfctl._records._checkpoint import Checkpoint
-from wfctl._records._payloads import HANDOFF
+from wfctl._records._payloads import HANDOFF, CancelRequest
 from wfctl._storage._journal import encode_record
 from wfctl._storage._postgres import _sql
 from wfctl._storage._postgres._schema import SCHEMA_VERSION
@@ -125,6 +125,12 @@ def v2_url(pg_server: PrivateServer) -> Iterator[str]:
     yield from _old_database(pg_server, 2)
 
 
+@pytest.fixture
+def v3_url(pg_server: PrivateServer) -> Iterator[str]:
+    """A new database holding schema version 3 and the runs of ``_RUNS``, written through it."""
+    yield from _old_database(pg_server, 3)
+
+
 def test_the_claimable_flag_follows_each_run_s_head(pg_url: str) -> None:
     async def main() -> None:
         async with opened(pg_url) as store:
@@ -223,7 +229,7 @@ def test_a_claim_reads_the_runs_it_may_take_not_every_run(pg_url: str) -> None:
     arun(main())
 
 
-@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("version", [1, 2, 3])
 def test_an_older_database_is_upgraded_on_first_use(
     version: int, request: pytest.FixtureRequest
 ) -> None:
@@ -234,7 +240,7 @@ def test_an_older_database_is_upgraded_on_first_use(
     async def main() -> None:
         async with opened(url) as store:
             statuses = {s.run_id: s.status for s in await store.list_runs()}
-            assert _version(url) == SCHEMA_VERSION == 3
+            assert _version(url) == SCHEMA_VERSION == 4
             assert _flags(url) == {run_id: run_id in _CLAIMABLE for run_id in _RUNS}
             assert statuses == {
                 "queued": "interrupted",
@@ -260,6 +266,12 @@ def test_an_older_database_is_upgraded_on_first_use(
             await store.save(ckpt("asking", 2, "resume", minute=4))
             await lease.release()
             assert _flags(url)["asking"] is True
+            # A cancel request (schema version 4) is kept beside the pause request.
+            asked = CancelRequest("ann@host (pid 1)", "2026-12-06T06:00:00+00:00", "why")
+            await store.request_cancel("stepping", asked)
+            assert await store.cancel_request("stepping") == asked
+            await store.clear_pause("stepping")
+            assert await store.cancel_request("stepping") is None
 
     arun(main())
 
@@ -280,7 +292,7 @@ def test_an_upgrade_the_server_refuses_is_one_line_and_changes_nothing(
                     await store.list_runs()
             text = str(refused.value)
             assert "\n" not in text
-            assert "holds wfctl schema version 1; upgrading it to version 3 was refused" in text
+            assert "holds wfctl schema version 1; upgrading it to version 4 was refused" in text
             assert "as a user who may alter its tables" in text
 
         arun(main())
@@ -288,7 +300,7 @@ def test_an_upgrade_the_server_refuses_is_one_line_and_changes_nothing(
         assert done.code == 2, done
         assert done.stdout == ""
         lines = done.stderr.strip().splitlines()
-        assert len(lines) == 1 and "upgrading it to version 3 was refused" in lines[0], lines
+        assert len(lines) == 1 and "upgrading it to version 4 was refused" in lines[0], lines
         assert _version(v1_url) == 1
         with psycopg.connect(v1_url, autocommit=True) as conn:
             row = conn.execute(

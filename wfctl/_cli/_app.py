@@ -650,8 +650,10 @@ def finish_run(outcome: RunReport, json_output: bool) -> NoReturn:
 
     if json_output:
         emit_json(outcome.to_json())
-        if outcome.status == "failed":
+        if outcome.status in ("failed", "cancelled"):
             line = f"wfctl: run {outcome.run_id} failed: {outcome.error}"
+            if outcome.status == "cancelled":  # the error is the sentence: who cancelled it
+                line = f"wfctl: {outcome.error}"
             print(" ".join(visible(line).split()), file=sys.stderr)
     else:
         from wfctl._render import print_run_outcome

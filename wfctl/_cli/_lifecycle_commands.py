@@ -34,16 +34,27 @@ def cancel(
         str | None,
         typer.Option("--reason", metavar="TEXT", help="Why; stored in the cancelled record."),
     ] = None,
+    no_wait: Annotated[
+        bool,
+        typer.Option(
+            "--no-wait",
+            help="For a running run: return once it is asked, without waiting for its step "
+            "boundary.",
+        ),
+    ] = False,
     store: StoreOption = None,
     json_output: JsonOption = False,
     debug: DebugOption = False,
 ) -> None:
-    """End a paused, failed, interrupted or queued run for good.
+    """End a run for good: running, paused, failed, interrupted or queued.
 
     Records a final 'cancelled' checkpoint at the head of the run's chain (the chain stays one
     verifiable lineage). A cancelled run cannot be resumed, and gc may remove it like a
-    completed run. Exit 2 if the run is running (pause it first), completed or cancelled
-    already.
+    completed run. A running run (on this machine or another) is asked to stop at its next
+    step boundary, as by pause; its driver records 'cancelled' itself and exits 1 saying who
+    cancelled it, and cancel waits until it has (--no-wait: returns at once). Ctrl-C while
+    waiting leaves the request in place (exit 130). Exit 2 if the run completed (before its
+    step boundary, too) or was cancelled already.
 
     \b
     Example:
@@ -52,7 +63,14 @@ def cancel(
     from wfctl._inspect._cancel import cancel_run
 
     location = wfctl_store_option(store)
-    report = cancel_run(location.target, run_id, reason=reason, must_exist=location.named)
+    left = (
+        "the cancel request stays: the run ends cancelled at its next step boundary "
+        "('wfctl runs' shows it)"
+    )
+    with stopped_part_way(left):
+        report = cancel_run(
+            location.target, run_id, reason=reason, wait=not no_wait, must_exist=location.named
+        )
     if json_output:
         emit_json(report.to_json())
     else:
@@ -85,7 +103,7 @@ def rm(
     """Delete whole runs.
 
     All the named runs are deleted, or (when one is refused) none. Refused: an unknown run, a
-    running run (even with --force: pause it or let it end first), and a run that a run that
+    running run (even with --force: cancel it first, or let it end), and a run that a run that
     stays names as its origin, unless --force. Deleting a run together with the runs restored
     from it needs no --force. Ctrl-C stops it part way: the runs removed by then stay removed,
     and it says so (exit 130).

@@ -59,8 +59,10 @@ def run(
     at the next step boundary (exit 130, resumable); a second one aborts it. SIGTERM and SIGHUP
     pause it like the first Ctrl-C. Steps still running after --drain-timeout are cancelled
     (not recorded; they run again on resume). When the run fails (exit 1) it prints the
-    commands that can help: a retry, a retry of fixed code, a new run. --durability batch
-    (or none) trades what an OS crash may lose for speed; a crash of the process loses nothing.
+    commands that can help: a retry, a retry of fixed code, a new run. When 'wfctl cancel'
+    ends it (at its next step boundary) it says who cancelled it, in one line (exit 1).
+    --durability batch (or none) trades what an OS crash may lose for speed; a crash of the
+    process loses nothing.
 
     \b
     Example:

@@ -430,7 +430,7 @@ def pause(
 
     The run executes in another process. Its running steps finish (those still running after
     its --drain-timeout are cancelled), then it writes a pause checkpoint and exits 130. Exit 2
-    if the run is not running.
+    if the run is not running, or is being cancelled ('wfctl cancel' asked it first).
 
     \b
     Example:

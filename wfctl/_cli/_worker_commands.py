@@ -123,10 +123,11 @@ def worker(
     unless --workflows names that directory.
     Several workers may share one store: each run is driven by one of them at a time. A line
     per run taken and ended goes to stderr (--json: one wfctl/worker-event@1 document per line
-    on stdout). SIGTERM, SIGHUP and the first Ctrl-C stop taking runs and pause the runs being
-    driven at their next step; the worker waits for them and exits 0 (141 when it stopped so
-    because its output's reader went away). A second Ctrl-C aborts them (exit 130; they stay
-    resumable).
+    on stdout). A run 'wfctl cancel' asks to end stops at its next step and ends cancelled
+    (the worker goes on). SIGTERM, SIGHUP and the first Ctrl-C stop taking runs and pause the
+    runs being driven at their next step; the worker waits for them and exits 0 (141 when it
+    stopped so because its output's reader went away). A second Ctrl-C aborts them (exit 130;
+    they stay resumable).
 
     \b
     Example:

@@ -30,6 +30,7 @@ from wfctl._engine._restore import load_outline, load_target
 from wfctl._engine._trust import FOREIGN_REMEDY, CodeRule, recorded_code_check
 from wfctl._errors import (
     ReplayInterrupted,
+    RunCancelledError,
     RunStateError,
     UnencodableValueError,
     WfctlError,
@@ -90,7 +91,8 @@ class RunReport:
     """How a ``wfctl run``/``resume`` ended.
 
     ``status`` is ``completed``, ``failed``, ``paused`` (waiting for answers), ``interrupted``
-    (paused by Ctrl-C or ``wfctl pause``) or ``aborted`` (a second Ctrl-C cancelled it). ``outputs`` are encoded
+    (paused by Ctrl-C or ``wfctl pause``), ``cancelled`` (``wfctl cancel`` ended it while it ran:
+    ``error`` says who asked) or ``aborted`` (a second Ctrl-C cancelled it). ``outputs`` are encoded
     with the checkpoint codec, so they are plain JSON. ``answers_file`` is the template written
     when the run paused on requests. ``target`` is the code that was imported, and
     ``target_recorded`` says whether it came from the run's record (not the command line).
@@ -285,7 +287,7 @@ def _outcome(
         store=store,
         outputs=_encode_all(result.get_outputs()),
         requests=requests,
-        error=_describe(result.error) if result.error else None,
+        error=_error_text(result.error),
         answers_file=answers,
         store_option=store_option(store),
         executed=len(result.executed),
@@ -299,6 +301,13 @@ def _outcome(
         retries=tuple(facts.retries),
         durability=_durability_of(storage),
     )
+
+
+def _error_text(error: BaseException | None) -> str | None:
+    """What the report says went wrong: who cancelled the run, or the error described."""
+    if isinstance(error, RunCancelledError):
+        return str(error)  # its own sentence: who asked, when, why
+    return _describe(error) if error is not None else None
 
 
 def _describe(error: BaseException) -> str:

@@ -57,7 +57,8 @@ class WorkerEvent:
 
     ``kind`` is ``taken`` (a run claimed, about to be driven), ``ended`` (``status`` says how:
     ``completed``, ``failed``, ``paused`` for answers, ``interrupted`` when it paused for the
-    worker's stop or a ``wfctl pause``, ``aborted`` by a second Ctrl-C, ``error`` when the
+    worker's stop or a ``wfctl pause``, ``cancelled`` by ``wfctl cancel`` (``reason`` names who
+    asked), ``aborted`` by a second Ctrl-C, ``error`` when the
     store failed under it: it is claimed again once the store answers), ``refused`` (a run
     left alone; ``reason`` says why), ``unreachable`` (the store stopped answering; ``reason``
     says how: the worker looks again every ``poll`` seconds), ``stopping`` (``reason`` names

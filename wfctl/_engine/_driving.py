@@ -17,7 +17,7 @@ from wfctl._records._attempts import StepFailure
 from wfctl._records._checkpoint import Checkpoint
 from wfctl._records._codec import decode
 from wfctl._records._recorded import StepRecord
-from wfctl._storage._capabilities import clear_pause
+from wfctl._storage._capabilities import cancel_request, clear_pause
 from wfctl._storage._protocol import RunLease
 
 from ._chain import CheckpointChain
@@ -101,9 +101,12 @@ async def drive(
     run.emit("status", state=WorkflowRunState.IN_PROGRESS)
     try:
         outcome = await run.execute(lambda: workflow.body(message, run.context))
-        outcome = await commit_ending(run, outcome, _pause_reason(lease))
-        if outcome.status == "paused":
+        # A pause asked by `wfctl cancel` names who asked: the run ends cancelled instead.
+        cancel = await cancel_request(storage, run.run_id) if outcome.status == "paused" else None
+        outcome = await commit_ending(run, outcome, _pause_reason(lease), cancel)
+        if outcome.status in ("paused", "cancelled"):
             await clear_pause(storage, run.run_id)
+        if outcome.status == "paused":
             workflow._last_paused = chain.head_id
     finally:
         await chain.drain()

@@ -5,9 +5,16 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from wfctl._errors import UnencodableValueError
+from wfctl._errors import RunCancelledError, UnencodableValueError
 from wfctl._records._codec import encode, encoded_size
-from wfctl._records._payloads import CompletedPayload, FailedPayload, PausePayload, RecordedRequest
+from wfctl._records._payloads import (
+    CancelledPayload,
+    CancelRequest,
+    CompletedPayload,
+    FailedPayload,
+    PausePayload,
+    RecordedRequest,
+)
 
 from ._events import RequestInfoEvent, WorkflowErrorDetails, WorkflowRunState, error_message
 from ._response_types import type_name
@@ -18,12 +25,18 @@ __all__ = ["build_result", "commit_ending", "failed_result", "own_notes", "raise
 
 
 async def commit_ending(
-    run: Run, outcome: BodyOutcome, interrupt_reason: str = "interrupt"
+    run: Run,
+    outcome: BodyOutcome,
+    interrupt_reason: str = "interrupt",
+    cancel: CancelRequest | None = None,
 ) -> BodyOutcome:
-    """Commit the pause, completed or failed checkpoint that ends this call.
+    """Commit the pause, cancelled, completed or failed checkpoint that ends this call.
 
     A pause with no request to answer records ``interrupt_reason``: ``interrupt`` (it stays
-    paused until resumed) or ``handoff`` (a stopping worker gives the run to any other).
+    paused until resumed) or ``handoff`` (a stopping worker gives the run to any other). A
+    pause while ``cancel`` stands (someone asked to cancel the run) records ``cancelled``
+    instead, naming who asked: the run ends for good, a ``cancelled`` outcome whose error is a
+    :class:`RunCancelledError`.
 
     The storage failing to write that checkpoint (a full disk) fails the run with its
     ``OSError``. When even the ``failed`` checkpoint cannot be written, the run still ends
@@ -35,6 +48,12 @@ async def commit_ending(
     """
     chain = run.chain
     try:
+        if outcome.status == "paused" and cancel is not None:
+            await chain.commit(CancelledPayload.honouring(cancel))
+            asked = {"by": cancel.by, "asked_at": cancel.at, "reason": cancel.reason}
+            run.emit("run_cancelled", None, asked, state=WorkflowRunState.CANCELLED)
+            cancelled = RunCancelledError(run.run_id, cancel.by, cancel.at, cancel.reason)
+            return BodyOutcome("cancelled", error=cancelled)
         if outcome.status == "paused":
             requests = tuple(
                 RecordedRequest(key, encoded, type_name(event.response_type, key))
@@ -121,7 +140,8 @@ def _resume_note(run_id: str, checkpoint_id: str) -> str:
 
 
 def raise_if_failed(result: WorkflowRunResult) -> WorkflowRunResult:
-    """Return ``result``, unless the run failed: then raise the run's own error.
+    """Return ``result``, unless the run failed: then raise the run's own error (or was
+    cancelled while it ran: then its :class:`RunCancelledError`, without the retry note).
 
     The error is the workflow's exception (or wfctl's, e.g. ``ReplayDivergenceError``), raised
     after its ``failed`` checkpoint is durable, carrying ``wfctl_run_id``,
@@ -129,6 +149,10 @@ def raise_if_failed(result: WorkflowRunResult) -> WorkflowRunResult:
     (the failed :class:`WorkflowRunResult`), and a note saying how to retry it.
     """
     error = result.error
+    if result.status == "cancelled" and error is not None:  # ended for good: no retry to note
+        with contextlib.suppress(AttributeError, TypeError):
+            error.wfctl_result = result  # type: ignore[attr-defined]
+        raise error
     if result.status != "failed" or error is None:
         return result
     earlier = getattr(error, "wfctl_result", None)  # the same object raised by an earlier run

@@ -37,7 +37,8 @@ class WorkflowRunState(str, Enum):  # noqa: UP042  # agent-framework's base: sam
     wfctl reaches ``IN_PROGRESS`` when the body starts, ``IN_PROGRESS_PENDING_REQUESTS`` after
     each request it cannot answer yet, and ends ``IDLE`` (completed), ``IDLE_WITH_PENDING_REQUESTS``
     (paused on requests), ``CANCELLED`` (paused from outside with no request: Ctrl-C, SIGTERM,
-    ``wfctl pause``; resumable) or ``FAILED``. ``STARTED`` is never a status: the ``started``
+    ``wfctl pause``, resumable; or ended for good by ``wfctl cancel`` while it ran) or
+    ``FAILED``. ``STARTED`` is never a status: the ``started``
     event says it.
     """
 
@@ -70,6 +71,7 @@ EVENT_TYPES: Final[Mapping[str, str]] = {
     "run_paused": "status",
     "run_completed": "status",
     "run_failed": "failed",
+    "run_cancelled": "status",
 }
 
 EVENT_KINDS: Final = frozenset(

@@ -10,7 +10,7 @@ from ._events import RequestInfoEvent, WorkflowEvent, WorkflowRunState
 
 __all__ = ["ResultStatus", "WorkflowRunResult"]
 
-ResultStatus = Literal["completed", "paused", "failed"]
+ResultStatus = Literal["completed", "paused", "failed", "cancelled"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,4 +118,5 @@ _STATES: dict[ResultStatus, WorkflowRunState] = {
     "completed": WorkflowRunState.IDLE,
     "paused": WorkflowRunState.IDLE_WITH_PENDING_REQUESTS,
     "failed": WorkflowRunState.FAILED,
+    "cancelled": WorkflowRunState.CANCELLED,
 }

@@ -152,7 +152,8 @@ class RunOptions:
 
 @dataclass(frozen=True, slots=True)
 class BodyOutcome:
-    """How the body ended: ``completed`` (with ``value``), ``paused`` or ``failed``."""
+    """How the body ended: ``completed`` (with ``value``), ``paused`` or ``failed``; and how
+    the call ended: ``cancelled`` too (a pause that honoured a cancel request)."""
 
     status: str
     value: Any = None

@@ -178,8 +178,9 @@ def log_entry(checkpoint: Checkpoint) -> LogEntry:
             detail = f"reason: {reason}"
         case FailedPayload(error_type=error_type, message=message):
             error = f"{error_type}: {message}"
-        case CancelledPayload(status=before, reason=why):
-            detail = f"cancelled while {before}" + (f": {why}" if why is not None else "")
+        case CancelledPayload(status=before, reason=why, by=by):
+            asker = f" by {by}" if by is not None else ""  # a running run's driver ended it
+            detail = f"cancelled while {before}{asker}" + (f": {why}" if why is not None else "")
         case CompletedPayload(result=result):
             detail = f"result: {readable_text(result, 100)}"
         case RootPayload(workflow=workflow, input=encoded_input):

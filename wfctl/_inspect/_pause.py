@@ -8,7 +8,7 @@ from typing import Any
 from wfctl._config import StoreRef
 from wfctl._errors import RunStateError
 from wfctl._storage import RunSummary
-from wfctl._storage._capabilities import request_pause
+from wfctl._storage._capabilities import cancel_request, request_pause
 from wfctl._storage._open import on_store
 from wfctl._storage._protocol import RunStore
 
@@ -45,13 +45,21 @@ def pause_run(store: StoreRef, run_id: str, *, must_exist: bool = True) -> Pause
     Raises:
         StoreLocationError: the store is missing (with ``must_exist``) or is not one.
         InvalidIdError, RunNotFoundError: no such run.
-        RunStateError: the run is not running (paused, completed, failed, interrupted).
+        RunStateError: the run is not running (paused, completed, failed, interrupted), or
+            is being cancelled (``wfctl cancel`` asked its driver: it will not pause).
     """
 
     async def ask(storage: RunStore) -> RunSummary:
         summary = await storage.run_summary(run_id)
         if summary.status != "running":
             raise RunStateError(run_id, f"is {summary.status}, not running; nothing to pause")
+        cancel = await cancel_request(storage, run_id)
+        if cancel is not None:  # a pause asked now would still end it cancelled
+            raise RunStateError(
+                run_id,
+                f"is being cancelled (asked by {cancel.by} at {cancel.at}): it ends cancelled "
+                "at its next step boundary, not paused",
+            )
         await request_pause(storage, run_id)
         return summary
 

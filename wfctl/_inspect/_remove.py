@@ -7,7 +7,8 @@ Refused, and nothing removed, when any named run:
 
 - does not exist (``RunNotFoundError``);
 - is running (``RunLockedError`` naming the holder), even with ``force``: its lock is what
-  keeps a writer's journal from being deleted under it; pause or wait for it first;
+  keeps a writer's journal from being deleted under it; cancel it first (``wfctl cancel``,
+  which the message names), or wait for it to end;
 - is the origin of a run that stays (``RunStateError``): that run's cache and lineage read its
   origin's chain. ``force`` removes it anyway, and the report names every run whose origin
   now dangles (``verify-lineage`` reports each; restoring from one fails where it needs the
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from wfctl._config import StoreRef
-from wfctl._errors import RunNotFoundError, RunStateError, WfctlError
+from wfctl._errors import RunLockedError, RunNotFoundError, RunStateError, WfctlError
 from wfctl._records._checkpoint import RunStatus, validate_run_id
 from wfctl._storage import RunSummary
 from wfctl._storage._open import on_store
@@ -96,7 +97,10 @@ async def _remove(storage: RunStore, doomed: list[str], force: bool) -> RemoveRe
         if rid not in by_id:
             raise RunNotFoundError(rid)
         if by_id[rid].status == RunStatus.RUNNING:
-            await (await storage.lease_run(rid)).release()  # raises, naming the holder
+            try:
+                await (await storage.lease_run(rid)).release()  # raises, naming the holder
+            except RunLockedError as exc:
+                raise _running(exc) from None
     gone = set(doomed)
     dangling = tuple(
         DanglingOrigin(r.run_id, r.origin_run_id, r.origin_checkpoint_id or "")
@@ -121,7 +125,12 @@ async def _remove(storage: RunStore, doomed: list[str], force: bool) -> RemoveRe
     removed = [by_id[rid] for rid in removed_ids]
     if locked:  # started since the check above: the others are gone, this one stays
         if not removed:
-            raise locked[0]
+            raise _running(locked[0])
         done = ", ".join(r.run_id for r in removed)
-        raise WfctlError(f"{locked[0]} (removed before it: {done})") from locked[0]
+        raise WfctlError(f"{_running(locked[0])} (removed before it: {done})") from locked[0]
     return RemoveReport(tuple(removed), dangling)
+
+
+def _running(error: RunLockedError) -> RunLockedError:
+    """``error``, saying what ``rm`` needs first: the run cancelled, or ended."""
+    return error.with_remedy(f"cancel it first (wfctl cancel {error.run_id}), or let it end")

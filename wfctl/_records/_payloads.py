@@ -23,7 +23,9 @@ inspectors and the storages never look inside ``data`` themselves. The shapes on
 - :class:`FailedPayload` (``failed``): ``error`` (``type``, ``message``), ``step`` (the step it
   failed in, when it failed in one).
 - :class:`CancelledPayload` (``cancelled``): ``status`` (what the run was when it was
-  cancelled: ``paused``, ``failed`` or ``interrupted``), ``reason`` (only when one was given).
+  cancelled: ``paused``, ``failed``, ``interrupted``, ``queued`` or ``running``), ``reason`` (only
+  when one was given), ``by`` and ``asked_at`` (only for a running run, which its own driver
+  ended: who asked, :class:`CancelRequest`, and when).
 
 Any kind may also end with ``served``: how many calls were served from the cache since the
 previous checkpoint (the chain adds it at commit time; :func:`served_count` reads it). Records
@@ -52,6 +54,7 @@ _Entry = TypeVar("_Entry")
 
 __all__ = [
     "HANDOFF",
+    "CancelRequest",
     "CancelledPayload",
     "CompletedPayload",
     "FailedPayload",
@@ -361,27 +364,70 @@ class FailedPayload(_KindPayload):
 
 
 @dataclass(frozen=True, slots=True)
+class CancelRequest:
+    """Who asked a running run to be cancelled, when, and why: what ``wfctl cancel`` leaves in
+    the store for the run's driver, which ends the run at its next step boundary."""
+
+    #: Who asked: ``user@host (pid N)``.
+    by: str
+    #: When, as an ISO 8601 UTC time.
+    at: str
+    #: The reason given (``--reason``), if any.
+    reason: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the request as stored (a JSON object)."""
+        return {"by": self.by, "at": self.at, "reason": self.reason}
+
+    @classmethod
+    def from_json(cls, raw: Any) -> CancelRequest | None:
+        """Read a stored request; None for anything that is not one (a store is data)."""
+        if not isinstance(raw, dict) or not isinstance(raw.get("by"), str):
+            return None
+        return cls(raw["by"][:200], str(raw.get("at", ""))[:40], _text_or_none(raw.get("reason")))
+
+
+@dataclass(frozen=True, slots=True)
 class CancelledPayload(_KindPayload):
-    """A run ended for good by ``wfctl cancel``: what it was before, and why (if said)."""
+    """A run ended for good by ``wfctl cancel``: what it was before, why (if said), and for a
+    running run, who asked its driver to end it and when."""
 
     KIND: ClassVar[Kind] = Kind.CANCELLED
 
-    #: The run's status when it was cancelled (``paused``, ``failed``, ``interrupted``).
+    #: The run's status when it was cancelled (``paused``, ``failed``, ``interrupted``,
+    #: ``queued``, or ``running``: its driver honoured a :class:`CancelRequest`).
     status: str
     #: The reason the canceller gave (``--reason``), if any.
     reason: str | None = None
+    #: Who asked (a running run's :attr:`CancelRequest.by`), else None.
+    by: str | None = None
+    #: When they asked (a running run's :attr:`CancelRequest.at`), else None.
+    asked_at: str | None = None
+
+    @classmethod
+    def honouring(cls, request: CancelRequest) -> CancelledPayload:
+        """Return the record a running run's driver commits for ``request``."""
+        return cls("running", request.reason, request.by, request.at)
 
     def to_json(self) -> dict[str, Any]:
         """Return the ``data`` of the cancelled record."""
         data: dict[str, Any] = {"status": self.status}
         if self.reason is not None:
             data["reason"] = self.reason
+        if self.by is not None:
+            data["by"] = self.by
+            data["asked_at"] = self.asked_at
         return data
 
     @classmethod
     def from_json(cls, raw: dict[str, Any], where: str) -> Self:
         """Read a cancelled record's ``data`` (never raises: a missing field reads as unknown)."""
-        return cls(str(raw.get("status", "unknown")), _text_or_none(raw.get("reason")))
+        return cls(
+            str(raw.get("status", "unknown")),
+            _text_or_none(raw.get("reason")),
+            _text_or_none(raw.get("by")),
+            _text_or_none(raw.get("asked_at")),
+        )
 
 
 Payload: TypeAlias = (

@@ -27,7 +27,14 @@ __all__ = [
 
 
 def print_cancel(report: CancelReport) -> None:
-    """Confirm that a run was cancelled, and by which record."""
+    """Confirm that a run was cancelled, and by which record (or that its driver was asked)."""
+    if report.checkpoint_id is None:  # --no-wait: asked, not waited for
+        stdout().print(
+            f"run {report.run_id} ({report.workflow_name}) is running: asked to cancel at its "
+            "next step boundary ('wfctl runs' shows it cancelled then)",
+            soft_wrap=True,
+        )
+        return
     line = Text.assemble(
         f"run {report.run_id} ({report.workflow_name}) ",
         status_text("cancelled"),
@@ -35,7 +42,7 @@ def print_cancel(report: CancelReport) -> None:
     )
     if report.reason is not None:
         line.append(f": {report.reason}")
-    stdout().print(line)
+    stdout().print(line, soft_wrap=True)
 
 
 def print_removed(report: RemoveReport) -> None:

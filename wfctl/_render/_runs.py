@@ -78,6 +78,9 @@ def print_run_outcome(outcome: RunReport) -> None:
             err.print(f"{hint.when}:", soft_wrap=True)
             err.print(f"  {hint.command}", soft_wrap=True)
         return
+    if outcome.status == "cancelled":  # `wfctl cancel` ended it while it ran: who asked
+        err.print(Text(f"wfctl: {outcome.error}", style="red"), soft_wrap=True)
+        return
     if outcome.status == "aborted":
         err.print(
             Text(f"{head} aborted; it stays resumable from its last checkpoint.", style="red")

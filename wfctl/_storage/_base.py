@@ -31,7 +31,13 @@ from wfctl._records._checkpoint import (
     split_checkpoint_id,
     validate_run_id,
 )
-from wfctl._records._payloads import RootPayload, handed_over, recorded_requests, waiting_on
+from wfctl._records._payloads import (
+    CancelRequest,
+    RootPayload,
+    handed_over,
+    recorded_requests,
+    waiting_on,
+)
 
 from ._protocol import JournalProblem, RunJournal, RunLease, RunSummary
 
@@ -164,7 +170,9 @@ class RunStoreBase(abc.ABC):
     (exclusive across every process that shares the store, ``RunLockedError`` while another
     holds it; a run with no records yet can be leased, to start it; its ``pause_requested()``
     is asked at every step, so it must be cheap); ``request_pause(run_id)``
-    (``RunNotFoundError`` for a run with no records) and ``clear_pause(run_id)`` reach it.
+    (``RunNotFoundError`` for a run with no records) and ``clear_pause(run_id)`` reach it;
+    ``request_cancel(run_id, request)`` is a pause request that keeps who asked, which the
+    driver reads with ``cancel_request(run_id)`` and ends the run ``cancelled``.
 
     **Naming**: the ``location`` property (a path, or a URL without its password).
 
@@ -222,7 +230,21 @@ class RunStoreBase(abc.ABC):
 
     @abc.abstractmethod
     async def clear_pause(self, run_id: str) -> None:
-        """Withdraw a pause request (no-op if there is none)."""
+        """Withdraw a pause request, and a cancel request with it (no-op if there is none)."""
+
+    async def request_cancel(self, run_id: str, request: CancelRequest) -> None:
+        """Ask the run's lease holder to end it cancelled at its next step boundary.
+
+        A pause request (the lease's ``pause_requested()`` turns true) that also keeps
+        ``request``, for :meth:`cancel_request`; ``clear_pause`` withdraws both. A plain pause
+        asked after it leaves it a cancel request. ``RunNotFoundError``: the run has no records.
+        A store that does not override it cannot cancel a running run.
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not support cancel requests")
+
+    async def cancel_request(self, run_id: str) -> CancelRequest | None:
+        """Return the cancel request standing for the run (None: none, or a plain pause)."""
+        return None
 
     async def verified_ends(self, run_id: str) -> tuple[Checkpoint, Checkpoint] | None:
         """Return the run's root and head once the whole run verifies (None if it has none).

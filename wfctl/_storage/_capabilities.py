@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from wfctl._errors import CheckpointCorruptError, RunNotFoundError, WfctlError
 from wfctl._records._checkpoint import Checkpoint, validate_run_id
+from wfctl._records._payloads import CancelRequest
 
 from ._base import strict_chain
 from ._journal import encode_record
@@ -24,11 +25,13 @@ from ._pages import PagedStore, paged_lines, paged_records
 from ._protocol import RunJournal, RunLease
 
 __all__ = [
+    "cancel_request",
     "chain_records",
     "clear_pause",
     "lease_run",
     "load_chain",
     "read_run",
+    "request_cancel",
     "request_pause",
     "stored_records",
 ]
@@ -173,3 +176,28 @@ async def request_pause(storage: Any, run_id: str) -> None:
     if method is None:
         raise WfctlError(f"{type(storage).__name__} does not support pause requests")
     await method(run_id)
+
+
+async def request_cancel(storage: Any, run_id: str, request: CancelRequest) -> None:
+    """Ask a running run to end ``cancelled`` at its next step boundary, naming who asked.
+
+    Raises:
+        WfctlError: the storage does not support cancel requests.
+        RunNotFoundError: no such run.
+    """
+    method = getattr(storage, "request_cancel", None)
+    if method is None:
+        raise WfctlError(f"{type(storage).__name__} does not support cancel requests")
+    try:
+        await method(run_id, request)
+    except NotImplementedError as exc:
+        raise WfctlError(str(exc)) from None
+
+
+async def cancel_request(storage: Any, run_id: str) -> CancelRequest | None:
+    """Return the cancel request standing for ``run_id`` (None, if the storage has none)."""
+    method = getattr(storage, "cancel_request", None)
+    if method is None:
+        return None
+    request = await method(run_id)
+    return request if isinstance(request, CancelRequest) else None

@@ -31,10 +31,12 @@ from wfctl._errors import (
     InvalidIdError,
     RunLockedError,
     RunNotFoundError,
+    WfctlError,
 )
 from wfctl._records._checkpoint import Checkpoint, Kind, RunStatus, checkpoint_id_for
+from wfctl._records._payloads import CancelRequest
 
-from ._capabilities import load_chain
+from ._capabilities import cancel_request, load_chain, request_cancel
 from ._protocol import RunLease, RunStore
 
 __all__ = ["StorageConformance"]
@@ -581,6 +583,55 @@ class StorageConformance:
                 await lease.release()
 
         self.run_with(body)
+
+    # -- cancel requests --------------------------------------------------------------------
+
+    async def _ask_cancel(self, storage: RunStore, run_id: str, request: CancelRequest) -> None:
+        try:
+            await request_cancel(storage, run_id, request)
+        except WfctlError as exc:
+            if "does not support cancel requests" not in str(exc):
+                raise
+            import pytest
+
+            pytest.skip("request_cancel is not implemented for this store")
+
+    def test_a_cancel_request_is_a_pause_request_that_names_who_asked(self) -> None:
+        async def body(storage: RunStore) -> None:
+            await _build(storage, "r1", 2)
+            asked = CancelRequest("ann@host (pid 7)", "2026-12-06T06:00:00+00:00", "superseded")
+            with _raises(RunNotFoundError):
+                await self._ask_cancel(storage, "nope", asked)
+            lease = await storage.lease_run("r1")
+            try:
+                await self._ask_cancel(storage, "r1", asked)
+                assert await _eventually(lease.pause_requested, True)
+                assert await cancel_request(storage, "r1") == asked
+                await storage.request_pause("r1")  # a pause asked after it: still a cancel
+                assert await cancel_request(storage, "r1") == asked
+                await storage.clear_pause("r1")  # withdraws both
+                assert await _eventually(lease.pause_requested, False)
+                assert await cancel_request(storage, "r1") is None
+                await storage.request_pause("r1")  # a plain pause names nobody
+                assert await cancel_request(storage, "r1") is None
+            finally:
+                await lease.release()
+
+        self.run_with(body)
+
+    def test_a_cancel_request_from_another_view_reaches_the_driver(self) -> None:
+        async def body(storage: RunStore, other: RunStore) -> None:
+            await _build(storage, "r1", 2)
+            lease = await storage.lease_run("r1")
+            try:
+                asked = CancelRequest("ann@host (pid 7)", "2026-12-06T06:00:00+00:00")
+                await self._ask_cancel(other, "r1", asked)
+                assert await _eventually(lease.pause_requested, True)
+                assert await cancel_request(storage, "r1") == asked
+            finally:
+                await lease.release()
+
+        self.run_shared(body)
 
     def test_a_pause_request_from_another_view_reaches_the_lease(self) -> None:
         async def body(storage: RunStore, other: RunStore) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import json
 import os
 import stat
 import threading
@@ -42,7 +43,7 @@ from wfctl._records._checkpoint import (
     split_checkpoint_id,
     validate_run_id,
 )
-from wfctl._records._payloads import handed_over
+from wfctl._records._payloads import CancelRequest, handed_over
 
 from ._appender import READ_FLAGS, JournalAppender, symlink_error
 from ._base import (
@@ -1084,13 +1085,51 @@ class FileCheckpointStorage(RunStoreBase):
         Raises:
             RunNotFoundError: no such run.
         """
+        marker = self._pause_marker(run_id)
+        if self._fs.lexists(marker):
+            return  # asked already: a cancel request stays one (its marker names who asked)
+        write_private(self._fs, marker, {"pid": os.getpid()})
+
+    async def request_cancel(self, run_id: str, request: CancelRequest) -> None:
+        """Ask the process running ``run_id`` to end it cancelled at its next step boundary.
+
+        The pause marker, holding ``request``: the run's lease sees a pause request (one
+        ``lstat``), and its driver reads who asked when it honours it (:meth:`cancel_request`).
+
+        Raises:
+            RunNotFoundError: no such run.
+        """
+        marker = self._pause_marker(run_id)
+        write_private(self._fs, marker, {"pid": os.getpid(), "cancel": request.to_json()})
+
+    async def cancel_request(self, run_id: str) -> CancelRequest | None:
+        """Return the cancel request the run's pause marker holds (None: none, or a plain
+        pause). A marker that cannot be read as one (a store is data) is no request."""
+        try:
+            fd = self._fs.open(self._layout.pause(validate_run_id(run_id)), READ_FLAGS)
+        except OSError:
+            return None
+        try:
+            raw = json.loads(self._fs.pread(fd, 4096, 0))
+        except (OSError, ValueError, RecursionError):
+            return None
+        finally:
+            self._fs.close(fd)
+        return CancelRequest.from_json(raw.get("cancel")) if isinstance(raw, dict) else None
+
+    def _pause_marker(self, run_id: str) -> str:
+        """Return the path of a run's pause marker, once the run is known to have records.
+
+        Raises:
+            RunNotFoundError: no such run.
+        """
         validate_run_id(run_id)
         layout = self._layout
         layout.check_run_dir(run_id)
         journal = layout.journal(run_id)
         if not layout.is_file(journal) or not self._fs.stat(journal).st_size:
             raise RunNotFoundError(run_id)  # no journal, or one leased but never written to
-        write_private(self._fs, layout.pause(run_id), {"pid": os.getpid()})
+        return layout.pause(run_id)
 
     def pause_requested(self, run_id: str) -> bool:
         """Return whether a pause was requested for ``run_id`` (one ``lstat``)."""

@@ -14,6 +14,7 @@ from typing import ClassVar
 
 from wfctl._errors import RunLockedError, RunNotFoundError
 from wfctl._records._checkpoint import Checkpoint, split_checkpoint_id, validate_run_id
+from wfctl._records._payloads import CancelRequest
 
 from ._base import RunStoreBase, check_append
 from ._lock import HeldLease, LocalRunLock
@@ -33,6 +34,7 @@ class InMemoryCheckpointStorage(RunStoreBase):
         self._runs: dict[str, list[Checkpoint]] = {}
         self._locks: set[Hashable] = set()
         self._pauses: set[str] = set()
+        self._cancels: dict[str, CancelRequest] = {}
         self._mutex = threading.Lock()
 
     def __repr__(self) -> str:
@@ -128,8 +130,24 @@ class InMemoryCheckpointStorage(RunStoreBase):
         return run_id in self._pauses
 
     async def clear_pause(self, run_id: str) -> None:
-        """Withdraw a pause request (no-op if there is none)."""
+        """Withdraw a pause request, and a cancel request with it (no-op if there is none)."""
         self._pauses.discard(run_id)
+        self._cancels.pop(run_id, None)
+
+    async def request_cancel(self, run_id: str, request: CancelRequest) -> None:
+        """Ask the run to end cancelled at its next step boundary (a pause request naming who
+        asked).
+
+        Raises:
+            RunNotFoundError: no such run.
+        """
+        self._get(run_id)
+        self._cancels[run_id] = request
+        self._pauses.add(run_id)
+
+    async def cancel_request(self, run_id: str) -> CancelRequest | None:
+        """Return the run's cancel request, if there is one."""
+        return self._cancels.get(run_id)
 
     async def aclose(self) -> None:
         """Nothing to let go of: the runs stay (they live as long as this object)."""
@@ -150,6 +168,7 @@ class InMemoryCheckpointStorage(RunStoreBase):
             if seq == 0:
                 del self._runs[run_id]
                 self._pauses.discard(run_id)
+                self._cancels.pop(run_id, None)
             else:
                 del chain[seq:]
             return True

@@ -2,7 +2,9 @@
 
 The input names a directory. ``wait_for_gate`` writes ``started`` there, then polls (with
 ``asyncio.sleep``, so the event loop stays free to handle signals) until the test creates
-``gate``. ``after_gate`` runs next: the step boundary where a requested pause takes effect.
+``gate``. ``after_gate`` runs next: the step boundary where a requested pause takes effect;
+unless the directory holds ``once``: the run then completes after the gated step, reaching no
+step boundary after it.
 """
 
 from __future__ import annotations
@@ -34,4 +36,6 @@ async def after_gate(text: str) -> str:
 async def gated(directory: str) -> str:
     """Wait at the gate, then finish."""
     passed = await wait_for_gate(directory)
+    if (Path(directory) / "once").exists():
+        return passed
     return await after_gate(passed)

@@ -1,6 +1,7 @@
 """The PostgreSQL store's schema: created on first use, versioned, and guarding every chain.
 
-``wfctl_runs`` holds one row per run (its head, its lease epoch ``fence``, its pause request);
+``wfctl_runs`` holds one row per run (its head, its lease epoch ``fence``, its pause request
+and, for a cancel, who asked);
 ``wfctl_checkpoints`` one row per checkpoint, holding the record exactly as the file journal
 writes its line (without the newline). A ``BEFORE INSERT`` trigger accepts a checkpoint only
 if it is the next link (``seq = head_seq + 1``, naming the head as its parent, a root exactly
@@ -29,7 +30,7 @@ __all__ = ["LOCK_SEED", "SCHEMA_VERSION", "ensure_schema", "run_key"]
 
 #: The schema this wfctl writes and reads; a database holding a newer one is refused, an older
 #: one upgraded (see :data:`_UPGRADES`).
-SCHEMA_VERSION: Final = 3
+SCHEMA_VERSION: Final = 4
 #: Seed of ``hashtextextended`` for a run's advisory-lock key (keeps wfctl's keys apart from
 #: another application's that hash plain text with seed 0).
 LOCK_SEED: Final = 0x77666374  # "wfct"
@@ -90,6 +91,10 @@ _CLAIMABLE_INDEX: Final = (
 #: claim or resume sees the run; the copy's last statement moves the head there (see
 #: ``_copying``).
 _COPY_COLUMN: Final = "ALTER TABLE wfctl_runs ADD COLUMN IF NOT EXISTS copy_seq bigint;"
+#: Who asked a running run to be cancelled (schema version 4): a JSON object (``by``, ``at``,
+#: ``reason``) set with the pause request and cleared with it; the driver that honours the
+#: pause reads it and ends the run ``cancelled`` instead.
+_CANCEL_COLUMN: Final = "ALTER TABLE wfctl_runs ADD COLUMN IF NOT EXISTS cancel_request text;"
 #: The append trigger's function: the compare-and-set on the run's head (or, for a run being
 #: copied, on its copy's last seq, the head staying -1).
 _APPEND_FUNCTION: Final = """
@@ -153,6 +158,7 @@ CREATE INDEX IF NOT EXISTS wfctl_runs_created ON wfctl_runs (created, run_id);
 {_CLAIMABLE_FUNCTION}
 {_CLAIMABLE_INDEX}
 {_COPY_COLUMN}
+{_CANCEL_COLUMN}
 CREATE TABLE IF NOT EXISTS wfctl_checkpoints (
     run_id text NOT NULL,
     seq bigint NOT NULL CHECK (seq >= 0),
@@ -204,6 +210,8 @@ UPDATE wfctl_runs r SET claimable = wfctl_claimable(c.kind, c.record) FROM wfctl
 {_COPY_COLUMN}
 {_APPEND_FUNCTION}
 """,
+    # 3 -> 4: the column naming who asked a running run to be cancelled.
+    3: _CANCEL_COLUMN,
 }
 
 _EXISTS: Final = "SELECT to_regclass('wfctl_schema') IS NOT NULL"

@@ -130,10 +130,20 @@ CUT: Final = (
 #: and clears only a request that is there: every run clears at its end, and one that was never
 #: asked to pause then writes nothing (no transaction id, no WAL flush, no notification).
 PAUSE: Final = (
-    "WITH u AS (UPDATE wfctl_runs SET pause_requested = %(flag)s WHERE run_id = %(run)s"
+    "WITH u AS (UPDATE wfctl_runs SET pause_requested = %(flag)s,"
+    " cancel_request = CASE WHEN %(flag)s THEN cancel_request END WHERE run_id = %(run)s"
     " AND (NOT %(flag)s OR head_seq >= 0) AND (%(flag)s OR pause_requested) RETURNING run_id)"
     " SELECT pg_notify('wfctl_pause', %(note)s) FROM u"
 )
+#: Ask a run to end cancelled: its pause request, with who asked (``%(request)s``, JSON), in one
+#: statement, so the driver that sees the pause finds the request. Parameters as :data:`PAUSE`'s.
+CANCEL: Final = (
+    "WITH u AS (UPDATE wfctl_runs SET pause_requested = true, cancel_request = %(request)s"
+    " WHERE run_id = %(run)s AND head_seq >= 0 RETURNING run_id)"
+    " SELECT pg_notify('wfctl_pause', %(note)s) FROM u"
+)
+#: The cancel request standing for a run (NULL: none).
+CANCEL_REQUEST: Final = "SELECT cancel_request FROM wfctl_runs WHERE run_id = %s"
 
 #: The oldest run a worker may take over, nobody holding it. Decided by the ``claimable`` flag
 #: alone (the append trigger sets it from the head's kind, and for a pause from its record's

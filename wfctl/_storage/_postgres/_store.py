@@ -7,6 +7,7 @@ trigger (:mod:`._schema`); leases are advisory locks on connections of their own
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Collection, Sequence
 from typing import ClassVar
@@ -25,6 +26,7 @@ from wfctl._records._checkpoint import (
     split_checkpoint_id,
     validate_run_id,
 )
+from wfctl._records._payloads import CancelRequest
 from wfctl._storage._base import check_append, delete_each
 from wfctl._storage._journal import encode_record
 
@@ -234,6 +236,32 @@ class PostgresCheckpointStorage(PostgresReads):
     async def clear_pause(self, run_id: str) -> None:
         """Withdraw a pause request (no-op if there is none)."""
         await self._set_pause(validate_run_id(run_id), False)
+
+    async def request_cancel(self, run_id: str, request: CancelRequest) -> None:
+        """Ask whoever drives the run to end it cancelled: its pause request, with who asked.
+
+        Raises:
+            InvalidIdError: ``run_id`` is malformed.
+            RunNotFoundError: no such run.
+        """
+        validate_run_id(run_id)
+        params = {"run": run_id, "note": f"1:{run_id}", "request": json.dumps(request.to_json())}
+        async with self._connection() as conn:
+            cursor = await conn.execute(_sql.CANCEL, params)
+            if await cursor.fetchone() is None:
+                raise RunNotFoundError(run_id)
+
+    async def cancel_request(self, run_id: str) -> CancelRequest | None:
+        """Return the cancel request standing for the run (None: none, or a plain pause)."""
+        async with self._connection() as conn:
+            cursor = await conn.execute(_sql.CANCEL_REQUEST, (validate_run_id(run_id),))
+            row = await cursor.fetchone()
+        if row is None or not isinstance(row[0], str):
+            return None
+        try:
+            return CancelRequest.from_json(json.loads(row[0]))
+        except (ValueError, RecursionError):
+            return None
 
     async def _set_pause(self, run_id: str, flag: bool) -> bool:
         note = f"{int(flag)}:{run_id}"
