@@ -111,7 +111,7 @@ def test_a_run_s_life_on_either_store(store_arg: str, tmp_path: Path) -> None:
     assert dry.code == 0, dry.stderr
     assert [run["run_id"] for run in dry.json()["removed"]] == ["asks"]
     assert _status(store, "asks") == "cancelled"
-    collected = wfctl("gc", "--keep", "0", "--store", store, "--json")
+    collected = wfctl("gc", "--keep", "0", "--yes", "--store", store, "--json")
     assert collected.code == 0, collected.stderr
     assert [run["run_id"] for run in collected.json()["removed"]] == ["asks"]
     emptied = wfctl("runs", "--store", store, "--json")

@@ -80,7 +80,7 @@ def test_cancel_ends_a_paused_run_for_good(store: Path) -> None:
     )
 
     # Finished now: gc collects it like a completed run.
-    swept = invoke("gc", "--older-than", "0", "--store", store, "--json").json()
+    swept = invoke("gc", "--older-than", "0", "--yes", "--store", store, "--json").json()
     assert run_id in [item["run_id"] for item in swept["removed"]]
 
 
@@ -105,7 +105,7 @@ def test_cancel_refuses_completed_and_unknown_runs_and_rm_a_running_one(
     process, gate = start_gated(store, tmp_path, "held")
     try:
         for force in ((), ("--force",)):
-            removal = wfctl("rm", "held", completed, *force, "--store", store)
+            removal = wfctl("rm", "held", completed, *force, "--yes", "--store", store)
             line = removal.error_line()
             assert removal.code == 2 and "is locked by" in line
             assert line.endswith(
@@ -175,7 +175,7 @@ def test_rm_deletes_whole_runs_and_refuses_to_orphan_a_restored_run(store: Path)
     base = run_id_of(invoke("run", GREET, "--store", store, "--json"))
     assert invoke("replay", "--checkpoint", f"{base}.1", "--store", store).code == 0
     branch = next(r for r in _runs(store).values() if r["origin_run_id"] == base)["run_id"]
-    together = wfctl("rm", base, branch, "--store", store)
+    together = wfctl("rm", base, branch, "--yes", "--store", store)
     assert together.code == 0, together.stderr
     assert f"removed run {base} (greet, completed)" in together.stdout
     assert set(_runs(store)) == {restored}

@@ -169,7 +169,9 @@ def test_gc_removes_only_finished_runs_nothing_needs(store: Path, tmp_path: Path
     assert "would remove 1 run(s)" in people.stdout and old in people.stdout
     assert "origin of run" in people.stdout
 
-    everything = wfctl("gc", "--older-than", "0", "--include-failed", "--store", store, "--json")
+    everything = wfctl(
+        "gc", "--older-than", "0", "--include-failed", "--yes", "--store", store, "--json"
+    )
     assert everything.code == 0
     assert sorted(i["run_id"] for i in everything.json()["removed"]) == sorted(
         [old, failed, source, replay_run]

@@ -284,8 +284,12 @@ def test_every_command_help_ends_with_an_example(command: str) -> None:
     text = done.stdout
     assert "--store DIR" in text and "--json" in text and "--debug" in text
     description = text.split("Arguments:")[0].split("Options:")[0].rstrip()
-    assert description.splitlines()[-2].strip() == "Example:"
-    assert description.splitlines()[-1].strip().startswith("wfctl ")
+    lines = [line.strip() for line in description.splitlines()]
+    heading = max(i for i, line in enumerate(lines) if line in ("Example:", "Examples:"))
+    examples = lines[heading + 1 :]
+    assert examples, description
+    assert all(line.startswith("wfctl ") for line in examples), examples
+    assert (lines[heading] == "Examples:") == (len(examples) > 1), lines[heading]
 
 
 def test_no_arguments_shows_help() -> None:

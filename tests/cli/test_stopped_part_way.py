@@ -84,7 +84,7 @@ def _listed(store: Path) -> set[str]:
 def test_a_removal_stopped_part_way_says_what_it_left(command: str, tmp_path: Path) -> None:
     store = tmp_path / "store"
     run_ids = _runs(store, 3)
-    args = ["gc", "--keep", "0"] if command == "gc" else ["rm", *run_ids]
+    args = ["gc", "--keep", "0", "--yes"] if command == "gc" else ["rm", "--yes", *run_ids]
 
     code, stderr = _interrupted("delete", *args, "--store", store)
 

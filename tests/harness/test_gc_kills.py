@@ -184,7 +184,7 @@ def test_wfctl_gc_killed_on_a_timer_leaves_whole_runs(template: Path, tmp_path: 
         store = tmp_path / f"kill-{attempt}"
         shutil.copytree(template, store, symlinks=True)
         proc = subprocess.Popen(
-            [exe, "gc", "--older-than", "0s", "--store", str(store)],
+            [exe, "gc", "--older-than", "0s", "--yes", "--store", str(store)],
             env=base_env(),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -212,7 +212,7 @@ def test_wfctl_gc_killed_on_a_timer_leaves_whole_runs(template: Path, tmp_path: 
         )
         assert verified.returncode == 0, verified.stdout + verified.stderr
         again = subprocess.run(
-            [exe, "gc", "--older-than", "0s", "--store", str(store)],
+            [exe, "gc", "--older-than", "0s", "--yes", "--store", str(store)],
             env=base_env(),
             capture_output=True,
             text=True,

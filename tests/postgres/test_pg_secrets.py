@@ -137,8 +137,8 @@ def test_no_command_prints_the_password_of_its_store(role: Role, form: str, tmp_
     _clean(worked)
     _clean(wfctl("worker", "--store", url, "--exit-when-idle", "--workflows", WORKFLOWS))
     _clean(wfctl("gc", "--store", url, "--dry-run", "--json"))
-    _clean(wfctl("gc", "--store", url))
-    _clean(wfctl("rm", "g2", "q1", "q2", "--store", url, "--json"))
+    _clean(wfctl("gc", "--store", url, "--yes"))
+    _clean(wfctl("rm", "g2", "q1", "q2", "--store", url, "--json", "--yes"))
 
 
 @pytest.mark.parametrize("form", FORMS)

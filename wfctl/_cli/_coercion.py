@@ -34,7 +34,7 @@ from typing import Any, Final, get_args, get_origin
 import typer
 from typer.core import TyperArgument, TyperOption
 
-__all__ = ["defer_coercion"]
+__all__ = ["UsageSentence", "defer_coercion", "in_our_words"]
 
 #: What :func:`_trivially_converted` returns for a value it leaves to typer.
 _LEFT_TO_TYPER: Final = object()
@@ -148,7 +148,7 @@ def _trivially_converted(param: Any, value: Any) -> Any:
     return _LEFT_TO_TYPER if path is None else path
 
 
-class _Sentence(typer.BadParameter):
+class UsageSentence(typer.BadParameter):
     """A value refused in wfctl's words: the message is the whole sentence."""
 
     def format_message(self) -> str:
@@ -213,7 +213,7 @@ def _process(param: Any, ctx: Any, value: Any, typers: Callable[[Any, Any], Any]
             sentence = in_our_words(param, value)
             if sentence is None:
                 raise
-            raise _Sentence(sentence, ctx=ctx, param=param) from None
+            raise UsageSentence(sentence, ctx=ctx, param=param) from None
     return converted if param.callback is None else param.callback(ctx, param, converted)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import Annotated, Literal
 
@@ -9,14 +10,16 @@ import typer
 
 from ._app import emit_json, locate_store_option, stopped_part_way
 
-__all__ = ["YesOption", "change_langgraph", "langgraph_store", "refuse_options"]
+__all__ = ["YesOption", "change_langgraph", "confirmed", "langgraph_store", "refuse_options"]
 
 YesOption = Annotated[
     bool,
     typer.Option(
         "--yes",
-        help="On a store of another engine (LangGraph), apply the change; without it the "
-        "command only reports what would go. wfctl's own stores need no --yes.",
+        "-y",
+        help="Delete without asking. On wfctl's stores, gc and rm of more than one run ask "
+        "first on a terminal, and need --yes without one; on a LangGraph store the change is "
+        "applied only with --yes (without it, a report of what would go).",
     ),
 ]
 
@@ -28,6 +31,28 @@ def langgraph_store(store: str | None) -> str | None:
     location = locate_store_option(store)
     text = str(location.target)
     return text if langgraph_location(text) is not None else None
+
+
+def confirmed(count: int, what: str, yes: bool, listing: Sequence[str], hint: str = "") -> bool:
+    """Whether deleting ``count`` runs (``what``: "gc would remove 3 runs") may go ahead.
+
+    One run, or ``--yes``: without a question. More, on a terminal (stdin and stderr): the runs
+    in ``listing`` are shown on stderr and the person is asked (the default is no). More,
+    without a terminal: refused (exit 2), since nobody can be asked and a script that deletes
+    many runs says so with ``--yes``.
+
+    Raises:
+        UsageSentence: more than one run, no terminal, no ``--yes``.
+    """
+    if yes or count <= 1:
+        return True
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        from ._coercion import UsageSentence
+
+        raise UsageSentence(f"{what} and there is no terminal to ask on: give --yes{hint}")
+    for line in listing:
+        typer.echo(f"  {line}", err=True)
+    return typer.confirm(f"{what}; delete them?", default=False, err=True)
 
 
 def refuse_options(options: dict[str, bool], what: str) -> None:

@@ -17,7 +17,7 @@ from ._app import (
     stopped_part_way,
     wfctl_store_option,
 )
-from ._langgraph import YesOption, change_langgraph, langgraph_store, refuse_options
+from ._langgraph import YesOption, change_langgraph, confirmed, langgraph_store, refuse_options
 
 __all__ = ["cancel", "copy", "rm"]
 
@@ -105,7 +105,8 @@ def rm(
     All the named runs are deleted, or (when one is refused) none. Refused: an unknown run, a
     running run (even with --force: cancel it first, or let it end), and a run that a run that
     stays names as its origin, unless --force. Deleting a run together with the runs restored
-    from it needs no --force. Ctrl-C stops it part way: the runs removed by then stay removed,
+    from it needs no --force. More than one run is listed and asked about first on a terminal;
+    without a terminal it needs --yes (exit 2 otherwise, nothing deleted). Ctrl-C stops it part way: the runs removed by then stay removed,
     and it says so (exit 130).
 
     On a LangGraph store (--store langgraph+sqlite://PATH, langgraph+postgresql://..., or a
@@ -113,7 +114,7 @@ def rm(
     transaction per thread. Without --yes it only reports what would go and the bytes freed.
 
     \b
-    Example:
+    Examples:
       wfctl rm 20261129-121400-3f9a2c71 20261129-121500-8b1d4e05
       wfctl rm thread-7 --store langgraph+sqlite://checkpoints.sqlite --yes
     """
@@ -125,6 +126,12 @@ def rm(
         change_langgraph(langgraph, "remove", run_ids, yes=yes, json_output=json_output)
         return
     location = wfctl_store_option(store)
+    if len(set(run_ids)) > 1 and not yes:  # refused as rm would be, then asked about
+        plan = remove_runs(location.target, run_ids, force=force, check_only=True)
+        listing = [f"{r.run_id} ({r.workflow_name}, {r.status})" for r in plan.removed]
+        if not confirmed(len(listing), f"rm would delete {len(listing)} runs", yes, listing):
+            typer.echo("nothing was deleted", err=True)
+            return
     left = (
         "rm stopped part way: the runs it had removed stay removed, the others stay; "
         "'wfctl runs' lists what is left"

@@ -27,7 +27,7 @@ from ._app import (
     wfctl_store_option,
 )
 from ._filters import SinceOption, StatusFilter, UntilOption, WorkflowGlob, run_query
-from ._langgraph import YesOption, change_langgraph, langgraph_store, refuse_options
+from ._langgraph import YesOption, change_langgraph, confirmed, langgraph_store, refuse_options
 
 if TYPE_CHECKING:
     from wfctl._config import StoreLocation
@@ -496,8 +496,10 @@ def gc(
     chain links) before a run counts as finished. The filters (--workflow, --status, --since,
     --until, as for 'wfctl runs') narrow which runs gc considers, with or without --dry-run:
     the rules above still apply to those, --keep still counts every finished run of a
-    workflow, and a run outside the filters still protects its origin. Ctrl-C stops it part
-    way: the runs removed by then stay removed, and it says so (exit 130).
+    workflow, and a run outside the filters still protects its origin. When it would remove
+    more than one run, it lists them and asks first on a terminal; without a terminal it
+    needs --yes (exit 2 otherwise, nothing removed). Ctrl-C stops it part way: the runs
+    removed by then stay removed, and it says so (exit 130).
 
     On a LangGraph store, --prune-history keeps each thread's head (its newest root
     checkpoint), the subgraph checkpoints it is paused in, the ancestors its DeltaChannel
@@ -506,8 +508,9 @@ def gc(
     is and named. Without --yes (or with --dry-run) it only reports.
 
     \b
-    Example:
+    Examples:
       wfctl gc --older-than 30d --keep 5 --workflow 'nightly-*' --dry-run
+      wfctl gc --older-than 30d --yes                # from cron: no question
       wfctl gc --prune-history --store langgraph+sqlite://checkpoints.sqlite --yes
     """
     from wfctl._inspect._gc import collect_garbage
@@ -543,6 +546,23 @@ def gc(
         else "gc stopped part way: the runs it had removed stay removed, the others stay; "
         "'wfctl runs' lists what is left, and gc can be run again"
     )
+    only: set[str] | None = None
+    if not dry_run and not yes:  # what would go, first: more than one run is asked about
+        plan = collect_garbage(
+            location.target,
+            older_than=older_than,
+            keep=keep,
+            include_failed=include_failed,
+            dry_run=True,
+            must_exist=location.named,
+            query=query,
+        )
+        listing = [f"{item.run_id} ({item.workflow_name}, {item.status})" for item in plan.removed]
+        what = f"gc would remove {len(plan.removed)} runs"
+        if not confirmed(len(plan.removed), what, yes, listing, " (--dry-run lists them)"):
+            typer.echo("nothing was removed", err=True)
+            return
+        only = {item.run_id for item in plan.removed}
     with stopped_part_way(left):
         report = collect_garbage(
             location.target,
@@ -552,6 +572,7 @@ def gc(
             dry_run=dry_run,
             must_exist=location.named,
             query=query,
+            only=only,
         )
     if json_output:
         emit_json(report.to_json())

@@ -13,6 +13,7 @@ newest of each workflow. With neither given, ``older_than`` is 7 days.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
@@ -150,6 +151,7 @@ def collect_garbage(
     now: datetime | None = None,
     must_exist: bool = True,
     query: RunQuery | None = None,
+    only: Collection[str] | None = None,
 ) -> GcReport:
     """Remove (or with ``dry_run`` list) whole finished runs nothing needs any more.
 
@@ -162,6 +164,9 @@ def collect_garbage(
         must_exist: refuse a store that does not exist (else it has nothing to remove).
         query: consider only the runs it matches (its sort and limit are not used); runs
             outside it are neither removed nor reported.
+        only: remove none but these runs (what a dry run listed and a person confirmed):
+            one that no longer qualifies is kept, one that qualifies now but was not listed
+            is kept with the reason "not in the list confirmed".
 
     Raises:
         WfctlError: ``older_than`` or ``keep`` is invalid.
@@ -182,6 +187,10 @@ def collect_garbage(
     async def collect(storage: RunStore) -> list[RunSummary]:
         runs = await storage.list_runs()
         picked, held = _select(runs, age, keep, include_failed, now or datetime.now(UTC), query)
+        if only is not None:
+            for run_id in [r for r in picked if r not in only]:
+                held[run_id] = "not in the list confirmed"
+                del picked[run_id]
         chosen.update(picked)
         kept.update(held)
         if not dry_run:

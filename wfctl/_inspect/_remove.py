@@ -72,12 +72,19 @@ class RemoveReport:
 
 
 def remove_runs(
-    store: StoreRef, run_ids: Sequence[str], *, force: bool = False, must_exist: bool = True
+    store: StoreRef,
+    run_ids: Sequence[str],
+    *,
+    force: bool = False,
+    must_exist: bool = True,
+    check_only: bool = False,
 ) -> RemoveReport:
     """Delete the runs ``run_ids`` whole; all of them, or (when one is refused) none.
 
     Args:
         force: remove a run even when a run that stays names it as its origin.
+        check_only: refuse as a removal would, but delete nothing; the report names the runs
+            that would go (what a person is asked about before several runs are deleted).
 
     Raises:
         StoreLocationError: the store is missing (with ``must_exist``) or is not one.
@@ -87,10 +94,14 @@ def remove_runs(
         WfctlError: a removal failed part way (the message names the runs already removed).
     """
     doomed = list(dict.fromkeys(validate_run_id(r) for r in run_ids))
-    return on_store(store, lambda storage: _remove(storage, doomed, force), must_exist=must_exist)
+    return on_store(
+        store, lambda storage: _remove(storage, doomed, force, check_only), must_exist=must_exist
+    )
 
 
-async def _remove(storage: RunStore, doomed: list[str], force: bool) -> RemoveReport:
+async def _remove(
+    storage: RunStore, doomed: list[str], force: bool, check_only: bool = False
+) -> RemoveReport:
     runs = await storage.list_runs()
     by_id = {r.run_id: r for r in runs}
     for rid in doomed:
@@ -116,6 +127,8 @@ async def _remove(storage: RunStore, doomed: list[str], force: bool) -> RemoveRe
             "removing it would leave that origin dangling (remove those runs too, or use "
             "--force)",
         )
+    if check_only:
+        return RemoveReport(tuple(by_id[rid] for rid in doomed), dangling)
     try:
         removed_ids, locked = await storage.delete_runs(doomed)
     except OSError as exc:  # part way: say which of the named runs are gone already
