@@ -234,7 +234,7 @@ def test_an_older_database_is_upgraded_on_first_use(
     async def main() -> None:
         async with opened(url) as store:
             statuses = {s.run_id: s.status for s in await store.list_runs()}
-            assert _version(url) == SCHEMA_VERSION == 3
+            assert _version(url) == SCHEMA_VERSION == 4
             assert _flags(url) == {run_id: run_id in _CLAIMABLE for run_id in _RUNS}
             assert statuses == {
                 "queued": "interrupted",
@@ -280,7 +280,7 @@ def test_an_upgrade_the_server_refuses_is_one_line_and_changes_nothing(
                     await store.list_runs()
             text = str(refused.value)
             assert "\n" not in text
-            assert "holds wfctl schema version 1; upgrading it to version 3 was refused" in text
+            assert "holds wfctl schema version 1; upgrading it to version 4 was refused" in text
             assert "as a user who may alter its tables" in text
 
         arun(main())
@@ -288,7 +288,7 @@ def test_an_upgrade_the_server_refuses_is_one_line_and_changes_nothing(
         assert done.code == 2, done
         assert done.stdout == ""
         lines = done.stderr.strip().splitlines()
-        assert len(lines) == 1 and "upgrading it to version 3 was refused" in lines[0], lines
+        assert len(lines) == 1 and "upgrading it to version 4 was refused" in lines[0], lines
         assert _version(v1_url) == 1
         with psycopg.connect(v1_url, autocommit=True) as conn:
             row = conn.execute(

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from ._app import (
+    RUN_NAMES,
     DebugOption,
     JsonOption,
     StoreOption,
@@ -14,6 +15,7 @@ from ._app import (
     complete_run_id,
     emit_json,
     exit_with,
+    named_run,
     stopped_part_way,
     wfctl_store_option,
 )
@@ -26,7 +28,9 @@ def cancel(
     run_id: Annotated[
         str,
         typer.Argument(
-            metavar="RUN_ID", help="The run to end for good.", autocompletion=complete_run_id
+            metavar="RUN_ID",
+            help=f"The run to end for good: {RUN_NAMES}.",
+            autocompletion=complete_run_id,
         ),
     ],
     reason: Annotated[
@@ -51,6 +55,7 @@ def cancel(
     from wfctl._inspect._cancel import cancel_run
 
     location = wfctl_store_option(store)
+    run_id = named_run(location, run_id)
     report = cancel_run(location.target, run_id, reason=reason, must_exist=location.named)
     if json_output:
         emit_json(report.to_json())
@@ -65,7 +70,9 @@ def rm(
     run_ids: Annotated[
         list[str],
         typer.Argument(
-            metavar="RUN_ID...", help="The runs to delete.", autocompletion=complete_run_id
+            metavar="RUN_ID...",
+            help=f"The runs to delete, each {RUN_NAMES}.",
+            autocompletion=complete_run_id,
         ),
     ],
     force: Annotated[
@@ -95,6 +102,7 @@ def rm(
     from wfctl._inspect._remove import remove_runs
 
     location = wfctl_store_option(store)
+    run_ids = [named_run(location, name) for name in run_ids]
     left = (
         "rm stopped part way: the runs it had removed stay removed, the others stay; "
         "'wfctl runs' lists what is left"

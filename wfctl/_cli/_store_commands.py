@@ -13,6 +13,8 @@ import typer
 from wfctl._inspect._query import RunQuery, SortField
 
 from ._app import (
+    CHECKPOINT_NAMES,
+    RUN_NAMES,
     DebugOption,
     ExportFormat,
     JsonOption,
@@ -23,6 +25,8 @@ from ._app import (
     emit_json,
     exit_with,
     locate_store_option,
+    named_checkpoint,
+    named_run,
     stopped_part_way,
     wfctl_store_option,
 )
@@ -60,7 +64,7 @@ def verify_lineage(
         list[str] | None,
         typer.Argument(
             metavar="RUN_ID",
-            help="Runs to verify (default: every run).",
+            help=f"Runs to verify (default: every run); each {RUN_NAMES}.",
             autocompletion=complete_run_id,
         ),
     ] = None,
@@ -116,7 +120,8 @@ def verify_lineage(
             report = verify_source(other, run_ids or (), query)
     else:
         assert location is not None
-        report = verify_runs(location.target, run_ids or (), query=query, must_exist=location.named)
+        named = [named_run(location, name) for name in run_ids or ()]
+        report = verify_runs(location.target, named, query=query, must_exist=location.named)
     if json_output:
         emit_json(report.to_json())
     else:
@@ -183,7 +188,9 @@ def runs(
 def log(
     run_id: Annotated[
         str,
-        typer.Argument(metavar="RUN_ID", help="The run to show.", autocompletion=complete_run_id),
+        typer.Argument(
+            metavar="RUN_ID", help=f"The run to show: {RUN_NAMES}.", autocompletion=complete_run_id
+        ),
     ],
     verbose: Annotated[
         bool,
@@ -278,6 +285,7 @@ def log(
         with other:
             _source_log(other, run_id, json_output)
         return
+    run_id = named_run(location, run_id)
     if follow:
         from ._follow import follow_log
 
@@ -299,7 +307,7 @@ def show(
         str,
         typer.Argument(
             metavar="CKPT",
-            help="The checkpoint to show (RUN.SEQ).",
+            help=f"The checkpoint to show: {CHECKPOINT_NAMES}.",
             autocompletion=complete_checkpoint_id,
         ),
     ],
@@ -330,6 +338,7 @@ def show(
         with other:
             _source_show(other, checkpoint, json_output)
         return
+    checkpoint = named_checkpoint(location, checkpoint)
     checkpoint_record = show_checkpoint(location.target, checkpoint, must_exist=location.named)
     if json_output:
         emit_json(checkpoint_json(checkpoint_record))
@@ -345,7 +354,11 @@ def show(
 def export(
     run_id: Annotated[
         str,
-        typer.Argument(metavar="RUN_ID", help="The run to export.", autocompletion=complete_run_id),
+        typer.Argument(
+            metavar="RUN_ID",
+            help=f"The run to export: {RUN_NAMES}.",
+            autocompletion=complete_run_id,
+        ),
     ],
     format: Annotated[
         ExportFormat, typer.Option("--format", "-f", help="Document format.")
@@ -383,7 +396,7 @@ def export(
             emit_json(export_document(other, run_id))
         return
     result: ExportResult = export_run(
-        location.target, run_id, fmt, output, must_exist=location.named
+        location.target, named_run(location, run_id), fmt, output, must_exist=location.named
     )
     if output is not None and json_output:
         emit_json(result.to_json())
@@ -398,7 +411,9 @@ def pause(
     run_id: Annotated[
         str,
         typer.Argument(
-            metavar="RUN_ID", help="The running run to pause.", autocompletion=complete_run_id
+            metavar="RUN_ID",
+            help=f"The running run to pause: {RUN_NAMES}.",
+            autocompletion=complete_run_id,
         ),
     ],
     store: StoreOption = None,
@@ -418,7 +433,7 @@ def pause(
     from wfctl._inspect._pause import pause_run
 
     location = wfctl_store_option(store)
-    report = pause_run(location.target, run_id, must_exist=location.named)
+    report = pause_run(location.target, named_run(location, run_id), must_exist=location.named)
     if json_output:
         emit_json(report.to_json())
     else:
