@@ -252,7 +252,7 @@ def log(
     that fails stops the command (exit 2) after the checkpoints before it. With --follow, each
     checkpoint is printed once it is committed until the run ends (a completed, failed,
     paused or cancelled record, or its process gone); the exit code is then the run's: 0
-    completed, 1 failed or cancelled, 3 paused for answers, 130 interrupted (paused with
+    completed, 1 failed or cancelled, 3 paused for answers, 130 interrupted (stopped with
     nothing to answer, or killed). The journal is looked at (one stat) every 50 ms after a
     commit, backing off to once a second while the run is idle; on PostgreSQL each look is
     one statement.

@@ -31,7 +31,13 @@ from wfctl._records._checkpoint import (
     split_checkpoint_id,
     validate_run_id,
 )
-from wfctl._records._payloads import RootPayload, handed_over, recorded_requests, waiting_on
+from wfctl._records._payloads import (
+    RootPayload,
+    ended_as,
+    handed_over,
+    recorded_requests,
+    waiting_on,
+)
 
 from ._protocol import JournalProblem, RunJournal, RunLease, RunSummary
 
@@ -486,7 +492,7 @@ def summarize(root: Checkpoint, head: Checkpoint, locked: Callable[[], bool]) ->
     hands the run over to another worker, is ``running``
     if held, else ``queued`` when it is a submitted run's root, else ``interrupted``).
     """
-    status = None if handed_over(head) else ENDING_STATUS.get(head.kind)
+    status = None if handed_over(head) else ended_as(head)
     if status is None:
         if locked():
             status = RunStatus.RUNNING
