@@ -71,7 +71,9 @@ def test_a_run_s_life_on_either_store(store_arg: str, tmp_path: Path) -> None:
     assert exported.json()["schema"] == "wfctl/export@1"
     assert [c["kind"] for c in exported.json()["checkpoints"]] == kinds
     out = tmp_path / "life.toml"
-    written = wfctl("export", "life", "-f", "toml", "-o", out, "--store", store, "--json")
+    written = wfctl(
+        "export", "life", "--format", "toml", "--output", out, "--store", store, "--json"
+    )
     assert written.code == 0, written.stderr
     assert written.json()["checkpoint_count"] == len(kinds) and out.exists()
 

@@ -141,7 +141,7 @@ def runs(
         SortField, typer.Option("--sort", help="Order by this field (ties by run id).")
     ] = SortField.CREATED,
     reverse: Annotated[
-        bool, typer.Option("--reverse", "-r", help="Reverse the order (newest first).")
+        bool, typer.Option("--reverse", help="Reverse the order (newest first).")
     ] = False,
     limit: Annotated[
         int | None,
@@ -361,11 +361,11 @@ def export(
         ),
     ],
     format: Annotated[
-        ExportFormat, typer.Option("--format", "-f", help="Document format.")
+        ExportFormat, typer.Option("--format", help="Document format.")
     ] = ExportFormat.json,
     output: Annotated[
         Path | None,
-        typer.Option("--output", "-o", metavar="FILE", help="Write to FILE instead of stdout."),
+        typer.Option("--output", metavar="FILE", help="Write to FILE instead of stdout."),
     ] = None,
     store: StoreOption = None,
     json_output: JsonOption = False,

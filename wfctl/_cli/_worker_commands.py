@@ -74,7 +74,6 @@ def worker(
         int,
         typer.Option(
             "--concurrency",
-            "-c",
             metavar="N",
             min=1,
             max=10_000,
