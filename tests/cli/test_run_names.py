@@ -8,6 +8,8 @@ naming them, nothing changed); a name that matches nothing suggests the closest 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.cli.conftest import WORKFLOWS, wfctl
@@ -36,7 +38,7 @@ def _run_ids(store: str) -> set[str]:
     return {run["run_id"] for run in listed.json()["runs"]}
 
 
-def test_a_unique_start_of_an_id_names_its_run(store: str) -> None:
+def test_a_unique_start_of_an_id_names_its_run(store: str, tmp_path: Path) -> None:
     log = wfctl("log", "nightly-a", "--store", store, "--json")
     assert log.code == 0, log.stderr
     assert log.json()["run"]["run_id"] == "nightly-a1"
@@ -51,6 +53,9 @@ def test_a_unique_start_of_an_id_names_its_run(store: str) -> None:
     verified = wfctl("verify-lineage", "nightly-b", "aX", "--store", store, "--json")
     assert verified.code == 0, verified.stderr
     assert sorted(r["run_id"] for r in verified.json()["runs"]) == ["aXb-2", "nightly-b2"]
+    copied = wfctl("copy", "--from", store, "--to", tmp_path / "copy", "aX", "@latest", "--json")
+    assert copied.code == 0, copied.stderr
+    assert [r["run_id"] for r in copied.json()["runs"]] == ["aXb-2", "review-1"]
     not_running = wfctl("pause", "nightly-a", "--store", store)
     assert not_running.code == 2
     assert "'nightly-a1'" in not_running.error_line()

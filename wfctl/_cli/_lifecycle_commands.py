@@ -141,7 +141,10 @@ def copy(
     ],
     run_ids: Annotated[
         list[str] | None,
-        typer.Argument(metavar="RUN_ID...", help="The runs to copy (default: every run)."),
+        typer.Argument(
+            metavar="RUN_ID...",
+            help=f"The runs to copy (default: every run), each {RUN_NAMES} in the source.",
+        ),
     ] = None,
     json_output: JsonOption = False,
     debug: DebugOption = False,
