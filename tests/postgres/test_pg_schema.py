@@ -40,7 +40,10 @@ _RUNS: dict[str, list[tuple[str, dict[str, Any] | None]]] = {
     "stepping": [("root", None), ("step", None)],
     "resumed": [("root", None), ("pause", _pause("interrupt")), ("resume", None)],
     "handed": [("root", None), ("pause", _pause(HANDOFF))],
-    "asking": [("root", None), ("pause", _pause("request"))],
+    "asking": [
+        ("root", None),
+        ("pause", {"requests": [{"request_id": "q", "data": None}], "reason": "request"}),
+    ],
     # Paused for an answer whose request data holds the words of a hand-over.
     "decoy": [
         ("root", None),
@@ -71,6 +74,14 @@ def _version(url: str) -> int:
         row = conn.execute("SELECT max(version) FROM wfctl_schema").fetchone()
     assert row is not None
     return int(row[0])
+
+
+def _has_prefix_index(url: str) -> bool:
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM pg_indexes WHERE indexname = 'wfctl_runs_prefix'"
+        ).fetchone()
+    return row is not None and row[0] == 1
 
 
 def _old_database(server: PrivateServer, version: int) -> Iterator[str]:
@@ -235,6 +246,9 @@ def test_an_older_database_is_upgraded_on_first_use(
         async with opened(url) as store:
             statuses = {s.run_id: s.status for s in await store.list_runs()}
             assert _version(url) == SCHEMA_VERSION == 4
+            assert _has_prefix_index(url)  # a run id's start is looked up in it (version 4)
+            newest = await store.run_ids_starting("", 100)
+            assert newest == (sorted(_RUNS), len(_RUNS))
             assert _flags(url) == {run_id: run_id in _CLAIMABLE for run_id in _RUNS}
             assert statuses == {
                 "queued": "interrupted",
