@@ -20,7 +20,7 @@ from wfctl._errors import (
     RunNotFoundError,
 )
 from wfctl._records._checkpoint import split_checkpoint_id, validate_run_id
-from wfctl._storage._capabilities import all_run_ids, newest_run_id, run_ids_starting
+from wfctl._storage._capabilities import all_run_ids, has_run, newest_run_id, run_ids_starting
 from wfctl._storage._open import on_store
 
 __all__ = ["LATEST", "checkpoint_named", "resolve_checkpoint_id", "resolve_run_id", "run_named"]
@@ -47,6 +47,8 @@ async def resolve_run_id(storage: Any, name: str) -> str:
             raise RunNotFoundError(LATEST)
         return newest
     validate_run_id(name)
+    if await has_run(storage, name):  # a whole id: no other run is looked at
+        return name
     found, count = await run_ids_starting(storage, name, _CANDIDATES)
     if name in found:
         return name

@@ -27,6 +27,7 @@ __all__ = [
     "all_run_ids",
     "chain_records",
     "clear_pause",
+    "has_run",
     "lease_run",
     "load_chain",
     "newest_run_id",
@@ -186,6 +187,13 @@ async def all_run_ids(storage: Any) -> list[str]:
             ids: list[str] = await method()
             return ids
     return [s.run_id for s in await storage.list_runs()]
+
+
+async def has_run(storage: Any, run_id: str) -> bool | None:
+    """Return whether ``storage`` holds ``run_id``, from a look at that run alone, when the
+    storage can tell so (None: it cannot; :func:`run_ids_starting` can)."""
+    method = getattr(storage, "has_run", None)
+    return None if method is None else bool(await method(run_id))
 
 
 async def run_ids_starting(storage: Any, prefix: str, limit: int) -> tuple[list[str], int]:
