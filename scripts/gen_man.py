@@ -22,6 +22,7 @@ import typer
 
 from wfctl import __version__
 from wfctl._cli import app
+from wfctl._cli._flags import short_flags
 
 __all__ = ["MAN_PAGE", "render"]
 
@@ -172,6 +173,15 @@ def render() -> str:
         lines += [f'.SS "{_escape(_synopsis(name, command))}"']
         lines += _paragraphs(command.help or "")
         lines += _param_entries(command, sub)
+    lines.append(".SH SHORT OPTIONS")
+    lines += [
+        ".PP",
+        "A short option stands for the same long option in every command that takes it "
+        "(\\fB\\-h\\fR is \\fB\\-\\-help\\fR everywhere).",
+    ]
+    for flag in short_flags(group, context).values():
+        names = ", ".join(f"\\fB{_escape(name)}\\fR" for name in (flag.short, *flag.longs))
+        lines += [".TP", names, _escape(", ".join(flag.commands))]
     lines.append(".SH EXIT STATUS")
     for code, meaning in _EXIT_STATUS:
         lines += [".TP", f"\\fB{code}\\fR", _escape(meaning)]

@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
     from ._engine._streaming import WorkflowStream
     from ._engine._workflow import Workflow, workflow
     from ._errors import (
+        AmbiguousRunError,
         AnswerTypeError,
         AttemptsExhaustedError,
         CheckpointCorruptError,
@@ -82,6 +83,7 @@ _EXPORTS: dict[str, str] = {
     "CheckpointCorruptError": "._errors",
     "CheckpointNotFoundError": "._errors",
     "CheckpointStorage": "._storage",
+    "AmbiguousRunError": "._errors",
     "DuplicateStepKeyError": "._errors",
     "Durability": "._storage._durability",
     "FileCheckpointStorage": "._storage",
@@ -133,6 +135,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "AmbiguousRunError",
     "AnswerTypeError",
     "AttemptsExhaustedError",
     "Checkpoint",

@@ -10,7 +10,13 @@ The pause signal is deliberately *not* here: it is a ``BaseException`` (see ``_p
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
 __all__ = [
+    "AmbiguousRunError",
     "AnswerTypeError",
     "AttemptsExhaustedError",
     "CheckpointCorruptError",
@@ -60,25 +66,63 @@ class InvalidIdError(WfctlError, ValueError):
 
 
 class CheckpointNotFoundError(WfctlError, KeyError):
-    """Raised when a well-formed checkpoint id names no checkpoint in the storage."""
+    """Raised when a well-formed checkpoint id names no checkpoint in the storage.
 
-    def __init__(self, checkpoint_id: str) -> None:
+    ``suggestions`` are checkpoint ids close to it (of the runs closest to its run part).
+    """
+
+    def __init__(self, checkpoint_id: str, suggestions: Sequence[str] = ()) -> None:
         self.checkpoint_id = checkpoint_id
+        self.suggestions = tuple(suggestions)
         super().__init__(checkpoint_id)
 
     def __str__(self) -> str:
-        return f"checkpoint {self.checkpoint_id!r} not found"
+        return _not_found("checkpoint", self.checkpoint_id, self.suggestions)
 
 
 class RunNotFoundError(WfctlError, KeyError):
-    """Raised when a well-formed run id names no run in the storage."""
+    """Raised when a well-formed run id names no run in the storage.
 
-    def __init__(self, run_id: str) -> None:
+    ``suggestions`` are stored run ids close to it (a typo's likely meaning), best first.
+    """
+
+    def __init__(self, run_id: str, suggestions: Sequence[str] = ()) -> None:
         self.run_id = run_id
+        self.suggestions = tuple(suggestions)
         super().__init__(run_id)
 
     def __str__(self) -> str:
-        return f"run {self.run_id!r} not found"
+        return _not_found("run", self.run_id, self.suggestions)
+
+
+def _not_found(what: str, name: str, suggestions: Sequence[str]) -> str:
+    text = f"{what} {name!r} not found"
+    if suggestions:
+        text += "; did you mean " + " or ".join(repr(s) for s in suggestions) + "?"
+    return text
+
+
+class AmbiguousRunError(WfctlError, LookupError):
+    """Raised when the start of a run id given for a run names several runs.
+
+    Unlike :class:`RunNotFoundError`, runs were found: too many. ``candidates`` are the ids it
+    starts (the first few, sorted), ``count`` how many there are.
+    """
+
+    #: How many candidates the message names.
+    SHOWN = 5
+
+    def __init__(self, prefix: str, candidates: Sequence[str], count: int) -> None:
+        self.prefix = prefix
+        self.candidates = tuple(candidates)
+        self.count = count
+        named = ", ".join(self.candidates[: self.SHOWN])
+        more = count - min(count, self.SHOWN)
+        if more:
+            named += f" and {more} more"
+        super().__init__(
+            f"run id {prefix!r} is ambiguous: {count} runs start with it ({named}); give more of it"
+        )
 
 
 class NothingVerifiedError(WfctlError, LookupError):

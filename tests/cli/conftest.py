@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -204,3 +205,18 @@ def spawn(*args: str | os.PathLike[str]) -> subprocess.Popen[str]:
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+def held_at_gate(store: str, gate: Path, run_id: str, *flags: str) -> subprocess.Popen[str]:
+    """Start ``wfctl run`` of workflows/gated.py in the background and return once its first
+    step runs (it waits until ``gate / "gate"`` exists; ``gate`` is an existing directory)."""
+    driver = spawn(
+        "run", WORKFLOWS / "gated.py", "--input", json.dumps(str(gate)), "--run-id", run_id,
+        "--store", store, *flags,
+    )  # fmt: skip
+    end = time.monotonic() + 60
+    while not (gate / "started").exists():  # bounded poll for the other process's step
+        assert driver.poll() is None, driver.communicate()
+        assert time.monotonic() < end
+        time.sleep(0.01)
+    return driver

@@ -10,10 +10,9 @@ variants use the private server of tests/postgres (skipped without server binari
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
-from tests.cli.conftest import WORKFLOWS, spawn, wfctl
+from tests.cli.conftest import WORKFLOWS, held_at_gate, wfctl
 from tests.postgres.conftest import pg_server, pg_url
 
 __all__ = ["pg_server", "pg_url"]  # the fixtures this module's PostgreSQL variants use
@@ -30,15 +29,7 @@ def test_a_run_s_life_on_either_store(store_arg: str, tmp_path: Path) -> None:
     store, gate = store_arg, tmp_path / "gate"
     gate.mkdir()
     # `run` in its own process, held at a gated step.
-    driver = spawn(
-        "run", WORKFLOWS / "gated.py", "--input", json.dumps(str(gate)), "--run-id", "life",
-        "--store", store, "--json",
-    )  # fmt: skip
-    end = time.monotonic() + 60
-    while not (gate / "started").exists():  # bounded poll for the other process's step
-        assert driver.poll() is None, driver.communicate()
-        assert time.monotonic() < end
-        time.sleep(0.01)
+    driver = held_at_gate(store, gate, "life", "--json")
 
     listed = wfctl("runs", "--store", store, "--json")
     assert listed.code == 0, listed.stderr
@@ -59,7 +50,7 @@ def test_a_run_s_life_on_either_store(store_arg: str, tmp_path: Path) -> None:
     stdout, stderr = driver.communicate(timeout=120)
     assert driver.returncode == 130, stderr
     assert json.loads(stdout)["status"] == "interrupted"
-    assert _status(store, "life") == "paused"
+    assert _status(store, "life") == "interrupted"
 
     resumed = wfctl("resume", "life", "--store", store, "--json", cwd=WORKFLOWS)
     assert resumed.code == 0, resumed.stderr
@@ -80,7 +71,9 @@ def test_a_run_s_life_on_either_store(store_arg: str, tmp_path: Path) -> None:
     assert exported.json()["schema"] == "wfctl/export@1"
     assert [c["kind"] for c in exported.json()["checkpoints"]] == kinds
     out = tmp_path / "life.toml"
-    written = wfctl("export", "life", "-f", "toml", "-o", out, "--store", store, "--json")
+    written = wfctl(
+        "export", "life", "--format", "toml", "--output", out, "--store", store, "--json"
+    )
     assert written.code == 0, written.stderr
     assert written.json()["checkpoint_count"] == len(kinds) and out.exists()
 

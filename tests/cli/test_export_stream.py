@@ -66,12 +66,12 @@ def test_the_json_text_is_json_dumps_of_the_whole_document(
     assert done.code == 0, done.stderr
     assert done.stdout.encode() == expected
     target = tmp_path / "run.json"
-    assert wfctl("export", run_id, "-o", target, "--store", store).code == 0
+    assert wfctl("export", run_id, "--output", target, "--store", store).code == 0
     assert target.read_bytes() == expected
 
 
 def test_the_toml_text_is_the_whole_document_s(store: Path, long_run: str) -> None:
-    done = wfctl("export", long_run, "-f", "toml", "--store", store)
+    done = wfctl("export", long_run, "--format", "toml", "--store", store)
     assert done.code == 0, done.stderr
     assert done.stdout == to_toml(_expected(store, long_run))
 
@@ -98,7 +98,7 @@ def test_a_run_that_fails_part_way_leaves_the_file_as_it_was(
     kept = out / "run.json"
     kept.write_text("the export before\n", encoding="utf-8")
     for target in (kept, out / "new.json"):
-        done = wfctl("export", long_run, "-o", target, "--store", store)
+        done = wfctl("export", long_run, "--output", target, "--store", store)
         assert done.code == 2 and "journal.jsonl:301: checksum mismatch" in done.error_line()
     assert kept.read_text(encoding="utf-8") == "the export before\n"
     assert sorted(os.listdir(out)) == ["run.json"]  # no new file, no temporary file left
@@ -115,26 +115,26 @@ def test_the_file_replaced_keeps_its_mode_and_a_link_keeps_pointing_at_it(
     real.chmod(0o640)
     link = tmp_path / "link.json"
     link.symlink_to(real)
-    assert wfctl("export", long_run, "-o", link, "--store", store).code == 0
+    assert wfctl("export", long_run, "--output", link, "--store", store).code == 0
     assert link.is_symlink() and link.resolve() == real
     assert json.loads(real.read_text(encoding="utf-8"))["checkpoint_count"] == STEPS + 2
     assert stat.S_IMODE(real.stat().st_mode) == 0o640
     fresh = tmp_path / "fresh.json"
-    assert wfctl("export", long_run, "-o", fresh, "--store", store, umask=0o027).code == 0
+    assert wfctl("export", long_run, "--output", fresh, "--store", store, umask=0o027).code == 0
     assert stat.S_IMODE(fresh.stat().st_mode) == 0o640  # 0o666 less the umask, as any file
 
 
 def test_a_device_is_written_in_place_and_a_directory_refused(
     store: Path, long_run: str, tmp_path: Path
 ) -> None:
-    assert wfctl("export", long_run, "-o", os.devnull, "--store", store).code == 0
+    assert wfctl("export", long_run, "--output", os.devnull, "--store", store).code == 0
     out = tmp_path / "out"
     out.mkdir()
-    done = wfctl("export", long_run, "-o", out, "--store", store)
+    done = wfctl("export", long_run, "--output", out, "--store", store)
     assert done.code == 2 and "Is a directory" in done.error_line()
     assert os.listdir(out) == []
     for empty in ("", "."):  # an empty FILE ('' from the shell) names no file
-        done = wfctl("export", long_run, "-o", empty, "--store", store, cwd=out)
+        done = wfctl("export", long_run, "--output", empty, "--store", store, cwd=out)
         assert done.code == 2 and done.stdout == ""
         assert done.error_line() == (
             "wfctl: error: Invalid value for '--output': needs a file name (see 'wfctl export "
@@ -177,15 +177,15 @@ def test_text_no_encoder_writes_is_escaped_or_refused_with_one_line(
         done = wfctl(*args, "--store", store)
         assert done.code == 0, (args, done.stderr)
         assert "\\ud800 lone" in done.stdout
-    deep = wfctl("export", values_run, "-f", "toml", "--store", store)
+    deep = wfctl("export", values_run, "--format", "toml", "--store", store)
     assert deep.code == 2 and "nested deeper than wfctl can write as TOML" in deep.error_line()
     lone_only = run_id_of(invoke("run", VALUES, "--input", "12", "--store", store, "--json"))
-    done = wfctl("export", lone_only, "-f", "toml", "--store", store)
+    done = wfctl("export", lone_only, "--format", "toml", "--store", store)
     assert done.code == 2
     assert "holds text TOML cannot hold ('\\ud800', a lone surrogate)" in done.error_line()
     # 2**70: a TOML reader must refuse an integer it cannot hold, and need hold only 64 bits.
     wide = run_id_of(invoke("run", VALUES, "--input", "9", "--store", store, "--json"))
-    for args in (["export", wide, "-f", "toml"], ["show", f"{wide}.9", "--toml"]):
+    for args in (["export", wide, "--format", "toml"], ["show", f"{wide}.9", "--toml"]):
         done = wfctl(*args, "--store", store)
         assert done.code == 2, (args, done.stdout)
         assert "holds an integer TOML cannot hold (71 bits, beyond 64)" in done.error_line()
@@ -233,7 +233,7 @@ def test_a_file_inside_the_store_is_refused_and_the_store_left_as_it_was(
     link.symlink_to(journal)
     for output in (journal, store / "runs" / long_run / "export.json", store / "new.json", link):
         for json_flag in ((), ("--json",)):
-            done = wfctl("export", long_run, "-o", output, "--store", store, *json_flag)
+            done = wfctl("export", long_run, "--output", output, "--store", store, *json_flag)
             assert done.code == 2 and done.stdout == "", (output, done)
             assert done.error_line().startswith(f"wfctl: error: cannot write {str(output)!r}")
             assert "inside the store" in done.error_line()

@@ -120,11 +120,13 @@ def test_export_to_stdout_and_to_a_file(fmt: str, store: Path, tmp_path: Path) -
     assert all("crc" not in c for c in document["checkpoints"])
 
     target = tmp_path / f"run.{fmt}"
-    written = wfctl("export", run_id, "-f", fmt, "-o", target, "--store", store)
+    written = wfctl("export", run_id, "--format", fmt, "--output", target, "--store", store)
     assert written.code == 0 and written.stdout == ""
     assert "wrote 3 checkpoint(s)" in written.stderr
     assert load(target.read_text(encoding="utf-8")) == document
-    summary = invoke("export", run_id, "-f", fmt, "-o", target, "--store", store, "--json")
+    summary = invoke(
+        "export", run_id, "--format", fmt, "--output", target, "--store", store, "--json"
+    )
     assert summary.json() == {
         "schema": "wfctl/export-result@1", "run_id": run_id, "format": fmt,
         "checkpoint_count": 3, "output_file": str(target),
@@ -137,7 +139,7 @@ def test_export_json_flag_means_json_and_bad_output_is_an_input_error(
     run_id = run_id_of(invoke("run", GREET, "--store", store, "--json"))
     done = invoke("export", run_id, "--format", "toml", "--json", "--store", store)
     assert json.loads(done.stdout)["run"]["run_id"] == run_id
-    bad = invoke("export", run_id, "-o", tmp_path / "no" / "dir" / "x.json", "--store", store)
+    bad = invoke("export", run_id, "--output", tmp_path / "no" / "dir" / "x.json", "--store", store)
     assert bad.code == 2 and "cannot write" in bad.error_line()
 
 

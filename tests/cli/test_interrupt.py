@@ -87,7 +87,7 @@ def test_first_ctrl_c_pauses_at_the_next_step_boundary(store: Path, tmp_path: Pa
     assert doc["resume_command"].startswith("wfctl resume interrupted-once")
     assert "pausing interrupted-once at the next step boundary" in stderr
     assert "Traceback" not in stderr
-    assert _status(store, "interrupted-once") == "paused"
+    assert _status(store, "interrupted-once") == "interrupted"
     log = invoke("log", "interrupted-once", "--store", store, "--json").json()
     assert [c["kind"] for c in log["checkpoints"]] == ["root", "step", "pause"]
     assert log["checkpoints"][1]["steps"][0]["key"] == "wait_for_gate#0"
@@ -141,11 +141,11 @@ def test_pause_from_another_terminal(store: Path, tmp_path: Path) -> None:
     # Paused with no request pending: interrupted (130), not waiting for answers (3).
     assert process.returncode == 130, stderr
     assert json.loads(stdout)["status"] == "interrupted"
-    assert _status(store, "paused-remotely") == "paused"
+    assert _status(store, "paused-remotely") == "interrupted"
 
     not_running = wfctl("pause", "paused-remotely", "--store", store)
     assert not_running.code == 2
-    assert "is paused, not running" in not_running.error_line()
+    assert "is interrupted, not running" in not_running.error_line()
     missing = invoke("pause", "nobody", "--store", store)
     assert missing.code == 2 and "not found" in missing.error_line()
     assert wfctl(*shlex.split(resume)[1:]).code == 0  # the printed command, as printed
@@ -179,5 +179,5 @@ def test_ctrl_c_during_a_replay_pauses_the_replay_run(store: Path, tmp_path: Pat
     last = stderr.strip().splitlines()[-1]
     assert last.startswith("wfctl: interrupted: replay run ") and "wfctl resume" in last
     replay_run = last.split("replay run ")[1].split()[0]
-    assert _status(store, replay_run) == "paused"
+    assert _status(store, replay_run) == "interrupted"
     assert wfctl("resume", replay_run, "--store", store).code == 0

@@ -163,7 +163,7 @@ def documents(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Any]]:
         keep("show", _json("show", f"{typed_id}.{seq}", "--store", store))
     keep("export", _json("export", typed_id, "--store", store))
     output = store.parent / "exported.json"
-    keep("export-result", _json("export", typed_id, "-o", output, "--store", store))
+    keep("export-result", _json("export", typed_id, "--output", output, "--store", store))
     keep("export", json.loads(output.read_text(encoding="utf-8")))
     keep("verify-lineage", _json("verify-lineage", "--store", store))
     keep("du", _json("du", "--store", store))
@@ -312,7 +312,7 @@ def greeted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
         ["log", "nope"],
         ["show", "nope.1"],
         ["export", "nope"],
-        ["export", "{run}", "-o", "{missing}/out.json"],
+        ["export", "{run}", "--output", "{missing}/out.json"],
         ["replay", "-c", "nope.0"],
         ["resume", "{run}"],
         ["run", "{missing}/flow.py"],

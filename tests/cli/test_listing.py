@@ -15,7 +15,13 @@ import pytest
 
 from tests.cli.conftest import wfctl
 from wfctl._records._checkpoint import Checkpoint, Kind
-from wfctl._records._payloads import CompletedPayload, FailedPayload, PausePayload, RootPayload
+from wfctl._records._payloads import (
+    CompletedPayload,
+    FailedPayload,
+    PausePayload,
+    RecordedRequest,
+    RootPayload,
+)
 from wfctl._storage import FileCheckpointStorage
 
 RECENT = datetime.now(UTC) - timedelta(hours=1)
@@ -25,7 +31,7 @@ JUNE = datetime(2026, 6, 1, 10, 0, tzinfo=UTC)
 _ENDS = {
     "completed": CompletedPayload("ok", []),
     "failed": FailedPayload("ValueError", "no"),
-    "paused": PausePayload((), "interrupt"),
+    "paused": PausePayload((RecordedRequest("approve", None, None),), "request"),
 }
 
 

@@ -54,7 +54,7 @@ def test_the_drain_timeout_cancels_a_single_running_step(
     assert "Traceback" not in stderr
     # The cancelled step's result is not recorded: the pause follows the root directly.
     assert _kinds(store, "one-step") == ["root", "pause"]
-    assert _status(store, "one-step") == "paused"
+    assert _status(store, "one-step") == "interrupted"
     assert not (store / "runs" / "one-step" / "pause").exists()
 
 
@@ -79,7 +79,7 @@ def test_sigterm_and_sighup_pause_at_the_next_step_boundary(
     assert "Traceback" not in stderr
     # The step in flight finished and was recorded before the pause: it does not run again.
     assert _kinds(store, run_id) == ["root", "step", "pause"]
-    assert _status(store, run_id) == "paused"
+    assert _status(store, run_id) == "interrupted"
     resumed = wfctl("resume", run_id, "--store", store, "--json")
     assert resumed.code == 0, resumed.stderr
     assert resumed.json()["outputs"] == ["THROUGH THE GATE"]

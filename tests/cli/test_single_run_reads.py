@@ -49,11 +49,16 @@ def test_log_export_and_show_read_only_their_run(store: Path, three_runs: list[s
     assert shown.code == 0 and shown.json()["record"]["id"] == f"{run_id}.1"
 
 
-def test_pause_reads_only_its_run(store: Path, three_runs: list[str]) -> None:
+def test_pause_reads_only_its_run(
+    store: Path, three_runs: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     done = invoke("pause", three_runs[0], "--store", store)
     assert done.code == 2
     assert "is completed, not running" in done.error_line()
     assert not (store / "runs" / three_runs[0] / "pause").exists()
+    # A name that is no run's id is looked for as the start of one (and for the ids close to
+    # it) among the runs' names: only then are the store's runs listed (names, no journal).
+    monkeypatch.undo()
     missing = invoke("pause", "no-such-run", "--store", store)
     assert missing.code == 2 and "no-such-run" in missing.error_line()
 

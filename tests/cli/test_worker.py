@@ -257,7 +257,7 @@ def test_a_run_paused_by_a_person_under_a_worker_stays_paused(tmp_path: Path) ->
     assert (ended["event"], ended["status"], ended["reason"]) == ("ended", "interrupted", None)
     process.send_signal(signal.SIGTERM)
     _finish(process)
-    assert _runs(store) == {run_id: "paused"}
+    assert _runs(store) == {run_id: "interrupted"}
     # A person's pause is not a hand-over: no worker takes it.
     idle = _finish(_worker(store, "--exit-when-idle", "--workflows", WORKFLOWS))
     assert [e["event"] for e in idle] == ["idle"]

@@ -248,7 +248,7 @@ def test_export_writes_the_whole_document_reading_a_page_at_a_time(
     assert len(pages) == math.ceil((HEAD + 1) / PAGE)
     _spoil(pg_url, long_run, 7)
     target = tmp_path / "run.json"
-    done = wfctl("export", long_run, "-o", target, "--store", pg_url)
+    done = wfctl("export", long_run, "--output", target, "--store", pg_url)
     assert done.code == 2 and f"run {long_run}:8: checksum mismatch" in done.error_line()
     assert not target.exists()
 

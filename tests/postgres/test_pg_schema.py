@@ -40,7 +40,10 @@ _RUNS: dict[str, list[tuple[str, dict[str, Any] | None]]] = {
     "stepping": [("root", None), ("step", None)],
     "resumed": [("root", None), ("pause", _pause("interrupt")), ("resume", None)],
     "handed": [("root", None), ("pause", _pause(HANDOFF))],
-    "asking": [("root", None), ("pause", _pause("request"))],
+    "asking": [
+        ("root", None),
+        ("pause", {"requests": [{"request_id": "q", "data": None}], "reason": "request"}),
+    ],
     # Paused for an answer whose request data holds the words of a hand-over.
     "decoy": [
         ("root", None),
@@ -71,6 +74,14 @@ def _version(url: str) -> int:
         row = conn.execute("SELECT max(version) FROM wfctl_schema").fetchone()
     assert row is not None
     return int(row[0])
+
+
+def _has_prefix_index(url: str) -> bool:
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM pg_indexes WHERE indexname = 'wfctl_runs_prefix'"
+        ).fetchone()
+    return row is not None and row[0] == 1
 
 
 def _old_database(server: PrivateServer, version: int) -> Iterator[str]:
@@ -240,7 +251,10 @@ def test_an_older_database_is_upgraded_on_first_use(
     async def main() -> None:
         async with opened(url) as store:
             statuses = {s.run_id: s.status for s in await store.list_runs()}
-            assert _version(url) == SCHEMA_VERSION == 4
+            assert _version(url) == SCHEMA_VERSION == 5
+            assert _has_prefix_index(url)  # a run id's start is looked up in it (version 5)
+            newest = await store.run_ids_starting("", 100)
+            assert newest == (sorted(_RUNS), len(_RUNS))
             assert _flags(url) == {run_id: run_id in _CLAIMABLE for run_id in _RUNS}
             assert statuses == {
                 "queued": "interrupted",
@@ -292,7 +306,7 @@ def test_an_upgrade_the_server_refuses_is_one_line_and_changes_nothing(
                     await store.list_runs()
             text = str(refused.value)
             assert "\n" not in text
-            assert "holds wfctl schema version 1; upgrading it to version 4 was refused" in text
+            assert "holds wfctl schema version 1; upgrading it to version 5 was refused" in text
             assert "as a user who may alter its tables" in text
 
         arun(main())
@@ -300,7 +314,7 @@ def test_an_upgrade_the_server_refuses_is_one_line_and_changes_nothing(
         assert done.code == 2, done
         assert done.stdout == ""
         lines = done.stderr.strip().splitlines()
-        assert len(lines) == 1 and "upgrading it to version 4 was refused" in lines[0], lines
+        assert len(lines) == 1 and "upgrading it to version 5 was refused" in lines[0], lines
         assert _version(v1_url) == 1
         with psycopg.connect(v1_url, autocommit=True) as conn:
             row = conn.execute(

@@ -182,7 +182,7 @@ def test_only_a_handoff_pause_is_claimed(pg_url: str) -> None:
             assert await store.claim_run() is None
             await claimed.release()
             statuses = {s.run_id: s.status for s in await store.list_runs()}
-            assert statuses == {"handed": "interrupted", "person": "paused", "asks": "paused"}
+            assert statuses == {"handed": "interrupted", "person": "interrupted", "asks": "paused"}
 
     arun(main())
 

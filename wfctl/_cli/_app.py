@@ -45,6 +45,8 @@ if TYPE_CHECKING:
     from wfctl._storage._durability import Durability
 
 __all__ = [
+    "CHECKPOINT_NAMES",
+    "RUN_NAMES",
     "BatchMsOption",
     "BatchStepsOption",
     "DebugOption",
@@ -67,11 +69,18 @@ __all__ = [
     "exit_with",
     "finish_run",
     "locate_store_option",
+    "named_checkpoint",
+    "named_run",
     "resolve_durability_option",
     "resolve_store_option",
     "wfctl_store_option",
     "workflow_output",
 ]
+
+#: How a command's run argument may name a run (see ``wfctl._inspect._names``).
+RUN_NAMES = "an id, a unique start of one, or @latest (the run created last)"
+#: How a command's checkpoint argument may name a checkpoint.
+CHECKPOINT_NAMES = "RUN.SEQ, RUN as for a run: " + RUN_NAMES
 
 #: Exit code of a usage error: ``wfctl._exit.EXIT_INPUT``, not imported here (start-up time).
 _EXIT_USAGE = 2
@@ -551,6 +560,22 @@ def locate_store_option(store: str | None) -> StoreLocation:
     if location.url is not None:
         return location
     return StoreLocation(location.path.absolute(), location.named)
+
+
+def named_run(location: StoreLocation, name: str) -> str:
+    """Return the id of the run ``name`` names in the store: the id, a unique start of it, or
+    ``@latest`` (see ``wfctl._inspect._names``)."""
+    from wfctl._inspect._names import run_named
+
+    return run_named(location.target, name, must_exist=location.named)
+
+
+def named_checkpoint(location: StoreLocation, name: str) -> str:
+    """Return the checkpoint id ``name`` (``RUN.SEQ``) names, its run part as :func:`named_run`
+    reads a run's name."""
+    from wfctl._inspect._names import checkpoint_named
+
+    return checkpoint_named(location.target, name, must_exist=location.named)
 
 
 def wfctl_store_option(store: str | None) -> StoreLocation:

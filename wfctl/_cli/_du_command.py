@@ -50,7 +50,7 @@ def du(
         typer.Option("--sort", help="Order by size (largest first), name or records."),
     ] = UsageSort.SIZE,
     reverse: Annotated[
-        bool, typer.Option("--reverse", "-r", help="Reverse the order (by size: smallest first).")
+        bool, typer.Option("--reverse", help="Reverse the order (by size: smallest first).")
     ] = False,
     limit: Annotated[
         int | None,

@@ -26,7 +26,9 @@ StatusFilter = Annotated[
     typer.Option(
         "--status",
         "-s",
-        help="Only runs in this state (repeat for several: --status paused --status failed).",
+        help="Only runs in this state (repeat for several: --status paused --status failed). "
+        "paused: waiting for answers; interrupted: stopped with nothing to answer (Ctrl-C, a "
+        "signal, wfctl pause, or its process died).",
     ),
 ]
 WorkflowGlob = Annotated[

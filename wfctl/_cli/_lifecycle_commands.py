@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from ._app import (
+    RUN_NAMES,
     DebugOption,
     JsonOption,
     StoreOption,
@@ -14,6 +15,7 @@ from ._app import (
     complete_run_id,
     emit_json,
     exit_with,
+    named_run,
     stopped_part_way,
     wfctl_store_option,
 )
@@ -27,7 +29,9 @@ def cancel(
     run_id: Annotated[
         str,
         typer.Argument(
-            metavar="RUN_ID", help="The run to end for good.", autocompletion=complete_run_id
+            metavar="RUN_ID",
+            help=f"The run to end for good: {RUN_NAMES}.",
+            autocompletion=complete_run_id,
         ),
     ],
     reason: Annotated[
@@ -63,6 +67,7 @@ def cancel(
     from wfctl._inspect._cancel import cancel_run
 
     location = wfctl_store_option(store)
+    run_id = named_run(location, run_id)
     left = (
         "the cancel request stays: the run ends cancelled at its next step boundary "
         "('wfctl runs' shows it)"
@@ -84,7 +89,9 @@ def rm(
     run_ids: Annotated[
         list[str],
         typer.Argument(
-            metavar="RUN_ID...", help="The runs to delete.", autocompletion=complete_run_id
+            metavar="RUN_ID...",
+            help=f"The runs to delete, each {RUN_NAMES}.",
+            autocompletion=complete_run_id,
         ),
     ],
     force: Annotated[
@@ -126,6 +133,7 @@ def rm(
         change_langgraph(langgraph, "remove", run_ids, yes=yes, json_output=json_output)
         return
     location = wfctl_store_option(store)
+    run_ids = [named_run(location, name) for name in run_ids]
     if len(set(run_ids)) > 1 and not yes:  # refused as rm would be, then asked about
         plan = remove_runs(location.target, run_ids, force=force, check_only=True)
         listing = [f"{r.run_id} ({r.workflow_name}, {r.status})" for r in plan.removed]
@@ -170,7 +178,10 @@ def copy(
     ],
     run_ids: Annotated[
         list[str] | None,
-        typer.Argument(metavar="RUN_ID...", help="The runs to copy (default: every run)."),
+        typer.Argument(
+            metavar="RUN_ID...",
+            help=f"The runs to copy (default: every run), each {RUN_NAMES} in the source.",
+        ),
     ] = None,
     json_output: JsonOption = False,
     debug: DebugOption = False,

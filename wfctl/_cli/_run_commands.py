@@ -8,6 +8,8 @@ from typing import Annotated
 import typer
 
 from ._app import (
+    CHECKPOINT_NAMES,
+    RUN_NAMES,
     BatchMsOption,
     BatchStepsOption,
     DebugOption,
@@ -27,6 +29,9 @@ from ._app import (
     emit_json,
     exit_with,
     finish_run,
+    locate_store_option,
+    named_checkpoint,
+    named_run,
     resolve_durability_option,
     resolve_store_option,
     workflow_output,
@@ -91,7 +96,9 @@ def resume(
     run_id: Annotated[
         str,
         typer.Argument(
-            metavar="RUN_ID", help="The run to continue.", autocompletion=complete_run_id
+            metavar="RUN_ID",
+            help=f"The run to continue: {RUN_NAMES}.",
+            autocompletion=complete_run_id,
         ),
     ],
     response: Annotated[
@@ -157,6 +164,7 @@ def resume(
     from wfctl._drive._runner import resume_run
     from wfctl._render import RunProgress
 
+    run_id = named_run(locate_store_option(store), run_id)
     with workflow_output(json_output), RunProgress(enabled=not json_output) as progress:
         outcome = resume_run(
             run_id,
@@ -182,7 +190,7 @@ def replay(
             "--checkpoint",
             "-c",
             metavar="CKPT",
-            help="The checkpoint to replay from (RUN.SEQ).",
+            help=f"The checkpoint to replay from: {CHECKPOINT_NAMES}.",
             autocompletion=complete_checkpoint_id,
         ),
     ],
@@ -230,6 +238,7 @@ def replay(
     from wfctl._drive._runner import replay_checkpoint
     from wfctl._render import RunProgress, print_replay
 
+    checkpoint = named_checkpoint(locate_store_option(store), checkpoint)
     with workflow_output(json_output), RunProgress(enabled=not json_output) as progress:
         report = replay_checkpoint(
             checkpoint,

@@ -13,6 +13,8 @@ import typer
 from wfctl._inspect._query import RunQuery, SortField
 
 from ._app import (
+    CHECKPOINT_NAMES,
+    RUN_NAMES,
     DebugOption,
     ExportFormat,
     JsonOption,
@@ -23,6 +25,8 @@ from ._app import (
     emit_json,
     exit_with,
     locate_store_option,
+    named_checkpoint,
+    named_run,
     stopped_part_way,
     wfctl_store_option,
 )
@@ -64,7 +68,7 @@ def verify_lineage(
         list[str] | None,
         typer.Argument(
             metavar="RUN_ID",
-            help="Runs to verify (default: every run).",
+            help=f"Runs to verify (default: every run); each {RUN_NAMES}.",
             autocompletion=complete_run_id,
         ),
     ] = None,
@@ -123,7 +127,8 @@ def verify_lineage(
             report = verify_source(other, run_ids or (), query)
     else:
         assert location is not None
-        report = verify_runs(location.target, run_ids or (), query=query, must_exist=location.named)
+        named = [named_run(location, name) for name in run_ids or ()]
+        report = verify_runs(location.target, named, query=query, must_exist=location.named)
     if json_output:
         emit_json(report.to_json())
     else:
@@ -146,7 +151,6 @@ def runs(
         bool,
         typer.Option(
             "--reverse",
-            "-r",
             help="Reverse the order (oldest first, or Z to A for --sort run_id/workflow/status).",
         ),
     ] = False,
@@ -196,7 +200,9 @@ def runs(
 def log(
     run_id: Annotated[
         str,
-        typer.Argument(metavar="RUN_ID", help="The run to show.", autocompletion=complete_run_id),
+        typer.Argument(
+            metavar="RUN_ID", help=f"The run to show: {RUN_NAMES}.", autocompletion=complete_run_id
+        ),
     ],
     verbose: Annotated[
         bool,
@@ -261,7 +267,7 @@ def log(
     that fails stops the command (exit 2) after the checkpoints before it. With --follow, each
     checkpoint is printed once it is committed until the run ends (a completed, failed,
     paused or cancelled record, or its process gone); the exit code is then the run's: 0
-    completed, 1 failed or cancelled, 3 paused for answers, 130 interrupted (paused with
+    completed, 1 failed or cancelled, 3 paused for answers, 130 interrupted (stopped with
     nothing to answer, or killed). The journal is looked at (one stat) every 50 ms after a
     commit, backing off to once a second while the run is idle; on PostgreSQL each look is
     one statement.
@@ -296,6 +302,7 @@ def log(
         with other:
             _source_log(other, run_id, json_output, verbose)
         return
+    run_id = named_run(location, run_id)
     if follow:
         from ._follow import follow_log
 
@@ -317,7 +324,7 @@ def show(
         str,
         typer.Argument(
             metavar="CKPT",
-            help="The checkpoint to show (RUN.SEQ).",
+            help=f"The checkpoint to show: {CHECKPOINT_NAMES}.",
             autocompletion=complete_checkpoint_id,
         ),
     ],
@@ -350,6 +357,7 @@ def show(
         with other:
             _source_show(other, checkpoint, json_output)
         return
+    checkpoint = named_checkpoint(location, checkpoint)
     checkpoint_record = show_checkpoint(location.target, checkpoint, must_exist=location.named)
     if json_output:
         emit_json(checkpoint_json(checkpoint_record))
@@ -365,14 +373,18 @@ def show(
 def export(
     run_id: Annotated[
         str,
-        typer.Argument(metavar="RUN_ID", help="The run to export.", autocompletion=complete_run_id),
+        typer.Argument(
+            metavar="RUN_ID",
+            help=f"The run to export: {RUN_NAMES}.",
+            autocompletion=complete_run_id,
+        ),
     ],
     format: Annotated[
-        ExportFormat, typer.Option("--format", "-f", help="Document format.")
+        ExportFormat, typer.Option("--format", help="Document format.")
     ] = ExportFormat.json,
     output: Annotated[
         Path | None,
-        typer.Option("--output", "-o", metavar="FILE", help="Write to FILE instead of stdout."),
+        typer.Option("--output", metavar="FILE", help="Write to FILE instead of stdout."),
     ] = None,
     store: StoreOption = None,
     json_output: JsonOption = False,
@@ -404,7 +416,7 @@ def export(
             emit_json(export_document(other, run_id))
         return
     result: ExportResult = export_run(
-        location.target, run_id, fmt, output, must_exist=location.named
+        location.target, named_run(location, run_id), fmt, output, must_exist=location.named
     )
     if output is not None and json_output:
         emit_json(result.to_json())
@@ -419,7 +431,9 @@ def pause(
     run_id: Annotated[
         str,
         typer.Argument(
-            metavar="RUN_ID", help="The running run to pause.", autocompletion=complete_run_id
+            metavar="RUN_ID",
+            help=f"The running run to pause: {RUN_NAMES}.",
+            autocompletion=complete_run_id,
         ),
     ],
     store: StoreOption = None,
@@ -439,7 +453,7 @@ def pause(
     from wfctl._inspect._pause import pause_run
 
     location = wfctl_store_option(store)
-    report = pause_run(location.target, run_id, must_exist=location.named)
+    report = pause_run(location.target, named_run(location, run_id), must_exist=location.named)
     if json_output:
         emit_json(report.to_json())
     else:

@@ -74,7 +74,6 @@ def worker(
         int,
         typer.Option(
             "--concurrency",
-            "-c",
             metavar="N",
             min=1,
             max=10_000,
@@ -115,8 +114,10 @@ def worker(
 ) -> None:
     """Take queued and interrupted runs from the store and drive them.
 
-    Runs queued by 'wfctl submit' start; runs whose driver died are recovered (as 'wfctl
-    resume' would); paused, failed, completed and cancelled runs are left alone. Each run's
+    Runs queued by 'wfctl submit' start; interrupted runs whose driver died, or that a
+    stopping worker handed over, are recovered (as 'wfctl resume' would); paused, failed,
+    completed and cancelled runs, and runs a person interrupted (Ctrl-C, 'wfctl pause'), are
+    left alone. Each run's
     code is imported from the target its root recorded, only if it lies under --workflows,
     and by the rule 'wfctl resume' applies: not inside the store, not Python's standard
     library, and not found only through the current directory where the run was not started,

@@ -91,8 +91,9 @@ class RunReport:
     """How a ``wfctl run``/``resume`` ended.
 
     ``status`` is ``completed``, ``failed``, ``paused`` (waiting for answers), ``interrupted``
-    (paused by Ctrl-C or ``wfctl pause``), ``cancelled`` (``wfctl cancel`` ended it while it ran:
-    ``error`` says who asked) or ``aborted`` (a second Ctrl-C cancelled it). ``outputs`` are encoded
+    (stopped by Ctrl-C, a signal or ``wfctl pause`` with nothing to answer: the word every
+    command uses for the run), ``cancelled`` (``wfctl cancel`` ended it while it ran: ``error``
+    says who asked) or ``aborted`` (a second Ctrl-C cancelled it). ``outputs`` are encoded
     with the checkpoint codec, so they are plain JSON. ``answers_file`` is the template written
     when the run paused on requests. ``target`` is the code that was imported, and
     ``target_recorded`` says whether it came from the run's record (not the command line).
@@ -265,7 +266,7 @@ def _outcome(
         for r in result.get_request_info_events()
     )
     status: str = result.status
-    if status == "paused" and (drive.interrupts or drive.stopped_by or not requests):
+    if status == "paused" and not requests:  # as its pause record reads (``ended_as``)
         status = "interrupted"  # by Ctrl-C or SIGTERM here, or by `wfctl pause` from elsewhere
     answers = None
     if isinstance(storage, FileCheckpointStorage):  # the template lives beside the journal

@@ -34,8 +34,8 @@ from wfctl._config import StoreRef
 from wfctl._engine._admission import continuing_chain
 from wfctl._engine._restore import load_outline
 from wfctl._errors import RunLockedError, RunNotFoundError, RunStateError
-from wfctl._records._checkpoint import ENDING_STATUS, Checkpoint, Kind, RunStatus, validate_run_id
-from wfctl._records._payloads import CancelledPayload, CancelRequest, RootPayload
+from wfctl._records._checkpoint import Checkpoint, Kind, RunStatus, validate_run_id
+from wfctl._records._payloads import CancelledPayload, CancelRequest, RootPayload, ended_as
 from wfctl._storage import FileCheckpointStorage
 from wfctl._storage._capabilities import clear_pause, lease_run, request_cancel
 from wfctl._storage._layout import TEMPLATE_NAME
@@ -239,7 +239,7 @@ def _status_of(run_id: str, head: Checkpoint) -> str:
         raise RunStateError(run_id, f"was cancelled already ({head.checkpoint_id})")
     if head.kind == Kind.ROOT and RootPayload.of(head).submitted:
         return RunStatus.QUEUED.value
-    status = ENDING_STATUS.get(head.kind, RunStatus.INTERRUPTED)
+    status = ended_as(head) or RunStatus.INTERRUPTED
     return status.value
 
 

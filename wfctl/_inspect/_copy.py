@@ -48,6 +48,7 @@ from wfctl._storage._open import is_url, open_storage, within_store
 from wfctl._storage._protocol import RunStore
 
 from ._documents import document
+from ._names import LATEST, resolve_run_id
 
 __all__ = ["CopiedRun", "CopyOutcome", "CopyReport", "copy_runs"]
 
@@ -134,11 +135,14 @@ def copy_runs(
     Raises:
         StoreLocationError: a store cannot be opened, or both name the same store.
         InvalidIdError: a run id is malformed (nothing is copied).
-        RunNotFoundError: a named run is not in the source (nothing is copied).
+        RunNotFoundError, AmbiguousRunError: a named run is not in the source, or the start
+            of an id given names several (nothing is copied).
         OSError, WfctlError: a store failed part way (the runs reported before it are copied;
             a run cut short is completed by copying it again).
     """
-    wanted = list(dict.fromkeys(validate_run_id(run_id) for run_id in run_ids))
+    for name in run_ids:  # malformed: refused before a store is opened
+        if name != LATEST:
+            validate_run_id(name)
     if _same_store(source, destination):
         raise StoreLocationError(
             os.fspath(destination), "is the source store itself (copy to another store)"
@@ -149,7 +153,7 @@ def copy_runs(
         )
     src = open_storage(source, must_exist=True)
     dst = open_storage(destination, must_exist=False)
-    runs = asyncio.run(_copy(src, dst, wanted))
+    runs = asyncio.run(_copy(src, dst, list(run_ids)))
     return CopyReport(src.location, dst.location, tuple(runs))
 
 
@@ -160,12 +164,13 @@ def _same_store(source: str | os.PathLike[str], destination: str | os.PathLike[s
     return os.path.realpath(src) == os.path.realpath(dst)
 
 
-async def _copy(src: RunStore, dst: RunStore, wanted: list[str]) -> list[CopiedRun]:
+async def _copy(src: RunStore, dst: RunStore, names: list[str]) -> list[CopiedRun]:
     try:
-        if wanted:
-            for run_id in wanted:
+        if names:  # each a run's id, a unique start of one or @latest, as every command reads it
+            wanted = [await resolve_run_id(src, name) for name in names]
+            run_ids = list(dict.fromkeys(wanted))
+            for run_id in run_ids:
                 await src.run_summary(run_id)  # raises RunNotFoundError before anything is copied
-            run_ids = wanted
         else:
             run_ids = [summary.run_id for summary in await src.list_runs()]
         return [await _copy_run(src, dst, run_id) for run_id in run_ids]

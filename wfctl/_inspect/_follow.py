@@ -25,7 +25,7 @@ from typing import Any, Final, Protocol
 from wfctl._config import StoreRef
 from wfctl._errors import RunNotFoundError, WfctlError
 from wfctl._records._checkpoint import ENDING_STATUS, Checkpoint, Kind, validate_run_id
-from wfctl._records._payloads import RootPayload, handed_over, recorded_requests
+from wfctl._records._payloads import RootPayload, ended_as, handed_over
 from wfctl._storage import FileCheckpointStorage
 from wfctl._storage._capabilities import load_chain
 from wfctl._storage._follow import RecordsFollower
@@ -48,7 +48,7 @@ class FollowEnd:
 
     run_id: str
     #: ``completed``, ``failed``, ``cancelled``, ``paused`` (waiting for answers) or
-    #: ``interrupted`` (paused with nothing to answer, or killed).
+    #: ``interrupted`` (stopped with nothing to answer, or killed), as ``runs`` names them.
     status: str
     head_checkpoint_id: str
 
@@ -206,7 +206,6 @@ def _last_look(follower: _Follower, first: int) -> Generator[LogEntry | FollowEn
 
 
 def _end(head: Checkpoint) -> FollowEnd:
-    status = ENDING_STATUS[head.kind].value
-    if head.kind == Kind.PAUSE and not recorded_requests(head):
-        status = "interrupted"  # paused with nothing to answer (Ctrl-C, wfctl pause), as `run`
-    return FollowEnd(head.run_id, status, head.checkpoint_id)
+    status = ended_as(head)
+    assert status is not None  # an ending record's
+    return FollowEnd(head.run_id, status.value, head.checkpoint_id)

@@ -34,9 +34,14 @@ from wfctl._engine._restore import History, fold_history, load_target, read_orig
 from wfctl._engine._result import ResultStatus, WorkflowRunResult
 from wfctl._engine._run import RunOptions
 from wfctl._engine._workflow import Workflow
-from wfctl._records._checkpoint import ENDING_STATUS, Checkpoint, Kind
+from wfctl._records._checkpoint import Checkpoint, Kind
 from wfctl._records._codec import decode, encode
-from wfctl._records._payloads import CompletedPayload, recorded_requests, recorded_signature
+from wfctl._records._payloads import (
+    CompletedPayload,
+    ended_as,
+    recorded_requests,
+    recorded_signature,
+)
 from wfctl._records._recorded import StepRecord
 
 from ._diff import (
@@ -238,7 +243,7 @@ async def replay_from(
     return ReplayReport(
         source_run_id=target.run_id,
         source_checkpoint_id=checkpoint_id,
-        source_status=ENDING_STATUS.get(source_chain[-1].kind, "interrupted"),
+        source_status=ended_as(source_chain[-1]) or "interrupted",
         replay_run_id=result.run_id,
         replay_checkpoint_id=result.checkpoint_id,
         replay_status=result.status,

@@ -84,11 +84,17 @@ KINDS: Final[frozenset[str]] = frozenset(Kind)
 _KIND_OF: Final[Mapping[str, Kind]] = {kind.value: kind for kind in Kind}
 
 
-#: The kinds that end a ``Workflow.run`` call, and the status a run whose head is one has. A
-#: head of any other kind belongs to a run still going (``running``) or cut short
-#: (``interrupted``): which one, only its lock can tell.
+#: The kinds that end a ``Workflow.run`` call, and the status a run whose head is one has (but
+#: a pause with nothing to answer is ``interrupted``: see ``_payloads.ended_as``). A head of any
+#: other kind belongs to a run still going (``running``) or cut short (``interrupted``): which
+#: one, only its lock can tell.
 class RunStatus(StrEnum):
-    """What state a stored run is in, as ``wfctl runs`` lists it (see ``RunSummary``)."""
+    """What state a stored run is in, as every command names it (see ``RunSummary``).
+
+    ``paused`` waits for answers to its pending requests; ``interrupted`` stopped before its
+    end with nothing to answer (Ctrl-C, a signal, ``wfctl pause``, a stopping worker's
+    hand-over, or its driver died): ``wfctl resume`` continues either.
+    """
 
     COMPLETED = "completed"
     FAILED = "failed"

@@ -47,7 +47,7 @@ from typing import Any, ClassVar, Self, TypeAlias, TypeVar
 from wfctl._errors import CheckpointCorruptError
 
 from ._attempts import SLEEP_STEP, AttemptRecord, AttemptStart, StepFailure, iso
-from ._checkpoint import Checkpoint, Kind
+from ._checkpoint import ENDING_STATUS, Checkpoint, Kind, RunStatus
 from ._recorded import StepRecord
 
 _Entry = TypeVar("_Entry")
@@ -64,6 +64,7 @@ __all__ = [
     "ResumePayload",
     "RootPayload",
     "StepPayload",
+    "ended_as",
     "handed_over",
     "payload_of",
     "recorded_requests",
@@ -484,6 +485,20 @@ def recorded_requests(checkpoint: Checkpoint) -> tuple[RecordedRequest, ...]:
     if checkpoint.kind != Kind.PAUSE:
         return ()
     return PausePayload.of(checkpoint).requests
+
+
+def ended_as(checkpoint: Checkpoint) -> RunStatus | None:
+    """Return the status of a run whose head is ``checkpoint``, if that head ends the call
+    that wrote it (None: a root, step or resume record, which only a lock can tell apart).
+
+    One vocabulary for every command: a pause that waits for answers is ``paused``; a pause
+    with nothing to answer (Ctrl-C, a signal, ``wfctl pause``, a stopping worker's hand-over)
+    is ``interrupted``, as a run whose driver died is.
+    """
+    status = ENDING_STATUS.get(checkpoint.kind)
+    if status is RunStatus.PAUSED and not recorded_requests(checkpoint):
+        return RunStatus.INTERRUPTED
+    return status
 
 
 def handed_over(checkpoint: Checkpoint) -> bool:

@@ -99,7 +99,7 @@ def print_run_outcome(outcome: RunReport) -> None:
             for request in outcome.requests
         ]
         out.print(fitted_table(columns, rows, out.width))
-    label = "paused (interrupted)" if outcome.status == "interrupted" else "paused"
+    label = outcome.status  # interrupted: nothing to answer; paused: answers awaited
     out.print(
         Text.assemble(f"{head} ", status_text(label), f" at {outcome.checkpoint_id}: {steps}")
     )

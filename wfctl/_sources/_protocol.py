@@ -34,9 +34,10 @@ __all__ = [
 #: What a source's kind is named (a reader added later adds its own name).
 SourceKind = Literal["wfctl-file", "wfctl-postgresql", "agent-framework"] | str
 
-#: A run's status in wfctl's words. ``unknown``: the store does not record whether the run
-#: ended (an agent-framework checkpoint written after the last step looks the same as one
-#: written before a crash), so the source does not guess.
+#: A run's status in wfctl's words: ``paused`` waits for answers (a person's input);
+#: ``interrupted`` stopped before its end with nothing to answer. ``unknown``: the store does
+#: not record whether the run ended (an agent-framework checkpoint written after the last step
+#: looks the same as one written before a crash), so the source does not guess.
 RunState = Literal[
     "running",
     "paused",

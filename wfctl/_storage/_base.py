@@ -34,6 +34,7 @@ from wfctl._records._checkpoint import (
 from wfctl._records._payloads import (
     CancelRequest,
     RootPayload,
+    ended_as,
     handed_over,
     recorded_requests,
     waiting_on,
@@ -508,7 +509,7 @@ def summarize(root: Checkpoint, head: Checkpoint, locked: Callable[[], bool]) ->
     hands the run over to another worker, is ``running``
     if held, else ``queued`` when it is a submitted run's root, else ``interrupted``).
     """
-    status = None if handed_over(head) else ENDING_STATUS.get(head.kind)
+    status = None if handed_over(head) else ended_as(head)
     if status is None:
         if locked():
             status = RunStatus.RUNNING

@@ -25,14 +25,18 @@ from ._pages import PagedStore, paged_lines, paged_records
 from ._protocol import RunJournal, RunLease
 
 __all__ = [
+    "all_run_ids",
     "cancel_request",
     "chain_records",
     "clear_pause",
+    "has_run",
     "lease_run",
     "load_chain",
+    "newest_run_id",
     "read_run",
     "request_cancel",
     "request_pause",
+    "run_ids_starting",
     "stored_records",
 ]
 
@@ -201,3 +205,57 @@ async def cancel_request(storage: Any, run_id: str) -> CancelRequest | None:
         return None
     request = await method(run_id)
     return request if isinstance(request, CancelRequest) else None
+
+
+async def all_run_ids(storage: Any) -> list[str]:
+    """Return the id of every run ``storage`` holds, in any order (names only where it can)."""
+    for name in ("all_run_ids", "run_ids"):
+        method = getattr(storage, name, None)
+        if method is not None:
+            ids: list[str] = await method()
+            return ids
+    return [s.run_id for s in await storage.list_runs()]
+
+
+async def has_run(storage: Any, run_id: str) -> bool | None:
+    """Return whether ``storage`` holds ``run_id``, from a look at that run alone, when the
+    storage can tell so (None: it cannot; :func:`run_ids_starting` can)."""
+    method = getattr(storage, "has_run", None)
+    return None if method is None else bool(await method(run_id))
+
+
+async def run_ids_starting(storage: Any, prefix: str, limit: int) -> tuple[list[str], int]:
+    """Return the ids (sorted, at most ``limit``) of the runs whose id starts with ``prefix``,
+    and how many there are: from the storage's own lookup (a database's index) when it has one,
+    else from its list of run ids."""
+    method = getattr(storage, "run_ids_starting", None)
+    if method is not None:
+        found: tuple[list[str], int] = await method(prefix, limit)
+        return found
+    matching = sorted(r for r in await all_run_ids(storage) if r.startswith(prefix))
+    return matching[:limit], len(matching)
+
+
+async def newest_run_id(storage: Any) -> str | None:
+    """Return the id of the run created last (ties: the greater id), None if there is none.
+
+    From the storage's own lookup when it has one, else from each run's root (a run whose
+    root cannot be read is passed over), else from its listing.
+    """
+    method = getattr(storage, "newest_run_id", None)
+    if method is not None:
+        newest: str | None = await method()
+        return newest
+    load_root = getattr(storage, "load_root", None)
+    if load_root is None:
+        summaries = await storage.list_runs()
+        return max(((s.created, s.run_id) for s in summaries), default=(None, None))[1]
+    best: tuple[str, str] | None = None
+    for run_id in await all_run_ids(storage):
+        try:
+            root = await load_root(run_id)
+        except (WfctlError, OSError):  # corrupt, unreadable, or removed since it was listed
+            continue
+        if root is not None and (best is None or (root.timestamp, run_id) > best):
+            best = (root.timestamp, run_id)
+    return None if best is None else best[1]

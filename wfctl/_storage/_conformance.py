@@ -437,12 +437,15 @@ class StorageConformance:
             )
             await _build(storage, "off", 2, last_kind="cancelled", minute=4)
             await _build(storage, "died", 2, minute=5)
+            stop = {"reason": "interrupt", "requests": []}  # Ctrl-C, a signal, wfctl pause
+            await _build(storage, "stopped", 2, last_kind="pause", last_data=stop, minute=6)
             expected = {
                 "done": RunStatus.COMPLETED,
                 "bad": RunStatus.FAILED,
                 "asks": RunStatus.PAUSED,
                 "off": RunStatus.CANCELLED,
                 "died": RunStatus.INTERRUPTED,
+                "stopped": RunStatus.INTERRUPTED,  # nothing to answer: not paused for answers
             }
             listed = await storage.list_runs()
             assert {r.run_id: r.status for r in listed} == expected

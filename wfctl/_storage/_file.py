@@ -750,6 +750,10 @@ class FileCheckpointStorage(RunStoreBase):
         """Return whether a process holds the OS lock on the run's journal (one probe)."""
         return self._is_locked(run_id)
 
+    async def has_run(self, run_id: str) -> bool:
+        """Return whether the run's journal is there (one ``lstat``; no other run is looked at)."""
+        return self._version(run_id) is not None
+
     async def run_version(self, run_id: str) -> tuple[int, int, int, int] | None:
         """The journal's identity, length and modification time: an append changes them."""
         return self._version(run_id)

@@ -123,10 +123,11 @@ class RunJournal:
 class RunSummary:
     """One run as ``wfctl runs`` lists it.
 
-    ``status`` is ``completed``, ``failed``, ``paused``, ``running`` (its lock is held) or
-    ``interrupted`` (its head is a root/step/resume record, or a pause a stopping worker wrote
-    to hand the run over, and nobody holds its lock: it crashed, was killed or was handed over,
-    and can be resumed or taken by a worker); ``corrupt`` when one of its records cannot be
+    ``status`` is ``completed``, ``failed``, ``paused`` (its head is a pause that waits for
+    answers), ``running`` (its lock is held) or ``interrupted``: its head is a pause with
+    nothing to answer (Ctrl-C, a signal, ``wfctl pause``: it stays until resumed), or a pause a
+    stopping worker wrote to hand the run over, or a root/step/resume record nobody holds the
+    lock of (it crashed or was killed): a worker takes the last two; ``corrupt`` when one of its records cannot be
     trusted (a checksum or a chain link fails), or ``unreadable`` when its journal cannot be
     read at all (permissions, an I/O error). ``problem`` then says where and why (``head_seq``
     is -1 and the timestamps are empty). ``waiting`` says what a running run whose newest

@@ -30,7 +30,7 @@ __all__ = ["LOCK_SEED", "SCHEMA_VERSION", "ensure_schema", "run_key"]
 
 #: The schema this wfctl writes and reads; a database holding a newer one is refused, an older
 #: one upgraded (see :data:`_UPGRADES`).
-SCHEMA_VERSION: Final = 4
+SCHEMA_VERSION: Final = 5
 #: Seed of ``hashtextextended`` for a run's advisory-lock key (keeps wfctl's keys apart from
 #: another application's that hash plain text with seed 0).
 LOCK_SEED: Final = 0x77666374  # "wfct"
@@ -95,6 +95,11 @@ _COPY_COLUMN: Final = "ALTER TABLE wfctl_runs ADD COLUMN IF NOT EXISTS copy_seq 
 #: ``reason``) set with the pause request and cleared with it; the driver that honours the
 #: pause reads it and ends the run ``cancelled`` instead.
 _CANCEL_COLUMN: Final = "ALTER TABLE wfctl_runs ADD COLUMN IF NOT EXISTS cancel_request text;"
+#: Run ids by their characters (not the database's collation): a prefix of a run id
+#: (``LIKE 'abc%'``) is looked up in it, whatever the collation (schema version 5).
+_PREFIX_INDEX: Final = (
+    "CREATE INDEX IF NOT EXISTS wfctl_runs_prefix ON wfctl_runs (run_id text_pattern_ops);"
+)
 #: The append trigger's function: the compare-and-set on the run's head (or, for a run being
 #: copied, on its copy's last seq, the head staying -1).
 _APPEND_FUNCTION: Final = """
@@ -159,6 +164,7 @@ CREATE INDEX IF NOT EXISTS wfctl_runs_created ON wfctl_runs (created, run_id);
 {_CLAIMABLE_INDEX}
 {_COPY_COLUMN}
 {_CANCEL_COLUMN}
+{_PREFIX_INDEX}
 CREATE TABLE IF NOT EXISTS wfctl_checkpoints (
     run_id text NOT NULL,
     seq bigint NOT NULL CHECK (seq >= 0),
@@ -212,6 +218,10 @@ UPDATE wfctl_runs r SET claimable = wfctl_claimable(c.kind, c.record) FROM wfctl
 """,
     # 3 -> 4: the column naming who asked a running run to be cancelled.
     3: _CANCEL_COLUMN,
+    # 4 -> 5: the index a run id's prefix is looked up in.
+    4: f"""
+{_PREFIX_INDEX}
+""",
 }
 
 _EXISTS: Final = "SELECT to_regclass('wfctl_schema') IS NOT NULL"

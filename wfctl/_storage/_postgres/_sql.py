@@ -163,3 +163,17 @@ ABANDONED_COPIES: Final = (
     " gone AS (DELETE FROM wfctl_checkpoints c USING abandoned a WHERE c.run_id = a.run_id)"
     " DELETE FROM wfctl_runs r USING abandoned a WHERE r.run_id = a.run_id"
 )
+
+#: The runs whose id starts with a prefix (a ``LIKE`` pattern, escaped), in id order, at most
+#: N, with how many there are: read from the run id's pattern index, not from every run.
+RUNS_STARTING: Final = (
+    "SELECT run_id, count(*) OVER () FROM wfctl_runs WHERE run_id LIKE %(pattern)s"
+    " AND head_seq >= 0 ORDER BY run_id LIMIT %(n)s"
+)
+#: The newest run by its creation time (ties: the greater id), from the creation index.
+NEWEST_RUN: Final = (
+    "SELECT run_id FROM wfctl_runs WHERE head_seq >= 0 AND created IS NOT NULL"
+    " ORDER BY created DESC, run_id DESC LIMIT 1"
+)
+#: Every run's id (the runs a mistyped id is compared with).
+RUN_IDS: Final = "SELECT run_id FROM wfctl_runs WHERE head_seq >= 0"

@@ -41,12 +41,13 @@ from ._lease import (
     lease_or_none,
     locked_error,
 )
+from ._names import PostgresNames
 from ._reads import PostgresReads
 
 __all__ = ["PostgresCheckpointStorage"]
 
 
-class PostgresCheckpointStorage(PostgresReads):
+class PostgresCheckpointStorage(PostgresReads, PostgresNames):
     """Runs in a PostgreSQL database: one row per checkpoint, the chain guarded by the schema.
 
     ``save`` appends only to a run this object holds the lease of (:meth:`lease_run` or
