@@ -8,7 +8,8 @@ Usage::
 Writes three stores into ``WORKDIR`` with the real LangGraph (``SqliteSaver``; kept and reused
 when they are there already, since writing them takes minutes):
 
-- ``many.sqlite``: ``--checkpoints`` checkpoints, 100 per thread (a graph looping one node);
+- ``many-N-K.sqlite``: ``--checkpoints`` checkpoints, ``--per-thread`` (100) per thread (a
+  graph looping one node; 4 per thread makes 25,000 threads of 100,000 checkpoints);
 - ``long.sqlite``: one thread of ``--long`` checkpoints;
 - ``big.sqlite``: about ``--big-mb`` MB: checkpoints whose state holds a 500 KB text that changes
   every step (what a growing message list does to a real application's file).
@@ -147,6 +148,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("workdir", type=Path)
     parser.add_argument("--checkpoints", type=int, default=100_000)
+    parser.add_argument(
+        "--per-thread", type=int, default=PER_THREAD, help="checkpoints per thread in many"
+    )
     parser.add_argument("--long", type=int, default=10_000)
     parser.add_argument("--big-mb", type=int, default=1024)
     parser.add_argument("--rounds", type=int, default=3)
@@ -156,11 +160,11 @@ def main(argv: list[str] | None = None) -> int:
     args.workdir.mkdir(parents=True, exist_ok=True)
     wfctl = shutil.which("wfctl", path=str(Path(sys.executable).parent)) or "wfctl"
 
-    many = args.workdir / f"many-{args.checkpoints}.sqlite"
+    many = args.workdir / f"many-{args.checkpoints}-{args.per_thread}.sqlite"
     long = args.workdir / f"long-{args.long}.sqlite"
     big = args.workdir / f"big-{args.big_mb}mb.sqlite"
     if args.make_only:
-        write_store(many, max(1, args.checkpoints // PER_THREAD), PER_THREAD)
+        write_store(many, max(1, args.checkpoints // args.per_thread), args.per_thread)
         write_store(long, 1, args.long)
         # each step stores its text twice: in the checkpoint and in the write that made it
         write_store(big, 1, max(3, args.big_mb * 1_000_000 // (2 * BIG_TEXT)), big=True)
