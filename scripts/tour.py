@@ -35,7 +35,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 #: The files whose session blocks are regenerated, in the repository.
-TOUR_FILES = ("README.md",)
+TOUR_FILES = ("README.md", "docs/tour.md", "docs/commands.md")
 #: What the scratch directory is called in the documentation.
 SHOWN_DIR = "/tmp/tour"
 #: The environment every command runs in (on top of the caller's, without WFCTL_*).
