@@ -32,6 +32,8 @@ def _refused(done: Invocation, words: str) -> None:
 def test_gc_prune_history_reports_then_applies_with_yes(store: Store) -> None:
     before = store.digests()
     states = store.states()
+    sound = wfctl("verify-lineage", "--store", store.location, "--json")  # a DeltaChannel too
+    assert sound.code == 0, sound.stdout + sound.stderr
     report = wfctl("gc", "--prune-history", "--store", store.location, "--json")
     assert report.code == 0, report.stderr
     document = report.json()
@@ -48,6 +50,10 @@ def test_gc_prune_history_reports_then_applies_with_yes(store: Store) -> None:
     assert applied["applied"] is True
     assert applied["threads"] == document["threads"]
     assert store.states() == states
+    # what is left is still one sound lineage per thread, as wfctl's reader judges it
+    verified = wfctl("verify-lineage", "--store", store.location, "--json")
+    assert verified.code == 0, verified.stdout + verified.stderr
+    assert {r["run_id"] for r in verified.json()["runs"]} == set(ALL_THREADS)
 
     table = wfctl("gc", "--prune-history", "--store", store.location)
     assert table.code == 0 and "would remove 0 bytes from 6 thread(s)" in table.stdout

@@ -230,7 +230,8 @@ class PostgresBackend(SqlStatements):
             yield link(ns, cid, parent, metadata)
 
     def missing_blobs(self, thread_id: str) -> list[tuple[str, str, str, str]]:
-        """A channel a checkpoint updated, not inline, whose version no blob holds."""
+        """A channel a checkpoint updated, not inline and not a DeltaChannel (whose metadata's
+        ``counters_since_delta_snapshot`` names it), whose version no blob holds."""
         return [
             (row[0], row[1], row[2], row[3])
             for row in self._rows(
@@ -245,6 +246,10 @@ class PostgresBackend(SqlStatements):
                 WHERE c.thread_id = %s
                   AND c.checkpoint->'channel_versions' ? u.channel
                   AND NOT coalesce(c.checkpoint->'channel_values' ? u.channel, false)
+                  -- a DeltaChannel stores no blob between its snapshots: its value is
+                  -- rebuilt from the writes of the checkpoints before
+                  AND NOT coalesce(
+                      c.metadata->'counters_since_delta_snapshot' ? u.channel, false)
                   AND NOT EXISTS (
                       SELECT 1 FROM checkpoint_blobs AS b
                       WHERE b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns
