@@ -9,7 +9,8 @@ A **session block** is a fenced block of a tour file (:data:`TOUR_FILES`) that h
 ``[exit N]`` line: its ``$ `` lines are commands, each followed by what it printed (stdout and
 stderr, as a terminal shows them) and its exit code. Every session block of a file is run in
 order, in one scratch directory holding copies of ``sample_workflows/``, the tour's own
-workflows (``docs/tour/``) and ``tests/fixtures/af_forked/``, with the installed ``wfctl``
+workflows (``docs/tour/``, and ``purchase.py`` of the CLI tests) and
+``tests/fixtures/af_forked/``, with the installed ``wfctl``
 first on ``PATH``, ``NO_COLOR=1``, ``COLUMNS=96`` and ``TZ=UTC``. A line
 ``<!-- tour: COMMAND -->`` outside the blocks runs COMMAND there at that point, unseen by a
 reader (a step the prose describes, such as fixing the code between two commands).
@@ -36,6 +37,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 #: The files whose session blocks are regenerated, in the repository.
 TOUR_FILES = ("README.md", "docs/tour.md", "docs/commands.md")
+#: Workflows of the CLI tests the tour runs too (``purchase.py`` asks for two typed answers).
+SHARED_WORKFLOWS = ("purchase.py",)
 #: What the scratch directory is called in the documentation.
 SHOWN_DIR = "/tmp/tour"
 #: The environment every command runs in (on top of the caller's, without WFCTL_*).
@@ -77,6 +80,8 @@ def _scratch() -> Path:
     shutil.copytree(REPO / "sample_workflows", where / "sample_workflows")
     for workflow in sorted((REPO / "docs" / "tour").glob("*.py")):
         shutil.copy(workflow, where / workflow.name)
+    for name in SHARED_WORKFLOWS:  # the tests' own, not a copy kept in docs/tour/
+        shutil.copy(REPO / "tests" / "cli" / "workflows" / name, where / name)
     fixture = Path("tests") / "fixtures" / "af_forked"
     shutil.copytree(REPO / fixture, where / fixture)
     return where
