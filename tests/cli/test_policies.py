@@ -67,7 +67,8 @@ def test_ctrl_c_during_backoff_pauses_at_once_and_log_shows_the_attempt(store: P
     listed = wfctl("runs", "--store", store, env=tokyo)
     note = f"backing off unreachable#0: attempt 2 at {local_form(stamp, TOKYO)}"
     assert note in listed.stdout and "+00:00" not in listed.stdout, listed.stdout
-    locked = wfctl("cancel", "backing-off", "--store", store, env=tokyo)
+    # (cancel asks a running run's driver to stop; resume is refused by the lock)
+    locked = wfctl("resume", "backing-off", "--store", store, env=tokyo)
     assert locked.code == 2 and " is locked by pid " in locked.error_line()
     assert re.search(r" since [A-Z][a-z]{2} \d\d \d\d:\d\d:\d\d", locked.error_line())
     assert "+00:00" not in locked.stderr

@@ -74,4 +74,5 @@ def test_a_held_run_that_is_not_running_is_refused_not_waited_for(tmp_path: Path
         assert not storage.pause_requested("r1")  # nothing asked of nobody
     finally:
         held.release()
-    assert cancel_run(tmp_path, "r1").previous_status == "paused"
+    # a pause with nothing to answer: interrupted, in the one vocabulary of states
+    assert cancel_run(tmp_path, "r1").previous_status == "interrupted"
