@@ -589,23 +589,20 @@ def wfctl_store_option(store: str | None) -> StoreLocation:
     from wfctl._errors import StoreLocationError
     from wfctl._sources._open import other_kind
     from wfctl._sources._views import a_kind
-    from wfctl._storage._langgraph import langgraph_location
 
     location = locate_store_option(store)
-    kind = other_kind(location.target)
+    target = str(location.target)
+    kind = other_kind(target)  # the registry knows every kind, LangGraph's included
     if kind is not None:
+        changes = ")"
+        if kind.startswith("langgraph"):
+            plain = target.lower().startswith(("postgresql://", "postgres://"))
+            named = " named langgraph+postgresql://..." if plain else ""
+            changes = f"; gc --prune-history and rm change it{named})"
         raise StoreLocationError(
-            str(location.target),
+            target,
             f"is {a_kind(kind)} store: this command works on wfctl stores only (runs, log, show, "
-            "export, du and verify-lineage read it"
-            + ("; gc --prune-history and rm change it)" if kind.startswith("langgraph") else ")"),
-        )
-    langgraph = langgraph_location(str(location.target))
-    if langgraph is not None:  # changed by gc --prune-history and rm, refused by the others
-        raise StoreLocationError(
-            str(location.target),
-            f"is a langgraph-{langgraph[0]} store: this command works on wfctl stores only "
-            "(gc --prune-history and rm change it)",
+            f"export, du and verify-lineage read it{changes}",
         )
     return location
 
