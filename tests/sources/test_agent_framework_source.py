@@ -182,11 +182,11 @@ def test_a_hostile_pickle_is_never_unpickled(af_dir: Path, tmp_path: Path) -> No
             entries = list(source.records(info.run_id))
             for entry in entries:
                 source.record(entry.entry_id)
-                assert entry.data["pending_request_info_events"]["planted"] == {
-                    "$opaque": "pickle",
-                    "type": "builtins:open",
-                    "bytes": len(payload),
-                }
+                marker = entry.data["pending_request_info_events"]["planted"]
+                assert marker["$opaque"] == "pickle" and marker["type"] == "builtins:open"
+                assert marker["bytes"] == len(payload)
+                assert marker["scan"]["globals"] == ["io.open"]
+                assert str(target) in marker["scan"]["strings"]
             list(source.sizes(info.run_id))
             source.verify(info.run_id)
         source.verify()

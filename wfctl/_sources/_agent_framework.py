@@ -6,7 +6,8 @@ checkpoints are grouped by ``workflow_name``, the way its ``get_latest`` sees th
 checkpoints, oldest first by their stored time (the checkpoint id breaks ties), each with its
 ``previous_checkpoint_id`` as parent: a tree, since concurrent steps fork that history (several
 roots). A value the framework pickled (``{"__pickled__": b64, "__type__": "mod:qual"}``) is
-never unpickled or decoded: it is given as ``{"$opaque": "pickle", "type": ..., "bytes": N}``.
+never unpickled or decoded: it is given as ``{"$opaque": "pickle", "type": ..., "bytes": N, "scan": ...}``
+(:mod:`wfctl._sources._pickle`).
 The framework is never imported.
 
 The format records no end: a run is ``paused`` when its head holds pending requests, else
@@ -35,6 +36,7 @@ from wfctl._errors import (
 )
 from wfctl._inspect._regular import read_regular_file
 
+from ._pickle import pickle_marker
 from ._protocol import ClosingSource, Entry, RunInfo, RunState, SizeInfo, by_kind
 
 if TYPE_CHECKING:
@@ -285,30 +287,35 @@ def _read(file: Path) -> tuple[Any, int]:
 
 
 def opaque(value: Any) -> Any:
-    """Return ``value`` with every pickled value replaced by an opaque marker (never decoded).
+    """Return ``value`` with every pickled value replaced by an opaque marker (never unpickled).
 
-    The marker names the type the framework recorded and the pickle's size in bytes (from the
-    base64 text's length, not from decoding it into anything but bytes).
+    The marker names the type the framework recorded, the pickle's size in bytes and what a
+    static scan of its opcodes finds (:func:`~wfctl._sources._pickle.pickle_marker`); a
+    ``__pickled__`` text that is not base64 gives ``"bytes": null`` and says so.
     """
     if isinstance(value, dict):
         if _PICKLED in value and _TYPE in value:
-            return {
-                "$opaque": "pickle",
-                "type": str(value[_TYPE]),
-                "bytes": _decoded_length(value[_PICKLED]),
-            }
+            raw = _decoded(value[_PICKLED])
+            if raw is None:
+                return {
+                    "$opaque": "pickle",
+                    "type": str(value[_TYPE]),
+                    "bytes": None,
+                    "scan": {"problem": "not base64"},
+                }
+            return pickle_marker(raw, str(value[_TYPE]))
         return {key: opaque(item) for key, item in value.items()}
     if isinstance(value, list):
         return [opaque(item) for item in value]
     return value
 
 
-def _decoded_length(text: object) -> int | None:
-    """How many bytes a base64 text holds; None if it is not base64."""
+def _decoded(text: object) -> bytes | None:
+    """The bytes a base64 text holds; None if it is not base64."""
     if not isinstance(text, str):
         return None
     try:
-        return len(base64.b64decode(text, validate=True))
+        return base64.b64decode(text, validate=True)
     except (binascii.Error, ValueError):
         return None
 
