@@ -388,6 +388,8 @@ def run_workflow(
     workflow = load_workflow(target)
     if message is not NO_INPUT:  # checked against its annotation before a store is opened
         message = workflow.message_from_data(message)
+    else:  # a parameter without a default is refused in the command line's words
+        workflow.message_for()
     storage = open_storage(store, must_exist=False, durability=durability or FULL)
     # The engine refuses an existing run id itself, under the run's lock.
     run_id = validate_run_id(run_id) if run_id is not None else new_run_id()

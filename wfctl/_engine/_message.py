@@ -37,8 +37,9 @@ class MessageParameter:
         others = [p for p in inspect.signature(fn).parameters.values() if p.name != context_param]
         if len(others) > 1:
             raise WorkflowDefinitionError(
-                f"workflow {workflow_name!r} takes at most one parameter besides its RunContext "
-                f"(the message); it has {', '.join(p.name for p in others)}"
+                f"workflow {workflow_name!r} declares multiple non-RunContext parameters "
+                f"({', '.join(p.name for p in others)}); it takes at most one parameter besides "
+                "its RunContext (the message)"
             )
         self.param = others[0] if others else None
         self.context_param = context_param
@@ -92,8 +93,8 @@ class MessageParameter:
             if message is NO_MESSAGE:
                 return None
             raise RunArgumentError(
-                f"workflow {name!r} takes no message (it has no parameter besides its "
-                "RunContext), but one was given; run it without one (CLI: no --input)"
+                f"workflow {name!r} takes no message (it has no non-RunContext parameter to "
+                "receive one), but one was given; run it without one (CLI: no --input)"
             )
         if message is not NO_MESSAGE:
             return message

@@ -29,6 +29,7 @@ from wfctl._storage._capabilities import chain_records, load_chain
 from wfctl._storage._pages import PagedStore
 from wfctl._storage._protocol import CheckpointStorage
 
+from ._af_log import AF_LOGGER
 from ._response_types import convert_answer
 
 __all__ = [
@@ -378,8 +379,8 @@ def check_answers(
     if unknown:
         raise RunStateError(
             run_id,
-            f"no pending request {', '.join(map(repr, unknown))}; "
-            f"pending: {', '.join(known) or 'none'}",
+            f"responses for {', '.join(map(repr, unknown))} do not answer a pending "
+            f"request; pending: {', '.join(known) or 'none'}",
         )
     if require and not responses and known:
         raise RunStateError(run_id, f"paused waiting for answers to: {', '.join(known)}")
@@ -401,7 +402,17 @@ def convert_answers(
     for checkpoint in [*chain, target]:
         for request in recorded_requests(checkpoint):
             types[request.request_id] = request.response_type
-    return {key: convert_answer(value, types.get(key), key) for key, value in responses.items()}
+    converted = {
+        key: convert_answer(value, types.get(key), key) for key, value in responses.items()
+    }
+    for key, value in converted.items():
+        if value is None:  # only where the type admits it (Optional, untyped): as upstream warns
+            AF_LOGGER.warning(
+                "Response for request_id=%r is None. If this is intentional, consider using a "
+                "sentinel value instead.",
+                key,
+            )
+    return converted
 
 
 def drop_resent_answers(

@@ -101,7 +101,7 @@ class Step(Generic[R]):
     ) -> None:
         if not inspect.iscoroutinefunction(fn):
             raise WorkflowDefinitionError(
-                f"@step needs an async function; {getattr(fn, '__qualname__', fn)!r} is not"
+                f"@step can only decorate async functions; {getattr(fn, '__qualname__', fn)!r} is not"
             )
         self.fn = fn
         self.name = name or fn.__name__

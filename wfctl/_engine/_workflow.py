@@ -20,6 +20,7 @@ from wfctl._storage import FileCheckpointStorage
 from wfctl._storage._protocol import CheckpointStorage
 
 from ._admission import continue_run, restore_run, start_run
+from ._af_log import AF_LOGGER
 from ._annotated import AnnotatedTypes
 from ._context import RunContext
 from ._driving import EventListener
@@ -58,7 +59,7 @@ class Workflow:
     ) -> None:
         if not inspect.iscoroutinefunction(fn):
             raise WorkflowDefinitionError(
-                f"@workflow needs an async function; {getattr(fn, '__qualname__', fn)!r} is not"
+                f"@workflow can only decorate async functions; {getattr(fn, '__qualname__', fn)!r} is not"
             )
         self.fn = fn
         self.name = name or fn.__name__
@@ -76,6 +77,9 @@ class Workflow:
         self._last_paused: str | None = None
         #: The storage of the last pause when a call's ``checkpoint_storage`` wrote it.
         self._last_paused_storage: CheckpointStorage | None = None
+        #: The requests the last call of this object left pending (its pause's), for the
+        #: warning a fresh message gets while they are.
+        self._last_pending: tuple[str, ...] = ()
         #: How to load this workflow again (``file.py:name``), recorded in each run's root so
         #: ``wfctl resume``/``replay`` can find the code; set by the CLI's loader.
         self.target: str | None = None
@@ -124,6 +128,7 @@ class Workflow:
         bound._storage = checkpoint_storage or self._storage
         bound._last_paused = None
         bound._last_paused_storage = None
+        bound._last_pending = ()
         return bound
 
     @overload
@@ -162,6 +167,9 @@ class Workflow:
         - ``run(checkpoint_id=other)``: restore any other checkpoint (or a completed run) as a
           new run whose root names its origin.
         - ``run(responses=...)``: answer the run this object paused last.
+
+        At least one of a message, ``responses`` or ``checkpoint_id`` is given (a message only
+        alone), unless the workflow's parameter has a default or it takes no message.
 
         Args:
             stream: return a :class:`~wfctl.WorkflowStream` at once instead of a coroutine:
@@ -262,15 +270,32 @@ class Workflow:
             event_history_bytes=_history_size("event_history_bytes", event_history_bytes),
         )
         if message is not NO_MESSAGE and (checkpoint_id is not None or responses is not None):
+            other = "checkpoint_id" if checkpoint_id is not None else "responses"
             raise RunArgumentError(
-                f"workflow {self.name!r}: a message starts a fresh run, so it cannot go with "
-                f"{'checkpoint_id' if checkpoint_id is not None else 'responses'} (a restored "
-                "run uses the message its root recorded); pass one or the other"
+                f"Cannot provide both 'message' and {other!r} to workflow {self.name!r}: a "
+                f"message starts a fresh run, so it cannot go with {other} (a restored run "
+                "uses the message its root recorded); pass one or the other"
+            )
+        if message is not NO_MESSAGE and self._last_pending:
+            AF_LOGGER.warning(
+                "Workflow %s received a fresh message while %d request_info event(s) are still "
+                "pending from an unfinished request/response cycle (%s, at %s); the fresh "
+                "message starts a run of its own: that run stays paused and answerable with "
+                "run(checkpoint_id=%r, responses=...).",
+                self.name,
+                len(self._last_pending),
+                ", ".join(self._last_pending),
+                self._last_paused,
+                self._last_paused,
             )
         storage = checkpoint_storage
         if checkpoint_id is None and responses is not None:
             if self._last_paused is None:
-                raise RunStateError("-", "no paused run to answer: pass checkpoint_id")
+                raise RunStateError(
+                    "-",
+                    "there are no pending request_info events to answer: no paused run to "
+                    "answer on this workflow object; pass checkpoint_id",
+                )
             checkpoint_id = self._last_paused
             storage = storage or self._last_paused_storage
         target = self._bound_for_call(storage)
@@ -284,7 +309,15 @@ class Workflow:
                 f"workflow {self.name!r}: new_run=True restores a checkpoint into a new run; "
                 "it needs checkpoint_id"
             )
-        value = self._message.message_for(message)
+        try:
+            value = self._message.message_for(message)
+        except RunArgumentError as exc:
+            if message is not NO_MESSAGE:
+                raise
+            raise RunArgumentError(
+                f"Must provide at least one of 'message' (new run), 'responses' or "
+                f"'checkpoint_id': {exc}"
+            ) from None
         driven = await start_run(target, value, run_id, options, on_event)
         return self._ended(target, driven.result)
 
@@ -330,6 +363,9 @@ class Workflow:
         if result.status == "paused":
             self._last_paused = target._last_paused
             self._last_paused_storage = None if target is self else target.storage
+            self._last_pending = tuple(request.request_id for request in result.requests)
+        else:
+            self._last_pending = ()
         return raise_if_failed(result)
 
     def message_for(self, message: Any = NO_MESSAGE) -> Any:
