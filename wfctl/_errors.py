@@ -35,6 +35,7 @@ __all__ = [
     "RunStateError",
     "StoreLocationError",
     "UnencodableValueError",
+    "UnregisteredTypeError",
     "UntrustedTargetError",
     "WfctlError",
     "WorkflowChangedError",
@@ -151,6 +152,37 @@ class CheckpointCorruptError(WfctlError):
         self.where = where
         self.reason = reason
         super().__init__(f"corrupt checkpoint data in {where}: {reason}")
+
+
+class UnregisteredTypeError(CheckpointCorruptError):
+    """Raised when stored data names a dataclass or pydantic model this process has not
+    registered (a ``CheckpointCorruptError``, as before it had a name of its own).
+
+    The data is not damaged: the class is unknown here, and wfctl never imports what a store
+    names. A class defined inside a function is registered when the step or workflow that
+    returns it runs (its annotation spells it), so a process that serves its recorded result
+    without running that code has not seen it.
+    """
+
+    def __init__(self, where: str, kind: str, name: str) -> None:
+        self.kind = kind
+        self.name = name
+        shown = repr(name)[:120]
+        if "<locals>" in name:
+            hint = (
+                "it is defined inside a function, and this process has not run the code that "
+                "returns one (wfctl imports nothing a store names); define it at module level, "
+                "or register it with wfctl.register_type before resuming"
+            )
+        else:
+            hint = (
+                "wfctl imports nothing a store names; register it with wfctl.register_type "
+                "(or name it in a step's annotation) in the code that reads it"
+            )
+        # The parent's fields, with a message of its own: the data is not corrupt.
+        self.where = where
+        self.reason = f"the {kind} {shown} is not registered in this process: {hint}"
+        WfctlError.__init__(self, f"{where}: {self.reason}")
 
 
 class StoreLocationError(WfctlError):

@@ -26,7 +26,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wfctl._errors import CheckpointCorruptError, UnencodableValueError
+from wfctl._errors import CheckpointCorruptError, UnencodableValueError, UnregisteredTypeError
 from wfctl._records._codec import MAX_DEPTH, canonical_json, decode, digest, encode, register_type
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -662,3 +662,22 @@ def test_digest_of_string_arguments_matches_the_canonical_form(args: list[str]) 
     data = canonical_json(encode([args, {}])).encode("utf-8", "surrogatepass")
     assert digest(tuple(args), {}) == blake3.blake3(data).hexdigest(8)
     assert digest(tuple(args), {}, version=1) == hashlib.blake2b(data, digest_size=8).hexdigest()
+
+
+@pytest.mark.parametrize(
+    ("tag", "name", "hint"),
+    [
+        ("dataclass", "app.models.Order", "register it with wfctl.register_type"),
+        ("model", "app.build.<locals>.Draft", "it is defined inside a function"),
+    ],
+)
+def test_a_class_not_registered_here_is_named_not_called_corrupt(
+    tag: str, name: str, hint: str
+) -> None:
+    with pytest.raises(UnregisteredTypeError) as info:
+        decode({"$t": tag, "n": name, "v": {}}, "record 3")
+    assert isinstance(info.value, CheckpointCorruptError)  # handled as before
+    message = str(info.value)
+    assert message.startswith("record 3: the "), message
+    assert repr(name) in message and hint in message and "corrupt" not in message
+    assert (info.value.where, info.value.name) == ("record 3", name)

@@ -6,16 +6,22 @@ dataclass fields of those classes) is registered with :func:`wfctl.register_type
 default name, unless it is registered already (under any name). Only the running code's own
 annotations are read: nothing a store names is ever imported.
 
-Annotations are resolved with :func:`typing.get_type_hints`. Under ``from __future__ import
-annotations`` a name may not be defined yet when the decorator runs (a class declared below the
-function): decoration never fails for that; :class:`AnnotatedTypes` tries again when the step is
-first called in a run, or the workflow first runs, and if the name is still unresolvable then,
-it gives up silently (storing such a value fails as before, naming ``register_type``).
+Annotations are resolved with :func:`typing.get_type_hints`, in the function's module and its
+closure (a class defined in the enclosing function that the body uses). Under ``from __future__
+import annotations`` a name may not be defined yet when the decorator runs (a class declared
+below the function): decoration never fails for that; :class:`AnnotatedTypes` tries again when
+the step is first called in a run, or the workflow first runs. An annotation that still does
+not resolve names a class by name only (one defined inside a function, out of the closure):
+:meth:`AnnotatedTypes.adopt` registers a value's class when its name is one the annotations
+spell and it is a dataclass or pydantic model. Otherwise storing such a value fails as before,
+naming ``register_type``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import inspect
+import re
 import typing
 from collections.abc import Callable
 from typing import Any
@@ -25,16 +31,19 @@ from wfctl._records._codec import register_type, registered_name
 __all__ = ["AnnotatedTypes"]
 
 _MAX_DEPTH = 16
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 class AnnotatedTypes:
     """The classes ``fn``'s annotations name, registered once they can be resolved."""
 
-    __slots__ = ("_fn", "done")
+    __slots__ = ("_fn", "_names", "done")
 
     def __init__(self, fn: Callable[..., Any]) -> None:
         self._fn = fn
         self.done = False
+        #: The names the annotations spell while they do not resolve (for :meth:`adopt`).
+        self._names: frozenset[str] = frozenset()
         self.register()
 
     def register(self) -> None:
@@ -42,13 +51,64 @@ class AnnotatedTypes:
         if self.done:
             return
         try:
-            hints = typing.get_type_hints(self._fn, include_extras=True)
+            hints = typing.get_type_hints(
+                self._fn, localns=_closure_of(self._fn), include_extras=True
+            )
         except Exception:  # an unresolvable annotation (NameError, ...): try again at first use
+            self._names = _spelled_names(self._fn)
             return
         self.done = True
+        self._names = frozenset()
         seen: set[type] = set()
         for hint in hints.values():
             _register(hint, seen, 0)
+
+    def adopt(self, value: Any) -> None:
+        """Register the class of ``value`` (or of its items, one level down) when an
+        annotation that does not resolve spells its name and it is a dataclass or pydantic
+        model: the class a step returns, defined inside a function.
+
+        Only a class the running code handed over is registered, under its default name;
+        nothing is imported, and a class registered already (under any name) is left alone.
+        """
+        names = self._names
+        if not names:
+            return
+        if isinstance(value, (list, tuple, set, frozenset)):
+            items: list[Any] = [value, *value]
+        elif isinstance(value, dict):
+            items = [value, *value.values()]
+        else:
+            items = [value]
+        for item in items:
+            cls = type(item)
+            if cls.__name__ in names and registered_name(cls) is None and _storable(cls):
+                register_type(cls)
+
+
+def _closure_of(fn: Callable[..., Any]) -> dict[str, Any]:
+    """The names ``fn`` closes over (a class of the enclosing function its body uses)."""
+    fn = inspect.unwrap(fn)
+    code = getattr(fn, "__code__", None)
+    cells = getattr(fn, "__closure__", None) or ()
+    names: dict[str, Any] = {}
+    for name, cell in zip(code.co_freevars if code is not None else (), cells, strict=False):
+        try:
+            names[name] = cell.cell_contents
+        except ValueError:  # an empty cell: assigned after the function was defined
+            continue
+    return names
+
+
+def _spelled_names(fn: Callable[..., Any]) -> frozenset[str]:
+    """The identifiers the string annotations of ``fn`` spell (``"list[Classification]"``)."""
+    annotations = getattr(inspect.unwrap(fn), "__annotations__", None) or {}
+    return frozenset(
+        name
+        for text in annotations.values()
+        if isinstance(text, str)
+        for name in _IDENTIFIER.findall(text)
+    )
 
 
 def _storable(cls: type) -> bool:

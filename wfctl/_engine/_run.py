@@ -610,6 +610,7 @@ class Run:
                 value = await call_with_policy(
                     self, key, policy or _NO_POLICY, lambda: step.fn(*args, **kwargs)
                 )
+            step.types.adopt(value)  # a class the annotation spells but could not resolve
             result = self._encode(value, key)
             record = step_record_of(
                 key,

@@ -388,10 +388,15 @@ class Workflow:
         self._types.register()
         return self._message.from_data(message)
 
-    def body(self, message: Any, context: RunContext) -> Coroutine[Any, Any, Any]:
-        """Return the workflow body's coroutine on ``message``, with its ``RunContext``."""
-        coro: Coroutine[Any, Any, Any] = self._message.call(self.fn, message, context)
-        return coro
+    async def body(self, message: Any, context: RunContext) -> Any:
+        """Run the workflow body on ``message``, with its ``RunContext``; return its value.
+
+        The class of the value is registered when the return annotation spells it but could
+        not resolve it (a class defined inside a function; see :class:`AnnotatedTypes`).
+        """
+        value = await self._message.call(self.fn, message, context)
+        self._types.adopt(value)
+        return value
 
 
 def _history_size(name: str, bound: int | None) -> int | None:

@@ -35,7 +35,7 @@ from uuid import UUID
 
 import orjson
 
-from wfctl._errors import CheckpointCorruptError, UnencodableValueError
+from wfctl._errors import CheckpointCorruptError, UnencodableValueError, UnregisteredTypeError
 
 from ._checkpoint import FORMAT_VERSION
 
@@ -89,6 +89,16 @@ class _Unencodable(Exception):
 
 class _Corrupt(Exception):
     """Internal: data cannot be decoded; becomes CheckpointCorruptError with ``where``."""
+
+
+class _Unregistered(_Corrupt):
+    """Internal: data names a class that is not registered here; becomes
+    UnregisteredTypeError with ``where``."""
+
+    def __init__(self, kind: str, name: str) -> None:
+        super().__init__(f"no {kind} class is registered as {name[:80]!r}")
+        self.kind = kind
+        self.name = name
 
 
 class _TooDeep(_Unencodable):
@@ -185,6 +195,8 @@ def decode(data: Any, where: str = "checkpoint") -> Any:
     """
     try:
         return _dec(data, 1)
+    except _Unregistered as exc:
+        raise UnregisteredTypeError(where, exc.kind, exc.name) from None
     except _Corrupt as exc:
         raise CheckpointCorruptError(where, str(exc)) from None
 
@@ -541,6 +553,8 @@ def _dec_tagged(d: dict[str, Any], depth: int) -> Any:
 
 def _dec_registered(tag: str, name: Any, v: Any, depth: int) -> Any:
     entry = _BY_NAME.get(name) if type(name) is str else None
+    if entry is None and type(name) is str:
+        raise _Unregistered("pydantic model" if tag == "model" else tag, name)
     if entry is None or (entry[1] is None) != (tag == "model"):
         raise _Corrupt(f"no {tag} class is registered as {repr(name)[:80]}")
     cls, fields = entry
