@@ -129,3 +129,26 @@ def test_a_pydantic_model_out_of_the_closure_round_trips_through_a_resume() -> N
         assert done.get_outputs() == ["Local Types (2): published"]
 
     arun(main())
+
+
+def test_a_request_s_data_of_a_class_of_the_enclosing_function_is_stored() -> None:
+    @dataclass
+    class HandoffRequest:
+        target_agent: str
+        reason: str
+
+    @workflow
+    async def route(x: str, ctx: RunContext) -> str:
+        answer = await ctx.request_info(
+            HandoffRequest(target_agent=x, reason="overflow"), response_type=str, request_id="r"
+        )
+        return f"got:{answer}"
+
+    async def main() -> None:
+        wf = route.build(checkpoint_storage=InMemoryCheckpointStorage())
+        paused = await wf.run("helper")
+        (request,) = paused.get_request_info_events()
+        assert request.data == HandoffRequest("helper", "overflow")
+        assert (await wf.run(responses={"r": "ok"})).get_outputs() == ["got:ok"]
+
+    arun(main())

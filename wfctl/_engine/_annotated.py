@@ -6,8 +6,11 @@ dataclass fields of those classes) is registered with :func:`wfctl.register_type
 default name, unless it is registered already (under any name). Only the running code's own
 annotations are read: nothing a store names is ever imported.
 
-Annotations are resolved with :func:`typing.get_type_hints`, in the function's module and its
-closure (a class defined in the enclosing function that the body uses). Under ``from __future__
+The dataclasses and pydantic models the function's own code names by their own names (a
+module-level class, or one of the enclosing function it closes over, e.g. to build a request's
+data) are registered too; a class held in a variable of another name (a ``response_type``
+passed in) is not. Annotations are resolved
+with :func:`typing.get_type_hints`, in the function's module and that closure. Under ``from __future__
 import annotations`` a name may not be defined yet when the decorator runs (a class declared
 below the function): decoration never fails for that; :class:`AnnotatedTypes` tries again when
 the step is first called in a run, or the workflow first runs. An annotation that still does
@@ -50,16 +53,19 @@ class AnnotatedTypes:
         """Register what the annotations name, if they resolve now (at most once)."""
         if self.done:
             return
+        closure = _closure_of(self._fn)
+        seen: set[type] = set()
+        named = [*closure.items(), *_globals_used(self._fn)]
+        for name, value in named:  # the classes its code names by their own names
+            if isinstance(value, type) and value.__name__ == name:
+                _register(value, seen, 0)
         try:
-            hints = typing.get_type_hints(
-                self._fn, localns=_closure_of(self._fn), include_extras=True
-            )
+            hints = typing.get_type_hints(self._fn, localns=closure, include_extras=True)
         except Exception:  # an unresolvable annotation (NameError, ...): try again at first use
             self._names = _spelled_names(self._fn)
             return
         self.done = True
         self._names = frozenset()
-        seen: set[type] = set()
         for hint in hints.values():
             _register(hint, seen, 0)
 
@@ -98,6 +104,16 @@ def _closure_of(fn: Callable[..., Any]) -> dict[str, Any]:
         except ValueError:  # an empty cell: assigned after the function was defined
             continue
     return names
+
+
+def _globals_used(fn: Callable[..., Any]) -> list[tuple[str, Any]]:
+    """The module-level names the code of ``fn`` uses, with their values."""
+    fn = inspect.unwrap(fn)
+    code = getattr(fn, "__code__", None)
+    namespace = getattr(fn, "__globals__", None)
+    if code is None or not isinstance(namespace, dict):
+        return []
+    return [(name, namespace[name]) for name in code.co_names if name in namespace]
 
 
 def _spelled_names(fn: Callable[..., Any]) -> frozenset[str]:
