@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
         StepWrapper,
         WorkflowCheckpoint,
     )
+    from ._engine._agent import FunctionalWorkflowAgent
     from ._engine._context import RunContext, get_run_context
     from ._engine._events import (
         RequestInfoEvent,
@@ -89,6 +90,7 @@ _EXPORTS: dict[str, str] = {
     "Durability": "._storage._durability",
     "FileCheckpointStorage": "._storage",
     "FunctionalWorkflow": "._engine._af_names",
+    "FunctionalWorkflowAgent": "._engine._agent",
     "FunctionalWorkflowDefinition": "._engine._af_names",
     "InMemoryCheckpointStorage": "._storage",
     "InvalidIdError": "._errors",
@@ -148,6 +150,7 @@ __all__ = [
     "Durability",
     "FileCheckpointStorage",
     "FunctionalWorkflow",
+    "FunctionalWorkflowAgent",
     "FunctionalWorkflowDefinition",
     "InMemoryCheckpointStorage",
     "InvalidIdError",

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import copy
 import inspect
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import replace
-from typing import Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from wfctl._config import DEFAULT_STORE
 from wfctl._errors import RunArgumentError, RunStateError, WorkflowDefinitionError
@@ -33,6 +33,9 @@ from ._run import DEFAULT_EVENT_HISTORY, DEFAULT_EVENT_HISTORY_BYTES, RunOptions
 from ._signature import code_signature
 from ._step import Step, context_parameter
 from ._streaming import WorkflowStream
+
+if TYPE_CHECKING:
+    from ._agent import FunctionalWorkflowAgent
 
 __all__ = ["Workflow", "workflow"]
 
@@ -367,6 +370,35 @@ class Workflow:
         else:
             self._last_pending = ()
         return raise_if_failed(result)
+
+    def as_agent(
+        self,
+        name: str | None = None,
+        *,
+        description: str | None = None,
+        context_providers: Sequence[Any] | None = None,
+        **kwargs: Any,
+    ) -> FunctionalWorkflowAgent:
+        """Return this workflow as an agent-framework agent (agent-framework's signature).
+
+        Its ``run`` drives this workflow, durably, as :meth:`run` does, and answers in
+        agent-framework's response types; a ``request_info`` becomes a function-approval
+        request, answered with ``agent.run(responses={...})``. ``name`` defaults to the
+        workflow's, ``description`` to its description; ``context_providers`` are kept.
+
+        Raises:
+            ImportError: agent-framework is not installed (``pip install
+                'wfctl[agent-framework]'``).
+        """
+        from ._agent import FunctionalWorkflowAgent  # the optional extra: imported when asked
+
+        return FunctionalWorkflowAgent(
+            self,
+            name=name,
+            description=description,
+            context_providers=context_providers,
+            **kwargs,
+        )
 
     def message_for(self, message: Any = NO_MESSAGE) -> Any:
         """Return the message a fresh run gets for ``message`` (none: the parameter's default).
