@@ -23,6 +23,8 @@ The engine, the storages and rich are imported inside the commands that need the
 - :mod:`._version_command`: ``version``.
 """
 
+import logging
+
 # Registers the commands, in help order (isort would sort these into another order).
 from . import _run_commands, _store_commands, _du_command  # noqa: F401  # isort: skip
 from . import _describe_command  # noqa: F401  # isort: skip
@@ -37,4 +39,8 @@ __all__ = ["WfctlGroup", "app", "main"]
 def main() -> None:
     """Entry point of the ``wfctl`` console script."""
     escape_unencodable()
+    # The warnings the engine logs for ported agent-framework programs (wfctl/_engine/_af_log.py)
+    # are for a library's caller; the command says what happened in its own lines, so nothing
+    # logged under agent-framework's name reaches its stderr through logging's last resort.
+    logging.getLogger("agent_framework").addHandler(logging.NullHandler())
     app(prog_name="wfctl")
