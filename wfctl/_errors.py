@@ -317,7 +317,8 @@ class WorkflowChangedError(WfctlError, ValueError):
         )
         super().__init__(
             f"workflow {workflow_name!r} changed since the checkpoint was written "
-            f"(signature {recorded} -> {current}); {how}"
+            f"(signature {recorded} -> {current}), which is not compatible with the current "
+            f"version; {how}"
         )
 
     def with_command(self, command: str) -> WorkflowChangedError:

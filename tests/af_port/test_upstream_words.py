@@ -171,3 +171,34 @@ def test_a_none_answer_to_an_optional_request_is_returned_with_a_warning() -> No
         assert any("None" in m and "r1" in m for m in logged), logged
 
     arun(main())
+
+
+@step
+async def shout(text: str) -> str:
+    return text.upper()
+
+
+@workflow(name="versioned")
+async def versioned_one(text: str, ctx: RunContext) -> str:
+    answer = await ctx.request_info(text, response_type=str, request_id="ok")
+    return answer
+
+
+@workflow(name="versioned")
+async def versioned_two(text: str, ctx: RunContext) -> str:
+    loud = await shout(text)
+    answer = await ctx.request_info(loud, response_type=str, request_id="ok")
+    return answer
+
+
+def test_a_checkpoint_of_other_code_is_not_compatible() -> None:
+    async def main() -> None:
+        storage = InMemoryCheckpointStorage()
+        await versioned_one.build(checkpoint_storage=storage).run("hi")  # pauses
+        checkpoints = await storage.list_checkpoints(workflow_name="versioned")
+        checkpoint_id = checkpoints[-1].checkpoint_id
+        changed = versioned_two.build(checkpoint_storage=storage)
+        with pytest.raises(ValueError, match="not compatible"):
+            await changed.run(checkpoint_id=checkpoint_id, responses={"ok": "yes"})
+
+    arun(main())
