@@ -51,6 +51,8 @@ SAMPLES_UNDER = "python/samples/"
 RAW = "https://raw.githubusercontent.com/microsoft/agent-framework/{tag}/{path}"
 TREE = "https://api.github.com/repos/microsoft/agent-framework/git/trees/{tag}?recursive=1"
 SAMPLE_TIMEOUT = 120.0
+#: What ``from wfctl import`` gives: the public names and those of an optional extra.
+WFCTL_NAMES = frozenset(wfctl.__all__) | frozenset(wfctl._OPTIONAL_EXPORTS)
 IMPORT = re.compile(
     r"^([ \t]*)from agent_framework(?:\._workflows\._functional)? import "
     r"(?:\(([^)]*)\)|([^\n(]+))\n",
@@ -141,7 +143,7 @@ def switch_imports(source: str) -> str:
     def switched(match: re.Match[str]) -> str:
         indent, body = match.group(1), match.group(2) or match.group(3)
         names = [n.strip() for n in body.replace("\n", " ").split(",") if n.strip()]
-        ours = [n for n in names if n.split(" as ")[0].strip() in wfctl.__all__]
+        ours = [n for n in names if n.split(" as ")[0].strip() in WFCTL_NAMES]
         theirs = [n for n in names if n not in ours]
         lines = [f"{indent}from wfctl import {', '.join(ours)}\n"] if ours else []
         lines += [f"{indent}from agent_framework import {', '.join(theirs)}\n"] if theirs else []

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import wfctl
 from wfctl import _errors
 from wfctl._engine import _events
@@ -47,3 +50,21 @@ def test_the_spec_surface_is_there() -> None:
         "DuplicateStepKeyError",
     }
     assert required <= set(wfctl.__all__)
+
+
+def test_a_name_of_an_optional_extra_resolves_by_name_and_stays_out_of_a_star_import() -> None:
+    from wfctl._engine._agent import FunctionalWorkflowAgent
+
+    assert wfctl.FunctionalWorkflowAgent is FunctionalWorkflowAgent
+    assert "FunctionalWorkflowAgent" in dir(wfctl)
+    assert "FunctionalWorkflowAgent" not in wfctl.__all__
+    program = (
+        "import sys\n"
+        "sys.modules['agent_framework'] = None  # as if the extra were not installed\n"
+        "from wfctl import *\n"
+        "print(workflow.__module__)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, check=False, timeout=60
+    )
+    assert (done.returncode, done.stdout.strip()) == (0, "wfctl._engine._workflow"), done.stderr

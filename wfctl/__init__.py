@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
         StepWrapper,
         WorkflowCheckpoint,
     )
-    from ._engine._agent import FunctionalWorkflowAgent
+    from ._engine._agent import FunctionalWorkflowAgent as FunctionalWorkflowAgent
     from ._engine._context import RunContext, get_run_context
     from ._engine._events import (
         RequestInfoEvent,
@@ -90,7 +90,6 @@ _EXPORTS: dict[str, str] = {
     "Durability": "._storage._durability",
     "FileCheckpointStorage": "._storage",
     "FunctionalWorkflow": "._engine._af_names",
-    "FunctionalWorkflowAgent": "._engine._agent",
     "FunctionalWorkflowDefinition": "._engine._af_names",
     "InMemoryCheckpointStorage": "._storage",
     "InvalidIdError": "._errors",
@@ -150,7 +149,6 @@ __all__ = [
     "Durability",
     "FileCheckpointStorage",
     "FunctionalWorkflow",
-    "FunctionalWorkflowAgent",
     "FunctionalWorkflowDefinition",
     "InMemoryCheckpointStorage",
     "InvalidIdError",
@@ -198,9 +196,16 @@ __all__ = [
 ]
 
 
+#: Public names that need an optional extra: importable by name (``from wfctl import
+#: FunctionalWorkflowAgent``), but not in ``__all__``, so ``from wfctl import *`` works without it.
+_OPTIONAL_EXPORTS: dict[str, str] = {
+    "FunctionalWorkflowAgent": "._engine._agent",  # the agent-framework extra
+}
+
+
 def __getattr__(name: str) -> Any:
     """Import a public name's module on first access and cache the name here (PEP 562)."""
-    module = _EXPORTS.get(name)
+    module = _EXPORTS.get(name) or _OPTIONAL_EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(importlib.import_module(module, __name__), name)
@@ -209,4 +214,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    return sorted({*globals(), *__all__, *_OPTIONAL_EXPORTS})
