@@ -11,6 +11,7 @@ import asyncio
 import itertools
 import os
 import shutil
+import subprocess
 import sys
 import sysconfig
 import tracemalloc
@@ -57,6 +58,13 @@ def traced_peak(call: Callable[[], object]) -> int:
         return tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
+
+
+def run_python(program: str) -> subprocess.CompletedProcess[str]:
+    """Run ``program`` in a fresh interpreter (``python -c``) and return what it did."""
+    return subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, check=False, timeout=60
+    )
 
 
 def arun(coro: Coroutine[Any, Any, T]) -> T:

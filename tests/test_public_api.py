@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import wfctl
+from tests.conftest import run_python
 from wfctl import _errors
 from wfctl._engine import _events
 
@@ -64,7 +62,5 @@ def test_a_name_of_an_optional_extra_resolves_by_name_and_stays_out_of_a_star_im
         "from wfctl import *\n"
         "print(workflow.__module__)\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", program], capture_output=True, text=True, check=False, timeout=60
-    )
+    done = run_python(program)
     assert (done.returncode, done.stdout.strip()) == (0, "wfctl._engine._workflow"), done.stderr

@@ -3,11 +3,11 @@ the extra, and ``import wfctl`` never imports it."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
 
 import pytest
 
+from tests.conftest import run_python
 from wfctl import workflow
 
 
@@ -37,7 +37,5 @@ def test_running_a_workflow_does_not_import_agent_framework() -> None:
         "asyncio.run(w.run(1))\n"
         "print(sorted(m for m in sys.modules if m.startswith('agent_framework')))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", program], capture_output=True, text=True, check=True, timeout=60
-    )
-    assert done.stdout.strip() == "[]"
+    done = run_python(program)
+    assert (done.returncode, done.stdout.strip()) == (0, "[]"), done.stderr
