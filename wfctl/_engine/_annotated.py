@@ -57,7 +57,8 @@ class AnnotatedTypes:
         seen: set[type] = set()
         named = [*closure.items(), *_globals_used(self._fn)]
         for name, value in named:  # the classes its code names by their own names
-            if isinstance(value, type) and value.__name__ == name:
+            # registered already: nothing to walk again (this runs per call while unresolved)
+            if isinstance(value, type) and value.__name__ == name and not registered_name(value):
                 _register(value, seen, 0)
         try:
             hints = typing.get_type_hints(self._fn, localns=closure, include_extras=True)
