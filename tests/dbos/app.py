@@ -1,0 +1,86 @@
+"""A DBOS app that writes the system database the DBOS reader's tests read (run as a script:
+``python app.py SYSTEM_DATABASE_URL``; DBOS is one per process).
+
+It leaves: ``wf-parent`` (steps, a retried step, a child workflow, an event set, a sleep, a
+message received; completed), ``wf-failing`` (failed), a fork of ``wf-parent`` from its step 3
+(its first two steps copied; it receives a message too) and ``wf-pending``, whose process ends
+while it waits for a message that never comes (PENDING).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import time
+from typing import Any
+
+from dbos import DBOS, SetWorkflowID
+
+DBOS(
+    config={
+        "name": "wfctl-test",
+        "system_database_url": sys.argv[1],
+        "run_admin_server": False,
+        "notification_listener_polling_interval_sec": 0.01,
+    }
+)
+attempts = {"flaky": 0}
+
+
+@DBOS.step()
+def add(a: int, b: int) -> int:
+    return a + b
+
+
+@DBOS.step(retries_allowed=True, max_attempts=3, interval_seconds=0.01)
+def flaky() -> str:
+    attempts["flaky"] += 1
+    if attempts["flaky"] < 2:
+        raise ValueError("the first try fails")
+    return "ok after a retry"
+
+
+@DBOS.workflow()
+def child(n: int) -> int:
+    return add(n, 1)
+
+
+@DBOS.workflow()
+def parent(n: int) -> dict[str, Any]:
+    x = add(n, 2)
+    y = flaky()
+    c = child(x)
+    DBOS.set_event("progress", {"x": x})
+    DBOS.sleep(0.01)
+    message = DBOS.recv("greeting", timeout_seconds=30)
+    return {"x": x, "y": y, "child": c, "message": message}
+
+
+@DBOS.workflow()
+def failing() -> None:
+    add(1, 1)
+    raise RuntimeError("the workflow fails")
+
+
+@DBOS.workflow()
+def waiting() -> str:
+    add(5, 5)
+    return str(DBOS.recv("never", timeout_seconds=600))
+
+
+DBOS.launch()
+with SetWorkflowID("wf-parent"):
+    handle = DBOS.start_workflow(parent, 1)
+DBOS.send("wf-parent", "hello", "greeting")
+handle.get_result()
+with SetWorkflowID("wf-failing"), contextlib.suppress(RuntimeError):
+    failing()
+fork = DBOS.fork_workflow("wf-parent", 3)
+DBOS.send(fork.get_workflow_id(), "hello again", "greeting")
+fork.get_result()
+with SetWorkflowID("wf-pending"):
+    DBOS.start_workflow(waiting)
+while not DBOS.list_workflow_steps("wf-pending"):
+    time.sleep(0.01)  # polling DBOS's own record of the step: no ordering between processes
+os._exit(0)  # the process dies with wf-pending waiting: it stays PENDING
