@@ -72,7 +72,8 @@ class DbosStatements:
         t = self._T
         return (
             f"w.parent_workflow_id IS NULL OR NOT EXISTS (SELECT 1 FROM {t}operation_outputs"
-            f" AS o WHERE {self._nested('o', 'w')})"
+            f" AS o JOIN {t}workflow_status AS p ON p.workflow_uuid = o.workflow_uuid"
+            f" WHERE {self._nested('o', 'w')})"
         )
 
     def migration(self) -> int | None:
