@@ -1,7 +1,10 @@
 """A DBOS app that writes the system database the DBOS reader's tests read (run as a script:
-``python app.py SYSTEM_DATABASE_URL``; DBOS is one per process).
+``python app.py SYSTEM_DATABASE_URL [long]``; DBOS is one per process).
 
-It leaves: ``wf-parent`` (steps, a retried step, a child workflow, an event set, a sleep, a
+With ``long``, it writes one workflow ``long`` of :data:`LONG_STEPS` steps returning
+:data:`LONG_BYTES` characters each (the streaming check), and nothing else. Otherwise:
+
+``wf-parent`` (steps, a retried step, a child workflow, an event set, a sleep, a
 message received; completed), ``wf-failing`` (failed), a fork of ``wf-parent`` from its step 3
 (its first two steps copied; it receives a message too) and ``wf-pending``, whose process ends
 while it waits for a message that never comes (PENDING).
@@ -26,6 +29,7 @@ DBOS(
     }
 )
 attempts = {"flaky": 0}
+LONG_STEPS, LONG_BYTES = 200, 20_000
 
 
 @DBOS.step()
@@ -69,7 +73,21 @@ def waiting() -> str:
     return str(DBOS.recv("never", timeout_seconds=600))
 
 
+@DBOS.step()
+def big(i: int) -> str:
+    return f"{i:08d}" + "x" * (LONG_BYTES - 8)
+
+
+@DBOS.workflow()
+def long() -> int:
+    return sum(len(big(i)) for i in range(LONG_STEPS))
+
+
 DBOS.launch()
+if sys.argv[2:] == ["long"]:
+    with SetWorkflowID("long"):
+        long()
+    os._exit(0)
 with SetWorkflowID("wf-parent"):
     handle = DBOS.start_workflow(parent, 1)
 DBOS.send("wf-parent", "hello", "greeting")

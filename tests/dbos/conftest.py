@@ -12,7 +12,7 @@ from tests.langgraph.stores import fresh_url
 from tests.postgres.conftest import pg_server
 from wfctl.storage.testing import PrivateServer
 
-__all__ = ["dbos_pg", "dbos_sqlite", "pg_server"]
+__all__ = ["dbos_long", "dbos_pg", "dbos_sqlite", "pg_server"]
 
 
 @pytest.fixture(scope="session")
@@ -20,6 +20,14 @@ def dbos_sqlite(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A SQLite system database written by :mod:`tests.dbos.app`."""
     path = tmp_path_factory.mktemp("dbos") / "dbos.sqlite"
     write_store(f"sqlite:///{path}")
+    return path
+
+
+@pytest.fixture(scope="session")
+def dbos_long(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite system database holding one workflow ``long`` of 200 steps of 20 kB."""
+    path = tmp_path_factory.mktemp("dbos-long") / "long.sqlite"
+    write_store(f"sqlite:///{path}", long=True)
     return path
 
 

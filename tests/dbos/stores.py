@@ -13,11 +13,11 @@ __all__ = ["APP", "change", "copy_of", "write_store"]
 APP = Path(__file__).with_name("app.py")
 
 
-def write_store(url: str) -> None:
-    """Run :mod:`tests.dbos.app` against the system database at ``url`` (DBOS creates it)."""
-    done = subprocess.run(
-        [sys.executable, str(APP), url], capture_output=True, text=True, timeout=120, check=False
-    )
+def write_store(url: str, *, long: bool = False) -> None:
+    """Run :mod:`tests.dbos.app` against the system database at ``url`` (DBOS creates it);
+    with ``long``, its one long workflow only."""
+    command = [sys.executable, str(APP), url, *(["long"] if long else [])]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
 
 

@@ -30,6 +30,12 @@ class TestDbosSqlite(SourceConformance):
     def store_digest(self, dbos_sqlite: Path) -> Callable[[], str]:
         return lambda: directory_digest(dbos_sqlite.parent)
 
+    @pytest.fixture
+    def big_run(self, dbos_long: Path) -> Iterator[tuple[Source, str, int]]:
+        with open_source(dbos_long) as source:
+            (size,) = source.sizes("long")
+            yield source, "long", size.size_bytes
+
 
 def test_runs_are_root_workflows_with_dbos_facts(dbos_sqlite: Path) -> None:
     with open_source(f"dbos+sqlite://{dbos_sqlite}") as source:
