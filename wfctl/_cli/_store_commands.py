@@ -614,8 +614,8 @@ def gc(
 def _source_runs(source: Source, query: RunQuery, json_output: bool) -> None:
     from wfctl._sources._views import runs_document, source_runs
 
-    if json_output:
-        emit_json(runs_document(source, query))
+    if json_output:  # a source run holds no float (RunInfo): orjson writes the same text
+        emit_json(runs_document(source, query), floats=False)
         return
     from wfctl._render import print_source_runs
 

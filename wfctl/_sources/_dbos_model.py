@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
+import functools
 import json
 from datetime import UTC, datetime
 from typing import Any
@@ -38,6 +39,7 @@ PICKLE, JSON = "py_pickle", "portable_json"
 _UNDECODABLE = "$undecodable"
 
 
+@functools.lru_cache(maxsize=4096)  # a listing's times repeat (SQLite keeps whole seconds)
 def epoch_ms(value: Any) -> str:
     """An epoch-milliseconds column as ISO 8601 (UTC, milliseconds); empty when NULL."""
     if value is None:

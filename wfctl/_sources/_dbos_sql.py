@@ -84,18 +84,33 @@ class DbosStatements:
 
     def listing(self) -> Iterator[Any]:
         """Each root with its workflow columns, its tree's step count, its newest step and
-        whether its parent exists, oldest first: one statement, streamed."""
+        whether its parent exists, oldest first: one statement, streamed.
+
+        Steps are counted per workflow in one pass over ``operation_outputs``' key; only the
+        workflows with nested children add their descendants' counts (a recursive query over
+        the nesting links alone), so a store of many workflows and few children costs one
+        scan, not one recursion per workflow."""
         t = self._T
-        query = f"""{self._tree(self._is_root())},
-            counts AS (SELECT tree.root, count(o.function_id) AS n
-                       FROM tree LEFT JOIN {t}operation_outputs AS o ON o.workflow_uuid = tree.wf
-                       GROUP BY tree.root)
-            SELECT {_WORKFLOW}, counts.n,
-                   (SELECT max(h.function_id) FROM {t}operation_outputs AS h
-                    WHERE h.workflow_uuid = w.workflow_uuid),
+        query = f"""
+            WITH RECURSIVE
+            steps AS (SELECT workflow_uuid AS wf, count(*) AS n, max(function_id) AS head
+                      FROM {t}operation_outputs GROUP BY workflow_uuid),
+            nested(root, wf) AS (
+                SELECT o.workflow_uuid, c.workflow_uuid FROM {t}operation_outputs AS o
+                JOIN {t}workflow_status AS c ON {self._nested("o", "c")}
+                UNION
+                SELECT nested.root, c.workflow_uuid FROM nested
+                JOIN {t}operation_outputs AS o ON o.workflow_uuid = nested.wf
+                JOIN {t}workflow_status AS c ON {self._nested("o", "c")}),
+            extra AS (SELECT nested.root, sum(steps.n) AS n
+                      FROM nested JOIN steps ON steps.wf = nested.wf GROUP BY nested.root)
+            SELECT {_WORKFLOW}, coalesce(s.n, 0) + coalesce(e.n, 0), s.head,
                    (SELECT count(*) FROM {t}workflow_status AS p
                     WHERE p.workflow_uuid = w.parent_workflow_id)
-            FROM {t}workflow_status AS w JOIN counts ON counts.root = w.workflow_uuid
+            FROM {t}workflow_status AS w
+            LEFT JOIN steps AS s ON s.wf = w.workflow_uuid
+            LEFT JOIN extra AS e ON e.root = w.workflow_uuid
+            WHERE {self._is_root()}
             ORDER BY w.created_at, w.workflow_uuid"""
         return self._rows(query)
 

@@ -63,7 +63,8 @@ class RunInfo:
     reading every record (None otherwise: :meth:`Source.sizes` reads them). ``origin`` is the
     record a restored run started from. ``problem`` says what cannot be trusted, if anything.
     ``details`` holds the store's own facts of the run that these fields do not (DBOS: its
-    status as stored, recovery attempts, queue, fork origin, parent), plain JSON.
+    status as stored, recovery attempts, queue, fork origin, parent): text, integers, booleans
+    and null, no float (``runs --json`` is written by orjson, whose floats differ).
     """
 
     run_id: str
