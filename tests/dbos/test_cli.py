@@ -39,7 +39,7 @@ def test_every_command_reads_the_store_and_writes_nothing(dbos_sqlite: Path) -> 
     assert shown["record"]["data"]["message"]["topic"] == "greeting"
     exported = _json("export", "wf-parent", "--store", dbos_sqlite)
     _check(exported, "source-export")
-    assert len(exported["records"]) == exported["run"]["record_count"] == 9
+    assert len(exported["records"]) == exported["run"]["record_count"] == 11
     assert _json("verify-lineage", "--store", dbos_sqlite)["ok"] is True
     used = _json("du", "--store", dbos_sqlite)
     assert used["source"] == "dbos-sqlite"
@@ -78,6 +78,8 @@ def test_no_command_unpickles_a_value(dbos_sqlite: Path, tmp_path: Path) -> None
         ["log", "wf-parent", "-v"],
         ["show", "wf-parent.1"],
         ["show", "wf-parent.7"],
+        ["show", "wf-failing.result"],
+        ["log", "wf-failing", "-v"],
         ["export", "wf-parent"],
         ["du"],
         ["verify-lineage"],
@@ -91,6 +93,8 @@ def test_no_command_unpickles_a_value(dbos_sqlite: Path, tmp_path: Path) -> None
     assert output["$opaque"] == "pickle"
     assert output["scan"]["globals"] == ["io.open"]  # what it would import and call
     assert str(planted) in output["scan"]["strings"]
+    raised = _json("show", "wf-failing.result", "--store", store)["record"]["data"]["error"]
+    assert raised["$opaque"] == "pickle" and str(planted) in raised["scan"]["strings"]
     assert not planted.exists()
 
 

@@ -38,7 +38,7 @@ def test_the_same_workflows_as_on_sqlite(dbos_pg: str) -> None:
         listed = {r.run_id: r for r in source.runs()}
         assert {"wf-parent", "wf-failing", "wf-pending"} <= set(listed)
         assert len(listed) == 4  # and the fork; the children are nested
-        assert listed["wf-parent"].record_count == 9
+        assert listed["wf-parent"].record_count == 11
         ids = [e.entry_id for e in source.records("wf-parent")]
         assert ids[3] == "wf-parent-3.1"
         assert source.verify().ok

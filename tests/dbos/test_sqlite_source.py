@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from wfctl._sources._views import tree
-from wfctl.sources import Source, open_source
+from wfctl.sources import Entry, Source, open_source
 from wfctl.sources.testing import SourceConformance, directory_digest
 
 
@@ -51,8 +51,8 @@ def test_runs_are_root_workflows_with_dbos_facts(dbos_sqlite: Path) -> None:
     assert parent.details["dbos_status"] == "SUCCESS"
     assert parent.details["was_forked_from"] is True
     assert parent.details["recovery_attempts"] >= 1
-    assert parent.record_count == 9  # its 8 steps and its child's one
-    assert parent.head_id == "wf-parent.8"
+    assert parent.record_count == 11  # its 8 steps and its child's one, and both results
+    assert parent.head_id == "wf-parent.result"
     assert listed["wf-failing"].status == "failed"
     pending = listed["wf-pending"]
     assert (pending.status, pending.details["dbos_status"]) == ("unknown", "PENDING")
@@ -69,10 +69,14 @@ def test_log_nests_the_child_and_shows_messages_events_and_sleeps(dbos_sqlite: P
             "wf-parent.2",
             "wf-parent.3",
             "wf-parent-3.1",
+            "wf-parent-3.result",
             *[f"wf-parent.{n}" for n in range(4, 9)],
+            "wf-parent.result",
         ]
         depths = {e.entry_id: depth for depth, e in tree(entries)}
         assert depths["wf-parent-3.1"] == 1 and depths["wf-parent.4"] == 1
+        assert by_id_kind(entries, "wf-parent-3.result") == "output"
+        assert by_id_kind(entries, "wf-parent.result") == "output"
         by_id = {e.entry_id: e for e in entries}
         assert by_id["wf-parent.3"].kind == "workflow"
         assert by_id["wf-parent-3.1"].parent_ids == ("wf-parent.3",)
@@ -106,5 +110,17 @@ def test_a_fork_copies_its_first_steps_and_the_failure_is_a_pickled_error(
         }
         report = source.verify("wf-failing")
         assert report.ok
-        (step,) = source.records("wf-failing")
+        step, result = source.records("wf-failing")
         assert step.data["function_name"] == "add"
+        assert (result.entry_id, result.kind) == ("wf-failing.result", "error")
+        raised = result.data["error"]
+        assert (
+            raised["$opaque"] == "pickle" and "builtins.RuntimeError" in raised["scan"]["globals"]
+        )
+        assert "the workflow fails" in raised["scan"]["strings"]
+        assert source.record("wf-failing.result") == result
+        assert source.verify("wf-parent-3").ok  # a nested child, asked for by name
+
+
+def by_id_kind(entries: list[Entry], entry_id: str) -> str:
+    return next(e.kind for e in entries if e.entry_id == entry_id)

@@ -6,7 +6,9 @@ starting step is missing is a root too, its problem named). Its entries are its 
 the step before it; a child workflow's steps follow the step that started it, the first one a
 child of that step, so ``log`` shows them indented under it. DBOS's own operations are steps
 too, named ``DBOS.recv`` (with the notification it consumed), ``DBOS.setEvent`` (with the event
-history row it wrote), ``DBOS.sleep``, ``DBOS.getResult`` and so on.
+history row it wrote), ``DBOS.sleep``, ``DBOS.getResult`` and so on. A workflow that ended with
+a result (its ``workflow_output`` row: an output, or an error) has a last entry
+``WORKFLOW.result`` (kind ``output`` or ``error``), after its last step.
 
 Values are decoded by their ``serialization``: ``portable_json`` as JSON; ``py_pickle`` (and
 NULL, DBOS's default serializer) never unpickled, given as the marker of
@@ -23,7 +25,7 @@ same in the store. DBOS's own status is in the run's ``details``.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from wfctl._errors import CheckpointNotFoundError, RunNotFoundError
 
@@ -34,7 +36,10 @@ from ._protocol import ClosingSource, Entry, RunInfo, SizeInfo, by_kind
 if TYPE_CHECKING:
     from wfctl._inspect._lineage import LineageReport
 
-__all__ = ["DbosSource"]
+__all__ = ["RESULT", "DbosSource", "Result"]
+
+#: The entry id's suffix of a workflow's own result (``WORKFLOW.result``).
+RESULT = "result"
 
 
 class DbosSource(ClosingSource):
@@ -78,20 +83,16 @@ class DbosSource(ClosingSource):
             flow = Workflow.of(row)
             if workflow is not None and flow.name != workflow:
                 continue
-            count, head, parent_rows = row[12], row[13], row[14]
-            yield self._run_info(flow, int(count or 0), head, int(parent_rows or 0), schema)
+            count, head, parent_rows, result = row[12], row[13], row[14], row[15]
+            if result:
+                head = RESULT
+            problem = _parent_problem(flow, int(parent_rows or 0))
+            yield self._run_info(flow, int(count or 0), head, problem or schema)
 
-    def _run_info(
-        self, flow: Workflow, count: int, head: Any, parent_rows: int, schema: str | None
-    ) -> RunInfo:
+    def _run_info(self, flow: Workflow, count: int, head: Any, problem: str | None) -> RunInfo:
         status = STATUSES.get(flow.status, "unknown")
-        problem = schema
         if flow.status not in STATUSES:
             problem = f"status {flow.status!r} is not one wfctl knows"
-        elif flow.parent and not parent_rows:
-            problem = f"its parent workflow {flow.parent} is not in the store"
-        elif flow.parent:
-            problem = f"no step of its parent workflow {flow.parent} starts it"
         return RunInfo(
             run_id=flow.workflow_id,
             workflow=flow.name,
@@ -123,13 +124,17 @@ class DbosSource(ClosingSource):
     def _numbered(self, flow: Workflow) -> Iterator[Entry]:
         walk = self._walk(flow, None, {flow.workflow_id})
         for order, (step, row, before) in enumerate(walk):
-            yield _entry(step, flow.workflow_id, row, before, order)
+            if isinstance(row, Result):
+                yield _result_entry(step, flow.workflow_id, row, before, order)
+            else:
+                yield _entry(step, flow.workflow_id, row, before, order)
 
     def _walk(
         self, flow: Workflow, spawner: str | None, seen: set[str]
     ) -> Iterator[tuple[Workflow, Any, str | None]]:
         """Each step row of ``flow`` with its workflow and the entry id before it, a nested
-        child's rows right after the step that started it (each child once)."""
+        child's rows right after the step that started it (each child once), then the
+        workflow's :class:`Result` when it has one."""
         before = spawner
         for row in self._backend.steps(flow.workflow_id):
             yield flow, row, before
@@ -140,6 +145,9 @@ class DbosSource(ClosingSource):
                 child = self._workflow(str(child_id))
                 if child is not None:
                     yield from self._walk(child, before, seen)
+        result = self._backend.result(flow.workflow_id)
+        if result is not None:
+            yield flow, Result(*result), before
 
     def child_counts(self, run_id: str) -> tuple[dict[str, int], int]:
         """How many children each entry of the run has, and how many entries there are,
@@ -167,7 +175,8 @@ class DbosSource(ClosingSource):
             CheckpointNotFoundError: no such step.
         """
         workflow_id, dot, function_id = entry_id.rpartition(".")
-        flow = self._workflow(workflow_id) if dot and function_id.isdigit() else None
+        known = function_id.isdigit() or function_id == RESULT
+        flow = self._workflow(workflow_id) if dot and known else None
         if flow is None:
             raise CheckpointNotFoundError(entry_id)
         root = self._root(flow)
@@ -232,17 +241,74 @@ class DbosSource(ClosingSource):
             if not infos:  # a nested child, asked for by name
                 flow = self._workflow(run_id)
                 assert flow is not None
-                infos = [self._run_info(flow, 0, None, 1, self.schema_problem())]
+                infos = [self._run_info(flow, 0, None, self.schema_problem())]
         else:
             infos = list(self.runs())
         return LineageReport(tuple(verify_run(self._backend, info) for info in infos))
+
+
+class Result(NamedTuple):
+    """A workflow's own output and error, as ``workflow_output`` holds them."""
+
+    output: Any
+    error: Any
+
+
+def _parent_problem(flow: Workflow, parent_rows: int) -> str | None:
+    """What is wrong with a root that names a parent: the parent is missing, or none of its
+    steps starts it."""
+    if flow.parent and not parent_rows:
+        return f"its parent workflow {flow.parent} is not in the store"
+    if flow.parent:
+        return f"no step of its parent workflow {flow.parent} starts it"
+    return None
+
+
+def _result_entry(
+    flow: Workflow, run_id: str, result: Result, before: str | None, order: int
+) -> Entry:
+    """The entry ``WORKFLOW.result``: what the workflow returned or raised."""
+    problems: list[str] = []
+    output, problem = decode_value(result.output, flow.serialization)
+    problems += [f"output: {problem}"] if problem else []
+    error, problem = decode_value(result.error, flow.serialization)
+    problems += [f"error: {problem}"] if problem else []
+    summary: dict[str, Any] = {"nodes": [flow.name]}
+    if flow.workflow_id != run_id:
+        summary["workflow"] = flow.workflow_id
+    if result.output is not None:
+        summary["tasks"] = [{"task": f"{flow.name} returned", "result": output}]
+    if result.error is not None:
+        summary["errors"] = [error]
+    if problems:
+        summary["problems"] = problems
+    data = {
+        "workflow_id": flow.workflow_id,
+        "workflow_name": flow.name,
+        "status": flow.status,
+        "completed_at": epoch_ms(flow.completed_at),
+        "serialization": flow.serialization,
+        "output": output,
+        "error": error,
+    }
+    return Entry(
+        entry_id=f"{flow.workflow_id}.{RESULT}",
+        run_id=run_id,
+        parent_ids=() if before is None else (before,),
+        order=order,
+        kind="error" if result.error is not None else "output",
+        time=epoch_ms(flow.completed_at or flow.updated_at),
+        summary=summary,
+        data=data,
+        size_bytes=sum(len(str(v).encode()) for v in result if v is not None),
+    )
 
 
 def _size(root: str, kinds: dict[str, list[int]]) -> SizeInfo:
     return SizeInfo(
         run_id=root,
         size_bytes=sum(size for _, size in kinds.values()),
-        record_count=kinds.get("steps", [0, 0])[0],
+        record_count=kinds.get("steps", [0, 0])[0] + kinds.get("outputs", [0, 0])[0],
         by_kind=by_kind(kinds),
     )
 

@@ -76,6 +76,25 @@ class DbosStatements:
             f" WHERE {self._nested('o', 'w')})"
         )
 
+    def _result(self, workflow: str) -> str:
+        """How many results (0 or 1: a ``workflow_output`` row with an output or an error)
+        the workflow ``workflow`` names has."""
+        return (
+            f"(SELECT count(*) FROM {self._T}workflow_output AS r WHERE r.workflow_uuid ="
+            f" {workflow} AND (r.output IS NOT NULL OR r.error IS NOT NULL))"
+        )
+
+    def result(self, workflow_id: str) -> tuple[Any, Any] | None:
+        """The workflow's own output and error (``workflow_output``), None without either."""
+        t, p = self._T, self._P
+        query = (
+            f"SELECT output, error FROM {t}workflow_output WHERE workflow_uuid = {p}"
+            " AND (output IS NOT NULL OR error IS NOT NULL)"
+        )
+        for output, error in self._rows(query, (workflow_id,)):
+            return output, error
+        return None
+
     def migration(self) -> int | None:
         """The newest ``dbos_migrations`` version, None when the table holds none."""
         for (version,) in self._rows(f"SELECT max(version) FROM {self._T}dbos_migrations"):
@@ -83,14 +102,16 @@ class DbosStatements:
         return None
 
     def listing(self) -> Iterator[Any]:
-        """Each root with its workflow columns, its tree's step count, its newest step and
-        whether its parent exists, oldest first: one statement, streamed.
+        """Each root with its workflow columns, its tree's entry count (steps and results),
+        its newest step, whether its parent exists and whether it has its result, oldest
+        first: one statement, streamed.
 
         Steps are counted per workflow in one pass over ``operation_outputs``' key; only the
         workflows with nested children add their descendants' counts (a recursive query over
         the nesting links alone), so a store of many workflows and few children costs one
         scan, not one recursion per workflow."""
         t = self._T
+        done = "CASE WHEN r.workflow_uuid IS NULL THEN 0 ELSE 1 END"  # it has its result
         query = f"""
             WITH RECURSIVE
             steps AS (SELECT workflow_uuid AS wf, count(*) AS n, max(function_id) AS head
@@ -102,12 +123,17 @@ class DbosStatements:
                 SELECT nested.root, c.workflow_uuid FROM nested
                 JOIN {t}operation_outputs AS o ON o.workflow_uuid = nested.wf
                 JOIN {t}workflow_status AS c ON {self._nested("o", "c")}),
-            extra AS (SELECT nested.root, sum(steps.n) AS n
-                      FROM nested JOIN steps ON steps.wf = nested.wf GROUP BY nested.root)
-            SELECT {_WORKFLOW}, coalesce(s.n, 0) + coalesce(e.n, 0), s.head,
+            extra AS (SELECT nested.root,
+                             sum(coalesce(steps.n, 0) + {self._result("nested.wf")}) AS n
+                      FROM nested LEFT JOIN steps ON steps.wf = nested.wf GROUP BY nested.root)
+            SELECT {_WORKFLOW},
+                   coalesce(s.n, 0) + coalesce(e.n, 0) + {done}, s.head,
                    (SELECT count(*) FROM {t}workflow_status AS p
-                    WHERE p.workflow_uuid = w.parent_workflow_id)
+                    WHERE p.workflow_uuid = w.parent_workflow_id),
+                   {done}
             FROM {t}workflow_status AS w
+            LEFT JOIN {t}workflow_output AS r ON r.workflow_uuid = w.workflow_uuid
+                 AND (r.output IS NOT NULL OR r.error IS NOT NULL)
             LEFT JOIN steps AS s ON s.wf = w.workflow_uuid
             LEFT JOIN extra AS e ON e.root = w.workflow_uuid
             WHERE {self._is_root()}
@@ -157,8 +183,9 @@ class DbosStatements:
         return False, False
 
     def sizes(self, run_id: str | None) -> Iterator[tuple[str, str, int, int]]:
-        """``(root, kind, records, bytes)`` per root and kind (``steps`` are records; inputs,
-        outputs, events, notifications and streams count bytes), ordered by root."""
+        """``(root, kind, records, bytes)`` per root and kind (``steps`` and ``outputs``, the
+        workflows' results, are records; inputs, events, notifications and streams count
+        bytes), ordered by root."""
         t = self._T
         root = self._is_root() if run_id is None else f"w.workflow_uuid = {self._P}"
         ln = self._len
@@ -170,7 +197,8 @@ class DbosStatements:
             SELECT tree.root, 'inputs', 0, sum(coalesce({ln("i.inputs")}, 0))
             FROM tree JOIN {t}workflow_input AS i ON i.workflow_uuid = tree.wf GROUP BY tree.root
             UNION ALL
-            SELECT tree.root, 'outputs', 0,
+            SELECT tree.root, 'outputs',
+                   sum(CASE WHEN r.output IS NULL AND r.error IS NULL THEN 0 ELSE 1 END),
                    sum(coalesce({ln("r.output")}, 0) + coalesce({ln("r.error")}, 0))
             FROM tree JOIN {t}workflow_output AS r ON r.workflow_uuid = tree.wf GROUP BY tree.root
             UNION ALL
