@@ -12,7 +12,7 @@ from tests.langgraph.stores import fresh_url
 from tests.postgres.conftest import pg_server
 from wfctl.storage.testing import PrivateServer
 
-__all__ = ["dbos_long", "dbos_pg", "dbos_sqlite", "pg_server"]
+__all__ = ["dbos_long", "dbos_long_pg", "dbos_pg", "dbos_sqlite", "pg_server"]
 
 
 @pytest.fixture(scope="session")
@@ -29,6 +29,14 @@ def dbos_long(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("dbos-long") / "long.sqlite"
     write_store(f"sqlite:///{path}", long=True)
     return path
+
+
+@pytest.fixture(scope="session")
+def dbos_long_pg(pg_server: PrivateServer) -> str:
+    """A database of the private server holding one workflow ``long`` of 200 steps of 20 kB."""
+    url = fresh_url(pg_server.url, "dbos_long")
+    write_store(url, long=True)
+    return url
 
 
 @pytest.fixture(scope="session")

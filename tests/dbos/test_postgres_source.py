@@ -32,6 +32,12 @@ class TestDbosPostgres(SourceConformance):
     def store_digest(self, dbos_pg: str) -> Callable[[], str]:
         return lambda: table_digest(dbos_pg, "dbos")
 
+    @pytest.fixture
+    def big_run(self, dbos_long_pg: str) -> Iterator[tuple[Source, str, int]]:
+        with open_source(f"dbos+{dbos_long_pg}") as source:
+            (size,) = source.sizes("long")
+            yield source, "long", size.size_bytes
+
 
 def test_the_same_workflows_as_on_sqlite(dbos_pg: str) -> None:
     with open_source(f"dbos+{dbos_pg}") as source:

@@ -71,12 +71,12 @@ class PostgresBackend(DbosStatements):
     def _len(self, column: str) -> str:
         return f"octet_length({column})"
 
-    def _rows(self, query: str, args: tuple[Any, ...] = ()) -> Iterator[Any]:
-        """Rows of ``query`` from a server-side cursor; a server that fails is one line
-        naming the store."""
+    def _rows(self, query: str, args: tuple[Any, ...] = (), page: int = _PAGE) -> Iterator[Any]:
+        """Rows of ``query`` from a server-side cursor, ``page`` rows a fetch; a server that
+        fails is one line naming the store."""
         cursor = self._conn.cursor(name=f"wfctl_dbos_{next(_cursors)}")
         try:
-            cursor.itersize = _PAGE
+            cursor.itersize = page
             cursor.execute(sql.SQL(query), args)
             for row in cursor:  # noqa: UP028 (a stream left unfinished, see the LangGraph reader)
                 yield row

@@ -23,6 +23,8 @@ __all__ = ["DBOS_TABLES", "DbosStatements", "SqliteBackend", "is_dbos_sqlite"]
 #: The tables whose presence says a database is DBOS's system database.
 DBOS_TABLES = frozenset({"workflow_status", "operation_outputs", "dbos_migrations"})
 
+#: Step rows a server sends at a time: a step's output may be big, so few are held at once.
+STEP_PAGE = 32
 _WORKFLOW = (
     "w.workflow_uuid, w.status, w.name, w.created_at, w.updated_at, w.completed_at,"
     " w.recovery_attempts, w.queue_name, w.forked_from, w.was_forked_from,"
@@ -41,7 +43,8 @@ class DbosStatements:
     def _len(self, column: str) -> str:
         raise NotImplementedError
 
-    def _rows(self, query: str, args: tuple[Any, ...] = ()) -> Iterator[Any]:
+    def _rows(self, query: str, args: tuple[Any, ...] = (), page: int = 1000) -> Iterator[Any]:
+        """The rows of ``query``, streamed (a server fetches ``page`` rows at a time)."""
         raise NotImplementedError
 
     def close(self) -> None:
@@ -168,7 +171,7 @@ class DbosStatements:
             LEFT JOIN {t}workflow_events_history AS e ON e.workflow_uuid = o.workflow_uuid
                  AND e.function_id = o.function_id
             WHERE o.workflow_uuid = {p} ORDER BY o.function_id"""
-        return self._rows(query, (workflow_id,))
+        return self._rows(query, (workflow_id,), STEP_PAGE)
 
     def facts(self, workflow_id: str) -> tuple[bool, bool]:
         """Whether the workflow has its output row (an output or an error), and whether
@@ -265,7 +268,7 @@ class SqliteBackend(DbosStatements):
     def _len(self, column: str) -> str:
         return f"length(CAST({column} AS BLOB))"
 
-    def _rows(self, query: str, args: tuple[Any, ...] = ()) -> Iterator[Any]:
+    def _rows(self, query: str, args: tuple[Any, ...] = (), page: int = 1000) -> Iterator[Any]:
         try:
             for row in self._conn.execute(query, args):  # noqa: UP028 (see the LangGraph reader)
                 yield row
