@@ -7,7 +7,8 @@ With ``long``, it writes one workflow ``long`` of :data:`LONG_STEPS` steps retur
 ``wf-parent`` (steps, a retried step, a child workflow, an event set, a sleep, a
 message received; completed), ``wf-failing`` (failed), a fork of ``wf-parent`` from its step 3
 (its first two steps copied; it receives a message too) and ``wf-pending``, whose process ends
-while it waits for a message that never comes (PENDING).
+while it waits for a message that never comes (PENDING): its step 1 and its ``recv``'s timeout
+sleep (3) are written, the ``recv`` (2) is not.
 """
 
 from __future__ import annotations
@@ -99,6 +100,7 @@ DBOS.send(fork.get_workflow_id(), "hello again", "greeting")
 fork.get_result()
 with SetWorkflowID("wf-pending"):
     DBOS.start_workflow(waiting)
-while not DBOS.list_workflow_steps("wf-pending"):
-    time.sleep(0.01)  # polling DBOS's own record of the step: no ordering between processes
+# its step and the durable sleep of its recv's timeout, written when the recv starts waiting
+while len(DBOS.list_workflow_steps("wf-pending")) < 2:
+    time.sleep(0.01)  # polling DBOS's own record of the steps: no ordering between processes
 os._exit(0)  # the process dies with wf-pending waiting: it stays PENDING

@@ -56,6 +56,7 @@ def test_runs_are_root_workflows_with_dbos_facts(dbos_sqlite: Path) -> None:
     assert listed["wf-failing"].status == "failed"
     pending = listed["wf-pending"]
     assert (pending.status, pending.details["dbos_status"]) == ("unknown", "PENDING")
+    assert pending.head_id == "wf-pending.3" and pending.record_count == 2
     assert fork.details["forked_from"] == "wf-parent"
     assert parent.created_at.endswith("+00:00")
 

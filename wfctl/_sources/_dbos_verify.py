@@ -2,7 +2,7 @@
 
 Per workflow: a finished one's steps are numbered 1..N without a gap (an unfinished one's
 step in flight has no row yet while a later one may: a ``DBOS.recv`` with a timeout writes its
-``DBOS.sleep`` first); a step that starts a child names a
+``DBOS.sleep`` first: a note); a step that starts a child names a
 workflow in the store whose ``parent_workflow_id`` is this workflow (or, for a step a fork
 copied, the workflow it was forked from); ``forked_from`` names a workflow in the store marked
 ``was_forked_from``, and one marked so has a fork; every ``DBOS.recv`` that returned a message
@@ -32,6 +32,7 @@ _FINISHED = frozenset({"SUCCESS", "ERROR"})
 def verify_run(backend: DbosStatements, info: RunInfo) -> RunVerdict:
     """The verdict on one run: its problem as listed, and each of its workflows' rules."""
     found: list[str] = [] if info.problem is None else [f"workflow {info.run_id}: {info.problem}"]
+    notes: list[str] = []
     count = 0
     pending = [info.run_id]
     seen = {info.run_id}
@@ -42,22 +43,30 @@ def verify_run(backend: DbosStatements, info: RunInfo) -> RunVerdict:
         flow = Workflow.of(row)
         steps = list(backend.steps(flow.workflow_id))
         count += len(steps)
-        found.extend(_workflow(backend, flow, steps))
+        found.extend(_workflow(backend, flow, steps, notes))
         for step in steps:
             child, nested = step[4], step[14]
             if child is not None and nested and str(child) not in seen:
                 seen.add(str(child))
                 pending.append(str(child))
-    return RunVerdict(info.run_id, info.workflow, count, info.head_id, tuple(found))
+    return RunVerdict(info.run_id, info.workflow, count, info.head_id, tuple(found), tuple(notes))
 
 
-def _workflow(backend: DbosStatements, flow: Workflow, steps: list[Any]) -> list[str]:
+def _workflow(
+    backend: DbosStatements, flow: Workflow, steps: list[Any], notes: list[str]
+) -> list[str]:
+    """The problems of one workflow (its notes added to ``notes``)."""
     name = f"workflow {flow.workflow_id}"
     found: list[str] = []
     ids = [int(step[0]) for step in steps]
     gaps = sorted(set(range(1, max(ids) + 1)) - set(ids)) if ids else []
     if gaps and flow.status in _FINISHED:
         found.append(f"{name}: no step {listed([str(g) for g in gaps])} (steps are 1..N)")
+    elif gaps:
+        notes.append(
+            f"{name}: no step {listed([str(g) for g in gaps])} yet ({flow.status}: in flight"
+            " when the store was read)"
+        )
     for step in steps:
         found.extend(_step(backend, flow, step))
     has_output, forked_into = backend.facts(flow.workflow_id)
