@@ -202,9 +202,9 @@ class DbosSource(ClosingSource):
         )
 
     def sizes(self, run_id: str | None = None) -> Iterator[SizeInfo]:
-        """Yield each run's bytes by kind: ``steps`` (the records: outputs and errors),
-        ``inputs``, ``outputs``, ``events``, ``notifications``, ``streams``; a run's nested
-        children's count with it.
+        """Yield each run's bytes by kind: ``steps`` and ``outputs`` (the records: the steps'
+        and the workflows' outputs and errors), ``inputs``, ``events``, ``notifications``,
+        ``streams`` (bytes only); a run's nested children counted with it.
 
         Raises:
             RunNotFoundError: ``run_id`` names no workflow.
@@ -234,16 +234,14 @@ class DbosSource(ClosingSource):
 
         from ._dbos_verify import verify_run
 
+        infos = list(self.runs())
         if run_id is not None:
-            if self._workflow(run_id) is None:
+            flow = self._workflow(run_id)
+            if flow is None:
                 raise RunNotFoundError(run_id)
-            infos = [i for i in self.runs() if i.run_id == run_id]
+            infos = [i for i in infos if i.run_id == run_id]
             if not infos:  # a nested child, asked for by name
-                flow = self._workflow(run_id)
-                assert flow is not None
                 infos = [self._run_info(flow, 0, None, self.schema_problem())]
-        else:
-            infos = list(self.runs())
         return LineageReport(tuple(verify_run(self._backend, info) for info in infos))
 
 
