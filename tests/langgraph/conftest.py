@@ -53,8 +53,9 @@ def long_pg(pg_server: PrivateServer) -> str:
     return url
 
 
-def table_digest(url: str) -> str:
-    """A digest of every row of every table of the database at ``url`` (and the table list)."""
+def table_digest(url: str, schema: str = "public") -> str:
+    """A digest of every row of every table of ``schema`` of the database at ``url`` (and the
+    table list)."""
     import psycopg
 
     digest = hashlib.sha256()
@@ -63,12 +64,13 @@ def table_digest(url: str) -> str:
             row[0]
             for row in conn.execute(
                 "SELECT table_name FROM information_schema.tables"
-                " WHERE table_schema = 'public' ORDER BY 1"
+                " WHERE table_schema = %s ORDER BY 1",
+                (schema,),
             )
         ]
         for table in tables:
             digest.update(table.encode())
-            rows = conn.execute(f'SELECT * FROM "{table}"').fetchall()
+            rows = conn.execute(f'SELECT * FROM "{schema}"."{table}"').fetchall()
             for row in sorted(repr(row) for row in rows):
                 digest.update(row.encode())
     return digest.hexdigest()

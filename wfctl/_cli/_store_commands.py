@@ -106,6 +106,11 @@ def verify_lineage(
     thread at a time, by LangGraph's rules (one root per namespace, steps, two loop children of
     one checkpoint).
 
+    A DBOS system database (--store FILE.sqlite, dbos+sqlite://FILE, dbos+postgresql://...)
+    is verified one root workflow at a time, its children with it, by DBOS's rules (steps
+    1..N, each child's parent, forks, a recv's notification, a setEvent's history row, a
+    finished workflow's output).
+
     \b
     Example:
       wfctl verify-lineage --workflow 'review*' --since 7d
@@ -174,6 +179,10 @@ def runs(
     detected) lists one run per workflow, a LangGraph checkpointer (--store FILE.sqlite,
     langgraph+sqlite://FILE, langgraph+postgresql://...) one run per thread, read through
     their sources (--json: wfctl/source-runs@1).
+
+    A DBOS system database (--store FILE.sqlite, dbos+sqlite://FILE, dbos+postgresql://...)
+    lists one run per root workflow (a child workflow is shown in its parent's log), PENDING
+    as unknown: DBOS does not record whether the process that runs it is alive.
 
     \b
     Example:
@@ -277,6 +286,9 @@ def log(
     checkpointer a thread's checkpoints, subgraphs under the step that ran them, with the nodes
     that ran, interrupts, resumes, errors and task results (-v: every value).
 
+    A DBOS system database shows a workflow's steps in order, each child workflow's steps
+    under the step that started it, with the messages received, events set and sleeps.
+
     A long run can be shown a page at a time: --last N shows its last N checkpoints, --from SEQ
     starts at checkpoint SEQ, and --limit N stops after N. Every record up to the last one
     shown is verified all the same (those before the page without being decoded), and none
@@ -342,6 +354,9 @@ def show(
     values are shown as opaque markers, never unpickled (--json: wfctl/source-show@1). In a
     LangGraph checkpointer, CKPT is LangGraph's checkpoint id or a unique prefix of it; what a
     value names is described, never imported or unpickled.
+
+    In a DBOS system database, CKPT is WORKFLOW_ID.FUNCTION_ID (a step); a pickled value is
+    shown as an opaque marker with what a scan of it finds, never unpickled.
 
     \b
     Example:
@@ -599,8 +614,8 @@ def gc(
 def _source_runs(source: Source, query: RunQuery, json_output: bool) -> None:
     from wfctl._sources._views import runs_document, source_runs
 
-    if json_output:
-        emit_json(runs_document(source, query))
+    if json_output:  # a source run holds no float (RunInfo): orjson writes the same text
+        emit_json(runs_document(source, query), floats=False)
         return
     from wfctl._render import print_source_runs
 

@@ -21,7 +21,7 @@ def print_source_runs(kind: str, runs: Sequence[RunInfo], matching: int, total: 
     """One row per run, then the count line."""
     out = stdout()
     current = now()
-    columns = (
+    columns: tuple[Column, ...] = (
         Column("run"),
         Column("workflow", rank=3, wrap_min=8),
         Column("status"),
@@ -40,6 +40,10 @@ def print_source_runs(kind: str, runs: Sequence[RunInfo], matching: int, total: 
         ]
         for info in runs
     ]
+    if any(info.details for info in runs):  # the store's own facts (DBOS's status, queue, ...)
+        columns = (*columns, Column("details", rank=5, wrap_min=12))
+        for row, info in zip(rows, runs, strict=True):
+            row.append(", ".join(f"{key} {value}" for key, value in info.details.items()))
     if rows:
         print_table(out, fitted_table(columns, rows, out.width, title=f"{kind} runs"))
     out.print(f"{len(runs)} shown of {matching} matching ({total} in the {kind} store)")

@@ -25,6 +25,7 @@ from wfctl._redact import redact
 from ._langgraph_model import Checkpoint, Link, Listing, Summary, link, signals_of
 from ._langgraph_sql import SqlStatements, add_totals
 from ._msgpack import decode_typed
+from ._server import connect_snapshot, failed
 
 __all__ = ["PostgresBackend", "langgraph_tables", "wfctl_tables"]
 
@@ -45,12 +46,6 @@ def _columns(conn: psycopg.Connection[Any]) -> dict[str, set[str]]:
     ):
         found.setdefault(str(table), set()).add(str(column))
     return found
-
-
-def _failed(location: str, exc: psycopg.Error) -> StoreLocationError:
-    text = str(exc).strip()
-    reason = text.splitlines()[0] if text else type(exc).__name__
-    return StoreLocationError(location, f"cannot be read: {reason}", unreachable=True)
 
 
 def langgraph_tables(conn: psycopg.Connection[Any]) -> bool:
@@ -80,15 +75,7 @@ class PostgresBackend(SqlStatements):
 
     def __init__(self, url: str) -> None:
         self.location = redact(url)
-        try:
-            self._conn: psycopg.Connection[Any] = psycopg.connect(url, autocommit=False)
-        except psycopg.Error as exc:
-            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise StoreLocationError(
-                self.location, f"cannot be reached: {reason}", unreachable=True
-            ) from None
-        self._conn.read_only = True
-        self._conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+        self._conn = connect_snapshot(url, self.location)
         columns = _columns(self._conn)
         problem = None
         if "checkpoints" in columns and "checkpoint_id" not in columns["checkpoints"]:
@@ -115,7 +102,7 @@ class PostgresBackend(SqlStatements):
             for row in cursor:  # noqa: UP028 (see _rows)
                 yield row
         except psycopg.Error as exc:
-            raise _failed(self.location, exc) from None
+            raise failed(self.location, exc) from None
         finally:  # a stream left unfinished may be closed after its connection
             with contextlib.suppress(psycopg.Error):
                 cursor.close()
@@ -184,7 +171,7 @@ class PostgresBackend(SqlStatements):
             for row in self._conn.execute(sql.SQL(query), args):  # noqa: UP028
                 yield row
         except psycopg.Error as exc:
-            raise _failed(self.location, exc) from None
+            raise failed(self.location, exc) from None
 
     def _checkpoint(self, row: Any) -> Checkpoint:
         thread, ns, cid, parent, checkpoint, metadata, size = row

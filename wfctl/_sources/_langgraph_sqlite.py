@@ -14,17 +14,16 @@ import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 from wfctl._errors import StoreLocationError
 
 from ._langgraph_model import Checkpoint, Link, Listing, Summary, link, signals_of
 from ._langgraph_sql import SqlStatements, add_totals
 from ._msgpack import UNDECODABLE, channel_bytes, decode_typed, outline
+from ._sqlite_file import connect_readonly, has_sqlite_header, open_readonly, table_names
 
 __all__ = ["SqliteBackend", "is_langgraph_sqlite"]
 
-_HEADER = b"SQLite format 3\x00"
 #: The bytes of a row's stored blobs (a text column counted as its UTF-8 bytes).
 _CHECKPOINT_BYTES = "length(CAST(checkpoint AS BLOB)) + coalesce(length(CAST(metadata AS BLOB)), 0)"
 _WRITE_BYTES = "coalesce(length(CAST(value AS BLOB)), 0)"
@@ -35,14 +34,10 @@ def is_langgraph_sqlite(path: Path) -> bool:
     ``checkpoints`` table (its ``thread_id``, ``checkpoint_ns`` and ``checkpoint_id``); read-only,
     nothing created. A file without ``writes``, or one SQLite cannot read (malformed, cut
     short), is taken all the same, so that opening it says what is wrong with it."""
-    try:
-        with path.open("rb") as file:
-            if file.read(16) != _HEADER:
-                return False
-    except OSError:
+    if not has_sqlite_header(path):
         return False
     try:
-        conn = _connect(path)
+        conn = connect_readonly(path)
     except sqlite3.Error:
         return True
     try:
@@ -52,29 +47,6 @@ def is_langgraph_sqlite(path: Path) -> bool:
         return True
     finally:
         conn.close()
-
-
-def _connect(path: Path) -> sqlite3.Connection:
-    """A read-only connection. With no ``-wal`` or ``-journal`` beside it (or empty ones) the
-    file holds every committed row and is opened ``immutable``: SQLite then creates no ``-wal``
-    or ``-shm`` beside it. Otherwise SQLite reads the ``-wal`` itself, through the ``-shm``
-    index a writer keeps (the data files are never written)."""
-    flags = "mode=ro"
-    beside = [Path(f"{path}{suffix}") for suffix in ("-wal", "-journal")]
-    if not any(_nonempty(file) for file in beside):
-        flags += "&immutable=1"
-    return sqlite3.connect(f"file:{quote(str(path))}?{flags}", uri=True, check_same_thread=False)
-
-
-def _nonempty(file: Path) -> bool:
-    try:
-        return file.stat().st_size > 0
-    except OSError:
-        return False
-
-
-def _tables(conn: sqlite3.Connection) -> set[str]:
-    return {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
 
 
 def _outline(kind: str | None, blob: Any) -> Any:
@@ -105,19 +77,9 @@ class SqliteBackend(SqlStatements):
 
     def __init__(self, path: str) -> None:
         self.location = path
-        file = Path(path)
-        if not file.is_file():
-            raise StoreLocationError(path, "does not exist or is not a file")
+        self._conn = open_readonly(path)
         try:
-            with file.open("rb") as opened:
-                header = opened.read(16)
-        except OSError as exc:
-            raise StoreLocationError(path, f"cannot be read ({exc.strerror})") from None
-        if header != _HEADER:
-            raise StoreLocationError(path, "is not a SQLite database")
-        try:
-            self._conn = _connect(file)
-            tables = _tables(self._conn)
+            tables = table_names(self._conn)
             missing = sorted({"checkpoints", "writes"} - tables)
             columns = {row[1] for row in self._conn.execute("PRAGMA table_info(writes)")}
         except sqlite3.Error as exc:

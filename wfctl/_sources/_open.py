@@ -3,10 +3,12 @@
 A location with ``://`` is read by the reader registered for its scheme (``postgresql://`` and
 ``postgres://``: wfctl's PostgreSQL store; ``agent-framework://PATH``: that directory, the text
 after ``://`` being the path, so ``agent-framework:///abs/dir``; ``langgraph+sqlite://PATH``: a
-LangGraph SQLite file, the same way). A plain path that exists is offered to each reader's
+LangGraph SQLite file, the same way; ``dbos+sqlite://PATH`` and ``dbos+postgresql://...``: a
+DBOS system database). A plain path that exists is offered to each reader's
 detector in registration order: a directory holding wfctl's ``runs/`` is a wfctl file store, a
 directory whose first JSON files hold agent-framework's checkpoint fields is that, a SQLite file
-(its header) with LangGraph's ``checkpoints`` and ``writes`` tables is LangGraph's.
+(its header) with LangGraph's ``checkpoints`` and ``writes`` tables is LangGraph's, one with
+DBOS's ``workflow_status``, ``operation_outputs`` and ``dbos_migrations`` is DBOS's.
 A new engine's reader registers one :class:`Reader`.
 """
 
@@ -134,49 +136,77 @@ def _detected(path: Path) -> Reader | None:
 
 
 def _postgres_kind(url: str) -> Reader | None:
-    """The reader of a plain ``postgresql://`` URL's database: LangGraph's when it holds only
-    LangGraph's tables, else wfctl's (a server that cannot be reached is left to wfctl's store
-    to report).
+    """The reader of a plain ``postgresql://`` URL's database: LangGraph's or DBOS's when it
+    holds only that engine's tables, else wfctl's (a server that cannot be reached is left to
+    wfctl's store to report).
 
     Raises:
-        StoreLocationError: it holds both wfctl's store and LangGraph's tables.
+        StoreLocationError: it holds the tables of more than one of them.
     """
     try:
         import psycopg
 
+        from ._dbos_postgres import dbos_tables
         from ._langgraph_postgres import langgraph_tables, wfctl_tables
     except ImportError:
         return _by_scheme(url)
     try:
         with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
-            langgraph, wfctl = langgraph_tables(conn), wfctl_tables(conn)
+            found = {
+                "wfctl's store": wfctl_tables(conn),
+                "LangGraph's checkpoints": langgraph_tables(conn),
+                "DBOS's system tables": dbos_tables(conn),
+            }
     except psycopg.Error:
         return _by_scheme(url)
-    if langgraph and wfctl:
+    held = [name for name, present in found.items() if present]
+    if len(held) > 1:
         from wfctl._redact import redact
 
         raise StoreLocationError(
             redact(url),
-            "holds both wfctl's store and LangGraph's checkpoints: name the one to read "
-            "(langgraph+postgresql://... for LangGraph's)",
+            f"holds both {' and '.join(held)}: name the one to read "
+            "(langgraph+postgresql://... for LangGraph's, dbos+postgresql://... for DBOS's)",
         )
-    return _by_scheme("langgraph+postgresql://") if langgraph else _by_scheme(url)
+    if found["LangGraph's checkpoints"]:
+        return _by_scheme("langgraph+postgresql://")
+    if found["DBOS's system tables"]:
+        return _by_scheme("dbos+postgresql://")
+    return _by_scheme(url)
 
 
 def _langgraph_postgres(location: str) -> Source:
-    prefix = "langgraph+postgresql://"
-    url = location
-    if location.lower().startswith(prefix):
-        url = "postgresql://" + location[len(prefix) :]
+    url = _server_url(location, "langgraph+postgresql://")
     try:
         from ._langgraph_postgres import PostgresBackend
     except ImportError:
-        raise StoreLocationError(
-            location, "needs psycopg to be read: pip install 'wfctl[postgres]'"
-        ) from None
+        raise _needs_psycopg(location) from None
     from ._langgraph import LangGraphSource
 
     return LangGraphSource(PostgresBackend(url))
+
+
+def _server_url(location: str, prefix: str) -> str:
+    """The server's ``postgresql://`` URL of ``location`` named with ``prefix``."""
+    if location.lower().startswith(prefix):
+        return "postgresql://" + location[len(prefix) :]
+    return location
+
+
+def _file_named(location: str, prefix: str) -> str:
+    """The path of ``location`` named with ``prefix`` (the text after ``://``).
+
+    Raises:
+        StoreLocationError: it names no file.
+    """
+    path = location[len(prefix) :] if location.lower().startswith(prefix) else location
+    if not path:
+        raise StoreLocationError(location, f"names no file ({prefix}/abs/file.sqlite)")
+    return path
+
+
+def _needs_psycopg(location: str) -> StoreLocationError:
+    return StoreLocationError(location, "needs psycopg to be read: pip install 'wfctl[postgres]'")
 
 
 def _wfctl(location: str) -> Source:
@@ -209,17 +239,37 @@ def _langgraph_sqlite(location: str) -> Source:
     from ._langgraph import LangGraphSource
     from ._langgraph_sqlite import SqliteBackend
 
-    prefix = "langgraph+sqlite://"
-    path = location[len(prefix) :] if location.lower().startswith(prefix) else location
-    if not path:
-        raise StoreLocationError(location, "names no file (langgraph+sqlite:///abs/file.sqlite)")
-    return LangGraphSource(SqliteBackend(path))
+    return LangGraphSource(SqliteBackend(_file_named(location, "langgraph+sqlite://")))
 
 
 def _is_langgraph_sqlite(path: Path) -> bool:
     from ._langgraph_sqlite import is_langgraph_sqlite
 
     return path.is_file() and is_langgraph_sqlite(path)
+
+
+def _dbos_postgres(location: str) -> Source:
+    url = _server_url(location, "dbos+postgresql://")
+    try:
+        from ._dbos_postgres import PostgresBackend
+    except ImportError:
+        raise _needs_psycopg(location) from None
+    from ._dbos import DbosSource
+
+    return DbosSource(PostgresBackend(url))
+
+
+def _dbos_sqlite(location: str) -> Source:
+    from ._dbos import DbosSource
+    from ._dbos_sql import SqliteBackend
+
+    return DbosSource(SqliteBackend(_file_named(location, "dbos+sqlite://")))
+
+
+def _is_dbos_sqlite(path: Path) -> bool:
+    from ._dbos_sql import is_dbos_sqlite
+
+    return path.is_file() and is_dbos_sqlite(path)
 
 
 register_reader(Reader("wfctl-postgresql", ("postgresql", "postgres"), None, _wfctl))
@@ -233,3 +283,5 @@ register_reader(
 register_reader(
     Reader("langgraph-sqlite", ("langgraph+sqlite",), _is_langgraph_sqlite, _langgraph_sqlite)
 )
+register_reader(Reader("dbos-postgresql", ("dbos+postgresql",), None, _dbos_postgres))
+register_reader(Reader("dbos-sqlite", ("dbos+sqlite",), _is_dbos_sqlite, _dbos_sqlite))

@@ -62,6 +62,9 @@ class RunInfo:
     ``size_bytes`` is what the run takes in the store, when the store can say so without
     reading every record (None otherwise: :meth:`Source.sizes` reads them). ``origin`` is the
     record a restored run started from. ``problem`` says what cannot be trusted, if anything.
+    ``details`` holds the store's own facts of the run that these fields do not (DBOS: its
+    status as stored, recovery attempts, queue, fork origin, parent): text, integers, booleans
+    and null, no float (``runs --json`` is written by orjson, whose floats differ).
     """
 
     run_id: str
@@ -74,6 +77,7 @@ class RunInfo:
     size_bytes: int | None = None
     origin: str | None = None
     problem: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -119,8 +119,8 @@ def source_runs(source: Source, query: RunQuery) -> tuple[list[RunInfo], int, in
 
 
 def run_document(info: RunInfo) -> dict[str, Any]:
-    """One run of a source as ``--json`` shows it."""
-    return {
+    """One run of a source as ``--json`` shows it (``details`` when the reader has some)."""
+    document: dict[str, Any] = {
         "run_id": info.run_id,
         "workflow": info.workflow,
         "status": info.status,
@@ -131,6 +131,9 @@ def run_document(info: RunInfo) -> dict[str, Any]:
         "size_bytes": info.size_bytes,
         "problem": info.problem,
     }
+    if info.details:
+        document["details"] = info.details
+    return document
 
 
 def runs_document(source: Source, query: RunQuery) -> dict[str, Any]:
