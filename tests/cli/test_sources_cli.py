@@ -40,7 +40,7 @@ def test_verify_lineage_of_a_detected_directory_is_the_alias_s_report(af_dir: Pa
         text = wfctl("verify-lineage", "--store", store)
         assert text.code == 1 and "BROKEN" in text.stdout
     one = _json("verify-lineage", "--store", af_dir, "-w", "rev*")
-    assert [r["run_id"] for r in one["runs"]] == ["review"] and one["ok"] is True
+    assert [r["workflow"] for r in one["runs"]] == ["review"] and one["ok"] is True
     none = wfctl("verify-lineage", "--store", af_dir, "-w", "nope*")
     assert none.code == 2 and none.stdout == ""
     assert none.error_line() == (
@@ -56,12 +56,12 @@ def test_runs_log_show_export_read_the_source(af_dir: Path) -> None:
     listed = _json("runs", "--store", af_dir)
     _check(listed, "source-runs")
     assert listed["source"] == "agent-framework"
-    assert {r["run_id"]: r["status"] for r in listed["runs"]} == {
-        "fan": "unknown",
+    assert {r["workflow"]: r["status"] for r in listed["runs"]} == {
+        "fan": "completed",
         "review": "paused",
     }
     only = _json("runs", "--store", af_dir, "--status", "paused")
-    assert [r["run_id"] for r in only["runs"]] == ["review"]
+    assert [r["workflow"] for r in only["runs"]] == ["review"]
     assert (only["matching_run_count"], only["total_run_count"]) == (1, 2)
     table = wfctl("runs", "--store", af_dir)
     assert table.code == 0 and "review" in table.stdout and "paused" in table.stdout

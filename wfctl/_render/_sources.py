@@ -27,6 +27,7 @@ def print_source_runs(kind: str, runs: Sequence[RunInfo], matching: int, total: 
         Column("status"),
         Column("records", rank=4, justify="right"),
         Column(time_header("updated", current), rank=2),
+        *([Column("facts", rank=1, wrap_min=12)] if any(i.facts for i in runs) else []),
         Column("problem", rank=1, wrap_min=12),
     )
     rows: list[list[Cell]] = [
@@ -36,6 +37,7 @@ def print_source_runs(kind: str, runs: Sequence[RunInfo], matching: int, total: 
             status_text(info.status),
             str(info.record_count),
             human_time(info.updated_at, current) if info.updated_at else "-",
+            *([_run_facts(info)] if any(i.facts for i in runs) else []),
             Text(info.problem, style="red") if info.problem else "",
         ]
         for info in runs
@@ -45,12 +47,24 @@ def print_source_runs(kind: str, runs: Sequence[RunInfo], matching: int, total: 
     out.print(f"{len(runs)} shown of {matching} matching ({total} in the {kind} store)")
 
 
+def _run_facts(info: RunInfo) -> str:
+    """A run's facts on one line (``iterations 3, pending_requests 1, 2,315 bytes``)."""
+    parts = [f"{key.replace('_', ' ')} {value}" for key, value in info.facts.items()]
+    if info.size_bytes is not None:
+        parts.append(f"{info.size_bytes:,} bytes")
+    return ", ".join(parts)
+
+
 #: The facts of a record's summary a timeline shows, in this order, with their labels (a
 #: reader's summary that holds none of them shows its parent line only).
 _FACTS = (
     ("checkpoint_ns", "namespace"),
     ("step", "step"),
+    ("iteration", "iteration"),
     ("nodes", "ran"),
+    ("messages", "message"),
+    ("requests", "request"),
+    ("steps", "cached"),
     ("interrupts", "interrupt"),
     ("resumes", "resume"),
     ("errors", "error"),
@@ -68,9 +82,9 @@ def print_source_log(
     verbose: bool = False,
 ) -> None:
     """The run's records as a timeline: a branch of a fork (or a later root) is indented
-    under it and marked ``└─``; the facts of each record's summary (step, the nodes that ran,
-    interrupts, resumes, errors, task results, problems) under it, and with ``verbose`` its
-    values (``data``) as JSON. Each record is printed as it comes (``count``: how many, when
+    under it and marked ``└─``; the facts of each record's summary (step or iteration, the nodes
+    that ran, messages, requests, cached steps, interrupts, resumes, errors, task results,
+    problems) under it, and with ``verbose`` its values (``data``) as JSON. Each record is printed as it comes (``count``: how many, when
     known first)."""
     out = stdout()
     counted = "" if count is None else f": {count} record(s)"

@@ -62,6 +62,8 @@ class RunInfo:
     ``size_bytes`` is what the run takes in the store, when the store can say so without
     reading every record (None otherwise: :meth:`Source.sizes` reads them). ``origin`` is the
     record a restored run started from. ``problem`` says what cannot be trusted, if anything.
+    ``facts`` are a few plain JSON facts of the reader's own a listing shows (an
+    agent-framework run's checkpoints, iterations or steps, pending requests).
     """
 
     run_id: str
@@ -74,6 +76,7 @@ class RunInfo:
     size_bytes: int | None = None
     origin: str | None = None
     problem: str | None = None
+    facts: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
