@@ -109,7 +109,7 @@ def summary_facts(data: dict[str, Any], cached_before: frozenset[str]) -> dict[s
 
 def _message(source: str, item: Any) -> str:
     reading = item.get("reading") if isinstance(item, dict) else None
-    if not isinstance(reading, dict):
+    if not isinstance(reading, dict) or "data" not in reading:  # not a WorkflowMessage
         return f"{source} → ?: {fold(item)}"
     target = reading.get("target_id") or "*"
     kind = reading.get("type")
@@ -120,7 +120,7 @@ def _message(source: str, item: Any) -> str:
 
 def _request(request_id: str, event: Any) -> str:
     reading = event.get("reading") if isinstance(event, dict) else None
-    if not isinstance(reading, dict):
+    if not isinstance(reading, dict) or "data" not in reading:  # not a WorkflowEvent
         return f"{request_id}: {fold(event)}"
     source = reading.get("_source_executor_id")
     origin = f" (from {source})" if isinstance(source, str) else ""
