@@ -318,21 +318,23 @@ def test_detection_reads_at_most_a_few_files(tmp_path: Path) -> None:
         open_source(tmp_path)
 
 
-def test_sizes_read_each_checkpoint_file_once(
+def test_sizes_and_runs_read_each_checkpoint_file_once(
     af_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A checkpoint's bytes by part are measured in the one read that indexes it, not found
     by reading the file again."""
-    from wfctl._sources import _agent_framework  # the module's own reader, counted
+    from wfctl._inspect import _af_lineage  # the directory's one reader, counted
+    from wfctl._sources import _agent_framework
 
     read: list[Path] = []
-    real = _agent_framework.read_regular_file
+    real = _af_lineage.read_regular_file
 
     def counted(path: Path) -> bytes:
         read.append(path)
         return real(path)
 
     with open_source(af_dir) as source:  # detection's own reads are not the count
+        monkeypatch.setattr(_af_lineage, "read_regular_file", counted)
         monkeypatch.setattr(_agent_framework, "read_regular_file", counted)
         sizes = list(source.sizes())
     files = sorted(af_dir.glob("*.json"))
@@ -344,6 +346,10 @@ def test_sizes_read_each_checkpoint_file_once(
     assert sum(kind.size_bytes for kind in review.by_kind) <= review.size_bytes
     assert [c.kind for c in review.by_channel] == ["step make"]
     assert sum(size.size_bytes for size in sizes) == sum(file.stat().st_size for file in files)
+    with open_source(af_dir) as source:
+        read.clear()  # detection's own reads are not the count
+        listed = list(source.runs())  # judged by verify's rules from the same read
+    assert sorted(read) == files and all(info.problem or info.workflow != "fan" for info in listed)
 
 
 def _first_id(directory: Path, workflow: str) -> str:

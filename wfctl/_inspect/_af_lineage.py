@@ -21,10 +21,11 @@ import fnmatch
 import json
 import os
 from collections import defaultdict
-from collections.abc import Container
+from collections.abc import Callable, Container
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from wfctl._errors import WfctlError
 
@@ -32,7 +33,15 @@ from ._af_runs import CheckpointShape, parents_first, shape_of, split_runs
 from ._lineage import LineageReport, RunVerdict, listed
 from ._regular import NotRegularFileError, read_regular_file
 
-__all__ = ["UNREADABLE", "verify_agent_framework_dir"]
+__all__ = [
+    "UNREADABLE",
+    "CheckpointFile",
+    "Scan",
+    "judge",
+    "scan_directory",
+    "verify_agent_framework_dir",
+    "when",
+]
 
 #: The ``run_id`` of the verdict that collects files whose workflow cannot be read.
 UNREADABLE = "(unreadable files)"
@@ -42,8 +51,11 @@ _COSMOS_FIELDS = frozenset({"_rid", "_ts", "_etag", "_self"})
 
 
 @dataclass(frozen=True, slots=True)
-class _Record:
-    """The lineage fields of one checkpoint file, and what run splitting reads of it."""
+class CheckpointFile:
+    """What one read of a checkpoint file keeps: its lineage fields (``timestamp`` parsed,
+    ``stamp`` as stored), what run splitting reads of it, its size in bytes, how many pending
+    requests it holds, and what the scan's ``extra`` made of its JSON (never its payload
+    otherwise)."""
 
     checkpoint_id: str
     parent: str | None
@@ -52,6 +64,10 @@ class _Record:
     file: str
     shape: CheckpointShape
     iteration: int | None = None
+    stamp: str = ""
+    size: int = 0
+    requests: int = 0
+    extra: Any = None
 
     @property
     def label(self) -> str:
@@ -91,7 +107,28 @@ async def verify_agent_framework_dir(
     Raises:
         WfctlError: ``path`` is not a directory.
     """
-    groups, problems = await asyncio.to_thread(_scan, Path(path))
+    return judge(
+        await asyncio.to_thread(scan_directory, Path(path)),
+        workflow_name=workflow_name,
+        pattern=pattern,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Scan:
+    """One read of a directory: its checkpoints by workflow name (files in name order), and
+    the problems of the files, by workflow name (:data:`UNREADABLE` when not even that can be
+    read)."""
+
+    groups: dict[str, list[CheckpointFile]]
+    problems: dict[str, list[str]]
+
+
+def judge(
+    scan: Scan, *, workflow_name: str | None = None, pattern: str | None = None
+) -> LineageReport:
+    """The report :func:`verify_agent_framework_dir` gives, of a directory already read."""
+    groups, problems = scan.groups, scan.problems
     owners = {r.checkpoint_id: name for name, records in groups.items() for r in records}
     names = sorted(set(groups) | (set(problems) - {UNREADABLE}))
     if workflow_name is not None:
@@ -108,25 +145,36 @@ async def verify_agent_framework_dir(
     return LineageReport(tuple(verdicts))
 
 
-def _scan(directory: Path) -> tuple[dict[str, list[_Record]], dict[str, list[str]]]:
-    """Read every ``*.json`` file of ``directory``: records and problems by workflow name."""
+def scan_directory(
+    directory: Path, *, extra: Callable[[dict[str, Any]], Any] | None = None
+) -> Scan:
+    """Read every ``*.json`` file of ``directory`` once (a regular file only: a link or a
+    FIFO is a problem, never opened for reading); ``extra`` is called on each checkpoint's JSON
+    and kept as its :attr:`CheckpointFile.extra`.
+
+    Raises:
+        WfctlError: ``directory`` is not a directory.
+    """
     if not directory.is_dir():
         raise WfctlError(f"{directory}: not a directory of agent framework checkpoints")
-    groups: dict[str, list[_Record]] = defaultdict(list)
+    groups: dict[str, list[CheckpointFile]] = defaultdict(list)
     problems: dict[str, list[str]] = defaultdict(list)
     for file in sorted(directory.glob("*.json")):
-        record, problem, owner = _read_file(file)
+        record, problem, owner = _read_file(file, extra)
         if record is not None:
             groups[record.workflow_name].append(record)
         if problem is not None:
             problems[owner or UNREADABLE].append(problem)
-    return groups, problems
+    return Scan(dict(groups), dict(problems))
 
 
-def _read_file(file: Path) -> tuple[_Record | None, str | None, str | None]:
+def _read_file(
+    file: Path, extra: Callable[[dict[str, Any]], Any] | None = None
+) -> tuple[CheckpointFile | None, str | None, str | None]:
     """Return a file's record (or None), its problem (or None) and its workflow (if known)."""
     try:
-        raw = json.loads(read_regular_file(file))
+        data = read_regular_file(file)
+        raw = json.loads(data)
     except NotRegularFileError as exc:
         return None, f"{file.name}: not read: {exc.strerror}", None
     except (OSError, ValueError, RecursionError) as exc:
@@ -143,7 +191,8 @@ def _read_file(file: Path) -> tuple[_Record | None, str | None, str | None]:
         return None, f"{file.name}: missing or invalid checkpoint_id/previous_checkpoint_id", name
     when, problem = _parse_time(stamp)
     iteration = raw.get("iteration_count")
-    record = _Record(
+    pending = raw.get("pending_request_info_events")
+    record = CheckpointFile(
         cid,
         parent,
         name,
@@ -151,6 +200,10 @@ def _read_file(file: Path) -> tuple[_Record | None, str | None, str | None]:
         file.name,
         shape_of(raw, cid, parent),
         iteration if isinstance(iteration, int) and not isinstance(iteration, bool) else None,
+        stamp if isinstance(stamp, str) else "",
+        len(data),
+        len(pending) if isinstance(pending, dict) else 0,
+        None if extra is None else extra(raw),
     )
     if problem:
         return record, f"{record.label}: {problem}", name
@@ -185,7 +238,7 @@ def _parse_time(stamp: object) -> tuple[datetime, str | None]:
 
 
 def _verdicts(
-    name: str, records: list[_Record], problems: list[str], owners: dict[str, str]
+    name: str, records: list[CheckpointFile], problems: list[str], owners: dict[str, str]
 ) -> list[RunVerdict]:
     """Judge the checkpoints of one workflow: one verdict per run (:mod:`._af_runs`), in the
     order the runs started; the workflow's problems that belong to no checkpoint go to its
@@ -193,13 +246,13 @@ def _verdicts(
     if not records:
         missing = "no readable checkpoint" if problems else f"workflow {name!r} not found"
         return [RunVerdict(name, name, 0, None, (*problems, missing))]
-    ordered = parents_first(records, lambda r: (r.checkpoint_id, r.parent), _when)
+    ordered = parents_first(records, lambda r: (r.checkpoint_id, r.parent), when)
     splits = split_runs(r.shape for r in ordered)
     by_shape = {id(r.shape): r for r in records}
     runs = [[by_shape[id(shape)] for shape in split.members] for split in splits]
     run_of = {id(r): index for index, members in enumerate(runs) for r in members}
     found: list[tuple[list[str], list[str]]] = [([], []) for _ in runs]
-    by_id: dict[str, _Record] = {}
+    by_id: dict[str, CheckpointFile] = {}
     for record in records:
         twin = by_id.setdefault(record.checkpoint_id, record)
         if twin is not record:
@@ -219,20 +272,21 @@ def _verdicts(
     return verdicts
 
 
-def _when(record: _Record) -> tuple[datetime, str]:
+def when(record: CheckpointFile) -> tuple[datetime, str]:
+    """The order of a workflow's checkpoints: stored time, then id."""
     return record.timestamp, record.checkpoint_id
 
 
 def _workflow_links(
-    records: list[_Record],
-    by_id: dict[str, _Record],
+    records: list[CheckpointFile],
+    by_id: dict[str, CheckpointFile],
     owners: dict[str, str],
     run_of: dict[int, int],
     found: list[tuple[list[str], list[str]]],
 ) -> None:
     """Missing parents, forks (a checkpoint with several children), skipped checkpoints (an
     iteration gap) and cycles, each charged to its run."""
-    children: dict[str, list[_Record]] = defaultdict(list)
+    children: dict[str, list[CheckpointFile]] = defaultdict(list)
     for record in records:
         if record.parent is None:
             continue
@@ -264,12 +318,12 @@ def _workflow_links(
 
 
 def _ties(
-    records: list[_Record], run_of: dict[int, int], found: list[tuple[list[str], list[str]]]
+    records: list[CheckpointFile], run_of: dict[int, int], found: list[tuple[list[str], list[str]]]
 ) -> None:
     """Note checkpoints of the workflow that share a timestamp: agent-framework's
     ``get_latest`` orders by timestamp, and its versions that break a tie by id alone may
     restore the older checkpoint of the two (upstream #8513, #8514)."""
-    by_time: dict[datetime, list[_Record]] = defaultdict(list)
+    by_time: dict[datetime, list[CheckpointFile]] = defaultdict(list)
     for record in records:
         if record.timestamp != _OLDEST:
             by_time[record.timestamp].append(record)
@@ -284,8 +338,8 @@ def _ties(
 
 def _verdict(
     name: str,
-    members: list[_Record],
-    by_id: dict[str, _Record],
+    members: list[CheckpointFile],
+    by_id: dict[str, CheckpointFile],
     problems: list[str],
     notes: list[str],
 ) -> RunVerdict:
@@ -299,7 +353,7 @@ def _verdict(
     has_child = {r.parent for r in members if r.parent in ids}
     head = _head(members, has_child, notes)
     reached: set[str] = set()
-    cursor: _Record | None = head
+    cursor: CheckpointFile | None = head
     while cursor is not None and cursor.checkpoint_id not in reached:
         reached.add(cursor.checkpoint_id)
         cursor = by_id.get(cursor.parent) if cursor.parent is not None else None
@@ -313,7 +367,9 @@ def _verdict(
     return RunVerdict(run_id, name, len(members), head.checkpoint_id, tuple(problems), tuple(notes))
 
 
-def _head(records: list[_Record], children: Container[str | None], notes: list[str]) -> _Record:
+def _head(
+    records: list[CheckpointFile], children: Container[str | None], notes: list[str]
+) -> CheckpointFile:
     """Return the newest record, preferring, among equal timestamps, one with no child."""
     newest = max(r.timestamp for r in records)
     tied = sorted((r for r in records if r.timestamp == newest), key=lambda r: r.checkpoint_id)
@@ -326,7 +382,7 @@ def _head(records: list[_Record], children: Container[str | None], notes: list[s
     return leaves[0]
 
 
-def _cycles(by_id: dict[str, _Record]) -> list[tuple[str, str]]:
+def _cycles(by_id: dict[str, CheckpointFile]) -> list[tuple[str, str]]:
     """Name each cycle of parent links once, with the id it starts from."""
     state: dict[str, int] = {}  # 1: on the current walk, 2: done
     found: list[tuple[str, str]] = []

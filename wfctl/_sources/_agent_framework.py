@@ -37,7 +37,8 @@ from wfctl._errors import (
     RunNotFoundError,
     WfctlError,
 )
-from wfctl._inspect._af_runs import CheckpointShape, parents_first, shape_of, split_runs
+from wfctl._inspect._af_lineage import CheckpointFile, Scan, judge, scan_directory, when
+from wfctl._inspect._af_runs import parents_first, split_runs
 from wfctl._inspect._regular import read_regular_file
 
 from ._af_summary import channel_sizes, opaque, part_sizes, summary_facts
@@ -59,31 +60,13 @@ _CANDIDATES = 5
 
 
 @dataclass(frozen=True, slots=True)
-class _Indexed:
-    """What is kept of one checkpoint file between reads: never its payload. ``requests``:
-    how many pending requests it holds (a run whose head holds any is paused); ``parts``: its
-    bytes by part and by executor or step, when sizes were asked for."""
-
-    checkpoint_id: str
-    parent: str | None
-    workflow: str
-    time: str
-    file: str
-    size: int
-    shape: CheckpointShape
-    iteration: int | None
-    requests: int
-    parts: tuple[dict[str, int], dict[str, int]] | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class _Run:
     """One run: its id (its first checkpoint's), its workflow, its checkpoints parents first,
     and whether its head ends it."""
 
     run_id: str
     workflow: str
-    members: tuple[_Indexed, ...]
+    members: tuple[CheckpointFile, ...]
     ended: bool
 
 
@@ -109,58 +92,30 @@ class AgentFrameworkSource(ClosingSource):
         """The directory."""
         return str(self._directory)
 
-    def _index(self, *, parts: bool = False) -> list[_Indexed]:
-        """Every readable checkpoint: one read of each file, keeping its lineage fields and
-        what splitting runs reads (with ``parts``, its bytes by part too)."""
-        found = []
-        for file in sorted(self._directory.glob("*.json")):
-            raw, size = _read(file)
-            if not isinstance(raw, dict):
-                continue
-            name, cid, parent, when = (
-                raw.get(key)
-                for key in ("workflow_name", "checkpoint_id", "previous_checkpoint_id", "timestamp")
-            )
-            if not isinstance(name, str) or not isinstance(cid, str) or not cid:
-                continue
-            parent = parent if isinstance(parent, str) else None
-            iteration = raw.get("iteration_count")
-            pending = raw.get("pending_request_info_events")
-            found.append(
-                _Indexed(
-                    cid,
-                    parent,
-                    name,
-                    when if isinstance(when, str) else "",
-                    file.name,
-                    size,
-                    shape_of(raw, cid, parent),
-                    iteration if isinstance(iteration, int) else None,
-                    len(pending) if isinstance(pending, dict) else 0,
-                    (part_sizes(raw), channel_sizes(raw)) if parts else None,
-                )
-            )
-        return found
+    def _index(self, *, parts: bool = False) -> list[CheckpointFile]:
+        """Every readable checkpoint: one read of each file (with ``parts``, its bytes by part
+        and by executor or step too)."""
+        return _checkpoints(self._scan(parts=parts))
 
-    def _runs(self, items: list[_Indexed]) -> list[_Run]:
-        """The runs of ``items``, workflows in name order, each workflow's in start order."""
-        groups: dict[str, list[_Indexed]] = {}
+    def _scan(self, *, parts: bool = False) -> Scan:
+        return scan_directory(self._directory, extra=_parts if parts else None)
+
+    def _runs(self, items: list[CheckpointFile]) -> list[_Run]:
+        """The runs of ``items``, workflows in name order, each workflow's in start order
+        (split as ``verify`` splits them)."""
+        groups: dict[str, list[CheckpointFile]] = {}
         for item in items:
-            groups.setdefault(item.workflow, []).append(item)
+            groups.setdefault(item.workflow_name, []).append(item)
         runs = []
         for name in sorted(groups):
-            ordered = parents_first(
-                groups[name],
-                lambda i: (i.checkpoint_id, i.parent),
-                lambda i: (i.time, i.checkpoint_id),
-            )
+            ordered = parents_first(groups[name], lambda i: (i.checkpoint_id, i.parent), when)
             of_shape = {id(i.shape): i for i in ordered}
             for split in split_runs(i.shape for i in ordered):
                 members = tuple(of_shape[id(shape)] for shape in split.members)
                 runs.append(_Run(split.run_id, name, members, split.ended))
         return runs
 
-    def _run(self, run_id: str, items: list[_Indexed] | None = None) -> _Run:
+    def _run(self, run_id: str, items: list[CheckpointFile] | None = None) -> _Run:
         """The run ``run_id`` names: its id, a unique start of it, or a workflow's name when
         the workflow has one run.
 
@@ -185,10 +140,10 @@ class AgentFrameworkSource(ClosingSource):
 
     def runs(self, *, workflow: str | None = None) -> Iterator[RunInfo]:
         """Yield each run (of ``workflow``), oldest first, judged as ``verify`` judges it."""
-        items = [i for i in self._index() if workflow is None or i.workflow == workflow]
+        scan = self._scan()
+        items = [i for i in _checkpoints(scan) if workflow in (None, i.workflow_name)]
         runs = self._runs(items)
-        report = self.verify() if runs else None
-        verdicts = {v.run_id: v for v in report.runs} if report else {}
+        verdicts = {v.run_id: v for v in judge(scan).runs} if runs else {}
         infos = [_info(run, verdicts.get(run.run_id)) for run in runs]
         yield from sorted(infos, key=lambda info: (info.created_at, info.run_id))
 
@@ -209,7 +164,7 @@ class AgentFrameworkSource(ClosingSource):
         for order, item in enumerate(run.members):
             yield self._entry(run, item, order)
 
-    def _entry(self, run: _Run, item: _Indexed, order: int) -> Entry:
+    def _entry(self, run: _Run, item: CheckpointFile, order: int) -> Entry:
         raw, size = _read(self._directory / item.file)
         if not isinstance(raw, dict) or raw.get("checkpoint_id") != item.checkpoint_id:
             raise CheckpointCorruptError(item.file, "changed or removed while it was read")
@@ -222,9 +177,9 @@ class AgentFrameworkSource(ClosingSource):
             parent_ids=() if item.parent is None else (item.parent,),
             order=order,
             kind="request" if requests else "checkpoint",
-            time=item.time,
+            time=item.stamp,
             summary={
-                "workflow": item.workflow,
+                "workflow": item.workflow_name,
                 "file": item.file,
                 "iteration_count": raw.get("iteration_count"),
                 "pending_request_ids": requests,
@@ -285,16 +240,22 @@ class AgentFrameworkSource(ClosingSource):
         Raises:
             RunNotFoundError: ``run_id`` names no run.
         """
-        import asyncio
-
-        from wfctl._inspect._af_lineage import verify_agent_framework_dir
         from wfctl._inspect._lineage import LineageReport
 
-        report = asyncio.run(verify_agent_framework_dir(self._directory))
+        scan = self._scan()
+        report = judge(scan)
         if run_id is None:
             return report
-        run = self._run(run_id)
+        run = self._run(run_id, _checkpoints(scan))
         return LineageReport(tuple(v for v in report.runs if v.run_id == run.run_id))
+
+
+def _checkpoints(scan: Scan) -> list[CheckpointFile]:
+    return [item for records in scan.groups.values() for item in records]
+
+
+def _parts(raw: dict[str, Any]) -> tuple[dict[str, int], dict[str, int]]:
+    return part_sizes(raw), channel_sizes(raw)
 
 
 def _cached_before(run: _Run, order: int) -> frozenset[str]:
@@ -330,8 +291,8 @@ def _info(run: _Run, verdict: Any) -> RunInfo:
         workflow=run.workflow,
         status=status,
         head_id=head.checkpoint_id,
-        created_at=min(i.time for i in members),
-        updated_at=max(i.time for i in members),
+        created_at=min(i.stamp for i in members),
+        updated_at=max(i.stamp for i in members),
         record_count=len(members),
         size_bytes=sum(i.size for i in members),
         problem=f"{problems[0]} (and {len(problems) - 1} more)"
@@ -346,7 +307,7 @@ def _size_info(run: _Run) -> SizeInfo:
     kinds: dict[str, list[int]] = {"checkpoint": [0, 0]}
     channels: dict[str, int] = {}
     for item in run.members:
-        by_part, by_channel = item.parts or ({}, {})
+        by_part, by_channel = item.extra or ({}, {})
         kinds["checkpoint"][0] += 1
         kinds["checkpoint"][1] += max(0, item.size - sum(by_part.values()))
         for part, size in by_part.items():
