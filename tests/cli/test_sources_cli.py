@@ -174,10 +174,11 @@ def test_runs_log_show_du_and_verify_of_a_store_with_every_kind_of_run(
         ("approval", "completed"),
         ("approval", "paused"),
         ("fan", "completed"),
+        ("review", "completed"),
         ("review", "paused"),
         ("skip", "completed"),
     ]
-    assert len(listed["runs"]) == 6  # fan ran twice
+    assert len(listed["runs"]) == 7  # fan ran twice
     assert runs["approval", "paused"]["facts"] == {"iterations": 2, "pending_requests": 1}
     table = wfctl("runs", "--store", af_store, "--status", "paused")
     assert table.code == 0 and "pending requests 1" in table.stdout
@@ -197,7 +198,10 @@ def test_runs_log_show_du_and_verify_of_a_store_with_every_kind_of_run(
         '{"text": "HELLO"} (from approver)',
     ):
         assert line in text.stdout
-    review = wfctl("log", "review", "--store", af_store)  # the workflow's one run
+    skip = wfctl("log", "skip", "--store", af_store)  # the workflow's one run
+    assert skip.code == 0 and "iteration: 2" in skip.stdout
+    paused = runs["review", "paused"]["run_id"]
+    review = wfctl("log", paused[:8], "--store", af_store)
     assert review.code == 0 and "cached: make[" in review.stdout
 
     many = wfctl("log", "fan", "--store", af_store)
@@ -216,8 +220,11 @@ def test_runs_log_show_du_and_verify_of_a_store_with_every_kind_of_run(
     assert verified.code == 1 and verified.stderr == ""
     broken = {v["run_id"] for v in verified.json()["runs"] if not v["ok"]}
     assert broken == {
-        r["run_id"] for r in listed["runs"] if r["workflow"] in ("fan", "skip")
-    }  # the forks and the skipped checkpoint
+        r["run_id"]
+        for r in listed["runs"]
+        if r["workflow"] in ("fan", "skip")
+        or (r["workflow"], r["status"]) == ("review", "completed")
+    }  # the forks, the skipped checkpoint, the new root after answers alone
 
     cosmos = tmp_path / "cosmos"
     cosmos_copy(af_store, cosmos)

@@ -85,7 +85,7 @@ def _skip(storage: Any) -> Any:
 def write_store(directory: Path) -> None:
     """Run, into ``directory``: ``approval`` answered, then ``approval`` left waiting;
     ``skip`` (iteration 1's checkpoint refused); ``fan`` of 3 then of 2 (parallel steps);
-    ``review`` paused."""
+    ``review`` answered (by answers alone, which start a new root), then ``review`` paused."""
     made = workflows()
 
     async def main() -> None:
@@ -95,8 +95,12 @@ def write_store(directory: Path) -> None:
         await workflow.run(responses={asked[0].request_id: "yes"})
         await _approval(storage).run("again")
         await _skip(storage).run("x")
-        for name, message in (("fan", 3), ("fan", 2), ("review", 2)):
+        for name, message in (("fan", 3), ("fan", 2)):
             await made[name].build(checkpoint_storage=storage).run(message)
+        review = made["review"].build(checkpoint_storage=storage)
+        asked = (await review.run(2)).get_request_info_events()
+        await review.run(responses={asked[0].request_id: "ok"})  # a new root: the same run
+        await made["review"].build(checkpoint_storage=storage).run(2)
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the functional API says it is experimental

@@ -39,16 +39,21 @@ def test_runs_are_chains_of_a_workflow(af_store: Path) -> None:
         "approval": [("completed", 5), ("paused", 3)],  # answered; then one left waiting
         "skip": [("completed", 3)],
         "fan": [("completed", 4), ("completed", 3)],  # parallel steps: 3 roots, then 2
-        "review": [("paused", 2)],
+        "review": [("completed", 3), ("paused", 2)],  # answered, then one left waiting
     }
     answered, waiting = runs["approval"]
     assert answered.facts == {"iterations": 3} and answered.problem is None
     assert waiting.facts == {"iterations": 2, "pending_requests": 1}
     assert [r.facts for r in runs["fan"]] == [{"steps": 3}, {"steps": 2}]
-    assert runs["review"][0].facts == {"steps": 1, "pending_requests": 1}
+    assert [r.facts for r in runs["review"]] == [{"steps": 1}, {"steps": 1, "pending_requests": 1}]
     first, second = runs["fan"]
     assert first.problem is not None and first.problem.startswith("3 roots (exactly one")
     assert second.problem is not None and second.problem.startswith("2 roots (exactly one")
+    answered_review = runs["review"][0]  # answers alone start a new root: still its run
+    assert answered_review.problem is not None
+    assert answered_review.problem.startswith("2 roots (exactly one")
+    kinds = [(e.kind, len(e.parent_ids)) for e in _records(af_store, answered_review.run_id)]
+    assert kinds == [("checkpoint", 0), ("request", 1), ("checkpoint", 0)]
     for infos in runs.values():
         for info in infos:  # a run is named by its first checkpoint
             assert _records(af_store, info.run_id)[0].entry_id == info.run_id
@@ -86,7 +91,7 @@ def test_the_step_cache_is_read_by_step_and_call(af_store: Path) -> None:
     assert all(step.startswith("double[") and "]#0 = " in step for s in added for step in s)
     assert [e.summary["step_count"] for e in entries] == [1, 2, 3, 3]
     assert [len(e.parent_ids) for e in entries] == [0, 0, 0, 1]  # the seeds' fork
-    review = _records(af_store, _runs(af_store)["review"][0].run_id)
+    review = _records(af_store, _runs(af_store)["review"][1].run_id)
     (made,) = review[0].summary["steps"]
     assert made.endswith(' = tests.sources.test_agent_framework_source.Thing {"value": 2}')
 
@@ -94,9 +99,10 @@ def test_the_step_cache_is_read_by_step_and_call(af_store: Path) -> None:
 def test_runs_are_found_by_id_start_or_their_workflow_s_name(af_store: Path) -> None:
     runs = _runs(af_store)
     with open_source(af_store) as source:
-        review = runs["review"][0].run_id
+        review = runs["review"][1].run_id
         assert [e.run_id for e in source.records(review[:8])] == [review, review]
-        assert next(source.records("review")).run_id == review  # its one run
+        (skip,) = runs["skip"]
+        assert next(source.records("skip")).run_id == skip.run_id  # the workflow's one run
         with pytest.raises(RunNotFoundError) as many:
             source.records("fan")  # two runs: their ids are suggested
         assert str(many.value).startswith("run 'fan' not found; did you mean ")
@@ -173,10 +179,11 @@ def test_cosmos_db_exports_read_the_same(af_store: Path, tmp_path: Path) -> None
         assert [e.summary for e in source.records(review)] == [
             {**e.summary, "file": f"review_{e.entry_id}.json"} for e in plain.records(review)
         ]
-    wrong = next(cosmos.glob("review_*.json"))
+    paused = exported["review"][1].run_id
+    wrong = cosmos / f"review_{paused}.json"
     wrong.write_text(json.dumps(json.loads(wrong.read_text()) | {"id": "elsewhere"}))
     with open_source(cosmos) as source:
-        (verdict,) = [v for v in source.verify().runs if v.workflow_name == "review"]
+        (verdict,) = source.verify(paused).runs
     assert verdict.problems == (
         f"{wrong.stem.removeprefix('review_')} (in {wrong.name}): document id 'elsewhere' is "
         f"not {wrong.stem}, as the Cosmos DB storage writes it",

@@ -80,7 +80,7 @@ def summary_facts(data: dict[str, Any], cached_before: frozenset[str]) -> dict[s
     ``nodes`` (the executors whose messages it holds), ``messages`` (``source → target: type
     value``), ``requests`` (``id: type value (from executor)``), and for a functional
     workflow ``steps`` (the step cache's entries not in ``cached_before``, the keys of the
-    checkpoint it follows) and ``step_count`` (every entry)."""
+    checkpoint saved before it) and ``step_count`` (every entry)."""
     facts: dict[str, Any] = {}
     messages = data.get("messages")
     if isinstance(messages, dict):

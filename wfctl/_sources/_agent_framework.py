@@ -259,13 +259,11 @@ def _parts(raw: dict[str, Any]) -> tuple[dict[str, int], dict[str, int]]:
 
 
 def _cached_before(run: _Run, order: int) -> frozenset[str]:
-    """The step cache's keys the run's checkpoint ``order`` follows: its parent's, or, for a
-    root, those of the checkpoint before it (``log`` shows the entries each save adds)."""
-    item = run.members[order]
-    parent = next((m for m in run.members[:order] if m.checkpoint_id == item.parent), None)
-    if parent is None and item.parent is None and order:
-        parent = run.members[order - 1]
-    return parent.shape.cache or frozenset() if parent is not None else frozenset()
+    """The step cache's keys of the run's checkpoint saved before checkpoint ``order`` (``log``
+    shows the entries each save adds; not its parent's: concurrent steps' saves name a stale
+    parent)."""
+    before = run.members[order - 1].shape.cache if order else None
+    return before or frozenset()
 
 
 def _info(run: _Run, verdict: Any) -> RunInfo:
