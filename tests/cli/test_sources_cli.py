@@ -190,6 +190,7 @@ def test_runs_log_show_du_and_verify_of_a_store_with_every_kind_of_run(
     assert [r["summary"]["iteration"] for r in log["records"]] == [0, 1, 2, 2, 3]
     text = wfctl("log", answered[:8], "--store", af_store)
     assert text.code == 0 and text.stderr == ""
+    assert text.stdout.startswith(f"{answered} (agent-framework): 5 record(s)\n")  # whole
     for line in (
         "iteration: 2",
         "ran: upper",

@@ -88,9 +88,12 @@ def print_source_log(
     known first)."""
     out = stdout()
     counted = "" if count is None else f": {count} record(s)"
-    out.print(Text(f"{run_id} ({kind}){counted}", style="bold"))
     shown_time = TimelineTimes(now())
+    headed = False
     for depth, entry in tree:
+        if not headed:  # the run's whole id, when it was named by a start of it
+            out.print(Text(f"{entry.run_id} ({kind}){counted}", style="bold"))
+            headed = True
         mark = "  " * (depth - 1) + "└─ " if depth else ""
         parents = ", ".join(entry.parent_ids) or "root"
         indent = "  " * depth + "      "
@@ -103,6 +106,8 @@ def print_source_log(
         if verbose:
             for line in json_text(entry.data).splitlines():
                 out.print(Text(f"{indent}{line}", style="dim"))
+    if not headed:
+        out.print(Text(f"{run_id} ({kind}){counted}", style="bold"))
 
 
 def _facts(summary: dict[str, Any]) -> list[tuple[str, str]]:
