@@ -41,6 +41,7 @@ def test_runs_are_chains_of_a_workflow(af_store: Path) -> None:
         "fan": [("completed", 4), ("completed", 3)],  # parallel steps: 3 roots, then 2
         "review": [("completed", 3), ("paused", 2)],  # answered, then one left waiting
     }
+    assert len({info for infos in runs.values() for info in infos}) == 7  # hashable, with facts
     answered, waiting = runs["approval"]
     assert answered.facts == {"iterations": 3} and answered.problem is None
     assert waiting.facts == {"iterations": 2, "pending_requests": 1}

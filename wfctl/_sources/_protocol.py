@@ -76,7 +76,7 @@ class RunInfo:
     size_bytes: int | None = None
     origin: str | None = None
     problem: str | None = None
-    facts: dict[str, Any] = field(default_factory=dict)
+    facts: dict[str, Any] = field(default_factory=dict, hash=False)
 
 
 @dataclass(frozen=True, slots=True)
