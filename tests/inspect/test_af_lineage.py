@@ -181,3 +181,20 @@ def test_neither_pickle_nor_the_framework_is_imported() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_an_iteration_gap_names_the_checkpoints_not_saved(tmp_path: Path) -> None:
+    """A graph workflow (no step cache): a pause and its answer share an iteration; a gap is
+    what agent-framework leaves when it refuses to save a checkpoint."""
+    graph = {"state": {}, "messages": {"x": [1]}}
+    write(tmp_path, "a", None, 1, iteration_count=0, **graph)
+    write(tmp_path, "b", "a", 2, iteration_count=1, **graph)
+    write(tmp_path, "c", "b", 3, iteration_count=1, **graph)  # the answer to a pause
+    write(tmp_path, "d", "c", 4, iteration_count=2, **graph)
+    write(tmp_path, "e", "d", 5, iteration_count=5, **graph)
+    (verdict,) = check(tmp_path).runs
+    assert verdict.problems == (
+        "e.json: iteration 5 follows its parent's 2: the checkpoints of iterations 3 to 4 "
+        "were not saved (agent-framework skips a checkpoint it cannot encode and parents the "
+        "next one to the last it saved)",
+    )

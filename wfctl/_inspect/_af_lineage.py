@@ -304,11 +304,16 @@ def _workflow_links(
             and parent.iteration is not None
             and record.iteration > parent.iteration + 1
         ):
+            lowest, highest = parent.iteration + 1, record.iteration - 1
+            missing = (
+                f"the checkpoint of iteration {lowest} was"
+                if lowest == highest
+                else f"the checkpoints of iterations {lowest} to {highest} were"
+            )
             found[run_of[id(record)]][0].append(
                 f"{record.label}: iteration {record.iteration} follows its parent's "
-                f"{parent.iteration}: the checkpoint of iteration {parent.iteration + 1} was "
-                "not saved (agent-framework skips a checkpoint it cannot encode and parents the "
-                "next one to the last it saved)"
+                f"{parent.iteration}: {missing} not saved (agent-framework skips a checkpoint "
+                "it cannot encode and parents the next one to the last it saved)"
             )
     for parent_id, kids in sorted(children.items()):
         if len(kids) > 1:
