@@ -122,6 +122,24 @@ def _measure(command: list[str], *, first_line: bool = False) -> dict[str, float
     return result
 
 
+def measure_rounds(
+    jobs: dict[str, tuple[list[str], bool]], count: int
+) -> tuple[dict[str, list[dict[str, float]]], dict[str, str]]:
+    """Measure each job (its command, and whether its first line is timed) ``count`` times,
+    interleaved round by round: the measurements by job, and the jobs that failed (why)."""
+    rounds: dict[str, list[dict[str, float]]] = {name: [] for name in jobs}
+    failed: dict[str, str] = {}
+    for _ in range(count):
+        for name, (command, first_line) in jobs.items():
+            if name in failed:
+                continue
+            try:
+                rounds[name].append(_measure(command, first_line=first_line))
+            except RuntimeError as exc:
+                failed[name] = str(exc)
+    return rounds, failed
+
+
 def _median(rounds: list[dict[str, float]]) -> dict[str, Any]:
     return {
         key: {
@@ -182,16 +200,7 @@ def main(argv: list[str] | None = None) -> int:
         "wfctl du (big)": ([wfctl, "du", "--store", str(big), "--json"], False),
         "SqliteSaver.list (big)": ([sys.executable, "-c", PEER, str(big)], False),
     }
-    rounds: dict[str, list[dict[str, float]]] = {name: [] for name in jobs}
-    failed: dict[str, str] = {}
-    for _ in range(args.rounds):  # interleaved round by round
-        for name, (command, first_line) in jobs.items():
-            if name in failed:
-                continue
-            try:
-                rounds[name].append(_measure(command, first_line=first_line))
-            except RuntimeError as exc:
-                failed[name] = str(exc)
+    rounds, failed = measure_rounds(jobs, args.rounds)
     report: dict[str, Any] = {
         "stores": {
             path.name: {

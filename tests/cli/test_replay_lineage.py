@@ -7,6 +7,7 @@ import os
 import shlex
 import shutil
 from pathlib import Path
+from typing import Any
 
 from tests.cli.conftest import WORKFLOWS, invoke, run_id_of, wfctl
 
@@ -133,14 +134,25 @@ def test_verify_lineage_finds_a_fork(store: Path) -> None:
     assert verdict["ok"] is False and verdict["problems"]
 
 
-def _af_checkpoint(folder: Path, cid: str, parent: str | None, minute: int) -> None:
+def _af_checkpoint(
+    folder: Path, cid: str, parent: str | None, minute: int, *, steps: int | None = None
+) -> None:
+    """Write a checkpoint file: a graph workflow's whose state is a pickle, or with ``steps``
+    a functional workflow's whose step cache holds that many steps."""
+    state: dict[str, Any] = {
+        "__pickled__": "gASVAAAAAAAAAACMCGJ1aWx0aW5zlIwEZXZhbJSTlC4=",
+        "__type__": "x",
+    }
+    if steps is not None:
+        state = {"_step_cache": {f"step::{i}": i for i in range(steps)}}
     record = {
         "workflow_name": "wf",
         "checkpoint_id": cid,
         "previous_checkpoint_id": parent,
         "timestamp": f"2025-01-01T00:{minute:02d}:00+00:00",
-        "state": {"__pickled__": "gASVAAAAAAAAAACMCGJ1aWx0aW5zlIwEZXZhbJSTlC4=", "__type__": "x"},
+        "state": state,
     }
+    folder.mkdir(exist_ok=True)
     (folder / f"{cid}.json").write_text(json.dumps(record), encoding="utf-8")
 
 
@@ -153,9 +165,9 @@ def test_verify_lineage_of_an_agent_framework_directory(tmp_path: Path) -> None:
     assert done.code == 0, done.stderr
     assert done.json()["runs"][0]["checkpoint_count"] == 2
 
-    forked = tmp_path / "forked"
-    shutil.copytree(healthy, forked)
-    _af_checkpoint(forked, "c", None, 2)  # report 004: a second root
+    forked = tmp_path / "forked"  # report 004: a functional run's second root
+    for cid, parent, minute, steps in (("a", None, 0, 1), ("b", "a", 1, 2), ("c", None, 2, 3)):
+        _af_checkpoint(forked, cid, parent, minute, steps=steps)
     broken = wfctl("verify-lineage", "--agent-framework", forked)
     assert broken.code == 1
     assert "BROKEN" in broken.stdout and "2 roots" in broken.stdout
@@ -180,7 +192,7 @@ def test_verify_lineage_names_a_fifo_and_a_link_out_of_an_agent_framework_direct
     os.mkfifo(folder / "x.json")
     done = wfctl("verify-lineage", "--agent-framework", folder, "--json", timeout=30)
     assert done.code == 1, done.stderr
-    verdicts = {v["run_id"]: v for v in done.json()["runs"]}
+    verdicts = {v["workflow"] or v["run_id"]: v for v in done.json()["runs"]}
     assert verdicts["wf"]["checkpoint_count"] == 2 and verdicts["wf"]["ok"] is True
     problems = verdicts["(unreadable files)"]["problems"]
     assert sorted(problems) == [

@@ -107,7 +107,7 @@ def test_an_agent_framework_directory_filters_by_the_same_glob(tmp_path: Path) -
     healthy = FIXTURES / "af_healthy"  # workflows 'pipeline' and 'review'
     one = wfctl("verify-lineage", "--agent-framework", healthy, "-w", "rev*", "--json")
     assert one.code == 0, one
-    assert [r["run_id"] for r in one.json()["runs"]] == ["review"]
+    assert [r["workflow"] for r in one.json()["runs"]] == ["review"]
     none = wfctl("verify-lineage", "--agent-framework", healthy, "-w", "nope*", "--json")
     assert none.code == 2 and none.stdout == "", none
     assert none.error_line() == (

@@ -44,7 +44,7 @@ def test_every_command_reads_the_store_and_writes_nothing(dbos_sqlite: Path) -> 
     used = _json("du", "--store", dbos_sqlite)
     assert used["source"] == "dbos-sqlite"
     wide = wfctl("runs", "--store", dbos_sqlite, env={"COLUMNS": "250"})
-    assert wide.code == 0 and "dbos_status PENDING, recovery_attempts 1" in wide.stdout
+    assert wide.code == 0 and "dbos status PENDING, recovery attempts 1" in wide.stdout
     text = wfctl("log", "wf-parent", "--store", dbos_sqlite)
     assert text.code == 0 and "received greeting" in text.stdout
     refused = wfctl("rm", "wf-parent", "--store", dbos_sqlite)

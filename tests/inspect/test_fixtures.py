@@ -137,14 +137,17 @@ def test_tampered_records_are_named() -> None:
 def test_af_healthy_dir_verifies_ok() -> None:
     report = arun(verify_agent_framework_dir(FIXTURES / "af_healthy"))
     assert report.ok
-    assert [(v.run_id, v.checkpoints) for v in report.runs] == [("pipeline", 3), ("review", 2)]
+    assert [(v.workflow_name, v.checkpoints) for v in report.runs] == [
+        ("pipeline", 3),
+        ("review", 2),
+    ]
 
 
 def test_af_forked_dir_shows_report_004() -> None:
     """3 checkpoints, 2 roots, 1 unreachable from the latest: the report's own numbers."""
     (verdict,) = arun(verify_agent_framework_dir(FIXTURES / "af_forked")).runs
     files = sorted(p.name for p in (FIXTURES / "af_forked").glob("*.json"))
-    assert (verdict.run_id, verdict.checkpoints, verdict.ok) == ("parallel", 3, False)
+    assert (verdict.workflow_name, verdict.checkpoints, verdict.ok) == ("parallel", 3, False)
     head = "0b642456-4c5b-5463-9d2e-4b8d943c7bdf"
     lost = "bce47e7a-c7b9-52f4-83e2-6219911886f0.json"
     assert verdict.head == head and f"{head}.json" in files and lost in files
@@ -155,7 +158,7 @@ def test_af_forked_dir_shows_report_004() -> None:
             f"1 record(s) unreachable from the head {head}.json (the newest): {lost}",
         ],
     )
-    assert verdict.notes == ()  # the two lineages overlap in time: a fork, not two runs
+    assert verdict.notes == ()  # the second root carries the run on: a fork, not two runs
 
 
 def test_reports_are_json_with_stable_keys() -> None:

@@ -103,7 +103,7 @@ def big_af_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 class TestAgentFrameworkDirectory(SourceConformance):
-    statuses = frozenset({"paused", "unknown"})
+    statuses = frozenset({"paused", "completed"})
     forks = True  # concurrent steps' saves fork the history (several roots)
     unknown_run_id = "no-such-workflow"
     unknown_record_id = "no-such-checkpoint"
@@ -121,18 +121,19 @@ class TestAgentFrameworkDirectory(SourceConformance):
     @pytest.fixture
     def big_run(self, big_af_dir: Path) -> Iterator[tuple[Source, str, int]]:
         with open_source(f"agent-framework://{big_af_dir}") as source:
-            (size,) = source.sizes("big")
-            yield source, "big", size.size_bytes
+            (size,) = source.sizes("big")  # the workflow's one run, by its name
+            yield source, size.run_id, size.size_bytes
 
 
 def test_the_fork_is_a_verdict_problem_and_the_pause_is_seen(af_dir: Path) -> None:
     with open_source(af_dir) as source:
-        runs = {r.run_id: r for r in source.runs()}
+        runs = {r.workflow: r for r in source.runs()}
         assert runs["review"].status == "paused"
         assert runs["fan"].problem is not None and "roots" in runs["fan"].problem
-        report = {v.run_id: v for v in source.verify().runs}
+        report = {v.workflow_name: v for v in source.verify().runs}
         assert not report["fan"].ok and report["review"].ok
-        (head,) = [e for e in source.records("review") if e.entry_id == runs["review"].head_id]
+        review = runs["review"].run_id
+        (head,) = [e for e in source.records(review) if e.entry_id == runs["review"].head_id]
         assert head.kind == "request" and head.summary["pending_request_ids"]
 
 
@@ -209,7 +210,7 @@ def test_records_are_not_read_through_a_link_out_of_the_directory(tmp_path: Path
         for file in outside.glob("*.json"):
             with pytest.raises(CheckpointNotFoundError):
                 source.record(file.stem)
-        assert [r.run_id for r in source.runs()] == ["review"]
+        assert [r.workflow for r in source.runs()] == ["review"]
 
 
 def test_a_record_stored_with_an_earlier_time_than_its_parent_still_follows_it(
@@ -254,7 +255,7 @@ def test_a_fifo_among_the_checkpoints_is_named_not_waited_on(af_dir: Path, tmp_p
     assert report.runs[-1].problems == (
         "zz.json: not read: not a regular file (a FIFO, a device, ...)",
     )
-    assert {r.run_id for r in listed} == {"fan", "review"}
+    assert {r.workflow for r in listed} == {"fan", "review"}
 
 
 def test_unknown_workflow_and_checkpoint(af_dir: Path) -> None:
@@ -317,27 +318,44 @@ def test_detection_reads_at_most_a_few_files(tmp_path: Path) -> None:
         open_source(tmp_path)
 
 
-def test_sizes_read_each_checkpoint_file_once(
+def test_sizes_and_runs_read_each_checkpoint_file_once(
     af_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Whether a checkpoint holds pending requests (its size a ``request``'s) is kept from the
-    one read that indexes it, not found by reading the file again."""
-    from wfctl._sources import _agent_framework  # the module's own reader, counted
+    """A checkpoint's bytes by part are measured in the one read that indexes it, not found
+    by reading the file again."""
+    from wfctl._inspect import _af_lineage  # the directory's one reader, counted
+    from wfctl._sources import _agent_framework
 
     read: list[Path] = []
-    real = _agent_framework.read_regular_file
+    real = _af_lineage.read_regular_file
 
     def counted(path: Path) -> bytes:
         read.append(path)
         return real(path)
 
     with open_source(af_dir) as source:  # detection's own reads are not the count
+        monkeypatch.setattr(_af_lineage, "read_regular_file", counted)
         monkeypatch.setattr(_agent_framework, "read_regular_file", counted)
-        sizes = {size.run_id: size for size in source.sizes()}
+        sizes = list(source.sizes())
     files = sorted(af_dir.glob("*.json"))
     assert sorted(read) == files
-    kinds = {kind.kind for kind in sizes["review"].by_kind}
-    assert kinds == {"checkpoint", "request"}  # the review paused: its head asks
-    assert sum(size.size_bytes for size in sizes.values()) == sum(
-        file.stat().st_size for file in files
-    )
+    review = next(size for size in sizes if size.run_id.startswith(_first_id(af_dir, "review")))
+    kinds = {kind.kind: kind for kind in review.by_kind}
+    assert set(kinds) == {"checkpoint", "state", "requests", "step_cache"}  # it paused
+    assert kinds["checkpoint"].record_count == review.record_count == 2
+    assert sum(kind.size_bytes for kind in review.by_kind) <= review.size_bytes
+    assert [c.kind for c in review.by_channel] == ["step make"]
+    assert sum(size.size_bytes for size in sizes) == sum(file.stat().st_size for file in files)
+    with open_source(af_dir) as source:
+        read.clear()  # detection's own reads are not the count
+        listed = list(source.runs())  # judged by verify's rules from the same read
+    assert sorted(read) == files and all(info.problem or info.workflow != "fan" for info in listed)
+
+
+def _first_id(directory: Path, workflow: str) -> str:
+    """The id of ``workflow``'s root checkpoint in ``directory`` (its one run's id)."""
+    for file in directory.glob("*.json"):
+        raw = json.loads(file.read_text())
+        if raw["workflow_name"] == workflow and raw["previous_checkpoint_id"] is None:
+            return str(raw["checkpoint_id"])
+    raise AssertionError(workflow)

@@ -101,7 +101,9 @@ def verify_lineage(
     The filters (--workflow, --status, --since, --until) select runs as 'wfctl runs' lists
     them. A store with no run, or filters that match none, verify nothing: that is not a
     pass (exit 2, "nothing was verified"). An agent-framework checkpoint directory (--store
-    DIR, detected) is verified one workflow at a time, filtered by --workflow only; a LangGraph
+    DIR, detected) is verified one run (chain of checkpoints) at a time, filtered by --workflow
+    only: several roots, a skipped checkpoint (an iteration gap) and missing parents are
+    problems, checkpoints sharing a timestamp a note; a LangGraph
     checkpointer (--store FILE.sqlite, langgraph+sqlite://FILE, langgraph+postgresql://...) one
     thread at a time, by LangGraph's rules (one root per namespace, steps, two loop children of
     one checkpoint).
@@ -176,7 +178,8 @@ def runs(
     record anywhere is listed as corrupt, and one whose journal cannot be read as unreadable
     (such a run is listed under any --workflow pattern and time filter when its own workflow
     or creation time cannot be read). An agent-framework checkpoint directory (--store DIR,
-    detected) lists one run per workflow, a LangGraph checkpointer (--store FILE.sqlite,
+    detected) lists each run, a chain of a workflow's checkpoints named by its first one's id,
+    with its iterations or steps and pending requests; a LangGraph checkpointer (--store FILE.sqlite,
     langgraph+sqlite://FILE, langgraph+postgresql://...) one run per thread, read through
     their sources (--json: wfctl/source-runs@1).
 
@@ -281,8 +284,10 @@ def log(
     commit, backing off to once a second while the run is idle; on PostgreSQL each look is
     one statement.
 
-    An agent-framework checkpoint directory (--store DIR) shows a workflow's checkpoints in
-    order, a branch of a fork indented under it (--json: wfctl/source-log@1); a LangGraph
+    An agent-framework checkpoint directory (--store DIR) shows a run's checkpoints in order
+    (RUN: a start of its id, or a workflow with one run), a branch of a fork indented under
+    it, with iterations, the executors that ran, messages, requests and the step cache's
+    entries (--json: wfctl/source-log@1); a LangGraph
     checkpointer a thread's checkpoints, subgraphs under the step that ran them, with the nodes
     that ran, interrupts, resumes, errors and task results (-v: every value).
 
@@ -350,8 +355,9 @@ def show(
     --json wraps the record in a document naming its run and checkpoint (the record itself
     keeps the store's keys and the tagged encoding of values); --toml prints the record alone.
     TOML has no null: null values are left out (inside arrays they are written as "null").
-    In an agent-framework checkpoint directory (--store DIR), CKPT is a checkpoint id; pickled
-    values are shown as opaque markers, never unpickled (--json: wfctl/source-show@1). In a
+    In an agent-framework checkpoint directory (--store DIR), CKPT is a checkpoint id or a
+    unique start of it; pickled values are shown as opaque markers, read as data and never
+    unpickled (--json: wfctl/source-show@1). In a
     LangGraph checkpointer, CKPT is LangGraph's checkpoint id or a unique prefix of it; what a
     value names is described, never imported or unpickled.
 
@@ -409,7 +415,7 @@ def export(
 
     The document holds the run's summary and every checkpoint as stored. With --json and no --output the document is JSON; with --json and --output, a JSON
     summary of what was written is printed. --output writes a new file and renames it over FILE once complete: a run that fails part-way leaves FILE as it was.
-    An agent-framework checkpoint directory (--store DIR) exports a workflow's checkpoints as
+    An agent-framework checkpoint directory (--store DIR) exports a run's checkpoints as
     JSON on stdout (wfctl/source-export@1), a LangGraph checkpointer a thread's, decoded as
     show decodes them.
 

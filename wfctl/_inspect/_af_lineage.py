@@ -5,47 +5,69 @@ holding the ``WorkflowCheckpoint`` fields: ``workflow_name``, ``graph_signature_
 ``checkpoint_id``, ``previous_checkpoint_id``, ``timestamp`` (ISO 8601, UTC), ``messages``,
 ``state``, ``pending_request_info_events``, ``iteration_count``, ``metadata`` and ``version``.
 Values that are not plain JSON are pickled and embedded as base64 (``{"__pickled__": ...,
-"__type__": ...}``). Only the four plain lineage fields are read here; nothing is unpickled, no
-payload is decoded and the framework is never imported.
+"__type__": ...}``). The lineage fields are read here, and what splitting a workflow into runs
+needs (:mod:`._af_runs`: whether a checkpoint asks, holds messages, its step cache's keys and
+its input); nothing is unpickled, no payload is decoded and the framework is never imported.
 
-The format has no run id: its ``get_latest(workflow_name=...)`` picks the newest checkpoint of a
-workflow by timestamp and restores from it, so every checkpoint of one workflow is checked as
-one lineage, the way that storage sees it (report 004: two roots, one record unreachable).
+The format has no run id: the checkpoints of a workflow are split into runs, chains of
+checkpoints (:func:`~._af_runs.split_runs`), and each run is judged as one lineage: a run with
+several roots is the seeds' fork (report 004), or a functional run resumed with answers alone.
 """
 
 from __future__ import annotations
 
 import asyncio
 import fnmatch
-import itertools
 import json
 import os
 from collections import defaultdict
+from collections.abc import Callable, Container
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from wfctl._errors import WfctlError
 
+from ._af_runs import CheckpointShape, parents_first, shape_of, split_runs
 from ._lineage import LineageReport, RunVerdict, listed
 from ._regular import NotRegularFileError, read_regular_file
 
-__all__ = ["UNREADABLE", "verify_agent_framework_dir"]
+__all__ = [
+    "UNREADABLE",
+    "CheckpointFile",
+    "Scan",
+    "judge",
+    "scan_directory",
+    "verify_agent_framework_dir",
+    "when",
+]
 
 #: The ``run_id`` of the verdict that collects files whose workflow cannot be read.
 UNREADABLE = "(unreadable files)"
 _OLDEST = datetime.min.replace(tzinfo=UTC)
+#: The fields Cosmos DB adds to a document (an exported checkpoint of its storage holds them).
+_COSMOS_FIELDS = frozenset({"_rid", "_ts", "_etag", "_self"})
 
 
 @dataclass(frozen=True, slots=True)
-class _Record:
-    """The lineage fields of one checkpoint file."""
+class CheckpointFile:
+    """What one read of a checkpoint file keeps: its lineage fields (``timestamp`` parsed,
+    ``stamp`` as stored), what run splitting reads of it, its size in bytes, how many pending
+    requests it holds, and what the scan's ``extra`` made of its JSON (never its payload
+    otherwise)."""
 
     checkpoint_id: str
     parent: str | None
     workflow_name: str
     timestamp: datetime
     file: str
+    shape: CheckpointShape
+    iteration: int | None = None
+    stamp: str = ""
+    size: int = 0
+    requests: int = 0
+    extra: Any = None
 
     @property
     def label(self) -> str:
@@ -62,11 +84,15 @@ async def verify_agent_framework_dir(
 ) -> LineageReport:
     """Verify the checkpoint lineage in an agent framework ``FileCheckpointStorage`` directory.
 
-    One verdict per workflow name (its ``run_id`` is the workflow name): more than one root,
-    records unreachable from the head (the newest by timestamp), missing parents, cycles,
-    duplicate ids and files whose name is not their id are problems. Files that cannot be read
-    as a checkpoint are named as problems of their workflow, or, when not even that can be read,
-    of an extra verdict with ``run_id`` :data:`UNREADABLE`.
+    One verdict per run (its ``run_id`` its first checkpoint's id; the runs of a workflow in the
+    order they started): more than one root, records unreachable from the run's head (its
+    newest by timestamp), missing parents, a checkpoint with two children, cycles, duplicate
+    ids, files whose name is not their id and a graph workflow's iteration gap (a checkpoint the
+    framework did not save) are problems; checkpoints sharing a timestamp are a note. Files that
+    cannot be read as a checkpoint are named as problems of their run (of the workflow's newest
+    when no checkpoint can be read from them), or, when not even their workflow can be read, of
+    an extra verdict with ``run_id`` :data:`UNREADABLE`; a workflow with no readable checkpoint
+    gets one verdict with its name as ``run_id``.
 
     Args:
         path: the storage directory.
@@ -76,43 +102,81 @@ async def verify_agent_framework_dir(
             reported).
 
     Returns:
-        The report, workflows in name order.
+        The report, workflows in name order, each workflow's runs in the order they started.
 
     Raises:
         WfctlError: ``path`` is not a directory.
     """
-    groups, problems = await asyncio.to_thread(_scan, Path(path))
+    return judge(
+        await asyncio.to_thread(scan_directory, Path(path)),
+        workflow_name=workflow_name,
+        pattern=pattern,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Scan:
+    """One read of a directory: its checkpoints by workflow name (files in name order), and
+    the problems of the files, by workflow name (:data:`UNREADABLE` when not even that can be
+    read)."""
+
+    groups: dict[str, list[CheckpointFile]]
+    problems: dict[str, list[str]]
+
+
+def judge(
+    scan: Scan, *, workflow_name: str | None = None, pattern: str | None = None
+) -> LineageReport:
+    """The report :func:`verify_agent_framework_dir` gives, of a directory already read."""
+    groups, problems = scan.groups, scan.problems
     owners = {r.checkpoint_id: name for name, records in groups.items() for r in records}
     names = sorted(set(groups) | (set(problems) - {UNREADABLE}))
     if workflow_name is not None:
         names = [workflow_name]
     if pattern is not None:
         names = [name for name in names if fnmatch.fnmatchcase(name, pattern)]
-    verdicts = [_verdict(n, groups.get(n, []), problems.get(n, []), owners) for n in names]
+    verdicts = [
+        verdict
+        for n in names
+        for verdict in _verdicts(n, groups.get(n, []), problems.get(n, []), owners)
+    ]
     if problems.get(UNREADABLE):
         verdicts.append(RunVerdict(UNREADABLE, None, 0, None, tuple(problems[UNREADABLE])))
     return LineageReport(tuple(verdicts))
 
 
-def _scan(directory: Path) -> tuple[dict[str, list[_Record]], dict[str, list[str]]]:
-    """Read every ``*.json`` file of ``directory``: records and problems by workflow name."""
+def scan_directory(
+    directory: Path, *, extra: Callable[[dict[str, Any]], Any] | None = None
+) -> Scan:
+    """Read every ``*.json`` file of ``directory`` once (a regular file only: a link or a
+    FIFO is a problem, never opened for reading); ``extra`` is called on each checkpoint's JSON
+    and kept as its :attr:`CheckpointFile.extra`.
+
+    Raises:
+        WfctlError: ``directory`` is not a directory.
+    """
     if not directory.is_dir():
         raise WfctlError(f"{directory}: not a directory of agent framework checkpoints")
-    groups: dict[str, list[_Record]] = defaultdict(list)
+    groups: dict[str, list[CheckpointFile]] = defaultdict(list)
     problems: dict[str, list[str]] = defaultdict(list)
-    for file in sorted(directory.glob("*.json")):
-        record, problem, owner = _read_file(file)
+    with os.scandir(directory) as entries:  # names only: sorting paths costs more
+        names = sorted(entry.name for entry in entries if entry.name.endswith(".json"))
+    for name in names:
+        record, problem, owner = _read_file(directory / name, extra)
         if record is not None:
             groups[record.workflow_name].append(record)
         if problem is not None:
             problems[owner or UNREADABLE].append(problem)
-    return groups, problems
+    return Scan(dict(groups), dict(problems))
 
 
-def _read_file(file: Path) -> tuple[_Record | None, str | None, str | None]:
+def _read_file(
+    file: Path, extra: Callable[[dict[str, Any]], Any] | None = None
+) -> tuple[CheckpointFile | None, str | None, str | None]:
     """Return a file's record (or None), its problem (or None) and its workflow (if known)."""
     try:
-        raw = json.loads(read_regular_file(file))
+        data = read_regular_file(file)
+        raw = json.loads(data)
     except NotRegularFileError as exc:
         return None, f"{file.name}: not read: {exc.strerror}", None
     except (OSError, ValueError, RecursionError) as exc:
@@ -128,9 +192,33 @@ def _read_file(file: Path) -> tuple[_Record | None, str | None, str | None]:
     if not isinstance(cid, str) or not cid or not (parent is None or isinstance(parent, str)):
         return None, f"{file.name}: missing or invalid checkpoint_id/previous_checkpoint_id", name
     when, problem = _parse_time(stamp)
-    record = _Record(cid, parent, name, when, file.name)
+    iteration = raw.get("iteration_count")
+    pending = raw.get("pending_request_info_events")
+    record = CheckpointFile(
+        cid,
+        parent,
+        name,
+        when,
+        file.name,
+        shape_of(raw, cid, parent),
+        iteration if isinstance(iteration, int) and not isinstance(iteration, bool) else None,
+        stamp if isinstance(stamp, str) else "",
+        len(data),
+        len(pending) if isinstance(pending, dict) else 0,
+        None if extra is None else extra(raw),
+    )
     if problem:
         return record, f"{record.label}: {problem}", name
+    if _COSMOS_FIELDS & raw.keys():  # an exported Cosmos DB document: load() queries its id
+        document_id = raw.get("id")
+        if document_id != f"{name}_{cid}":
+            return (
+                record,
+                f"{record.label}: document id {document_id!r} is not {name}_{cid}, as the "
+                "Cosmos DB storage writes it",
+                name,
+            )
+        return record, None, name
     if file.name != f"{cid}.json":
         return (
             record,
@@ -151,59 +239,144 @@ def _parse_time(stamp: object) -> tuple[datetime, str | None]:
     return (when if when.tzinfo else when.replace(tzinfo=UTC)), None
 
 
-def _verdict(
-    name: str, records: list[_Record], problems: list[str], owners: dict[str, str]
-) -> RunVerdict:
-    """Judge the checkpoints of one workflow as one lineage."""
+def _verdicts(
+    name: str, records: list[CheckpointFile], problems: list[str], owners: dict[str, str]
+) -> list[RunVerdict]:
+    """Judge the checkpoints of one workflow: one verdict per run (:mod:`._af_runs`), in the
+    order the runs started; the workflow's problems that belong to no checkpoint go to its
+    newest run."""
     if not records:
         missing = "no readable checkpoint" if problems else f"workflow {name!r} not found"
-        return RunVerdict(name, name, 0, None, (*problems, missing))
-    notes: list[str] = []
-    by_id: dict[str, _Record] = {}
+        return [RunVerdict(name, name, 0, None, (*problems, missing))]
+    ordered = parents_first(records, lambda r: (r.checkpoint_id, r.parent), when)
+    splits = split_runs(r.shape for r in ordered)
+    by_shape = {id(r.shape): r for r in records}
+    runs = [[by_shape[id(shape)] for shape in split.members] for split in splits]
+    run_of = {id(r): index for index, members in enumerate(runs) for r in members}
+    found: list[tuple[list[str], list[str]]] = [([], []) for _ in runs]
+    by_id: dict[str, CheckpointFile] = {}
     for record in records:
         twin = by_id.setdefault(record.checkpoint_id, record)
         if twin is not record:
-            problems.append(
+            found[run_of[id(twin)]][0].append(
                 f"duplicate checkpoint id {record.checkpoint_id}: in {twin.file} and {record.file}"
             )
-    roots = [r for r in records if r.parent is None]
-    if len(roots) != 1:
-        named = f": {listed([r.label for r in roots])}" if roots else ""
-        problems.append(f"{len(roots)} roots (exactly one expected){named}")
-    children: dict[str, list[_Record]] = defaultdict(list)
+    labelled = {r.label: r for r in records}
+    for problem in problems:
+        owner = next((r for label, r in labelled.items() if problem.startswith(label)), None)
+        found[run_of[id(owner)] if owner is not None else len(runs) - 1][0].append(problem)
+    _workflow_links(records, by_id, owners, run_of, found)
+    _ties(records, run_of, found)
+    verdicts = []
+    for index, members in enumerate(runs):
+        run_problems, notes = found[index]
+        verdicts.append(_verdict(name, members, by_id, run_problems, notes))
+    return verdicts
+
+
+def when(record: CheckpointFile) -> tuple[datetime, str]:
+    """The order of a workflow's checkpoints: stored time, then id."""
+    return record.timestamp, record.checkpoint_id
+
+
+def _workflow_links(
+    records: list[CheckpointFile],
+    by_id: dict[str, CheckpointFile],
+    owners: dict[str, str],
+    run_of: dict[int, int],
+    found: list[tuple[list[str], list[str]]],
+) -> None:
+    """Missing parents, forks (a checkpoint with several children), skipped checkpoints (an
+    iteration gap) and cycles, each charged to its run."""
+    children: dict[str, list[CheckpointFile]] = defaultdict(list)
     for record in records:
         if record.parent is None:
             continue
         children[record.parent].append(record)
-        if record.parent not in by_id:
+        parent = by_id.get(record.parent)
+        if parent is None:
             other = owners.get(record.parent)
             where = f"belongs to workflow {other!r}" if other else "not found"
-            problems.append(f"{record.label}: parent {record.parent} {where}")
-    for parent, kids in sorted(children.items()):
+            found[run_of[id(record)]][0].append(f"{record.label}: parent {record.parent} {where}")
+        elif (
+            record.shape.cache is None
+            and record.iteration is not None
+            and parent.iteration is not None
+            and record.iteration > parent.iteration + 1
+        ):
+            lowest, highest = parent.iteration + 1, record.iteration - 1
+            missing = (
+                f"the checkpoint of iteration {lowest} was"
+                if lowest == highest
+                else f"the checkpoints of iterations {lowest} to {highest} were"
+            )
+            found[run_of[id(record)]][0].append(
+                f"{record.label}: iteration {record.iteration} follows its parent's "
+                f"{parent.iteration}: {missing} not saved (agent-framework skips a checkpoint "
+                "it cannot encode and parents the next one to the last it saved)"
+            )
+    for parent_id, kids in sorted(children.items()):
         if len(kids) > 1:
-            problems.append(f"{parent} has {len(kids)} children: {listed([k.label for k in kids])}")
-    problems.extend(_cycles(by_id))
-    head = _head(records, children, notes)
+            found[run_of[id(kids[0])]][0].append(
+                f"{parent_id} has {len(kids)} children: {listed([k.label for k in kids])}"
+            )
+    for cycle, first in _cycles(by_id):
+        found[run_of[id(by_id[first])]][0].append(cycle)
+
+
+def _ties(
+    records: list[CheckpointFile], run_of: dict[int, int], found: list[tuple[list[str], list[str]]]
+) -> None:
+    """Note checkpoints of the workflow that share a timestamp: agent-framework's
+    ``get_latest`` orders by timestamp, and its versions that break a tie by id alone may
+    restore the older checkpoint of the two (upstream #8513, #8514)."""
+    by_time: dict[datetime, list[CheckpointFile]] = defaultdict(list)
+    for record in records:
+        if record.timestamp != _OLDEST:
+            by_time[record.timestamp].append(record)
+    for when, tied in sorted(by_time.items()):
+        if len(tied) > 1:
+            found[run_of[id(tied[0])]][1].append(
+                f"{len(tied)} checkpoints share the timestamp {when.isoformat()}: "
+                f"{listed([r.label for r in tied])} (get_latest that breaks the tie by id "
+                "alone may restore the older one)"
+            )
+
+
+def _verdict(
+    name: str,
+    members: list[CheckpointFile],
+    by_id: dict[str, CheckpointFile],
+    problems: list[str],
+    notes: list[str],
+) -> RunVerdict:
+    """Judge one run's checkpoints as one lineage."""
+    roots = [r for r in members if r.parent is None]
+    if len(roots) > 1:
+        problems.insert(
+            0, f"{len(roots)} roots (exactly one expected): {listed([r.label for r in roots])}"
+        )
+    ids = {r.checkpoint_id for r in members}
+    has_child = {r.parent for r in members if r.parent in ids}
+    head = _head(members, has_child, notes)
     reached: set[str] = set()
-    cursor: _Record | None = head
+    cursor: CheckpointFile | None = head
     while cursor is not None and cursor.checkpoint_id not in reached:
         reached.add(cursor.checkpoint_id)
         cursor = by_id.get(cursor.parent) if cursor.parent is not None else None
-    lost = [r.label for r in records if r.checkpoint_id not in reached]
+    lost = [r.label for r in members if r.checkpoint_id not in reached]
     if lost:
         problems.append(
             f"{len(lost)} record(s) unreachable from the head {head.label} (the newest): "
             f"{listed(lost)}"
         )
-    if len(roots) > 1 and not _families_overlap(by_id):
-        notes.append(
-            f"the {len(roots)} lineages do not overlap in time: they may be separate "
-            "runs, which this format cannot tell apart (get_latest resumes the newest)"
-        )
-    return RunVerdict(name, name, len(records), head.checkpoint_id, tuple(problems), tuple(notes))
+    run_id = members[0].checkpoint_id
+    return RunVerdict(run_id, name, len(members), head.checkpoint_id, tuple(problems), tuple(notes))
 
 
-def _head(records: list[_Record], children: dict[str, list[_Record]], notes: list[str]) -> _Record:
+def _head(
+    records: list[CheckpointFile], children: Container[str | None], notes: list[str]
+) -> CheckpointFile:
     """Return the newest record, preferring, among equal timestamps, one with no child."""
     newest = max(r.timestamp for r in records)
     tied = sorted((r for r in records if r.timestamp == newest), key=lambda r: r.checkpoint_id)
@@ -216,10 +389,10 @@ def _head(records: list[_Record], children: dict[str, list[_Record]], notes: lis
     return leaves[0]
 
 
-def _cycles(by_id: dict[str, _Record]) -> list[str]:
-    """Name each cycle of parent links once."""
+def _cycles(by_id: dict[str, CheckpointFile]) -> list[tuple[str, str]]:
+    """Name each cycle of parent links once, with the id it starts from."""
     state: dict[str, int] = {}  # 1: on the current walk, 2: done
-    found: list[str] = []
+    found: list[tuple[str, str]] = []
     for start in by_id:
         path: list[str] = []
         cursor: str | None = start
@@ -229,32 +402,7 @@ def _cycles(by_id: dict[str, _Record]) -> list[str]:
             cursor = by_id[cursor].parent
         if cursor is not None and state.get(cursor) == 1:
             loop = path[path.index(cursor) :]
-            found.append(f"cycle of parent links: {' -> '.join([*loop, cursor])}")
+            found.append((f"cycle of parent links: {' -> '.join([*loop, cursor])}", cursor))
         for visited in path:
             state[visited] = 2
     return found
-
-
-def _families_overlap(by_id: dict[str, _Record]) -> bool:
-    """Return whether the time spans of the lineage families (by their root) overlap."""
-    family: dict[str, str] = {}
-
-    def root_of(cid: str) -> str:
-        walked: dict[str, None] = {}  # ordered and O(1) membership, for long chains
-        while cid not in family and cid not in walked:
-            walked[cid] = None
-            parent = by_id[cid].parent
-            if parent is None or parent not in by_id:
-                break
-            cid = parent
-        top = family.get(cid, cid)
-        family.update(dict.fromkeys(walked, top))
-        return top
-
-    spans: dict[str, tuple[datetime, datetime]] = {}
-    for record in by_id.values():
-        root, when = root_of(record.checkpoint_id), record.timestamp
-        low, high = spans.get(root, (when, when))
-        spans[root] = (min(low, when), max(high, when))
-    ordered = sorted(spans.values())
-    return any(later[0] <= earlier[1] for earlier, later in itertools.pairwise(ordered))

@@ -21,12 +21,14 @@ def print_source_runs(kind: str, runs: Sequence[RunInfo], matching: int, total: 
     """One row per run, then the count line."""
     out = stdout()
     current = now()
+    details = any(info.details for info in runs)  # the store's own facts (DBOS's status, ...)
     columns: tuple[Column, ...] = (
         Column("run"),
         Column("workflow", rank=3, wrap_min=8),
         Column("status"),
         Column("records", rank=4, justify="right"),
         Column(time_header("updated", current), rank=2),
+        *([Column("details", rank=1, wrap_min=12)] if details else []),
         Column("problem", rank=1, wrap_min=12),
     )
     rows: list[list[Cell]] = [
@@ -36,17 +38,22 @@ def print_source_runs(kind: str, runs: Sequence[RunInfo], matching: int, total: 
             status_text(info.status),
             str(info.record_count),
             human_time(info.updated_at, current) if info.updated_at else "-",
+            *([_run_details(info)] if details else []),
             Text(info.problem, style="red") if info.problem else "",
         ]
         for info in runs
     ]
-    if any(info.details for info in runs):  # the store's own facts (DBOS's status, queue, ...)
-        columns = (*columns, Column("details", rank=5, wrap_min=12))
-        for row, info in zip(rows, runs, strict=True):
-            row.append(", ".join(f"{key} {value}" for key, value in info.details.items()))
     if rows:
         print_table(out, fitted_table(columns, rows, out.width, title=f"{kind} runs"))
     out.print(f"{len(runs)} shown of {matching} matching ({total} in the {kind} store)")
+
+
+def _run_details(info: RunInfo) -> str:
+    """A run's details on one line (``iterations 3, pending requests 1, 2,315 bytes``)."""
+    parts = [f"{key.replace('_', ' ')} {value}" for key, value in info.details.items()]
+    if info.size_bytes is not None:
+        parts.append(f"{info.size_bytes:,} bytes")
+    return ", ".join(parts)
 
 
 #: The facts of a record's summary a timeline shows, in this order, with their labels (a
@@ -54,7 +61,11 @@ def print_source_runs(kind: str, runs: Sequence[RunInfo], matching: int, total: 
 _FACTS = (
     ("checkpoint_ns", "namespace"),
     ("step", "step"),
+    ("iteration", "iteration"),
     ("nodes", "ran"),
+    ("messages", "message"),
+    ("requests", "request"),
+    ("steps", "cached"),
     ("interrupts", "interrupt"),
     ("resumes", "resume"),
     ("errors", "error"),
@@ -72,15 +83,18 @@ def print_source_log(
     verbose: bool = False,
 ) -> None:
     """The run's records as a timeline: a branch of a fork (or a later root) is indented
-    under it and marked ``└─``; the facts of each record's summary (step, the nodes that ran,
-    interrupts, resumes, errors, task results, problems) under it, and with ``verbose`` its
-    values (``data``) as JSON. Each record is printed as it comes (``count``: how many, when
+    under it and marked ``└─``; the facts of each record's summary (step or iteration, the nodes
+    that ran, messages, requests, cached steps, interrupts, resumes, errors, task results,
+    problems) under it, and with ``verbose`` its values (``data``) as JSON. Each record is printed as it comes (``count``: how many, when
     known first)."""
     out = stdout()
     counted = "" if count is None else f": {count} record(s)"
-    out.print(Text(f"{run_id} ({kind}){counted}", style="bold"))
     shown_time = TimelineTimes(now())
+    headed = False
     for depth, entry in tree:
+        if not headed:  # the run's whole id, when it was named by a start of it
+            out.print(Text(f"{entry.run_id} ({kind}){counted}", style="bold"))
+            headed = True
         mark = "  " * (depth - 1) + "└─ " if depth else ""
         parents = ", ".join(entry.parent_ids) or "root"
         indent = "  " * depth + "      "
@@ -93,6 +107,8 @@ def print_source_log(
         if verbose:
             for line in json_text(entry.data).splitlines():
                 out.print(Text(f"{indent}{line}", style="dim"))
+    if not headed:
+        out.print(Text(f"{run_id} ({kind}){counted}", style="bold"))
 
 
 def _facts(summary: dict[str, Any]) -> list[tuple[str, str]]:

@@ -1,24 +1,26 @@
-"""A directory written by agent-framework's ``FileCheckpointStorage``, as a read-only source.
+"""A directory written by agent-framework's ``FileCheckpointStorage`` (or exported from its
+Cosmos DB storage), as a read-only source.
 
-That storage writes one JSON file per checkpoint (``<checkpoint_id>.json``) and has no run id:
-checkpoints are grouped by ``workflow_name``, the way its ``get_latest`` sees them and the way
-:mod:`wfctl._inspect._af_lineage` verifies them, so a run here is a workflow name. Its records are the
-checkpoints, oldest first by their stored time (the checkpoint id breaks ties), each with its
-``previous_checkpoint_id`` as parent: a tree, since concurrent steps fork that history (several
-roots). A value the framework pickled (``{"__pickled__": b64, "__type__": "mod:qual"}``) is
-never unpickled or decoded: it is given as ``{"$opaque": "pickle", "type": ..., "bytes": N, "scan": ...}``
-(:mod:`wfctl._sources._pickle`).
-The framework is never imported.
+That storage writes one JSON file per checkpoint (``<checkpoint_id>.json``); the Cosmos DB
+storage keeps the same JSON per document, with ``id`` (``<workflow_name>_<checkpoint_id>``) and
+Cosmos's own ``_rid``, ``_ts``, ``_etag``, ``_self`` and ``_attachments``, which are ignored
+here, so a directory of exported documents (one per file) reads the same. Neither records a
+run: a run is one chain of a workflow's checkpoints (:func:`~wfctl._inspect._af_runs.split_runs`:
+linked by ``previous_checkpoint_id``, and a functional workflow's roots that carry a run on),
+named by its first checkpoint's id (a unique start of it, or the workflow's name when the
+workflow has one run, finds it too). Its records are its checkpoints, parents first, oldest
+first by stored time (the checkpoint id breaks ties): a tree, since concurrent steps fork that
+history (several roots). A value the framework pickled (``{"__pickled__": b64, "__type__":
+"mod:qual"}``) is never unpickled: it is given as an opaque marker with a static scan and
+reading of its opcodes (:mod:`wfctl._sources._af_summary`). The framework is never imported.
 
-The format records no end: a run is ``paused`` when its head holds pending requests, else
-``unknown`` (a checkpoint after the last step looks the same as one before a crash).
+The format records no end: a run is ``paused`` when its head holds pending requests,
+``completed`` when its head can only have been written after the workflow returned (a functional
+workflow's last save, a graph workflow's checkpoint with nothing in flight), else ``unknown``.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import heapq
 import itertools
 import json
 import os
@@ -29,15 +31,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wfctl._errors import (
+    AmbiguousRunError,
     CheckpointCorruptError,
     CheckpointNotFoundError,
     RunNotFoundError,
     WfctlError,
 )
+from wfctl._inspect._af_lineage import CheckpointFile, Scan, judge, scan_directory, when
+from wfctl._inspect._af_runs import parents_first, split_runs
 from wfctl._inspect._regular import read_regular_file
 
-from ._pickle import pickle_marker
-from ._protocol import ClosingSource, Entry, RunInfo, RunState, SizeInfo, by_kind
+from ._af_summary import channel_sizes, opaque, part_sizes, summary_facts
+from ._protocol import ClosingSource, Entry, KindSize, RunInfo, RunState, SizeInfo, by_kind
 
 if TYPE_CHECKING:
     from wfctl._inspect._lineage import LineageReport
@@ -50,22 +55,19 @@ CHECKPOINT_FIELDS = frozenset(
 )
 #: How many files detection reads at most.
 DETECT_FILES = 3
-_PICKLED, _TYPE = "__pickled__", "__type__"
+#: How many candidates an ambiguous checkpoint id prefix names.
+_CANDIDATES = 5
 
 
 @dataclass(frozen=True, slots=True)
-class _Indexed:
-    """What is kept of one checkpoint file between reads: never its payload. ``pending``:
-    it holds pending requests (a run whose head does is paused; its size counts as a
-    ``request``'s)."""
+class _Run:
+    """One run: its id (its first checkpoint's), its workflow, its checkpoints parents first,
+    and whether its head ends it."""
 
-    checkpoint_id: str
-    parent: str | None
+    run_id: str
     workflow: str
-    time: str
-    file: str
-    size: int
-    pending: bool
+    members: tuple[CheckpointFile, ...]
+    ended: bool
 
 
 class AgentFrameworkSource(ClosingSource):
@@ -90,184 +92,235 @@ class AgentFrameworkSource(ClosingSource):
         """The directory."""
         return str(self._directory)
 
-    def _index(self, workflow: str | None = None) -> list[_Indexed]:
-        """Every readable checkpoint (of ``workflow``), oldest first: one read of each file,
-        keeping its lineage fields and whether it holds pending requests only."""
-        found = []
-        for file in sorted(self._directory.glob("*.json")):
-            raw, size = _read(file)
-            if not isinstance(raw, dict):
-                continue
-            name, cid, parent, when = (
-                raw.get(key)
-                for key in ("workflow_name", "checkpoint_id", "previous_checkpoint_id", "timestamp")
-            )
-            if not isinstance(name, str) or not isinstance(cid, str) or not cid:
-                continue
-            if workflow is not None and name != workflow:
-                continue
-            found.append(
-                _Indexed(
-                    cid,
-                    parent if isinstance(parent, str) else None,
-                    name,
-                    when if isinstance(when, str) else "",
-                    file.name,
-                    size,
-                    bool(raw.get("pending_request_info_events")),
-                )
-            )
-        return _parents_first(found)
+    def _index(self, *, parts: bool = False) -> list[CheckpointFile]:
+        """Every readable checkpoint: one read of each file (with ``parts``, its bytes by part
+        and by executor or step too)."""
+        return _checkpoints(self._scan(parts=parts))
 
-    def runs(self, *, workflow: str | None = None) -> Iterator[RunInfo]:
-        """Yield one run per workflow name, in name order, judged as ``verify`` judges it."""
-        groups: dict[str, list[_Indexed]] = {}
-        for item in self._index(workflow):
-            groups.setdefault(item.workflow, []).append(item)
-        report = self.verify(workflow) if groups else None
-        verdicts = {v.run_id: v for v in report.runs} if report else {}
+    def _scan(self, *, parts: bool = False) -> Scan:
+        return scan_directory(self._directory, extra=_parts if parts else None)
+
+    def _runs(self, items: list[CheckpointFile]) -> list[_Run]:
+        """The runs of ``items``, workflows in name order, each workflow's in start order
+        (split as ``verify`` splits them)."""
+        groups: dict[str, list[CheckpointFile]] = {}
+        for item in items:
+            groups.setdefault(item.workflow_name, []).append(item)
+        runs = []
         for name in sorted(groups):
-            items = groups[name]
-            verdict = verdicts.get(name)
-            head = verdict.head if verdict is not None else items[-1].checkpoint_id
-            problems = verdict.problems if verdict is not None else ()
-            status: RunState = "unknown"
-            held = next((i for i in items if i.checkpoint_id == head), None)
-            if held is not None and held.pending:
-                status = "paused"
-            yield RunInfo(
-                run_id=name,
-                workflow=name,
-                status=status,
-                head_id=head,
-                created_at=min(i.time for i in items),
-                updated_at=max(i.time for i in items),
-                record_count=len(items),
-                size_bytes=sum(i.size for i in items),
-                problem=f"{problems[0]} (and {len(problems) - 1} more)"
-                if len(problems) > 1
-                else (problems[0] if problems else None),
-            )
+            ordered = parents_first(groups[name], lambda i: (i.checkpoint_id, i.parent), when)
+            of_shape = {id(i.shape): i for i in ordered}
+            for split in split_runs(i.shape for i in ordered):
+                members = tuple(of_shape[id(shape)] for shape in split.members)
+                runs.append(_Run(split.run_id, name, members, split.ended))
+        return runs
 
-    def records(self, run_id: str) -> Iterator[Entry]:
-        """Yield the workflow's checkpoints, oldest first, each read when it is given.
+    def _run(self, run_id: str, items: list[CheckpointFile] | None = None) -> _Run:
+        """The run ``run_id`` names: its id, a unique start of it, or a workflow's name when
+        the workflow has one run.
 
         Raises:
-            RunNotFoundError: no checkpoint of that workflow (at once).
+            RunNotFoundError: none (a workflow with several runs suggests their ids).
+            AmbiguousRunError: several runs start with it.
+        """
+        runs = self._runs(self._index() if items is None else items)
+        exact = [r for r in runs if r.run_id == run_id]
+        if exact:
+            return exact[0]
+        started = [r for r in runs if r.run_id.startswith(run_id)] if run_id else []
+        if len(started) == 1:
+            return started[0]
+        if started:
+            ids = sorted(r.run_id for r in started)
+            raise AmbiguousRunError(run_id, ids[: AmbiguousRunError.SHOWN], len(ids))
+        named = [r for r in runs if r.workflow == run_id]
+        if len(named) == 1:
+            return named[0]
+        raise RunNotFoundError(run_id, [r.run_id for r in named][-3:])
+
+    def runs(self, *, workflow: str | None = None) -> Iterator[RunInfo]:
+        """Yield each run (of ``workflow``), oldest first, judged as ``verify`` judges it."""
+        scan = self._scan()
+        items = [i for i in _checkpoints(scan) if workflow in (None, i.workflow_name)]
+        runs = self._runs(items)
+        verdicts = {v.run_id: v for v in judge(scan).runs} if runs else {}
+        infos = [_info(run, verdicts.get(run.run_id)) for run in runs]
+        yield from sorted(infos, key=lambda info: (info.created_at, info.run_id))
+
+    def records(self, run_id: str) -> Iterator[Entry]:
+        """Yield the run's checkpoints, parents first, oldest first, each read when it is
+        given.
+
+        Raises:
+            RunNotFoundError: no such run (at once).
+            AmbiguousRunError: several runs start with ``run_id`` (at once).
             CheckpointCorruptError: a file changed or went since it was listed (while
                 iterating).
         """
-        items = self._index(run_id)
-        if not items:
-            raise RunNotFoundError(run_id)
-        return self._entries(items)
+        run = self._run(run_id)
+        return self._entries(run)
 
-    def _entries(self, items: list[_Indexed]) -> Iterator[Entry]:
-        for order, item in enumerate(items):
-            yield self._entry(item, order)
+    def _entries(self, run: _Run) -> Iterator[Entry]:
+        for order, item in enumerate(run.members):
+            yield self._entry(run, item, order)
 
-    def _entry(self, item: _Indexed, order: int) -> Entry:
+    def _entry(self, run: _Run, item: CheckpointFile, order: int) -> Entry:
         raw, size = _read(self._directory / item.file)
         if not isinstance(raw, dict) or raw.get("checkpoint_id") != item.checkpoint_id:
             raise CheckpointCorruptError(item.file, "changed or removed while it was read")
         pending = raw.get("pending_request_info_events")
         requests = sorted(pending) if isinstance(pending, dict) else []
+        data = opaque(raw)
         return Entry(
             entry_id=item.checkpoint_id,
-            run_id=item.workflow,
+            run_id=run.run_id,
             parent_ids=() if item.parent is None else (item.parent,),
             order=order,
             kind="request" if requests else "checkpoint",
-            time=item.time,
+            time=item.stamp,
             summary={
-                "workflow": item.workflow,
+                "workflow": item.workflow_name,
                 "file": item.file,
                 "iteration_count": raw.get("iteration_count"),
                 "pending_request_ids": requests,
                 "version": raw.get("version"),
+                # A functional workflow's count is always 0: its steps are what it ran.
+                **({"iteration": item.iteration} if item.shape.cache is None else {}),
+                **summary_facts(data, _cached_before(run, order)),
             },
-            data=opaque(raw),
+            data=data,
             size_bytes=size,
         )
 
     def record(self, entry_id: str) -> Entry:
-        """Return the checkpoint ``entry_id``, numbered as in its workflow's :meth:`records`.
+        """Return the checkpoint whose id is ``entry_id`` or starts with it, numbered as in
+        its run's :meth:`records`.
 
         Raises:
             CheckpointNotFoundError: no checkpoint has that id.
+            WfctlError: several checkpoints start with it (some named).
         """
-        for item in self._index():
-            if item.checkpoint_id == entry_id:
-                for order, peer in enumerate(self._index(item.workflow)):
-                    if peer == item:
-                        return self._entry(item, order)
+        items = self._index()
+        found = [i for i in items if i.checkpoint_id == entry_id]
+        if not found and entry_id:
+            found = [i for i in items if i.checkpoint_id.startswith(entry_id)]
+        ids = sorted({i.checkpoint_id for i in found})
+        if len(ids) > 1:
+            more = " and more" if len(ids) > _CANDIDATES else ""
+            raise WfctlError(
+                f"checkpoint id {entry_id!r} is ambiguous: "
+                f"{', '.join(ids[:_CANDIDATES])}{more}; give more of it"
+            )
+        for run in self._runs(items) if ids else []:
+            for order, peer in enumerate(run.members):
+                if peer.checkpoint_id == ids[0]:
+                    return self._entry(run, peer, order)
         raise CheckpointNotFoundError(entry_id)
 
     def sizes(self, run_id: str | None = None) -> Iterator[SizeInfo]:
-        """Yield each workflow's bytes: its checkpoint files, by kind.
+        """Yield each run's bytes: its checkpoint files, by part (``by_kind``: the
+        checkpoints' own fields, ``state``, ``messages``, ``requests``, ``step_cache``; only
+        ``checkpoint`` counts records, so the counts still add up) and by executor or step
+        (``by_channel``). Each file is read once.
 
         Raises:
-            RunNotFoundError: ``run_id`` names no workflow.
+            RunNotFoundError: ``run_id`` names no run.
         """
-        groups: dict[str, list[_Indexed]] = {}
-        for item in self._index(run_id):
-            groups.setdefault(item.workflow, []).append(item)
-        if run_id is not None and not groups:
-            raise RunNotFoundError(run_id)
-        for name in sorted(groups):
-            kinds: dict[str, list[int]] = {}
-            total = 0
-            for item in groups[name]:
-                kind = "request" if item.pending else "checkpoint"
-                counted = kinds.setdefault(kind, [0, 0])
-                counted[0] += 1
-                counted[1] += item.size
-                total += item.size
-            yield SizeInfo(name, total, len(groups[name]), by_kind(kinds))
+        items = self._index(parts=True)
+        runs = [self._run(run_id, items)] if run_id is not None else self._runs(items)
+        for run in runs:
+            yield _size_info(run)
 
     def verify(self, run_id: str | None = None) -> LineageReport:
-        """Judge each workflow's checkpoints as one lineage, as ``verify-lineage
+        """Judge each run's checkpoints as one lineage, as ``verify-lineage
         --agent-framework`` does (:func:`~wfctl._inspect._af_lineage.verify_agent_framework_dir`):
         a ``*.json`` entry that is not a regular file (a link, a FIFO) is a problem of the
         report, never read.
 
         Raises:
-            RunNotFoundError: ``run_id`` names no workflow.
+            RunNotFoundError: ``run_id`` names no run.
         """
-        import asyncio
+        from wfctl._inspect._lineage import LineageReport
 
-        from wfctl._inspect._af_lineage import verify_agent_framework_dir
+        scan = self._scan()
+        report = judge(scan)
+        if run_id is None:
+            return report
+        run = self._run(run_id, _checkpoints(scan))
+        return LineageReport(tuple(v for v in report.runs if v.run_id == run.run_id))
 
-        report = asyncio.run(verify_agent_framework_dir(self._directory, workflow_name=run_id))
-        if run_id is not None and all(v.checkpoints == 0 for v in report.runs):
-            raise RunNotFoundError(run_id)
-        return report
+
+def _checkpoints(scan: Scan) -> list[CheckpointFile]:
+    return [item for records in scan.groups.values() for item in records]
 
 
-def _parents_first(items: list[_Indexed]) -> list[_Indexed]:
-    """``items`` oldest first (stored time, then id), except that a record never comes before
-    its parent (a clock that went back). Records on a cycle of parent links, which have no
-    first, come last, oldest first (``verify`` names the cycle)."""
-    key = {id(item): (item.time, item.checkpoint_id) for item in items}
-    ids = {item.checkpoint_id for item in items}
-    children: dict[str, list[_Indexed]] = {}
-    ready: list[tuple[tuple[str, str], int, _Indexed]] = []
-    for index, item in enumerate(items):
-        if item.parent is None or item.parent not in ids or item.parent == item.checkpoint_id:
-            heapq.heappush(ready, (key[id(item)], index, item))
-        else:
-            children.setdefault(item.parent, []).append(item)
-    ordered: list[_Indexed] = []
-    placed: set[int] = set()
-    position = {id(item): index for index, item in enumerate(items)}
-    while ready:
-        _, _, item = heapq.heappop(ready)
-        ordered.append(item)
-        placed.add(id(item))
-        for child in children.pop(item.checkpoint_id, []):
-            heapq.heappush(ready, (key[id(child)], position[id(child)], child))
-    rest = [item for item in items if id(item) not in placed]
-    return ordered + sorted(rest, key=lambda item: key[id(item)])
+def _parts(raw: dict[str, Any]) -> tuple[dict[str, int], dict[str, int]]:
+    return part_sizes(raw), channel_sizes(raw)
+
+
+def _cached_before(run: _Run, order: int) -> frozenset[str]:
+    """The step cache's keys of the run's checkpoint saved before checkpoint ``order`` (``log``
+    shows the entries each save adds; not its parent's: concurrent steps' saves name a stale
+    parent)."""
+    before = run.members[order - 1].shape.cache if order else None
+    return before or frozenset()
+
+
+def _info(run: _Run, verdict: Any) -> RunInfo:
+    """A run as ``runs`` lists it, with its verdict's head and problems."""
+    members = run.members
+    head_id = verdict.head if verdict is not None and verdict.head else members[-1].checkpoint_id
+    head = next((i for i in members if i.checkpoint_id == head_id), members[-1])
+    problems: tuple[str, ...] = verdict.problems if verdict is not None else ()
+    status: RunState = "unknown"
+    if head.requests:
+        status = "paused"
+    elif run.ended and head is members[-1]:
+        status = "completed"
+    facts: dict[str, Any] = {}
+    if head.shape.cache is None:
+        facts["iterations"] = head.iteration
+    else:
+        facts["steps"] = len(head.shape.cache)
+    if head.requests:
+        facts["pending_requests"] = head.requests
+    return RunInfo(
+        run_id=run.run_id,
+        workflow=run.workflow,
+        status=status,
+        head_id=head.checkpoint_id,
+        created_at=min(i.stamp for i in members),
+        updated_at=max(i.stamp for i in members),
+        record_count=len(members),
+        size_bytes=sum(i.size for i in members),
+        problem=f"{problems[0]} (and {len(problems) - 1} more)"
+        if len(problems) > 1
+        else (problems[0] if problems else None),
+        details=facts,
+    )
+
+
+def _size_info(run: _Run) -> SizeInfo:
+    """A run's bytes by part and by executor or step."""
+    kinds: dict[str, list[int]] = {"checkpoint": [0, 0]}
+    channels: dict[str, int] = {}
+    for item in run.members:
+        by_part, by_channel = item.extra or ({}, {})
+        kinds["checkpoint"][0] += 1
+        kinds["checkpoint"][1] += max(0, item.size - sum(by_part.values()))
+        for part, size in by_part.items():
+            if size:
+                kinds.setdefault(part, [0, 0])[1] += min(size, item.size)
+        for channel, size in by_channel.items():
+            channels[channel] = channels.get(channel, 0) + size
+    ranked = sorted(channels.items(), key=lambda pair: (-pair[1], pair[0]))
+    return SizeInfo(
+        run.run_id,
+        sum(i.size for i in run.members),
+        len(run.members),
+        by_kind(kinds),
+        by_channel=tuple(KindSize(name, 0, size) for name, size in ranked),
+    )
 
 
 def _read(file: Path) -> tuple[Any, int]:
@@ -284,40 +337,6 @@ def _read(file: Path) -> tuple[Any, int]:
         return json.loads(data), len(data)
     except (ValueError, RecursionError):
         return None, len(data)
-
-
-def opaque(value: Any) -> Any:
-    """Return ``value`` with every pickled value replaced by an opaque marker (never unpickled).
-
-    The marker names the type the framework recorded, the pickle's size in bytes and what a
-    static scan of its opcodes finds (:func:`~wfctl._sources._pickle.pickle_marker`); a
-    ``__pickled__`` text that is not base64 gives ``"bytes": null`` and says so.
-    """
-    if isinstance(value, dict):
-        if _PICKLED in value and _TYPE in value:
-            raw = _decoded(value[_PICKLED])
-            if raw is None:
-                return {
-                    "$opaque": "pickle",
-                    "type": str(value[_TYPE]),
-                    "bytes": None,
-                    "scan": {"problem": "not base64"},
-                }
-            return pickle_marker(raw, str(value[_TYPE]))
-        return {key: opaque(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [opaque(item) for item in value]
-    return value
-
-
-def _decoded(text: object) -> bytes | None:
-    """The bytes a base64 text holds; None if it is not base64."""
-    if not isinstance(text, str):
-        return None
-    try:
-        return base64.b64decode(text, validate=True)
-    except (binascii.Error, ValueError):
-        return None
 
 
 def is_checkpoint_dir(path: Path) -> bool:

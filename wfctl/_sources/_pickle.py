@@ -6,13 +6,16 @@ is shown as an opaque marker with its size and what a static scan of its opcodes
 scan is the standard library's :func:`pickletools.genops`, which parses opcodes and their
 arguments and never builds an object or imports a module: the globals the stream would import
 (``module.name``) and the first strings it pushes, each marked as a scan's finding rather than a
-value.
+value; and, where the stream can be followed, what it would build read as plain data
+(:mod:`wfctl._sources._pickle_read`), classes named and never imported or called.
 """
 
 from __future__ import annotations
 
 import pickletools
 from typing import Any
+
+from ._pickle_read import read_pickle
 
 __all__ = ["MAX_SCANNED_STRINGS", "MAX_STRING_CHARS", "pickle_marker", "scan_pickle"]
 
@@ -37,12 +40,17 @@ _STRING_OPS = frozenset(
 
 def pickle_marker(raw: bytes, type_name: str | None = None) -> dict[str, Any]:
     """The opaque marker for the pickle ``raw``: ``{"$opaque": "pickle", "type": ...,
-    "bytes": N, "scan": {...}}`` (``type`` only when the store recorded one)."""
+    "bytes": N, "scan": {...}, "reading": ...}`` (``type`` only when the store recorded one;
+    ``reading``, what its opcodes would build as data, only when the stream can be read so:
+    :func:`~wfctl._sources._pickle_read.read_pickle`)."""
     marker: dict[str, Any] = {"$opaque": "pickle"}
     if type_name is not None:
         marker["type"] = type_name
     marker["bytes"] = len(raw)
     marker["scan"] = scan_pickle(raw)
+    reading = read_pickle(raw)
+    if reading is not None:
+        marker["reading"] = reading
     return marker
 
 

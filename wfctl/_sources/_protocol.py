@@ -63,8 +63,9 @@ class RunInfo:
     reading every record (None otherwise: :meth:`Source.sizes` reads them). ``origin`` is the
     record a restored run started from. ``problem`` says what cannot be trusted, if anything.
     ``details`` holds the store's own facts of the run that these fields do not (DBOS: its
-    status as stored, recovery attempts, queue, fork origin, parent): text, integers, booleans
-    and null, no float (``runs --json`` is written by orjson, whose floats differ).
+    status as stored, recovery attempts, queue, fork origin, parent; agent-framework: its
+    iterations or steps, pending requests): text, integers, booleans and null, no float
+    (``runs --json`` is written by orjson, whose floats differ).
     """
 
     run_id: str
@@ -77,7 +78,7 @@ class RunInfo:
     size_bytes: int | None = None
     origin: str | None = None
     problem: str | None = None
-    details: dict[str, Any] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict, hash=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -119,7 +119,7 @@ def source_runs(source: Source, query: RunQuery) -> tuple[list[RunInfo], int, in
 
 
 def run_document(info: RunInfo) -> dict[str, Any]:
-    """One run of a source as ``--json`` shows it (``details`` when the reader has some)."""
+    """One run of a source as ``--json`` shows it (``details``: the reader's own facts, ``{}`` when it has none)."""
     document: dict[str, Any] = {
         "run_id": info.run_id,
         "workflow": info.workflow,
@@ -130,9 +130,8 @@ def run_document(info: RunInfo) -> dict[str, Any]:
         "record_count": info.record_count,
         "size_bytes": info.size_bytes,
         "problem": info.problem,
+        "details": info.details,
     }
-    if info.details:
-        document["details"] = info.details
     return document
 
 
@@ -223,7 +222,7 @@ def log_document(source: Source, run_id: str) -> dict[str, Any]:
     return {
         "schema": "wfctl/source-log@1",
         "source": source.kind,
-        "run_id": run_id,
+        "run_id": entries[0].run_id if entries else run_id,
         "records": [{**entry_document(entry), "depth": depth} for depth, entry in tree(entries)],
     }
 
@@ -249,7 +248,8 @@ def export_document(source: Source, run_id: str) -> dict[str, Any]:
         CheckpointCorruptError: a record cannot be trusted.
     """
     records = [entry_document(entry) for entry in source.records(run_id)]
-    run = next((info for info in source.runs(workflow=None) if info.run_id == run_id), None)
+    found = records[0]["run_id"] if records else run_id  # a start of its id, found whole
+    run = next((info for info in source.runs(workflow=None) if info.run_id == found), None)
     return {
         "schema": "wfctl/source-export@1",
         "source": source.kind,
