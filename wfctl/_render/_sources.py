@@ -128,7 +128,23 @@ def _fact(value: Any) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, dict) and set(value) == {"task", "result"}:
-        return f"{value['task']} -> {json.dumps(value['result'], ensure_ascii=False, default=str)}"
+        return f"{value['task']} -> {_result(value['result'])}"
+    return _result(value)
+
+
+def _result(value: Any) -> str:
+    """A task's result on one line; a pickle by its reading, marked as one (``show`` and
+    ``-v`` give the whole marker: its size and scan)."""
+    if isinstance(value, dict) and value.get("$opaque") == "pickle":
+        if "reading" in value:
+            reading = value["reading"]
+            match reading:
+                case {"$type": str(name), "$args": [str(message)]}:  # an exception, as pickled
+                    text = f"{name}: {message}"
+                case _:
+                    text = json.dumps(reading, ensure_ascii=False, default=str)
+            return f"{text} (a pickle read as data, never run)"
+        return f"(a pickle of {value.get('bytes')} bytes, not readable as data; see show)"
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
