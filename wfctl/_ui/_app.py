@@ -1,0 +1,197 @@
+"""The Starlette app: the runs, run, replay and sizes pages, and the files they use.
+
+Every page is HTML rendered on the server by Jinja2 with autoescaping: whatever a store holds
+(run ids, workflow names, values, error texts) reaches the page as text. The port is read on
+one thread of its own (a source keeps its own event loop and is not shared between threads);
+the pages wait for it without holding up the server. :class:`~._guard.TokenGuard` stands in
+front of all of it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import functools
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+from urllib.parse import urlencode
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from wfctl._errors import WfctlError
+from wfctl._inspect._query import summary_time
+from wfctl._sources._protocol import RunInfo, Source
+
+from ._guard import App, TokenGuard
+from ._listing import SORTS, RunFilter, RunIndex, runs_page
+from ._replay_view import replay_view
+from ._run_view import run_view
+
+__all__ = ["build_app"]
+
+T = TypeVar("T")
+
+
+def _ago(stamp: str, now: datetime) -> str:
+    moment = summary_time(stamp) if stamp else None
+    if moment is None:
+        return ""
+    seconds = int((now - moment).total_seconds())
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if abs(seconds) >= size:
+            return f"{seconds // size}{unit} ago"
+    return f"{seconds}s ago"
+
+
+def _bytes(size: int | None) -> str:
+    if size is None:
+        return ""
+    amount = float(size)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if amount < 1024 or unit == "GiB":
+            return f"{amount:.0f} {unit}" if unit == "B" else f"{amount:.1f} {unit}"
+        amount /= 1024
+    return f"{size} B"  # pragma: no cover - the loop returns
+
+
+def _templates() -> Environment:
+    env = Environment(
+        loader=PackageLoader("wfctl._ui", "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+    )
+    env.filters["bytes"] = _bytes
+    return env
+
+
+class _Pages:
+    """The pages over one source, read on one thread of their own."""
+
+    def __init__(self, source: Source) -> None:
+        self._source = source
+        self._reader = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="wfctl-ui")
+        self._index = RunIndex(lambda: tuple(source.runs()))
+        self._env = _templates()
+
+    async def _read(self, work: Callable[[], T]) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._reader, work)
+
+    def _page(self, name: str, status: int = 200, **values: Any) -> HTMLResponse:
+        now = datetime.now(UTC)
+        html = self._env.get_template(name).render(
+            store=self._source.location,
+            kind=self._source.kind,
+            ago=functools.partial(_ago, now=now),
+            **values,
+        )
+        return HTMLResponse(html, status_code=status)
+
+    def _refusal(self, error: WfctlError, status: int = 404) -> HTMLResponse:
+        return self._page("error.html", status=status, error=str(error))
+
+    def _info(self, run_id: str) -> RunInfo | None:
+        return next((run for run in self._index.runs() if run.run_id == run_id), None)
+
+    async def runs(self, request: Request) -> Response:
+        args = request.query_params
+        try:
+            page_number = int(args.get("page", "0") or 0)
+        except ValueError:
+            page_number = 0
+        wanted = RunFilter(
+            status=args.get("status", ""),
+            workflow=args.get("workflow", ""),
+            since=args.get("since", ""),
+            until=args.get("until", ""),
+            text=args.get("q", ""),
+            sort=args.get("sort", "created") if args.get("sort") in SORTS else "created",
+            reverse=args.get("reverse") == "1",
+            page=page_number,
+        )
+        try:
+            page = await self._read(lambda: runs_page(self._index.runs(), wanted))
+        except WfctlError as error:
+            return self._refusal(error, 400)
+        kept = [(key, value) for key, value in args.multi_items() if key != "page"]
+
+        def page_url(number: int) -> str:
+            return "/?" + urlencode([*kept, ("page", str(number))])
+
+        return self._page(
+            "runs.html", page=page, wanted=wanted, sorts=list(SORTS), page_url=page_url
+        )
+
+    async def run(self, request: Request) -> Response:
+        run_id = request.query_params.get("id", "")
+        try:
+            view = await self._read(lambda: run_view(self._source, run_id, self._info(run_id)))
+        except WfctlError as error:
+            return self._refusal(error)
+        return self._page("run.html", view=view)
+
+    async def replay(self, request: Request) -> Response:
+        run_id = request.query_params.get("id", "")
+
+        def read() -> Any:
+            info = self._info(run_id)
+            if info is None or not info.origin:
+                raise WfctlError(f"run {run_id!r} is no replay: its root names no origin")
+            return replay_view(self._source, run_id, info.origin)
+
+        try:
+            view = await self._read(read)
+        except WfctlError as error:
+            return self._refusal(error)
+        return self._page("replay.html", view=view)
+
+    async def sizes(self, request: Request) -> Response:
+        def read() -> Any:
+            sizes = sorted(self._source.sizes(), key=lambda size: -size.size_bytes)
+            kinds: dict[str, int] = {}
+            channels: dict[str, int] = {}
+            for size in sizes:
+                for part in size.by_kind:
+                    kinds[part.kind] = kinds.get(part.kind, 0) + part.size_bytes
+                for part in size.by_channel:
+                    channels[part.kind] = channels.get(part.kind, 0) + part.size_bytes
+            return sizes, kinds, channels
+
+        try:
+            sizes, kinds, channels = await self._read(read)
+        except WfctlError as error:
+            return self._refusal(error, 400)
+        largest = sizes[:20]
+        top = max([size.size_bytes for size in largest] + [1])
+        return self._page(
+            "sizes.html",
+            runs=largest,
+            run_count=len(sizes),
+            total=sum(size.size_bytes for size in sizes),
+            top=top,
+            kinds=sorted(kinds.items(), key=lambda item: -item[1]),
+            channels=sorted(channels.items(), key=lambda item: -item[1])[:20],
+        )
+
+    def close(self) -> None:
+        self._reader.shutdown(wait=True)
+
+
+def build_app(source: Source, token: str) -> tuple[App, Callable[[], None]]:
+    """Return the inspector's ASGI app over ``source``, guarded by ``token``, and what closes it."""
+    pages = _Pages(source)
+    static = StaticFiles(packages=[("wfctl._ui", "static")])
+    app = Starlette(
+        routes=[
+            Route("/", pages.runs),
+            Route("/run", pages.run),
+            Route("/replay", pages.replay),
+            Route("/sizes", pages.sizes),
+            Mount("/static", app=static, name="static"),
+        ]
+    )
+    return TokenGuard(app, token), pages.close
