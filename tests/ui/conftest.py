@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import shutil
 import signal
 import subprocess
 import urllib.error
@@ -144,3 +146,36 @@ def served(ui_store: Path) -> Iterator[Served]:
     yield server
     code, _, err = server.stop()
     assert (code, err) == (0, "")
+
+
+#: Where Debian's packages put the browser and its driver.
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """One headless Chromium (Debian's, through its chromium-driver) for the whole session.
+
+    Without them the browser tests skip, saying what to install; with WFCTL_REQUIRE_BROWSER=1
+    (set by .ci/run, which installs them) they fail instead.
+    """
+    missing = [path for path in (CHROMIUM, CHROMEDRIVER) if not shutil.which(path)]
+    if missing:
+        reason = f"no {' or '.join(missing)}: apt-get install chromium chromium-driver"
+        if os.environ.get("WFCTL_REQUIRE_BROWSER") == "1":
+            pytest.fail(reason + " (WFCTL_REQUIRE_BROWSER=1)")
+        pytest.skip(reason)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,900"):
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+    try:
+        yield driver
+    finally:
+        driver.quit()
