@@ -29,6 +29,7 @@ import pytest
 
 from tests.cli.conftest import SAMPLES, base_env, wfctl
 from tests.conftest import wfctl_executable
+from tests.postgres.conftest import pg_server, pg_url  # noqa: F401  # fixtures (a PostgreSQL store)
 
 from .hostile import HOSTILE
 
@@ -95,7 +96,7 @@ def serve(store: str | Path, *flags: str, env: Mapping[str, str] | None = None) 
     return Served(process, line)
 
 
-def runs_of(store: Path) -> list[dict[str, Any]]:
+def runs_of(store: str | Path) -> list[dict[str, Any]]:
     """The store's runs as ``wfctl runs --json`` lists them, oldest first."""
     listed = wfctl("runs", "--store", store, "--json", "--reverse")
     assert listed.code == 0, listed.stderr

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import base_env, wfctl
+from tests.cli.conftest import SAMPLES, base_env, wfctl
 
 from .conftest import Served, runs_of, serve
 from .hostile import HOSTILE
@@ -192,3 +192,20 @@ def test_a_store_that_is_not_there_is_one_line(tmp_path: Path) -> None:
     done = wfctl("ui", "--port", "0", "--store", tmp_path / "missing")
     assert done.code == 2
     assert done.error_line().startswith("wfctl: error: store ")
+
+
+def test_a_postgresql_store_is_served_too(pg_url: str) -> None:
+    ran = wfctl("run", SAMPLES / "flaky_service.py", "--store", pg_url)
+    assert ran.code == 0, ran.stderr
+    (run,) = runs_of(pg_url)
+    server = serve(pg_url)
+    try:
+        code, page = server.get("/")
+        assert code == 200 and f"/run?id={run['run_id']}" in page
+        code, page = server.get(f"/run?id={run['run_id']}")
+        assert code == 200 and "verify-lineage: ok" in page
+        assert len(re.findall(r'<li id="rec-\d+"', page)) == run["head_seq"] + 1
+        assert server.get("/sizes")[0] == 200
+    finally:
+        code, _, err = server.stop()
+    assert (code, err) == (0, "")

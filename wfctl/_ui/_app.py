@@ -26,10 +26,19 @@ from starlette.staticfiles import StaticFiles
 
 from wfctl._errors import WfctlError
 from wfctl._inspect._query import summary_time
+from wfctl._sources._open import open_source
 from wfctl._sources._protocol import RunInfo, Source
 
 from ._guard import App, TokenGuard
-from ._listing import SORTS, RunFilter, RunIndex, runs_page
+from ._listing import (
+    QUICK_FROM_RUNS,
+    SORTS,
+    RunFilter,
+    RunIndex,
+    RunsPage,
+    quick_page,
+    runs_page,
+)
 from ._replay_view import replay_view
 from ._run_view import run_view
 
@@ -60,6 +69,12 @@ def _bytes(size: int | None) -> str:
     return f"{size} B"  # pragma: no cover - the loop returns
 
 
+def _listing(location: str) -> tuple[RunInfo, ...]:
+    """Every run of the store at ``location``, read through a source of its own."""
+    with open_source(location) as source:
+        return tuple(source.runs())
+
+
 def _templates() -> Environment:
     env = Environment(
         loader=PackageLoader("wfctl._ui", "templates"),
@@ -72,10 +87,10 @@ def _templates() -> Environment:
 class _Pages:
     """The pages over one source, read on one thread of their own."""
 
-    def __init__(self, source: Source) -> None:
+    def __init__(self, source: Source, location: str) -> None:
         self._source = source
         self._reader = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="wfctl-ui")
-        self._index = RunIndex(lambda: tuple(source.runs()))
+        self._index = RunIndex(functools.partial(_listing, location))
         self._env = _templates()
 
     async def _read(self, work: Callable[[], T]) -> T:
@@ -95,7 +110,16 @@ class _Pages:
         return self._page("error.html", status=status, error=str(error))
 
     def _info(self, run_id: str) -> RunInfo | None:
-        return next((run for run in self._index.runs() if run.run_id == run_id), None)
+        """The run as listed (read alone when the source can, the listing not waited for)."""
+        runs = self._index.kept()
+        one = getattr(self._source, "run_info", None)
+        if runs is None and one is not None:
+            try:
+                info: RunInfo = one(run_id)
+            except WfctlError:
+                return None
+            return info
+        return next((run for run in runs or self._index.whole() if run.run_id == run_id), None)
 
     async def runs(self, request: Request) -> Response:
         args = request.query_params
@@ -113,8 +137,18 @@ class _Pages:
             reverse=args.get("reverse") == "1",
             page=page_number,
         )
+
+        def read() -> RunsPage:
+            runs = self._index.kept()
+            if runs is None:
+                quick = quick_page(self._source, wanted, QUICK_FROM_RUNS)
+                if quick is not None:
+                    return quick
+                runs = self._index.whole()
+            return runs_page(runs, wanted)
+
         try:
-            page = await self._read(lambda: runs_page(self._index.runs(), wanted))
+            page = await self._read(read)
         except WfctlError as error:
             return self._refusal(error, 400)
         kept = [(key, value) for key, value in args.multi_items() if key != "page"]
@@ -178,12 +212,14 @@ class _Pages:
         )
 
     def close(self) -> None:
+        self._index.close()
         self._reader.shutdown(wait=True)
 
 
-def build_app(source: Source, token: str) -> tuple[App, Callable[[], None]]:
-    """Return the inspector's ASGI app over ``source``, guarded by ``token``, and what closes it."""
-    pages = _Pages(source)
+def build_app(source: Source, location: str, token: str) -> tuple[App, Callable[[], None]]:
+    """Return the inspector's ASGI app over ``source`` (opened from ``location``, which the
+    listing opens again on its own thread), guarded by ``token``, and what closes it."""
+    pages = _Pages(source, location)
     static = StaticFiles(packages=[("wfctl._ui", "static")])
     app = Starlette(
         routes=[

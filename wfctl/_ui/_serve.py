@@ -2,7 +2,8 @@
 URL with its token handed to the caller, then uvicorn until Ctrl-C or SIGTERM.
 
 uvicorn stops on the signal (open requests finished, the source closed) and raises it again
-when it returns; that second KeyboardInterrupt is the end asked for, not an error.
+when it returns; that second KeyboardInterrupt is the end asked for, not an error, and so is
+one that comes after the URL is printed but before uvicorn has taken the signal.
 """
 
 from __future__ import annotations
@@ -45,14 +46,15 @@ def serve_store(location: str, *, host: str, port: int, on_ready: Callable[[str]
 
     token = new_token()
     with open_source(location) as source:
-        app, close = build_app(source, token)
+        app, close = build_app(source, location, token)
         sock = _bound(host, port)
         try:
             server = uvicorn.Server(
                 uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
             )
-            on_ready(url_of(host, sock.getsockname()[1], token))
+            # Ctrl-C from here on is the end asked for, before uvicorn takes the signal too
             with contextlib.suppress(KeyboardInterrupt):
+                on_ready(url_of(host, sock.getsockname()[1], token))
                 server.run(sockets=[sock])
         finally:
             close()

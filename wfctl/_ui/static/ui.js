@@ -1,5 +1,6 @@
 // wfctl ui: the runs page follows running runs by reading the same page again every few
-// seconds while any run on it is running, and replacing the table (no inline script: the
+// seconds while any run on it is running (or while the whole listing is still being read),
+// and replacing the table (no inline script: the
 // page's Content-Security-Policy allows this file only).
 "use strict";
 
@@ -18,6 +19,10 @@
           return;
         }
         const page = new DOMParser().parseFromString(await answer.text(), "text/html");
+        if (document.getElementById("by-id") && !page.getElementById("by-id")) {
+          window.location.reload(); // the whole listing is read: its filters and orders work
+          return;
+        }
         const fresh = page.getElementById("runs");
         const count = page.getElementById("count");
         if (fresh) {
