@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from wfctl._errors import WfctlError
+from wfctl._ui._lineage import problem_nodes
 from wfctl._ui._listing import PAGE_SIZE, RunFilter, RunIndex, quick_page, runs_page
-from wfctl.sources import RunInfo, open_source
+from wfctl.sources import Entry, RunInfo, open_source
 
 from .conftest import runs_of
 
@@ -91,3 +92,9 @@ def test_the_listing_is_read_on_its_own_thread_and_kept() -> None:
         assert reads[0].startswith("wfctl-list")
     finally:
         index.close()
+
+
+def test_a_problem_points_at_the_records_it_names_whole() -> None:
+    entries = [Entry(f"run.{seq}", "run", (), seq, "step", "") for seq in (1, 2, 10)]
+    named = problem_nodes(entries, ["record run.10 (journal:11) is broken", "run.1: bad; run.2"])
+    assert named == {"record run.10 (journal:11) is broken": [10], "run.1: bad; run.2": [1, 2]}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import html
 import re
+import shutil
 import subprocess
 import sys
 import urllib.error as urllib_error
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import SAMPLES, base_env, wfctl
+from tests.cli.conftest import SAMPLES, base_env, spoil_step_record, wfctl
 
 from .conftest import Served, runs_of, serve
 from .hostile import HOSTILE
@@ -137,6 +138,22 @@ def test_without_dot_the_run_page_says_what_to_install(ui_store: Path, tmp_path:
     assert "Graphviz&#39;s dot is not installed (apt-get install graphviz)" in page
     assert "<svg" not in page
     assert len(re.findall(r'<li id="rec-\d+"', page)) == runs_of(ui_store)[0]["head_seq"] + 1
+
+
+def test_a_tampered_run_shows_its_verdict_not_an_error(ui_store: Path, tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    shutil.copytree(ui_store, store)
+    run = runs_of(store)[0]
+    spoil_step_record(store, run["run_id"], 3)
+    server = serve(store)
+    try:
+        code, page = server.get(f"/run?id={run['run_id']}")
+    finally:
+        server.stop()
+    assert code == 200
+    assert re.search(r"verify-lineage: \d+ problem\(s\)", page)
+    assert "checksum mismatch" in page
+    assert 'id="stopped"' in page
 
 
 def test_an_unknown_run_is_a_page_that_says_so(served: Served) -> None:

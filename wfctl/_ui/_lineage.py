@@ -12,6 +12,7 @@ drawing is None and the page says what to install.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from collections.abc import Sequence
@@ -46,10 +47,16 @@ def node_id(entry: Entry) -> str:
 
 
 def problem_nodes(entries: Sequence[Entry], problems: Sequence[str]) -> dict[str, list[int]]:
-    """Return, for each problem, the orders of the records whose id it names."""
+    """Return, for each problem, the orders of the records whose id it names (a whole id:
+    ``RUN.1`` is not named by ``RUN.10``)."""
     named: dict[str, list[int]] = {}
     for problem in problems:
-        named[problem] = [entry.order for entry in entries if entry.entry_id in problem]
+        named[problem] = [
+            entry.order
+            for entry in entries
+            if entry.entry_id in problem
+            and re.search(rf"(?<![\w.-]){re.escape(entry.entry_id)}(?![\w-]|\.\w)", problem)
+        ]
     return named
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
+from wfctl._errors import CheckpointCorruptError
 from wfctl._inspect._query import summary_time
 from wfctl._sources._protocol import Entry, RunInfo, Source
 
@@ -50,7 +51,11 @@ class Row:
 
 @dataclass(frozen=True, slots=True)
 class RunView:
-    """What a run's page shows. ``more``: the run has records past :data:`MAX_ROWS`."""
+    """What a run's page shows. ``more``: the run has records past :data:`MAX_ROWS`.
+
+    A record that cannot be trusted ends the timeline (``stopped`` says which and why); the
+    records before it are shown, and the verdict names what is broken.
+    """
 
     run_id: str
     info: RunInfo | None
@@ -60,6 +65,8 @@ class RunView:
     problems: tuple[tuple[str, tuple[int, ...]], ...]
     notes: tuple[str, ...]
     commands: tuple[tuple[str, str], ...]
+    #: Why the records stop early: the one that cannot be trusted (None: all were read).
+    stopped: str | None = None
 
 
 def _moment(entry: Entry | None) -> datetime | None:
@@ -115,7 +122,12 @@ def run_view(source: Source, run_id: str, info: RunInfo | None) -> RunView:
     Raises:
         RunNotFoundError, InvalidIdError: no such run.
     """
-    read = list(itertools.islice(source.records(run_id), MAX_ROWS + 1))
+    read: list[Entry] = []
+    stopped = None
+    try:
+        read.extend(itertools.islice(source.records(run_id), MAX_ROWS + 1))
+    except CheckpointCorruptError as error:  # the records before it are shown, and the verdict
+        stopped = str(error)
     entries, more = read[:MAX_ROWS], len(read) > MAX_ROWS
     verdicts = [verdict for verdict in source.verify(run_id).runs if verdict.run_id == run_id]
     problems = tuple(p for verdict in verdicts for p in verdict.problems)
@@ -140,4 +152,5 @@ def run_view(source: Source, run_id: str, info: RunInfo | None) -> RunView:
         problems=tuple((problem, tuple(pointed[problem])) for problem in problems),
         notes=notes,
         commands=_commands(source, info, run_id),
+        stopped=stopped,
     )
