@@ -14,6 +14,9 @@ from urllib.parse import quote
 
 import pytest
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+from tests.cli.conftest import held_at_gate
 
 from .conftest import Served, runs_of, serve
 from .hostile import HOSTILE
@@ -103,6 +106,33 @@ def test_hostile_text_is_shown_as_text_and_never_runs(
     assert len(browser.page_source) < 100_000
     assert browser.execute_script(PWNED)
     assert errors_of(browser) == []
+
+
+def test_a_running_run_is_followed_on_the_runs_page(browser: Any, tmp_path: Path) -> None:
+    store, gate = tmp_path / "store", tmp_path / "gate"
+    gate.mkdir()
+    driver = held_at_gate(str(store), gate, "followed-run")
+    server = serve(store)
+    try:
+        visit(browser, server, "/")
+        row = "#runs tr.status-running a.run-link"
+        assert [link.text for link in browser.find_elements(By.CSS_SELECTOR, row)] == [
+            "followed-run"
+        ]
+        assert browser.find_element(By.ID, "runs").get_attribute("data-live") == "1"
+        (gate / "gate").write_text("open", encoding="utf-8")
+        assert driver.wait(timeout=60) == 0
+        # no reload: the page reads itself again until the run's row says it completed
+        WebDriverWait(browser, 60).until(
+            lambda page: page.find_elements(By.CSS_SELECTOR, "#runs tr.status-completed")
+        )
+        assert browser.find_element(By.CSS_SELECTOR, "#runs .status").text == "completed"
+        assert errors_of(browser) == []
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+        driver.communicate()
+        server.stop()
 
 
 def test_a_hostile_run_id_of_another_engine_is_text(browser: Any, af_store: Path) -> None:
