@@ -10,6 +10,7 @@ import hashlib
 import html
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import urllib.error as urllib_error
@@ -183,6 +184,14 @@ def test_a_non_loopback_address_is_warned_about(ui_store: Path) -> None:
     code, _, err = server.stop()
     assert code == 0
     assert "warning" in err and "exposed" in err and "0.0.0.0" in err
+
+
+def test_sigterm_stops_it_cleanly(ui_store: Path) -> None:
+    server = serve(ui_store)
+    assert server.get("/")[0] == 200
+    server.process.send_signal(signal.SIGTERM)
+    out, err = server.process.communicate(timeout=60)
+    assert (server.process.returncode, out, err) == (0, "", "")
 
 
 def test_without_the_extra_it_names_the_extra(ui_store: Path) -> None:

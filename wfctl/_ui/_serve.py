@@ -1,16 +1,20 @@
 """Serving the inspector: the port bound first (so ``--port 0`` can say which it got), the
 URL with its token handed to the caller, then uvicorn until Ctrl-C or SIGTERM.
 
-uvicorn stops on the signal (open requests finished, the source closed) and raises it again
-when it returns; that second KeyboardInterrupt is the end asked for, not an error, and so is
-one that comes after the URL is printed but before uvicorn has taken the signal.
+uvicorn stops on SIGINT or SIGTERM (open requests finished, then the source is closed) and
+raises the signal again when it returns; that second signal is the end asked for, not an
+error, and so is one that comes after the URL is printed but before uvicorn has taken the
+signal: both end in a clean return (exit 0), SIGTERM through a handler of wfctl's own (its
+default would kill the process).
 """
 
 from __future__ import annotations
 
 import contextlib
+import signal
 import socket
 from collections.abc import Callable
+from types import FrameType
 
 from wfctl._errors import WfctlError
 from wfctl._sources._open import open_source
@@ -52,10 +56,23 @@ def serve_store(location: str, *, host: str, port: int, on_ready: Callable[[str]
             server = uvicorn.Server(
                 uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
             )
-            # Ctrl-C from here on is the end asked for, before uvicorn takes the signal too
-            with contextlib.suppress(KeyboardInterrupt):
-                on_ready(url_of(host, sock.getsockname()[1], token))
-                server.run(sockets=[sock])
+            # Ctrl-C or SIGTERM from here on is the end asked for, before uvicorn takes the
+            # signal too, and when it raises it again after its shutdown
+            previous = signal.signal(signal.SIGTERM, _stop)
+            try:
+                with contextlib.suppress(KeyboardInterrupt, _Stopped):
+                    on_ready(url_of(host, sock.getsockname()[1], token))
+                    server.run(sockets=[sock])
+            finally:
+                signal.signal(signal.SIGTERM, previous)
         finally:
             close()
             sock.close()
+
+
+class _Stopped(Exception):
+    """SIGTERM arrived: the server is to stop (as Ctrl-C stops it)."""
+
+
+def _stop(signum: int, frame: FrameType | None) -> None:
+    raise _Stopped
