@@ -96,5 +96,5 @@ def test_the_listing_is_read_on_its_own_thread_and_kept() -> None:
 
 def test_a_problem_points_at_the_records_it_names_whole() -> None:
     entries = [Entry(f"run.{seq}", "run", (), seq, "step", "") for seq in (1, 2, 10)]
-    named = problem_nodes(entries, ["record run.10 (journal:11) is broken", "run.1: bad; run.2"])
-    assert named == {"record run.10 (journal:11) is broken": [10], "run.1: bad; run.2": [1, 2]}
+    problems = ["record run.10 (journal:11) is broken", "run.1: bad; run.2.json"]
+    assert problem_nodes(entries, problems) == {problems[0]: [10], problems[1]: [1, 2]}

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.conftest import SAMPLES, base_env, spoil_step_record, wfctl
+from tests.sources.test_agent_framework_source import run_af
 
 from .conftest import Served, runs_of, serve
 from .hostile import HOSTILE
@@ -177,6 +178,21 @@ def test_another_engine_s_store_is_shown_through_the_port(af_store: Path) -> Non
     finally:
         code, _, err = server.stop()
     assert (code, err) == (0, "")
+
+
+def test_a_forked_store_s_problems_point_at_their_nodes(tmp_path: Path) -> None:
+    run_af(tmp_path, ("fan", 3))  # parallel steps: several roots, agent-framework's known fork
+    server = serve(tmp_path)
+    try:
+        code, page = server.get("/run?id=fan")
+    finally:
+        server.stop()
+    assert code == 200
+    records = len(re.findall(r'<li id="rec-\d+"', page))
+    assert len(re.findall(r'class="node record( broken)?"', page)) == records == 4
+    assert "3 roots (exactly one expected)" in page
+    assert len(re.findall(r'class="node record broken"', page)) >= 3
+    assert len(re.findall(r'<a href="#rec-\d+">record \d+</a>', page)) >= 3
 
 
 def test_a_non_loopback_address_is_warned_about(ui_store: Path) -> None:

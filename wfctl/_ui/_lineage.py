@@ -48,14 +48,14 @@ def node_id(entry: Entry) -> str:
 
 def problem_nodes(entries: Sequence[Entry], problems: Sequence[str]) -> dict[str, list[int]]:
     """Return, for each problem, the orders of the records whose id it names (a whole id:
-    ``RUN.1`` is not named by ``RUN.10``)."""
+    ``RUN.1`` is not named by ``RUN.10``; a file named for it, ``ID.json``, names it)."""
     named: dict[str, list[int]] = {}
     for problem in problems:
         named[problem] = [
             entry.order
             for entry in entries
             if entry.entry_id in problem
-            and re.search(rf"(?<![\w.-]){re.escape(entry.entry_id)}(?![\w-]|\.\w)", problem)
+            and re.search(rf"(?<![\w.-]){re.escape(entry.entry_id)}(?![\w-]|\.\d)", problem)
         ]
     return named
 
