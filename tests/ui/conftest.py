@@ -1,8 +1,10 @@
 """Stores for the web inspector's tests, written by real runs, and ``wfctl ui`` served over them.
 
-``ui_store`` holds a completed run with a retried step (sample_workflows/flaky_service.py), a
-replay of it, and a failed run of ``hostile.py`` whose workflow name, values and error text
-hold HTML and script and one of whose values is far past what a page shows. ``af_store`` is an
+``ui_store`` holds, oldest first, a completed run with a retried step
+(sample_workflows/flaky_service.py), a failed run of ``hostile.py`` whose workflow name, values
+and error text hold HTML and script and one of whose values is far past what a page shows, a
+replay of the first, a run of ``hostile.py:large`` whose output is huge, and its replay, whose
+output differs. ``af_store`` is an
 agent-framework directory written by agent-framework, its workflow (a run, there) named with
 HTML. ``Served`` is the installed ``wfctl ui`` running over a store: its URL read from its first
 line, stopped with SIGINT.
@@ -109,11 +111,18 @@ def ui_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     store = tmp_path_factory.mktemp("ui") / "store"
     ran = wfctl("run", SAMPLES / "flaky_service.py", "--store", store)
     assert ran.code == 0, ran.stderr
-    failed = wfctl("run", HERE / "hostile.py", "--input", json.dumps(HOSTILE), "--store", store)
+    failed = wfctl(
+        "run", f"{HERE / 'hostile.py'}:hostile", "--input", json.dumps(HOSTILE), "--store", store
+    )
     assert failed.code == 1, failed.stderr
     source = runs_of(store)[0]["run_id"]
     replayed = wfctl("replay", "-c", f"{source}.2", "--store", store)
     assert replayed.code in (0, 1), replayed.stderr
+    ran = wfctl("run", f"{HERE / 'hostile.py'}:large", "--input", "200000", "--store", store)
+    assert ran.code == 0, ran.stderr
+    large = runs_of(store)[3]["run_id"]
+    replayed = wfctl("replay", "-c", f"{large}.0", "--store", store)
+    assert replayed.code == 1, replayed.stderr  # the output changed
     return store
 
 

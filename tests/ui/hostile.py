@@ -1,6 +1,9 @@
-"""A workflow whose name, values and error texts hold HTML and script (tests/ui/)."""
+"""A workflow whose name, values and error texts hold HTML and script, and one whose huge
+output a replay changes (tests/ui/)."""
 
 from __future__ import annotations
+
+import time
 
 from wfctl import step, workflow
 
@@ -35,3 +38,15 @@ async def hostile(text: str) -> str:
     await echo(text)
     await huge(200_000)
     return await fails(text)
+
+
+@step
+async def stamped(size: int) -> str:
+    """A value far past what a page shows, different at each call."""
+    return "y" * size + str(time.time_ns())
+
+
+@workflow(name="large")
+async def large(size: int) -> str:
+    """Return a huge output that a replay changes."""
+    return await stamped(size)

@@ -84,7 +84,7 @@ def test_the_runs_page_lists_every_run_with_its_filters(served: Served, ui_store
     assert code == 200
     for run in runs:
         assert f"/run?id={run['run_id']}" in page
-    assert "3 runs" in page
+    assert "5 runs" in page
     code, page = served.get("/?status=failed")
     assert "1 run<" in page and runs[1]["run_id"] in page
     code, page = served.get("/?workflow=flaky*")
@@ -156,6 +156,16 @@ def test_a_tampered_run_shows_its_verdict_not_an_error(ui_store: Path, tmp_path:
     assert re.search(r"verify-lineage: \d+ problem\(s\)", page)
     assert "checksum mismatch" in page
     assert 'id="stopped"' in page
+
+
+def test_a_huge_output_diff_is_folded(served: Served, ui_store: Path) -> None:
+    replay = runs_of(ui_store)[
+        4
+    ]  # hostile.py:large, replayed: its 200,000-character output changed
+    code, page = served.get(f"/replay?id={replay['run_id']}")
+    assert code == 200
+    assert 'id="diff"' in page and "more characters of the diff folded" in page
+    assert len(page) < 100_000
 
 
 def test_an_unknown_run_is_a_page_that_says_so(served: Served) -> None:

@@ -6,7 +6,8 @@ call by call. So the table counts every source record up to the origin as served
 the replay's history, never executed again), pairs each record the replay wrote with the
 source's as the CLI's replay report does (:func:`~wfctl._inspect._diff.diff_steps`: ``same``,
 ``changed``, ``new``, ``not reached``, ``failed``), and diffs the two runs' outputs when both
-completed (:func:`~wfctl._inspect._diff.diff_outputs`). Nothing is run again.
+completed (:func:`~wfctl._inspect._diff.diff_outputs`), folded past a size as values are.
+Nothing is run again.
 """
 
 from __future__ import annotations
@@ -21,19 +22,21 @@ from wfctl._records._payloads import StepPayload
 from wfctl._records._recorded import StepRecord
 from wfctl._sources._protocol import Entry, Source
 
+from ._values import Shown, folded
+
 __all__ = ["ReplayView", "replay_view"]
 
 
 @dataclass(frozen=True, slots=True)
 class ReplayView:
-    """A replay run against its source run: rows, counts and the output diff."""
+    """A replay run against its source run: rows, counts and the output diff (folded)."""
 
     replay_run_id: str
     source_run_id: str
     origin: str
     steps: tuple[StepDiff, ...]
     counts: dict[str, int]
-    outputs_diff: str
+    outputs_diff: Shown
     both_completed: bool
 
 
@@ -92,6 +95,6 @@ def replay_view(source: Source, replay_run_id: str, origin: str) -> ReplayView:
         origin=origin,
         steps=steps,
         counts=dict(count_statuses(steps)),
-        outputs_diff=diff_outputs(before.outputs, after.outputs) if both else "",
+        outputs_diff=folded(diff_outputs(before.outputs, after.outputs) if both else ""),
         both_completed=both,
     )

@@ -14,7 +14,7 @@ from typing import Any, Final
 
 from wfctl._readable import readable
 
-__all__ = ["FOLD_CHARS", "Shown", "shown"]
+__all__ = ["FOLD_CHARS", "Shown", "folded", "shown"]
 
 #: The characters of a value a page shows before folding the rest away.
 FOLD_CHARS: Final = 4000
@@ -36,7 +36,11 @@ class Shown:
 
 def shown(value: Any, limit: int = FOLD_CHARS) -> Shown:
     """Return ``value`` (as stored) as readable JSON text, cut after ``limit`` characters."""
-    text = json.dumps(readable(value), indent=2, ensure_ascii=False, default=str)
+    return folded(json.dumps(readable(value), indent=2, ensure_ascii=False, default=str), limit)
+
+
+def folded(text: str, limit: int = FOLD_CHARS) -> Shown:
+    """Return ``text`` cut after ``limit`` characters."""
     if len(text) <= limit:
         return Shown(text, 0)
     return Shown(text[:limit], len(text) - limit)
