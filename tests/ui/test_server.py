@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.conftest import SAMPLES, base_env, spoil_step_record, wfctl
+from tests.langgraph.stores import write_sqlite
 from tests.sources.test_agent_framework_source import run_af
 
 from .conftest import Served, runs_of, serve
@@ -203,6 +204,26 @@ def test_a_forked_store_s_problems_point_at_their_nodes(tmp_path: Path) -> None:
     assert "3 roots (exactly one expected)" in page
     assert len(re.findall(r'class="node record broken"', page)) >= 3
     assert len(re.findall(r'<a href="#rec-\d+">record \d+</a>', page)) >= 3
+
+
+def test_a_langgraph_checkpointer_is_served_through_the_port(tmp_path: Path) -> None:
+    store = write_sqlite(tmp_path / "checkpoints.sqlite")  # LangGraph's own SqliteSaver
+    before = store.read_bytes()
+    server = serve(store)
+    try:
+        code, page = server.get("/")
+        threads = re.findall(r'class="run-link" href="/run\?id=([^"]+)"', page)
+        assert code == 200 and len(threads) >= 5
+        for thread in threads:
+            code, page = server.get(f"/run?id={thread}")
+            assert code == 200, thread
+            records = len(re.findall(r'<li id="rec-\d+"', page))
+            assert records and len(re.findall(r'class="node record', page)) == records, thread
+        assert server.get("/sizes")[0] == 200
+    finally:
+        code, _, err = server.stop()
+    assert (code, err) == (0, "")
+    assert store.read_bytes() == before
 
 
 def test_a_non_loopback_address_is_warned_about(ui_store: Path) -> None:
