@@ -13,6 +13,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 import urllib.error as urllib_error
 import urllib.parse as urllib_parse
 import urllib.request as urllib_request
@@ -231,6 +232,22 @@ def test_a_non_loopback_address_is_warned_about(ui_store: Path) -> None:
     code, _, err = server.stop()
     assert code == 0
     assert "warning" in err and "exposed" in err and "0.0.0.0" in err
+
+
+def test_open_hands_the_url_to_the_browser(ui_store: Path, tmp_path: Path) -> None:
+    opened = tmp_path / "opened"
+    browser = tmp_path / "browser"
+    browser.write_text(f'#!/bin/sh\nprintf %s "$1" > {opened}.part && mv {opened}.part {opened}\n')
+    browser.chmod(0o755)
+    server = serve(ui_store, "--open", env={"BROWSER": str(browser)})
+    try:
+        end = time.monotonic() + 60
+        while not opened.exists():  # bounded poll: the browser is another process
+            assert time.monotonic() < end
+            time.sleep(0.01)
+    finally:
+        server.stop()
+    assert opened.read_text() == server.url
 
 
 def test_sigterm_stops_it_cleanly(ui_store: Path) -> None:
