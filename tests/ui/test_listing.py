@@ -1,19 +1,35 @@
-"""The runs page as data: filters, orders and pages over the listing, and the first pages of a
-large store answered from the run ids alone (``quick_page``) while the listing is read."""
+"""The pages as data: the runs page's filters, orders and pages over the listing, the first
+pages of a large store answered from the run ids alone (``quick_page``) while the listing is
+read, problems pointing at records, and the sizes page counting only the largest runs."""
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import threading
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from tests.sources.stores import greet
+from wfctl import FileCheckpointStorage
 from wfctl._errors import WfctlError
 from wfctl._ui._lineage import problem_nodes
 from wfctl._ui._listing import PAGE_SIZE, RunFilter, RunIndex, quick_page, runs_page
-from wfctl.sources import Entry, RunInfo, open_source
+from wfctl._ui._sizes import LARGEST, sizes_view
+from wfctl.sources import Entry, RunInfo, SizeInfo, Source, open_source
 
 from .conftest import runs_of
+
+
+async def greet_runs(store: Path, count: int) -> None:
+    """Write ``count`` completed runs, each greeting a name longer than the last."""
+    storage = FileCheckpointStorage(store, durable=False)
+    bound = greet.build(checkpoint_storage=storage)
+    for i in range(count):
+        assert (await bound.run("n" * (i + 1))).status == "completed"
 
 
 def listing(count: int) -> list[RunInfo]:
@@ -98,3 +114,40 @@ def test_a_problem_points_at_the_records_it_names_whole() -> None:
     entries = [Entry(f"run.{seq}", "run", (), seq, "step", "") for seq in (1, 2, 10)]
     problems = ["record run.10 (journal:11) is broken", "run.1: bad; run.2.json"]
     assert problem_nodes(entries, problems) == {problems[0]: [10], problems[1]: [1, 2]}
+
+
+class CountedSizes:
+    """A real source whose ``sizes`` calls are written down (the other reads pass through)."""
+
+    def __init__(self, source: Source) -> None:
+        self.source = source
+        self.asked: list[str | None] = []
+
+    def sizes(self, run_id: str | None = None) -> Iterator[SizeInfo]:
+        self.asked.append(run_id)
+        return self.source.sizes(run_id)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.source, name)
+
+
+def test_the_sizes_page_counts_only_the_largest_runs_records(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    asyncio.run(greet_runs(store, LARGEST + 5))
+    with open_source(store) as source:
+        listing = list(source.runs())
+        counted = CountedSizes(source)
+        view = sizes_view(counted, listing)  # type: ignore[arg-type]  # a Source, counted
+        every = sorted(source.sizes(), key=lambda size: -size.size_bytes)
+    assert None not in counted.asked and len(counted.asked) == LARGEST
+    assert view.of_largest and (view.run_count, len(view.runs)) == (LARGEST + 5, LARGEST)
+    assert view.total == sum(size.size_bytes for size in every)
+    assert [size.size_bytes for size in view.runs] == [size.size_bytes for size in every[:LARGEST]]
+    assert dict(view.kinds).keys() == {"completed", "root", "step"}
+
+
+def test_without_sizes_in_the_listing_every_run_is_counted(af_store: Path) -> None:
+    with open_source(af_store) as source:
+        listing = [dataclasses.replace(run, size_bytes=None) for run in source.runs()]
+        view = sizes_view(source, listing)
+    assert not view.of_largest and view.run_count == len(listing) == len(view.runs)

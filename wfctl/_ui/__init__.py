@@ -12,6 +12,7 @@ them is missing. Only ``wfctl ui`` imports this package (start-up of the other c
 - :mod:`._run_view`: one run's timeline, folded values and the commands that act on it;
 - :mod:`._lineage`: the lineage drawn as SVG by Graphviz's ``dot``, problems on their nodes;
 - :mod:`._replay_view`: a replay beside its source run, step by step;
+- :mod:`._sizes`: the sizes page, the largest runs first;
 - :mod:`._values`: stored values as people read them, folded past a size.
 """
 

@@ -41,6 +41,7 @@ from ._listing import (
 )
 from ._replay_view import replay_view
 from ._run_view import run_view
+from ._sizes import sizes_view
 
 __all__ = ["build_app"]
 
@@ -184,32 +185,14 @@ class _Pages:
         return self._page("replay.html", view=view)
 
     async def sizes(self, request: Request) -> Response:
-        def read() -> Any:
-            sizes = sorted(self._source.sizes(), key=lambda size: -size.size_bytes)
-            kinds: dict[str, int] = {}
-            channels: dict[str, int] = {}
-            for size in sizes:
-                for part in size.by_kind:
-                    kinds[part.kind] = kinds.get(part.kind, 0) + part.size_bytes
-                for part in size.by_channel:
-                    channels[part.kind] = channels.get(part.kind, 0) + part.size_bytes
-            return sizes, kinds, channels
-
+        listing = self._index
         try:
-            sizes, kinds, channels = await self._read(read)
+            runs = await asyncio.get_running_loop().run_in_executor(None, listing.whole)
+            view = await self._read(lambda: sizes_view(self._source, runs))
         except WfctlError as error:
             return self._refusal(error, 400)
-        largest = sizes[:20]
-        top = max([size.size_bytes for size in largest] + [1])
-        return self._page(
-            "sizes.html",
-            runs=largest,
-            run_count=len(sizes),
-            total=sum(size.size_bytes for size in sizes),
-            top=top,
-            kinds=sorted(kinds.items(), key=lambda item: -item[1]),
-            channels=sorted(channels.items(), key=lambda item: -item[1])[:20],
-        )
+        top = max([size.size_bytes for size in view.runs] + [1])
+        return self._page("sizes.html", view=view, top=top)
 
     def close(self) -> None:
         self._index.close()
