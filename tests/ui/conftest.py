@@ -32,6 +32,8 @@ import pytest
 from tests.cli.conftest import SAMPLES, base_env, wfctl
 from tests.conftest import wfctl_executable
 from tests.postgres.conftest import pg_server, pg_url  # noqa: F401  # fixtures (a PostgreSQL store)
+from tests.sources.stores import greet
+from wfctl import FileCheckpointStorage
 
 from .hostile import HOSTILE
 
@@ -96,6 +98,14 @@ def serve(store: str | Path, *flags: str, env: Mapping[str, str] | None = None) 
         _, err = process.communicate()
         raise AssertionError(f"wfctl ui printed {line!r}, stderr {err!r}")
     return Served(process, line)
+
+
+async def greet_runs(store: Path, count: int) -> None:
+    """Write ``count`` completed runs, each greeting a name longer than the last."""
+    storage = FileCheckpointStorage(store, durable=False)
+    bound = greet.build(checkpoint_storage=storage)
+    for i in range(count):
+        assert (await bound.run("n" * (i + 1))).status == "completed"
 
 
 def runs_of(store: str | Path) -> list[dict[str, Any]]:

@@ -7,7 +7,9 @@ runs) and fold a huge value. One browser serves every test (the ``browser`` fixt
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -17,8 +19,9 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.cli.conftest import held_at_gate
+from wfctl._ui._listing import PAGE_SIZE, QUICK_FROM_RUNS
 
-from .conftest import Served, runs_of, serve
+from .conftest import Served, greet_runs, runs_of, serve
 from .hostile import HOSTILE
 
 #: Set by the store's hostile text if any of it ran as a script.
@@ -132,6 +135,28 @@ def test_a_running_run_is_followed_on_the_runs_page(browser: Any, tmp_path: Path
         if driver.poll() is None:
             driver.kill()
         driver.communicate()
+        server.stop()
+
+
+def test_a_large_store_s_first_page_comes_at_once_then_the_listing(
+    browser: Any, tmp_path: Path
+) -> None:
+    store = tmp_path / "store"
+    asyncio.run(greet_runs(store, QUICK_FROM_RUNS))
+    newest = max(os.listdir(store / "runs"))
+    server = serve(store)
+    try:
+        browser.get(server.url)  # the first request (then "/"): the listing has just started
+        assert browser.find_elements(By.ID, "by-id")
+        links = browser.find_elements(By.CSS_SELECTOR, "a.run-link")
+        assert len(links) == PAGE_SIZE and links[0].text == newest
+        assert f"{QUICK_FROM_RUNS} runs" in browser.find_element(By.ID, "count").text
+        # no reload by hand: the page reloads itself once the whole listing is read
+        WebDriverWait(browser, 120).until(lambda page: not page.find_elements(By.ID, "by-id"))
+        options = browser.find_elements(By.CSS_SELECTOR, "select[name=status] option")
+        assert [option.text for option in options] == ["any", "completed"]
+        assert errors_of(browser) == []
+    finally:
         server.stop()
 
 

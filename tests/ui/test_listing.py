@@ -13,23 +13,13 @@ from typing import Any
 
 import pytest
 
-from tests.sources.stores import greet
-from wfctl import FileCheckpointStorage
 from wfctl._errors import WfctlError
 from wfctl._ui._lineage import problem_nodes
 from wfctl._ui._listing import PAGE_SIZE, RunFilter, RunIndex, quick_page, runs_page
 from wfctl._ui._sizes import LARGEST, sizes_view
 from wfctl.sources import Entry, RunInfo, SizeInfo, Source, open_source
 
-from .conftest import runs_of
-
-
-async def greet_runs(store: Path, count: int) -> None:
-    """Write ``count`` completed runs, each greeting a name longer than the last."""
-    storage = FileCheckpointStorage(store, durable=False)
-    bound = greet.build(checkpoint_storage=storage)
-    for i in range(count):
-        assert (await bound.run("n" * (i + 1))).status == "completed"
+from .conftest import greet_runs, runs_of
 
 
 def listing(count: int) -> list[RunInfo]:
