@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import html
+import http.client
 import re
 import shutil
 import signal
@@ -18,6 +19,7 @@ import urllib.error as urllib_error
 import urllib.parse as urllib_parse
 import urllib.request as urllib_request
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -67,6 +69,23 @@ def test_the_token_is_traded_for_a_cookie(served: Served) -> None:
     cookie = answer.headers["Set-Cookie"]
     assert cookie.startswith(served.cookie + ";")
     assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+
+
+def test_the_redirect_keeps_an_encoded_path_encoded(served: Served) -> None:
+    connection = http.client.HTTPConnection(
+        urlsplit(served.base).hostname, urlsplit(served.base).port
+    )
+    try:
+        connection.request("GET", f"/x%0D%0ASet-Cookie:%20evil=1?sort=size&token={served.token}")
+        answer = connection.getresponse()
+        answer.read()
+    finally:
+        connection.close()
+    assert answer.status == 303
+    assert answer.getheader("Location") == "/x%0D%0ASet-Cookie:%20evil=1?sort=size"
+    assert [value for name, value in answer.getheaders() if name.lower() == "set-cookie"] == [
+        served.cookie + "; HttpOnly; SameSite=Strict; Path=/"
+    ]
 
 
 def test_only_reading_is_served(served: Served, ui_store: Path) -> None:

@@ -15,7 +15,7 @@ import secrets
 from collections.abc import Awaitable, Callable, MutableMapping
 from http.cookies import SimpleCookie
 from typing import Any, Final
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, quote, urlencode
 
 __all__ = ["SECURITY_HEADERS", "TokenGuard", "cookie_name", "new_token"]
 
@@ -36,6 +36,9 @@ SECURITY_HEADERS: Final = (
     (b"x-content-type-options", b"nosniff"),
     (b"cache-control", b"no-store"),
 )
+#: What a path keeps unquoted in a Location header: its own percent escapes and RFC 3986's
+#: path characters.
+_PATH_SAFE: Final = "/%:@!$&'()*+,;=-._~"
 _REFUSED: Final = b"refused: open the URL wfctl ui printed (it holds the access token)\n"
 
 
@@ -67,7 +70,7 @@ class TokenGuard:
             await _plain(send, 405, b"refused: wfctl ui only reads\n", [(b"allow", b"GET, HEAD")])
         elif given is not None and secrets.compare_digest(given, self._token):
             rest = urlencode([(key, value) for key, value in query if key != "token"])
-            where = scope.get("root_path", "") + scope["path"] + (f"?{rest}" if rest else "")
+            where = _path_as_sent(scope) + (f"?{rest}" if rest else "")
             cookie = (
                 f"{cookie_name(port)}={self._token}; HttpOnly; SameSite=Strict; Path=/"
             ).encode()
@@ -87,6 +90,14 @@ class TokenGuard:
                     continue
         held = cookies.get(cookie_name(port))
         return held is not None and secrets.compare_digest(held.value, self._token)
+
+
+def _path_as_sent(scope: Scope) -> str:
+    """The request's path still percent-encoded, as it came (an encoded CR or LF stays
+    ``%0D%0A``: the redirect's Location header holds no character the path was not sent as)."""
+    raw = scope.get("raw_path")
+    path = raw.decode("latin-1") if raw else scope.get("root_path", "") + scope["path"]
+    return quote(path, safe=_PATH_SAFE)
 
 
 def _secured(send: Send) -> Send:
