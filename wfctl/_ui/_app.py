@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 from urllib.parse import urlencode
@@ -35,7 +35,6 @@ from ._listing import (
     SORTS,
     RunFilter,
     RunIndex,
-    RunsPage,
     quick_page,
     runs_page,
 )
@@ -95,7 +94,12 @@ class _Pages:
         self._env = _templates()
 
     async def _read(self, work: Callable[[], T]) -> T:
+        """Run ``work`` on the source's thread."""
         return await asyncio.get_running_loop().run_in_executor(self._reader, work)
+
+    async def _listing(self) -> Sequence[RunInfo]:
+        """Wait for the listing (read on its own thread: the source's stays free for pages)."""
+        return await asyncio.get_running_loop().run_in_executor(None, self._index.whole)
 
     def _page(self, name: str, status: int = 200, **values: Any) -> HTMLResponse:
         now = datetime.now(UTC)
@@ -139,17 +143,14 @@ class _Pages:
             page=page_number,
         )
 
-        def read() -> RunsPage:
-            runs = self._index.kept()
-            if runs is None:
-                quick = quick_page(self._source, wanted, QUICK_FROM_RUNS)
-                if quick is not None:
-                    return quick
-                runs = self._index.whole()
-            return runs_page(runs, wanted)
-
         try:
-            page = await self._read(read)
+            runs = self._index.kept()
+            quick = None
+            if runs is None:
+                quick = await self._read(lambda: quick_page(self._source, wanted, QUICK_FROM_RUNS))
+                if quick is None:
+                    runs = await self._listing()
+            page = quick or runs_page(runs or (), wanted)
         except WfctlError as error:
             return self._refusal(error, 400)
         kept = [(key, value) for key, value in args.multi_items() if key != "page"]
@@ -185,9 +186,8 @@ class _Pages:
         return self._page("replay.html", view=view)
 
     async def sizes(self, request: Request) -> Response:
-        listing = self._index
         try:
-            runs = await asyncio.get_running_loop().run_in_executor(None, listing.whole)
+            runs = await self._listing()
             view = await self._read(lambda: sizes_view(self._source, runs))
         except WfctlError as error:
             return self._refusal(error, 400)
