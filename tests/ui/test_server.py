@@ -12,6 +12,7 @@ import http.client
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -295,6 +296,19 @@ def test_without_the_extra_it_names_the_extra(ui_store: Path) -> None:
     assert done.stderr.strip().splitlines() == [
         "wfctl: error: wfctl ui needs the ui extra: pip install 'wfctl[ui]' (missing: starlette)"
     ]
+
+
+def test_a_port_in_use_is_one_line(ui_store: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = wfctl("ui", "--port", str(port), "--store", ui_store)
+    assert done.code == 2
+    assert done.stdout == ""
+    assert done.error_line() == (
+        f"wfctl: error: cannot serve on 127.0.0.1:{port}: Address already in use"
+    )
 
 
 def test_a_store_that_is_not_there_is_one_line(tmp_path: Path) -> None:
