@@ -1,13 +1,12 @@
 """A run's lineage drawn as SVG: a node per record, an edge per parent, laid out by ``dot``.
 
-
-Graphviz's ``dot`` (the Debian ``graphviz`` package, driven through the ``graphviz`` Python
-package, which writes the graph's source) lays the graph out: a chain for wfctl's runs, a tree for a store whose histories fork.
-Every text taken from the store goes through ``graphviz.escape`` (no HTML-like label, no
-``\\N`` escape), and ``dot`` writes it into the SVG as XML text. A problem of the
-``verify-lineage`` verdict that names a record's id marks that record's node. Past
-:data:`MAX_NODES` records only the first are drawn, and the page says so. Without ``dot`` the
-drawing is None and the page says what to install.
+The ``graphviz`` Python package writes the graph's source; Graphviz's ``dot`` (the Debian
+``graphviz`` package), run with a time limit, lays it out: a chain for wfctl's runs, a tree for
+a store whose histories fork. Every text taken from the store goes through ``graphviz.escape``
+(no HTML-like label, no ``\\N`` escape), and ``dot`` writes it into the SVG as XML text. A
+problem of the ``verify-lineage`` verdict that names a record's id marks that record's node.
+Past :data:`MAX_NODES` records only the first are drawn, and the page says so. Without ``dot``
+the drawing is None and the page says what to install.
 """
 
 from __future__ import annotations
