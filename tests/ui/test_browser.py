@@ -147,12 +147,12 @@ def test_a_large_store_s_first_page_comes_at_once_then_the_listing(
     server = serve(store)
     try:
         browser.get(server.url)  # the first request (then "/"): the listing has just started
-        assert browser.find_elements(By.ID, "by-id")
+        assert browser.find_elements(By.ID, "partial")
         links = browser.find_elements(By.CSS_SELECTOR, "a.run-link")
         assert len(links) == PAGE_SIZE and links[0].text == newest
         assert f"{QUICK_FROM_RUNS} runs" in browser.find_element(By.ID, "count").text
         # no reload by hand: the page reloads itself once the whole listing is read
-        WebDriverWait(browser, 120).until(lambda page: not page.find_elements(By.ID, "by-id"))
+        WebDriverWait(browser, 120).until(lambda page: not page.find_elements(By.ID, "partial"))
         options = browser.find_elements(By.CSS_SELECTOR, "select[name=status] option")
         assert [option.text for option in options] == ["any", "completed"]
         assert errors_of(browser) == []

@@ -14,7 +14,7 @@ import concurrent.futures
 import functools
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 from urllib.parse import urlencode
 
 from jinja2 import Environment, PackageLoader, select_autoescape
@@ -42,7 +42,10 @@ from ._replay_view import replay_view
 from ._run_view import run_view
 from ._sizes import sizes_view
 
-__all__ = ["build_app"]
+__all__ = ["LISTING_WAIT_SECONDS", "build_app"]
+
+#: The longest a page waits for the listing before it says it is being read.
+LISTING_WAIT_SECONDS: Final = 3.0
 
 T = TypeVar("T")
 
@@ -87,19 +90,31 @@ def _templates() -> Environment:
 class _Pages:
     """The pages over one source, read on one thread of their own."""
 
-    def __init__(self, source: Source, location: str) -> None:
+    def __init__(
+        self, source: Source, read_listing: Callable[[], Sequence[RunInfo]], wait: float
+    ) -> None:
         self._source = source
         self._reader = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="wfctl-ui")
-        self._index = RunIndex(functools.partial(_listing, location))
+        self._index = RunIndex(read_listing)
+        self._wait = wait
         self._env = _templates()
 
     async def _read(self, work: Callable[[], T]) -> T:
         """Run ``work`` on the source's thread."""
         return await asyncio.get_running_loop().run_in_executor(self._reader, work)
 
-    async def _listing(self) -> Sequence[RunInfo]:
-        """Wait for the listing (read on its own thread: the source's stays free for pages)."""
-        return await asyncio.get_running_loop().run_in_executor(None, self._index.whole)
+    async def _listing(self) -> Sequence[RunInfo] | None:
+        """Wait for the listing, at most the app's wait (None: it is still being read).
+
+        The wait is off the source's thread (it stays free for other pages), and short: a
+        page that needs a long listing says it is being read and reloads itself, so no
+        request stays open for long (a stop does not wait for one).
+        """
+        wait = functools.partial(self._index.whole, self._wait)
+        try:
+            return await asyncio.get_running_loop().run_in_executor(None, wait)
+        except TimeoutError:
+            return None
 
     def _page(self, name: str, status: int = 200, **values: Any) -> HTMLResponse:
         now = datetime.now(UTC)
@@ -150,6 +165,8 @@ class _Pages:
                 quick = await self._read(lambda: quick_page(self._source, wanted, QUICK_FROM_RUNS))
                 if quick is None:
                     runs = await self._listing()
+            if quick is None and runs is None:
+                return self._page("reading.html", what="the runs")
             page = quick or runs_page(runs or (), wanted)
         except WfctlError as error:
             return self._refusal(error, 400)
@@ -188,6 +205,8 @@ class _Pages:
     async def sizes(self, request: Request) -> Response:
         try:
             runs = await self._listing()
+            if runs is None:
+                return self._page("reading.html", what="the sizes")
             view = await self._read(lambda: sizes_view(self._source, runs))
         except WfctlError as error:
             return self._refusal(error, 400)
@@ -195,14 +214,23 @@ class _Pages:
         return self._page("sizes.html", view=view, top=top)
 
     def close(self) -> None:
-        self._index.close()
         self._reader.shutdown(wait=True)
 
 
-def build_app(source: Source, location: str, token: str) -> tuple[App, Callable[[], None]]:
-    """Return the inspector's ASGI app over ``source`` (opened from ``location``, which the
-    listing opens again on its own thread), guarded by ``token``, and what closes it."""
-    pages = _Pages(source, location)
+def build_app(
+    source: Source,
+    location: str,
+    token: str,
+    *,
+    read_listing: Callable[[], Sequence[RunInfo]] | None = None,
+    listing_wait: float = LISTING_WAIT_SECONDS,
+) -> tuple[App, Callable[[], None]]:
+    """Return the inspector's ASGI app over ``source``, guarded by ``token``, and what closes it.
+
+    The listing is read on its own thread by ``read_listing`` (by default: a source of its
+    own, opened from ``location``); a page waits for it at most ``listing_wait`` seconds.
+    """
+    pages = _Pages(source, read_listing or functools.partial(_listing, location), listing_wait)
     static = StaticFiles(packages=[("wfctl._ui", "static")])
     app = Starlette(
         routes=[

@@ -70,7 +70,8 @@ class RunIndex:
     """The store's runs as the port lists them, read on a thread of their own.
 
     ``read`` opens its own source and lists every run (a source is not shared between
-    threads). :meth:`kept` never waits: it returns the listing read last (None before the
+    threads), on a daemon thread: a read under way does not hold the process up when it
+    stops. :meth:`kept` never waits: it returns the listing read last (None before the
     first read ends) and starts a new read when that one is stale; :meth:`whole` waits for a
     listing no staler than that.
     """
@@ -82,7 +83,6 @@ class RunIndex:
         self._read_at = 0.0
         self._took = 0.0
         self._reading: concurrent.futures.Future[Sequence[RunInfo]] | None = None
-        self._reader = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="wfctl-list")
 
     def _stale(self) -> bool:
         return time.monotonic() - self._read_at > max(FRESH_SECONDS, 5 * self._took)
@@ -90,19 +90,26 @@ class RunIndex:
     def _start(self) -> concurrent.futures.Future[Sequence[RunInfo]]:
         with self._lock:
             if self._reading is None:
-                self._reading = self._reader.submit(self._load)
+                self._reading = concurrent.futures.Future()
+                # a daemon: Ctrl-C does not wait for a read of 100,000 runs to end
+                threading.Thread(
+                    target=self._load, args=(self._reading,), name="wfctl-list", daemon=True
+                ).start()
             return self._reading
 
-    def _load(self) -> Sequence[RunInfo]:
+    def _load(self, reading: concurrent.futures.Future[Sequence[RunInfo]]) -> None:
         start = time.monotonic()
         try:
             runs = tuple(self._read())
-        finally:
+        except BaseException as error:  # handed to whoever waits for this read
             with self._lock:
                 self._reading = None
+            reading.set_exception(error)
+            return
         with self._lock:
             self._runs, self._took, self._read_at = runs, time.monotonic() - start, time.monotonic()
-        return runs
+            self._reading = None
+        reading.set_result(runs)
 
     def kept(self) -> Sequence[RunInfo] | None:
         """Return the listing read last, or None; start a read if it is stale or missing."""
@@ -120,10 +127,6 @@ class RunIndex:
         if runs is not None and not self._stale():
             return runs
         return self._start().result(timeout)
-
-    def close(self) -> None:
-        """Stop reading (a read under way ends first)."""
-        self._reader.shutdown(wait=True)
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,9 @@ from ._guard import new_token
 
 __all__ = ["serve_store"]
 
+#: How long a stop waits for open requests: longer than a page waits for the listing.
+_GRACE_SECONDS = 5
+
 
 def _bound(host: str, port: int) -> socket.socket:
     try:
@@ -54,7 +57,13 @@ def serve_store(location: str, *, host: str, port: int, on_ready: Callable[[str]
         sock = _bound(host, port)
         try:
             server = uvicorn.Server(
-                uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+                uvicorn.Config(
+                    app,
+                    log_level="warning",
+                    access_log=False,
+                    lifespan="off",
+                    timeout_graceful_shutdown=_GRACE_SECONDS,
+                )
             )
             # Ctrl-C or SIGTERM from here on is the end asked for, before uvicorn takes the
             # signal too, and when it raises it again after its shutdown

@@ -1,6 +1,6 @@
 // wfctl ui: the runs page follows running runs by reading the same page again every few
-// seconds while any run on it is running (or while the whole listing is still being read),
-// and replacing the table (no inline script: the
+// seconds while any run on it is running, and replacing the table; a page shown while the
+// whole listing is still being read reloads itself once it is (no inline script: the
 // page's Content-Security-Policy allows this file only).
 "use strict";
 
@@ -8,8 +8,7 @@
   const INTERVAL_MS = 3000;
 
   function follow() {
-    const table = document.getElementById("runs");
-    if (!table || table.dataset.live !== "1") {
+    if (!document.querySelector("[data-live]")) {
       return;
     }
     window.setTimeout(async function () {
@@ -19,13 +18,14 @@
           return;
         }
         const page = new DOMParser().parseFromString(await answer.text(), "text/html");
-        if (document.getElementById("by-id") && !page.getElementById("by-id")) {
-          window.location.reload(); // the whole listing is read: its filters and orders work
+        if (document.getElementById("partial") && !page.getElementById("partial")) {
+          window.location.reload(); // the whole listing is read: the page is whole now
           return;
         }
+        const table = document.getElementById("runs");
         const fresh = page.getElementById("runs");
         const count = page.getElementById("count");
-        if (fresh) {
+        if (table && fresh) {
           table.replaceWith(document.adoptNode(fresh));
         }
         if (count && document.getElementById("count")) {
