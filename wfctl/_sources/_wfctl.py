@@ -119,6 +119,8 @@ class WfctlSource(ClosingSource):
         store = self._store
         if isinstance(store, FileCheckpointStorage):
             return self._run(store.run_ids())
+        # the other store wfctl opens from a location is PostgresCheckpointStorage, whose
+        # all_run_ids is not part of RunStore (which promises no cheap listing of names)
         names: list[str] = self._run(store.all_run_ids())  # type: ignore[attr-defined]
         return names
 
