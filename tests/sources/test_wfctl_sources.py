@@ -11,7 +11,7 @@ import psycopg
 import pytest
 
 from tests.sources.stores import fill, fill_big, table_digest
-from wfctl._errors import CheckpointCorruptError, StoreLocationError
+from wfctl._errors import CheckpointCorruptError, RunNotFoundError, StoreLocationError
 from wfctl._storage import _pages  # the page size, shortened for the long run
 from wfctl.sources import Source, open_source
 from wfctl.sources.testing import SourceConformance, directory_digest
@@ -53,9 +53,15 @@ class TestFileStore(SourceConformance):
         with open_source(store) as source:
             yield source, run_id, journal.stat().st_size
 
+    def test_runs_are_named_and_read_one_at_a_time(self, source_under_test: Source) -> None:
+        names_and_one_run(source_under_test)
+
 
 class TestPostgresStore(SourceConformance):
     statuses = WFCTL_STATUSES
+
+    def test_runs_are_named_and_read_one_at_a_time(self, source_under_test: Source) -> None:
+        names_and_one_run(source_under_test)
 
     @pytest.fixture
     def pg_store(self, pg_url: str) -> str:
@@ -167,3 +173,14 @@ def test_sizes_of_a_long_run_count_on_one_loop_trip(
     assert sum(k.size_bytes for k in size.by_kind) + size.record_count == journal.stat().st_size
     assert size.record_count > 100
     assert len(trips) <= 3, f"{len(trips)} loop trips for {size.record_count} records"
+
+
+def names_and_one_run(source: Source) -> None:
+    """``run_names`` names every listed run, and ``run_info`` reads one as ``runs`` lists it."""
+    listed = {run.run_id: run for run in source.runs()}
+    names = source.run_names()  # type: ignore[attr-defined]  # wfctl's sources have it
+    assert sorted(names) == sorted(listed)
+    for run_id, run in listed.items():
+        assert source.run_info(run_id) == run  # type: ignore[attr-defined]
+    with pytest.raises(RunNotFoundError):
+        source.run_info("no-such-run")  # type: ignore[attr-defined]

@@ -20,6 +20,7 @@ The engine, the storages and rich are imported inside the commands that need the
 - :mod:`._filters`: the run filters ``runs`` and ``gc`` share;
 - :mod:`._output`: a command whose output's reader went away (``| head``), and text the
   output cannot encode (written as JSON escapes, see :mod:`wfctl._escapes`);
+- :mod:`._ui_command`: ``ui``, the web inspector (:mod:`wfctl._ui`);
 - :mod:`._version_command`: ``version``.
 """
 
@@ -29,6 +30,7 @@ import logging
 from . import _run_commands, _store_commands, _du_command  # noqa: F401  # isort: skip
 from . import _describe_command  # noqa: F401  # isort: skip
 from . import _lifecycle_commands, _worker_commands  # noqa: F401  # isort: skip
+from . import _ui_command  # noqa: F401  # isort: skip
 from . import _version_command  # noqa: F401  # isort: skip
 from ._app import WfctlGroup, app
 from ._output import escape_unencodable

@@ -113,6 +113,26 @@ class WfctlSource(ClosingSource):
         for summary in summaries:
             yield self._info(summary)
 
+    def run_names(self) -> list[str]:
+        """Return every run's id, in any order, without reading any run: a file store's run
+        directories (one directory listing), a server's ids (one query)."""
+        store = self._store
+        if isinstance(store, FileCheckpointStorage):
+            return self._run(store.run_ids())
+        # the other store wfctl opens from a location is PostgresCheckpointStorage, whose
+        # all_run_ids is not part of RunStore (which promises no cheap listing of names)
+        names: list[str] = self._run(store.all_run_ids())  # type: ignore[attr-defined]
+        return names
+
+    def run_info(self, run_id: str) -> RunInfo:
+        """Return one run as :meth:`runs` lists it, reading that run only (verified whole).
+
+        Raises:
+            InvalidIdError: the id is malformed.
+            RunNotFoundError: no such run.
+        """
+        return self._info(self._one(run_id))
+
     def _info(self, summary: RunSummary) -> RunInfo:
         broken = summary.head_seq < 0
         return RunInfo(
