@@ -30,3 +30,6 @@ def test_a_class_another_process_has_not_seen_is_named_not_called_corrupt(store:
         "'local_types._verdict.<locals>.Verdict' is not registered in this process: it is "
         "defined inside a function" in resumed.stderr
     ), resumed.stderr
+    # what the report adds says what to do: not "outside any step", not "another input"
+    assert "outside any step" not in resumed.stderr, resumed.stderr
+    assert "the record is intact; resume again from code that defines" in resumed.stderr

@@ -33,6 +33,7 @@ from wfctl._errors import (
     RunCancelledError,
     RunStateError,
     UnencodableValueError,
+    UnregisteredTypeError,
     WfctlError,
     WorkflowChangedError,
 )
@@ -118,6 +119,8 @@ class RunReport:
     target: str = ""
     target_recorded: bool = False
     failed_step: str | None = None
+    #: It failed reading a recorded value whose class this process has not registered.
+    unregistered: bool = False
     hints: tuple[Hint, ...] = ()
     #: The ``step_retrying`` events of this call: each failed attempt that was retried.
     retries: tuple[dict[str, Any], ...] = ()
@@ -135,7 +138,7 @@ class RunReport:
     @property
     def failure_note(self) -> str:
         """For a failed run: where it failed and what a retry would do about it."""
-        return failure_summary(self.failed_step)
+        return failure_summary(self.failed_step, unregistered=self.unregistered)
 
     @property
     def response_example(self) -> str | None:
@@ -298,6 +301,7 @@ def _outcome(
         target=loaded,
         target_recorded=target_recorded,
         failed_step=failed_step,
+        unregistered=isinstance(result.error, UnregisteredTypeError),
         hints=hints,
         retries=tuple(facts.retries),
         durability=_durability_of(storage),

@@ -86,8 +86,14 @@ def with_allow_changed(command: str, options: Sequence[tuple[str, str | None]]) 
     return " ".join([*parts, "--allow-changed"])
 
 
-def failure_summary(failed_step: str | None) -> str:
-    """Say where the run failed and what a retry would do about it."""
+def failure_summary(failed_step: str | None, *, unregistered: bool = False) -> str:
+    """Say where the run failed and what a retry would do about it (``unregistered``: it failed
+    reading a recorded value whose class this process has not registered)."""
+    if unregistered:
+        return (
+            "It failed reading a recorded value whose class this process does not know: the "
+            "record is intact; resume again from code that defines or registers that class."
+        )
     if failed_step is not None:
         return f"It failed in step {failed_step}; the steps that succeeded are kept in the record."
     return (
