@@ -155,8 +155,10 @@ class CheckpointCorruptError(WfctlError):
 
 
 class UnregisteredTypeError(CheckpointCorruptError):
-    """Raised when stored data names a dataclass or pydantic model this process has not
-    registered (a ``CheckpointCorruptError``, as before it had a name of its own).
+    """Raised when stored data names a dataclass, pydantic model or class that stores itself
+    (``to_dict``/``from_dict``) this process has not registered (a ``CheckpointCorruptError``,
+    as before it had a name of its own); for agent-framework's chat types, when agent-framework
+    is not loaded.
 
     The data is not damaged: the class is unknown here, and wfctl never imports what a store
     names. A class defined inside a function is registered when the step or workflow that
@@ -168,7 +170,12 @@ class UnregisteredTypeError(CheckpointCorruptError):
         self.kind = kind
         self.name = name
         shown = repr(name)[:120]
-        if "<locals>" in name:
+        if name.startswith("agent_framework."):
+            hint = (
+                "it is agent-framework's, and agent-framework is not loaded here (wfctl "
+                "imports nothing a store names); import agent_framework in the code that reads it"
+            )
+        elif "<locals>" in name:
             hint = (
                 "it is defined inside a function, and this process has not run the code that "
                 "returns one (wfctl imports nothing a store names); define it at module level, "
@@ -247,7 +254,8 @@ class UnencodableValueError(WfctlError, TypeError):
         where = f" (step {self.key})" if self.key else ""
         return (
             f"cannot encode a value of type {self.type_name} at {self.path}{where}; "
-            "register dataclasses and pydantic models with wfctl.register_type"
+            "register dataclasses, pydantic models and classes with to_dict and from_dict "
+            "with wfctl.register_type"
         )
 
     def for_key(self, key: str) -> UnencodableValueError:

@@ -4,7 +4,8 @@ The store (and ``--json``) keeps each value in the codec's lossless encoding, wh
 is ``{"$t": "datetime", "v": "2026-01-02T03:04:05+00:00"}``. What people are shown is the value
 itself: :func:`readable` replaces each tagged object by plain data that reads as the value does
 (ISO text for datetimes, dates and times; text for UUIDs, decimals and paths; lists for tuples
-and sets; the fields of a dataclass or model; ``b'...'`` for bytes). It works on the encoding
+and sets; the fields of a dataclass or model, the ``to_dict()`` of a class that stores itself
+such as agent-framework's ``Message``; ``b'...'`` for bytes). It works on the encoding
 alone, so a value of a class this process never registered is shown too, and nothing is run.
 
 The standard library only: the log's details and the renderers both use it.
@@ -93,4 +94,5 @@ _TAGGED: Final[dict[str, Callable[[Any], Any]]] = {
     "dict": _pairs,
     "dataclass": readable,
     "model": readable,
+    "object": readable,  # a class that stores itself: its to_dict(), as it gave it
 }

@@ -50,3 +50,24 @@ def test_request_data_is_shown_decoded(store: Path, tmp_path: Path) -> None:
     assert done.code == 0, done.stderr
     log = wfctl("log", run_id, "--store", store)
     assert "→ answer request#0 = 3" in log.stdout and "$t" not in log.stdout
+
+
+def test_log_v_shows_a_step_s_arguments_decoded(store: Path, tmp_path: Path) -> None:
+    flow = tmp_path / "dated.py"
+    flow.write_text(
+        "from datetime import date\n"
+        "from wfctl import step, workflow\n\n"
+        "@step\n"
+        "async def until(day: date, *, span: tuple[int, int]) -> str:\n"
+        "    return day.isoformat()\n\n"
+        "@workflow(name='dated')\n"
+        "async def dated() -> str:\n"
+        "    return await until(date(2026, 1, 2), span=(1, 2))\n",
+        encoding="utf-8",
+    )
+    done = wfctl("run", flow, "--store", store, "--json")
+    assert done.code == 0, done.stderr
+    log = wfctl("log", run_id_of(done), "-v", "--store", store)
+    assert log.code == 0, log.stderr
+    assert 'args: ("2026-01-02", span=[1, 2])' in log.stdout
+    assert "$t" not in log.stdout

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import arun, failure_of
-from wfctl import InMemoryCheckpointStorage, ReplayDivergenceError, step, workflow
+from wfctl import InMemoryCheckpointStorage, ReplayDivergenceError, RunContext, step, workflow
+from wfctl._records._codec import register_type
 from wfctl._records._recorded import StepRecord
 
 
@@ -131,3 +132,41 @@ def test_a_divergence_never_shows_the_arguments_of_a_step_that_opted_out() -> No
     text = str(_divergence(record_args=False, then="s3cret-then", now="s3cret-now"))
     assert "s3cret" not in text
     assert "not recorded (record_args=False)" in text
+
+
+def test_a_call_recorded_without_an_encoding_is_served_once_its_arguments_have_one() -> None:
+    class Note:
+        """Stores itself, but is registered only after the call was recorded."""
+
+        def __init__(self, text: str) -> None:
+            self.text = text
+
+        def to_dict(self) -> dict[str, Any]:
+            return {"text": self.text}
+
+        @classmethod
+        def from_dict(cls, data: dict[str, Any]) -> Note:
+            return cls(data["text"])
+
+    ran: list[str] = []
+
+    @step
+    async def read(note: Any) -> str:
+        ran.append(note.text)
+        return note.text.upper()
+
+    @workflow(name="noted")
+    async def wf(text: str, ctx: RunContext) -> str:
+        said = await read(Note(text))
+        ok = await ctx.request_info("go?", response_type=str, request_id="go")
+        return f"{said} {ok}"
+
+    storage = InMemoryCheckpointStorage()
+    built = wf.build(checkpoint_storage=storage)
+    paused = arun(built.run("hi"))
+    (record,) = _step_records(storage, paused.run_id)
+    assert record["digest"] is None  # no encoding when it was recorded
+    register_type(Note, "tests.engine.Note")
+    done = arun(built.run(responses={"go": "yes"}))
+    assert done.get_outputs() == ["HI yes"]
+    assert ran == ["hi"]  # served from its record, by position, not run again

@@ -228,7 +228,7 @@ def test_register_type_with_custom_name() -> None:
 
 @pytest.mark.parametrize("bad", [int, object, dict, Point(1, 2), User.model_fields])
 def test_register_type_rejects_non_dataclass_or_model(bad: Any) -> None:
-    with pytest.raises(TypeError, match="dataclass or a pydantic model"):
+    with pytest.raises(TypeError, match="a dataclass, a pydantic model or a class with to_dict"):
         register_type(bad)
 
 

@@ -3,11 +3,12 @@
 Imported only when asked for (``as_agent``, or the name ``wfctl.FunctionalWorkflowAgent``): it
 imports agent-framework, the optional extra ``wfctl[agent-framework]``; without it the import
 fails with one line naming the extra. The agent's ``run`` is the workflow's ``run`` (every step
-checkpointed in the workflow's storage), its outcome in agent-framework's response types, as
-agent-framework's own ``FunctionalWorkflowAgent`` gives them: each output a text message, each
-pending ``request_info`` a function-approval request whose call's arguments are
-``{"request_id", "data"}`` with the data made JSON-safe; ``run(responses=...)`` answers the
-paused run.
+checkpointed in the workflow's storage; the messages it is given, agent-framework's ``Message``
+objects too, reach the workflow as they are and are stored by the codec), its outcome in
+agent-framework's response types, as agent-framework's own ``FunctionalWorkflowAgent`` gives
+them: each output a text message, each pending ``request_info`` a function-approval request
+whose call's arguments are ``{"request_id", "data"}`` with the data made JSON-safe;
+``run(responses=...)`` answers the paused run.
 """
 
 from __future__ import annotations
@@ -84,6 +85,9 @@ class FunctionalWorkflowAgent(BaseAgent):
         responses: dict[str, Any] | None = None,
         checkpoint_id: str | None = None,
         checkpoint_storage: Any | None = None,
+        session: Any | None = None,
+        function_invocation_kwargs: Any | None = None,
+        client_kwargs: Any | None = None,
         **kwargs: Any,
     ) -> ResponseStream[AgentResponseUpdate, AgentResponse]: ...
 
@@ -96,6 +100,9 @@ class FunctionalWorkflowAgent(BaseAgent):
         responses: dict[str, Any] | None = None,
         checkpoint_id: str | None = None,
         checkpoint_storage: Any | None = None,
+        session: Any | None = None,
+        function_invocation_kwargs: Any | None = None,
+        client_kwargs: Any | None = None,
         **kwargs: Any,
     ) -> Awaitable[AgentResponse]: ...
 
@@ -107,6 +114,9 @@ class FunctionalWorkflowAgent(BaseAgent):
         responses: dict[str, Any] | None = None,
         checkpoint_id: str | None = None,
         checkpoint_storage: Any | None = None,
+        session: Any | None = None,
+        function_invocation_kwargs: Any | None = None,
+        client_kwargs: Any | None = None,
         **kwargs: Any,
     ) -> ResponseStream[AgentResponseUpdate, AgentResponse] | Awaitable[AgentResponse]:
         """Run the workflow (start it with ``messages``, or answer or restore a run) and
@@ -115,9 +125,13 @@ class FunctionalWorkflowAgent(BaseAgent):
 
         The arguments are the workflow's ``run``'s: ``messages`` is its message (None: none),
         ``responses`` answers the run this workflow paused last (or ``checkpoint_id``'s),
-        ``checkpoint_storage`` and the other keywords are passed on. Errors are the
+        ``checkpoint_storage`` and the other keywords are passed on. ``session``,
+        ``function_invocation_kwargs`` and ``client_kwargs`` are what agent-framework passes
+        every agent (an orchestration's ``AgentExecutor`` does): accepted and not used, since a
+        workflow keeps its state in its storage and calls no chat client. Errors are the
         workflow's ``run``'s.
         """
+        del session, function_invocation_kwargs, client_kwargs  # an agent's, not the workflow's
         arguments = dict(kwargs)
         if messages is not None:
             arguments["message"] = messages

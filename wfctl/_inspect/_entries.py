@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from wfctl._frozen import slot_setters
-from wfctl._readable import readable_text
+from wfctl._readable import readable, readable_text
 from wfctl._records._attempts import AttemptRecord, StepFailure
 from wfctl._records._checkpoint import Checkpoint
 from wfctl._records._payloads import (
@@ -22,6 +22,7 @@ from wfctl._records._payloads import (
     served_count,
     served_keys,
 )
+from wfctl._records._recorded import args_text
 
 from ._documents import epoch_time, utc_time
 
@@ -44,8 +45,13 @@ class StepEntry:
     record: StepRecord | None = None
 
     def describe_args(self) -> str:
-        """Return the arguments the call received, or why they are not stored."""
-        return self.record.describe_args() if self.record else "not recorded"
+        """Return the arguments the call received as people read them (cut to 200
+        characters), or why they are not stored."""
+        record = self.record
+        if record is None or record.args is None:
+            return record.describe_args() if record else "not recorded"
+        keyword = {name: readable(value) for name, value in (record.kwargs or {}).items()}
+        return args_text([readable(value) for value in record.args], keyword)
 
     def describe_result(self) -> str:
         """Return the call's stored result as people read it (cut to 200 characters)."""

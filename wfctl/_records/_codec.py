@@ -4,11 +4,13 @@
 float, bool, None); :func:`decode` turns it back. Types JSON cannot say are wrapped in a tagged
 object ``{"$t": tag, "v": ...}``: ``float`` (nan/inf), ``tuple``, ``set``, ``frozenset``,
 ``dict`` (non-str keys, or a ``"$t"`` key of its own), ``bytes``, ``datetime``, ``date``,
-``time``, ``uuid``, ``decimal``, ``path``, and ``dataclass``/``model`` (with the registered name
-in ``"n"``).
+``time``, ``uuid``, ``decimal``, ``path``, and ``dataclass``/``model``/``object`` (with the
+registered name in ``"n"``; an ``object`` is a class that stores itself as its own ``to_dict()``
+and is rebuilt by its ``from_dict``, such as agent-framework's ``Message``).
 
 Decoding never imports anything or runs code named by the data: a class is rebuilt only if it was
-registered with :func:`register_type` under the name the data gives.
+registered with :func:`register_type` under the name the data gives, or is one of
+agent-framework's chat types and agent-framework is already loaded (``_known_types``).
 
 Deliberate limits: types are matched exactly (``type(v) is str``), so subclasses such as
 ``StrEnum``/``IntEnum`` members are unencodable; ``bytearray`` decodes as ``bytes``; any
@@ -38,6 +40,7 @@ import orjson
 from wfctl._errors import CheckpointCorruptError, UnencodableValueError, UnregisteredTypeError
 
 from ._checkpoint import FORMAT_VERSION
+from ._known_types import loaded_class, loaded_name
 
 __all__ = [
     "MAX_DEPTH",
@@ -81,6 +84,10 @@ _NON_FINITE: Final = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 _BY_NAME: dict[str, tuple[type, tuple[str, ...] | None]] = {}
 #: The reverse map, looked up by exact type when encoding.
 _BY_CLASS: dict[type, tuple[str, tuple[str, ...] | None]] = {}
+#: Registered classes that store themselves (``to_dict``/``from_dict``): name -> class.
+_OWN_BY_NAME: dict[str, type] = {}
+#: The reverse map, looked up by exact type when encoding.
+_OWN_BY_CLASS: dict[type, str] = {}
 
 
 class _Unencodable(Exception):
@@ -109,31 +116,45 @@ _TOO_DEEP: Final = f"nested more than {MAX_DEPTH} arrays and objects deep, or cy
 
 
 def register_type(cls: _T, name: str | None = None) -> _T:
-    """Allow instances of a dataclass or pydantic v2 model to be stored in checkpoints.
+    """Allow instances of a dataclass, a pydantic v2 model or a class that stores itself to be
+    stored in checkpoints.
 
     Usable as a decorator. Registering again under the same name replaces the earlier class (a
     reloaded module redefines its classes), and the newest one is what decoding builds.
 
     Args:
-        cls: A dataclass, or a class with ``model_dump`` and ``model_validate`` (pydantic v2,
-            detected without importing pydantic).
+        cls: A dataclass; a class with ``model_dump`` and ``model_validate`` (pydantic v2,
+            detected without importing pydantic); or a class with ``to_dict()`` (returning a
+            dict of storable values) and a class method ``from_dict(data)`` that rebuilds it.
         name: The name stored in the data; defaults to ``module.qualname``.
 
     Returns:
         ``cls`` itself.
 
     Raises:
-        TypeError: ``cls`` is neither a dataclass nor a pydantic model.
+        TypeError: ``cls`` is none of these.
     """
     fields: tuple[str, ...] | None
     is_model = all(callable(getattr(cls, a, None)) for a in ("model_dump", "model_validate"))
-    if not isinstance(cls, type) or not (is_model or dataclasses.is_dataclass(cls)):
-        raise TypeError(f"register_type needs a dataclass or a pydantic model class, not {cls!r}")
+    stores_itself = all(callable(getattr(cls, a, None)) for a in ("to_dict", "from_dict"))
+    if not isinstance(cls, type) or not (
+        is_model or stores_itself or dataclasses.is_dataclass(cls)
+    ):
+        raise TypeError(
+            "register_type needs a dataclass, a pydantic model or a class with to_dict and "
+            f"from_dict, not {cls!r}"
+        )
+    name = name or f"{cls.__module__}.{cls.__qualname__}"
+    if not is_model and not dataclasses.is_dataclass(cls):
+        _BY_NAME.pop(name, None)
+        _OWN_BY_NAME[name] = cls
+        _OWN_BY_CLASS[cls] = name
+        return cls
     if dataclasses.is_dataclass(cls):
         fields = tuple(f.name for f in dataclasses.fields(cls) if f.init)
     else:
         fields = None  # a pydantic model: stored through model_dump, rebuilt by model_validate
-    name = name or f"{cls.__module__}.{cls.__qualname__}"
+    _OWN_BY_NAME.pop(name, None)
     _BY_NAME[name] = (cls, fields)
     _BY_CLASS[cls] = (name, fields)
     return cls
@@ -382,9 +403,33 @@ def _enc(v: Any, depth: int) -> Any:
             return {"$t": "model", "n": name, "v": _enc(_dump(v), depth + 1)}
         inner = depth + 2
         return {"$t": "dataclass", "n": name, "v": {f: _enc(getattr(v, f), inner) for f in fields}}
+    own = _OWN_BY_CLASS.get(t) or _register_loaded(t)
+    if own is not None:
+        _within(depth + 1)
+        return {"$t": "object", "n": own, "v": _enc(_own_dict(v), depth + 1)}
     if isinstance(v, PurePath):
         return _tagged("path", str(v), depth)
     raise _Unencodable(_type_name(t))
+
+
+def _register_loaded(t: type) -> str | None:
+    """Register ``t`` if it is one of agent-framework's chat types (met for the first time)."""
+    name = loaded_name(t)
+    if name is not None:
+        register_type(t, name)
+    return name
+
+
+def _own_dict(v: Any) -> dict[Any, Any]:
+    """What a class that stores itself gives as its data: its ``to_dict()``, a dict."""
+    try:
+        data = v.to_dict()
+    except Exception as exc:
+        # A value's own method may raise anything: the value then has no encoding.
+        raise _Unencodable(f"{_type_name(type(v))} (to_dict raised {type(exc).__name__})") from None
+    if type(data) is not dict:
+        raise _Unencodable(f"{_type_name(type(v))} (to_dict gave {_type_name(type(data))})")
+    return data
 
 
 def _within(depth: int) -> None:
@@ -474,7 +519,12 @@ def _children(v: Any) -> list[tuple[str, Any]]:
         return [pair for k, x in v.items() for pair in ((".<key>", k), (f"[{k!r}]", x))]
     entry = _BY_CLASS.get(t)
     if entry is None:
-        return []
+        if _OWN_BY_CLASS.get(t) is None:
+            return []
+        try:
+            return _children(_own_dict(v))
+        except _Unencodable:
+            return []  # its to_dict fails: the value itself is what has no encoding
     if entry[1] is None:
         return _children(_dump(v))
     return [(f".{f}", getattr(v, f)) for f in entry[1]]
@@ -534,7 +584,7 @@ def _nested_within(depth: int) -> None:
 
 def _dec_tagged(d: dict[str, Any], depth: int) -> Any:
     tag = d["$t"]
-    registered = tag in ("dataclass", "model")
+    registered = tag in ("dataclass", "model", "object")
     if type(tag) is not str or (tag not in _DECODERS and not registered):
         raise _Corrupt(f"unknown type tag {repr(tag)[:80]}")
     if d.keys() != ({"$t", "n", "v"} if registered else {"$t", "v"}):
@@ -552,6 +602,8 @@ def _dec_tagged(d: dict[str, Any], depth: int) -> Any:
 
 
 def _dec_registered(tag: str, name: Any, v: Any, depth: int) -> Any:
+    if tag == "object":
+        return _dec_own(name, v, depth)
     entry = _BY_NAME.get(name) if type(name) is str else None
     if entry is None and type(name) is str:
         raise _Unregistered("pydantic model" if tag == "model" else tag, name)
@@ -562,6 +614,19 @@ def _dec_registered(tag: str, name: Any, v: Any, depth: int) -> Any:
         return cls.model_validate(_dec(v, depth))  # type: ignore[attr-defined]  # duck-typed model
     _nested_within(depth)
     return cls(**{k: _dec(x, depth + 1) for k, x in _expect(v, dict).items()})
+
+
+def _dec_own(name: Any, v: Any, depth: int) -> Any:
+    """Rebuild a class that stores itself, by its ``from_dict``, from the data ``v`` gives."""
+    if type(name) is not str:
+        raise _Corrupt(f"no object class is registered as {repr(name)[:80]}")
+    cls = _OWN_BY_NAME.get(name)
+    if cls is None:
+        cls = loaded_class(name)  # agent-framework's, if the program loaded it: never imported
+        if cls is None:
+            raise _Unregistered("class", name)
+        register_type(cls, name)
+    return cls.from_dict(_dec(_expect(v, dict), depth))  # type: ignore[attr-defined]  # duck-typed
 
 
 def _expect(v: Any, kind: type[_V]) -> _V:

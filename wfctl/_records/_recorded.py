@@ -298,6 +298,13 @@ def _unpack(held: _Held, step: _Step, digest: str | None) -> StepRecord:
     )
 
 
+def _at_position(held: _Held | deque[_Held], key: str) -> _Held | deque[_Held] | None:
+    """Return the records without a digest held for the call at ``key``, if one is there."""
+    if not isinstance(held, deque):
+        return held if _key_of(held) == key else None
+    return held if any(_key_of(h) == key for h in held) else None
+
+
 def _key_of(held: _Held) -> str:
     """Return the key of a held record (without unpacking the rest when it can)."""
     if isinstance(held, StepRecord):  # a record that could not be packed
@@ -350,7 +357,10 @@ class RecordedCalls:
         """Claim the record for a call.
 
         Among several records for the same call (same step, scope and digest), the one
-        recorded under the call's own key is preferred, then the oldest.
+        recorded under the call's own key is preferred, then the oldest. A record whose
+        arguments had no encoding (no digest) is matched by position alone: it serves the call
+        at its key that no record's digest matches, even one whose arguments have an encoding
+        now (a class registered since, such as agent-framework's ``Message``).
 
         Returns:
             The oldest matching record (now consumed); a :class:`Divergence` if the step has
@@ -362,6 +372,9 @@ class RecordedCalls:
         step = (scope, name, explicit)
         digests = self._buckets.get(step)
         held = digests.get(digest) if digests is not None else None
+        if held is None and digest is not None and digests is not None and None in digests:
+            held = _at_position(digests[None], key)
+            digest = None if held is not None else digest
         if digests is not None and held is not None:
             if not isinstance(held, deque):
                 packed = held
