@@ -230,6 +230,13 @@ def _agent_framework(location: str) -> Source:
 
 
 def _is_agent_framework_dir(path: Path) -> bool:
+    # A directory without a JSON file (an empty one, or wfctl's store before its first run) is
+    # told apart without importing the reader, which a command on wfctl's own store never needs.
+    try:
+        if not path.is_dir() or next(path.glob("*.json"), None) is None:
+            return False
+    except OSError:
+        return False
     from ._agent_framework import is_checkpoint_dir
 
     return is_checkpoint_dir(path)

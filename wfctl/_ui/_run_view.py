@@ -129,7 +129,9 @@ def run_view(source: Source, run_id: str, info: RunInfo | None) -> RunView:
     except CheckpointCorruptError as error:  # the records before it are shown, and the verdict
         stopped = str(error)
     entries, more = read[:MAX_ROWS], len(read) > MAX_ROWS
-    verdicts = [verdict for verdict in source.verify(run_id).runs if verdict.run_id == run_id]
+    # the run as its records name it: a reader may find it by a start of its id, or by name
+    named = {run_id, *(entry.run_id for entry in read[:1])}
+    verdicts = [verdict for verdict in source.verify(run_id).runs if verdict.run_id in named]
     problems = tuple(p for verdict in verdicts for p in verdict.problems)
     notes = tuple(n for verdict in verdicts for n in verdict.notes)
     pointed = problem_nodes(entries, problems)
