@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from wfctl._sources._dbos_model import EPOCH_MS_RANGE, epoch_ms
 from wfctl._sources._views import tree
 from wfctl.sources import Entry, Source, open_source
 from wfctl.sources.testing import SourceConformance, directory_digest
@@ -125,3 +126,11 @@ def test_a_fork_copies_its_first_steps_and_the_failure_is_a_pickled_error(
 
 def by_id_kind(entries: list[Entry], entry_id: str) -> str:
     return next(e.kind for e in entries if e.entry_id == entry_id)
+
+
+def test_a_time_is_read_to_its_millisecond_in_integers() -> None:
+    low, high = EPOCH_MS_RANGE
+    assert epoch_ms(high) == "9999-12-31T23:59:59.999+00:00"  # through a float: .998
+    assert epoch_ms(low) == "0001-01-01T00:00:00.000+00:00"
+    assert epoch_ms(high + 1) == epoch_ms(low - 1) == epoch_ms("soon") == epoch_ms(None) == ""
+    assert epoch_ms(1_700_000_000_123) == "2023-11-14T22:13:20.123+00:00"
