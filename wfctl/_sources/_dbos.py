@@ -78,8 +78,17 @@ class DbosSource(ClosingSource):
 
     def runs(self, *, workflow: str | None = None) -> Iterator[RunInfo]:
         """Yield each root workflow, oldest first, from one statement, streamed."""
+        return self._listed(workflow, None)
+
+    def runs_by_created(self, *, newest_first: bool) -> Iterator[RunInfo]:
+        """Yield every root workflow in the order of ``wfctl runs --sort created`` (by
+        ``created_at``, then run id; newest first when asked), sorted by the database and
+        streamed, so the command holds none of them."""
+        return self._listed(None, newest_first)
+
+    def _listed(self, workflow: str | None, newest_first: bool | None) -> Iterator[RunInfo]:
         schema = self.schema_problem()
-        for row in self._backend.listing():
+        for row in self._backend.listing(newest_first):
             flow = Workflow.of(row)
             if workflow is not None and flow.name != workflow:
                 continue
