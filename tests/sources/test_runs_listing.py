@@ -15,10 +15,16 @@ import pytest
 
 from wfctl._cli._app import emit_json, emit_json_items
 from wfctl._cli._store_commands import _source_runs
-from wfctl._errors import WfctlError
+from wfctl._errors import RunNotFoundError, WfctlError
 from wfctl._inspect._query import RunQuery, SortField
-from wfctl._sources._protocol import ClosingSource, RunInfo
-from wfctl._sources._views import listed_runs, runs_document, source_runs
+from wfctl._sources._protocol import ClosingSource, Entry, RunInfo
+from wfctl._sources._views import (
+    export_document,
+    listed_runs,
+    run_document,
+    runs_document,
+    source_runs,
+)
 
 STATUSES = ("completed", "failed", "running")
 
@@ -174,3 +180,24 @@ def test_counts_are_whole_after_a_limit_cut_the_stream() -> None:
     first = list(itertools.islice(runs, 2))
     assert [info.run_id for info in first] == ["run-000029", "run-000028"]
     assert list(runs) == [] and (counts.shown, counts.matching, counts.total) == (2, 30, 30)
+
+
+class Exported(Listed):
+    """A reader that reads one run alone, and whose listing must not be read."""
+
+    def records(self, run_id: str) -> Iterator[Entry]:
+        yield Entry(f"{run_id}.0", run_id, (), 0, "step", "")
+
+    def run_info(self, run_id: str) -> RunInfo:
+        if run_id != "run-000003-3":
+            raise RunNotFoundError(run_id)
+        return _run(3)
+
+    def runs(self, *, workflow: str | None = None) -> Iterator[RunInfo]:
+        raise AssertionError("export read the whole listing")
+
+
+def test_export_reads_its_run_alone_when_the_reader_can() -> None:
+    exported = export_document(Exported(10), "run-000003-3")
+    assert exported["run"] == run_document(_run(3))
+    assert export_document(Exported(10), "child-of-a-run")["run"] is None  # listed in its root

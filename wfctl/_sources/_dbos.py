@@ -86,9 +86,22 @@ class DbosSource(ClosingSource):
         streamed, so the command holds none of them."""
         return self._listed(None, newest_first)
 
-    def _listed(self, workflow: str | None, newest_first: bool | None) -> Iterator[RunInfo]:
+    def run_info(self, run_id: str) -> RunInfo:
+        """Return one root workflow as :meth:`runs` lists it, from the listing's statement
+        narrowed to its id.
+
+        Raises:
+            RunNotFoundError: no root workflow has that id (a child is listed in its root).
+        """
+        for info in self._listed(None, None, run_id):
+            return info
+        raise RunNotFoundError(run_id)
+
+    def _listed(
+        self, workflow: str | None, newest_first: bool | None, workflow_id: str | None = None
+    ) -> Iterator[RunInfo]:
         schema = self.schema_problem()
-        for row in self._backend.listing(newest_first):
+        for row in self._backend.listing(newest_first, workflow_id):
             flow = Workflow.of(row)
             if workflow is not None and flow.name != workflow:
                 continue

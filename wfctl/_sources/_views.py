@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from wfctl._errors import NothingVerifiedError, WfctlError
+from wfctl._errors import NothingVerifiedError, RunNotFoundError, WfctlError
 from wfctl._inspect._query import RunQuery, SortField
 
 from ._protocol import Entry, RunInfo, Source
@@ -335,7 +335,7 @@ def export_document(source: Source, run_id: str) -> dict[str, Any]:
     """
     records = [entry_document(entry) for entry in source.records(run_id)]
     found = records[0]["run_id"] if records else run_id  # a start of its id, found whole
-    run = next((info for info in source.runs(workflow=None) if info.run_id == found), None)
+    run = _run_of(source, found)
     return {
         "schema": "wfctl/source-export@1",
         "source": source.kind,
@@ -343,3 +343,16 @@ def export_document(source: Source, run_id: str) -> dict[str, Any]:
         "run": None if run is None else run_document(run),
         "records": records,
     }
+
+
+def _run_of(source: Source, run_id: str) -> RunInfo | None:
+    """The run as the source lists it, read alone when the source can (``run_info``), else
+    found in its listing; None when it lists no such run (a DBOS child, listed in its root)."""
+    one = getattr(source, "run_info", None)
+    if not callable(one):
+        return next((info for info in source.runs() if info.run_id == run_id), None)
+    try:
+        info: RunInfo = one(run_id)
+    except RunNotFoundError:
+        return None
+    return info
