@@ -70,3 +70,13 @@ def test_a_plain_url_is_detected_by_its_tables(dbos_pg: str, pg_server: PrivateS
     assert done.code == 2 and done.stdout == ""
     assert "holds both wfctl's store and DBOS's system tables" in done.error_line()
     assert "dbos+postgresql://" in done.error_line()
+
+
+def test_runs_come_in_the_order_asked_from_its_sql(dbos_pg: str) -> None:
+    with open_source(f"dbos+{dbos_pg}") as source:
+        oldest = sorted(source.runs(), key=lambda i: (i.created_at, i.run_id))
+        assert list(source.runs_by_created(newest_first=False)) == oldest  # type: ignore[attr-defined]
+        assert list(source.runs_by_created(newest_first=True)) == oldest[::-1]  # type: ignore[attr-defined]
+    done = wfctl("runs", "--store", f"dbos+{dbos_pg}", "--json")
+    assert done.code == 0, done
+    assert [r["run_id"] for r in done.json()["runs"]] == [i.run_id for i in oldest[::-1]]

@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.conftest import wfctl
+from tests.dbos.stores import change, copy_of
+from wfctl._sources._dbos_model import EPOCH_MS_RANGE, epoch_ms
 from wfctl._sources._views import tree
 from wfctl.sources import Entry, Source, open_source
 from wfctl.sources.testing import SourceConformance, directory_digest
@@ -125,3 +128,37 @@ def test_a_fork_copies_its_first_steps_and_the_failure_is_a_pickled_error(
 
 def by_id_kind(entries: list[Entry], entry_id: str) -> str:
     return next(e.kind for e in entries if e.entry_id == entry_id)
+
+
+def test_dbos_lists_in_the_order_asked_from_its_sql(dbos_sqlite: Path, tmp_path: Path) -> None:
+    store = copy_of(dbos_sqlite, tmp_path / "dbos.sqlite")
+    with open_source(store) as source:
+        ids = [info.run_id for info in source.runs()]
+    late, tied, tying = ids[:3]
+    change(store, "UPDATE workflow_status SET created_at = ? WHERE workflow_uuid = ?", 10**16, late)
+    change(  # a tie, broken by id
+        store,
+        "UPDATE workflow_status SET created_at = (SELECT created_at FROM workflow_status"
+        " WHERE workflow_uuid = ?) WHERE workflow_uuid = ?",
+        tied,
+        tying,
+    )
+    with open_source(store) as source:
+        every = list(source.runs())
+        oldest = sorted(every, key=lambda i: (i.created_at, i.run_id))
+        for newest_first, expected in ((False, oldest), (True, oldest[::-1])):
+            given = list(source.runs_by_created(newest_first=newest_first))  # type: ignore[attr-defined]
+            assert given == expected
+    for reverse, expected in (([], oldest[::-1]), (["--reverse"], oldest)):
+        done = wfctl("runs", "--store", store, "--json", *reverse)
+        assert done.code == 0, done
+        assert [r["run_id"] for r in done.json()["runs"]] == [i.run_id for i in expected]
+    assert (expected[0].run_id, expected[0].created_at) == (late, "")  # no time: the oldest
+
+
+def test_a_time_is_read_to_its_millisecond_in_integers() -> None:
+    low, high = EPOCH_MS_RANGE
+    assert epoch_ms(high) == "9999-12-31T23:59:59.999+00:00"  # through a float: .998
+    assert epoch_ms(low) == "0001-01-01T00:00:00.000+00:00"
+    assert epoch_ms(high + 1) == epoch_ms(low - 1) == epoch_ms("soon") == epoch_ms(None) == ""
+    assert epoch_ms(1_700_000_000_123) == "2023-11-14T22:13:20.123+00:00"

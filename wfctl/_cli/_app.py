@@ -14,7 +14,7 @@ import enum
 import json
 import sys
 import traceback
-from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
@@ -624,6 +624,31 @@ def emit_json(document: Any, *, floats: bool = True) -> None:
     """
     text = json.dumps(document, indent=2, ensure_ascii=False) if floats else indented_json(document)
     sys.stdout.write(text + "\n")
+
+
+def emit_json_items(
+    head: dict[str, Any],
+    key: str,
+    items: Iterable[dict[str, Any]],
+    tail: Callable[[], dict[str, Any]],
+) -> None:
+    """Write ``{**head, key: [*items], **tail()}`` to stdout as :func:`emit_json` writes it
+    (no float), each item as it comes: a long list is never held whole. ``tail`` is called
+    once the items are written (counts known only then); the first item is read before
+    anything is written, so a source that fails at once leaves stdout empty."""
+    given = iter(items)
+    first = next(given, None)
+    write = sys.stdout.write
+    opening = indented_json({**head, key: []})
+    write(opening[: -len("[]\n}")])  # up to the list, as the whole document has it
+    if first is None:
+        write("[]")
+    else:
+        write("[\n    " + indented_json(first).replace("\n", "\n    "))
+        for item in given:
+            write(",\n    " + indented_json(item).replace("\n", "\n    "))
+        write("\n  ]")
+    write("," + indented_json(tail())[1:] + "\n")
 
 
 def indented_json(document: dict[str, Any]) -> str:

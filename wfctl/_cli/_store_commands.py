@@ -23,6 +23,7 @@ from ._app import (
     complete_checkpoint_id,
     complete_run_id,
     emit_json,
+    emit_json_items,
     exit_with,
     locate_store_option,
     named_checkpoint,
@@ -618,10 +619,18 @@ def gc(
 
 
 def _source_runs(source: Source, query: RunQuery, json_output: bool) -> None:
-    from wfctl._sources._views import runs_document, source_runs
+    from wfctl._sources._views import (
+        listed_runs,
+        run_document,
+        runs_head,
+        runs_tail,
+        source_runs,
+    )
 
     if json_output:  # a source run holds no float (RunInfo): orjson writes the same text
-        emit_json(runs_document(source, query), floats=False)
+        runs, counts = listed_runs(source, query)
+        items = (run_document(info) for info in runs)
+        emit_json_items(runs_head(source), "runs", items, lambda: runs_tail(counts))
         return
     from wfctl._render import print_source_runs
 

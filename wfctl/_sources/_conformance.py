@@ -161,6 +161,19 @@ class SourceConformance:
         with pytest.raises(RunNotFoundError):
             source_under_test.verify(self.unknown_run_id)
 
+    def test_one_run_is_read_as_listed(
+        self, source_under_test: Source, listed: list[RunInfo]
+    ) -> None:
+        """The optional ``run_info``, when the reader has it: each run as ``runs()`` lists
+        it, an unknown one refused."""
+        one = getattr(source_under_test, "run_info", None)
+        if one is None:
+            pytest.skip(f"{source_under_test.kind} reads no run alone (no run_info)")
+        for info in listed:
+            assert one(info.run_id) == info
+        with pytest.raises(RunNotFoundError):
+            one(self.unknown_run_id)
+
     def test_sizes_cover_the_records(
         self, source_under_test: Source, listed: list[RunInfo]
     ) -> None:

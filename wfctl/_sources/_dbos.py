@@ -78,8 +78,30 @@ class DbosSource(ClosingSource):
 
     def runs(self, *, workflow: str | None = None) -> Iterator[RunInfo]:
         """Yield each root workflow, oldest first, from one statement, streamed."""
+        return self._listed(workflow, None)
+
+    def runs_by_created(self, *, newest_first: bool) -> Iterator[RunInfo]:
+        """Yield every root workflow in the order of ``wfctl runs --sort created`` (by
+        ``created_at``, then run id; newest first when asked), sorted by the database and
+        streamed, so the command holds none of them."""
+        return self._listed(None, newest_first)
+
+    def run_info(self, run_id: str) -> RunInfo:
+        """Return one root workflow as :meth:`runs` lists it, from the listing's statement
+        narrowed to its id.
+
+        Raises:
+            RunNotFoundError: no root workflow has that id (a child is listed in its root).
+        """
+        for info in self._listed(None, None, run_id):
+            return info
+        raise RunNotFoundError(run_id)
+
+    def _listed(
+        self, workflow: str | None, newest_first: bool | None, workflow_id: str | None = None
+    ) -> Iterator[RunInfo]:
         schema = self.schema_problem()
-        for row in self._backend.listing():
+        for row in self._backend.listing(newest_first, workflow_id):
             flow = Workflow.of(row)
             if workflow is not None and flow.name != workflow:
                 continue

@@ -9,13 +9,14 @@ import binascii
 import dataclasses
 import functools
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ._pickle import pickle_marker
 from ._protocol import RunState
 
 __all__ = [
+    "EPOCH_MS_RANGE",
     "NEWEST_MIGRATION",
     "STATUSES",
     "Workflow",
@@ -39,14 +40,22 @@ PICKLE, JSON = "py_pickle", "portable_json"
 _UNDECODABLE = "$undecodable"
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+#: The epoch milliseconds :func:`epoch_ms` reads as a time: year 1 to year 9999.
+EPOCH_MS_RANGE = (-62_135_596_800_000, 253_402_300_799_999)
+
+
 @functools.lru_cache(maxsize=4096)  # a listing's times repeat (SQLite keeps whole seconds)
 def epoch_ms(value: Any) -> str:
-    """An epoch-milliseconds column as ISO 8601 (UTC, milliseconds); empty when NULL."""
+    """An epoch-milliseconds column as ISO 8601 (UTC, milliseconds); empty when NULL or not a
+    time (outside :data:`EPOCH_MS_RANGE`). Counted in integers: through a float, a time near
+    the year 9999 lost its last millisecond."""
     if value is None:
         return ""
     try:
-        moment = datetime.fromtimestamp(int(value) / 1000, UTC)
-    except (ValueError, OverflowError, OSError, TypeError):
+        moment = _EPOCH + timedelta(milliseconds=int(value))
+    except (ValueError, OverflowError, TypeError):
         return ""
     return moment.isoformat(timespec="milliseconds")
 

@@ -53,6 +53,7 @@ class PostgresBackend(DbosStatements):
     kind = "dbos-postgresql"
     _P = "%s"
     _T = f"{SCHEMA}."
+    _BYTES = ' COLLATE "C"'
 
     def __init__(self, url: str) -> None:
         self.location = redact(url)

@@ -16,6 +16,7 @@ from typing import Any
 
 from wfctl._errors import StoreLocationError
 
+from ._dbos_model import EPOCH_MS_RANGE
 from ._sqlite_file import connect_readonly, has_sqlite_header, open_readonly, table_names
 
 __all__ = ["DBOS_TABLES", "DbosStatements", "SqliteBackend", "is_dbos_sqlite"]
@@ -39,6 +40,7 @@ class DbosStatements:
     location = ""
     _P = "?"
     _T = ""  # the tables' schema, with its dot
+    _BYTES = ""  # the collation that orders text by its code points, as Python does
 
     def _len(self, column: str) -> str:
         raise NotImplementedError
@@ -104,10 +106,15 @@ class DbosStatements:
             return None if version is None else int(version)
         return None
 
-    def listing(self) -> Iterator[Any]:
+    def listing(
+        self, newest_first: bool | None = None, workflow_id: str | None = None
+    ) -> Iterator[Any]:
         """Each root with its workflow columns, its tree's entry count (steps and results),
         its newest step, whether its parent exists and whether it has its result, oldest
-        first: one statement, streamed.
+        first: one statement, streamed. With ``newest_first`` (True or False), in the order of
+        ``wfctl runs --sort created`` exactly: by creation time, a workflow without one
+        oldest, ties by id in code point order, newest first when True. With
+        ``workflow_id``, that root only (none when it is no root).
 
         Steps are counted per workflow in one pass over ``operation_outputs``' key; only the
         workflows with nested children add their descendants' counts (a recursive query over
@@ -115,6 +122,7 @@ class DbosStatements:
         scan, not one recursion per workflow."""
         t = self._T
         done = "CASE WHEN r.workflow_uuid IS NULL THEN 0 ELSE 1 END"  # it has its result
+        one = "" if workflow_id is None else f" AND w.workflow_uuid = {self._P}"
         query = f"""
             WITH RECURSIVE
             steps AS (SELECT workflow_uuid AS wf, count(*) AS n, max(function_id) AS head
@@ -139,9 +147,24 @@ class DbosStatements:
                  AND (r.output IS NOT NULL OR r.error IS NOT NULL)
             LEFT JOIN steps AS s ON s.wf = w.workflow_uuid
             LEFT JOIN extra AS e ON e.root = w.workflow_uuid
-            WHERE {self._is_root()}
-            ORDER BY w.created_at, w.workflow_uuid"""
-        return self._rows(query)
+            WHERE ({self._is_root()}){one}
+            ORDER BY {self._listing_order(newest_first)}"""
+        return self._rows(query, () if workflow_id is None else (workflow_id,))
+
+    def _listing_order(self, newest_first: bool | None) -> str:
+        """The listing's ORDER BY: as the reader's key orders its runs (``created_at`` as
+        :func:`epoch_ms` reads it, ``""`` when it reads none: the oldest; then the id)."""
+        if newest_first is None:
+            return "w.created_at, w.workflow_uuid"
+        low, high = EPOCH_MS_RANGE
+        dated = f"w.created_at BETWEEN {low} AND {high}"  # NULL and text are not
+        time = f"CASE WHEN {dated} THEN CAST(w.created_at AS BIGINT) END"  # int() truncates
+        if newest_first:
+            return (
+                f"CASE WHEN {dated} THEN 0 ELSE 1 END, {time} DESC,"
+                f" w.workflow_uuid{self._BYTES} DESC"
+            )
+        return f"CASE WHEN {dated} THEN 1 ELSE 0 END, {time}, w.workflow_uuid{self._BYTES}"
 
     def workflow(self, workflow_id: str) -> Any | None:
         """The workflow's columns (as :meth:`listing` gives them, without the counts)."""

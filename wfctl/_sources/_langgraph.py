@@ -99,6 +99,17 @@ class LangGraphSource(ClosingSource):
             if workflow is None or info.workflow == workflow:
                 yield info
 
+    def run_info(self, run_id: str) -> RunInfo:
+        """Return one thread as :meth:`runs` lists it, from the listing's statement over that
+        thread's rows only.
+
+        Raises:
+            RunNotFoundError: no checkpoint of that thread.
+        """
+        for listed in self._backend.listing(run_id):
+            return _run_info(listed)
+        raise RunNotFoundError(run_id)
+
     def records(self, run_id: str) -> Iterator[Entry]:
         """Yield the thread's checkpoints as a tree, streamed (module docstring).
 

@@ -95,8 +95,9 @@ class Backend(Protocol):
         """One aggregate row per thread (of ``thread_id`` only), in thread order."""
         ...
 
-    def listing(self) -> Iterator[Listing]:
-        """Each thread as ``runs`` lists it, in thread order, from one statement."""
+    def listing(self, thread_id: str | None = None) -> Iterator[Listing]:
+        """Each thread (or only ``thread_id``) as ``runs`` lists it, in thread order, from
+        one statement."""
         ...
 
     def checkpoint(self, thread_id: str, ns: str, checkpoint_id: str) -> Checkpoint | None:

@@ -127,7 +127,9 @@ class PostgresBackend(SqlStatements):
         for row in self._stream(query, args * 3):
             yield Summary(str(row[0]), row[1], row[2], row[3], row[4], int(row[5] or 0))
 
-    def listing(self) -> Iterator[Listing]:
+    def listing(self, thread_id: str | None = None) -> Iterator[Listing]:
+        where = "" if thread_id is None else "WHERE thread_id = %s"
+        args = () if thread_id is None else (thread_id,)
         query = f"""
             SELECT c.thread_id, c.n, c.subgraphs, c.head, c.first,
                    c.bytes + coalesce(w.bytes, 0) + coalesce(b.bytes, 0),
@@ -142,17 +144,17 @@ class PostgresBackend(SqlStatements):
                          max(checkpoint_id) FILTER (WHERE checkpoint_ns = '') AS head,
                          min(checkpoint_id) FILTER (WHERE checkpoint_ns = '') AS first,
                          sum({_CHECKPOINT_BYTES}) AS bytes
-                  FROM checkpoints GROUP BY thread_id) AS c
+                  FROM checkpoints {where} GROUP BY thread_id) AS c
             LEFT JOIN (SELECT thread_id, sum(coalesce(octet_length(blob), 0)) AS bytes
-                       FROM checkpoint_writes GROUP BY thread_id) AS w USING (thread_id)
+                       FROM checkpoint_writes {where} GROUP BY thread_id) AS w USING (thread_id)
             LEFT JOIN (SELECT thread_id, sum(coalesce(octet_length(blob), 0)) AS bytes
-                       FROM checkpoint_blobs GROUP BY thread_id) AS b USING (thread_id)
+                       FROM checkpoint_blobs {where} GROUP BY thread_id) AS b USING (thread_id)
             LEFT JOIN checkpoints AS h ON h.thread_id = c.thread_id AND h.checkpoint_ns = ''
                  AND h.checkpoint_id = c.head
             LEFT JOIN checkpoints AS f ON f.thread_id = c.thread_id AND f.checkpoint_ns = ''
                  AND f.checkpoint_id = c.first
             ORDER BY c.thread_id"""
-        for row in self._stream(query, ()):
+        for row in self._stream(query, args * 3):
             thread, count, subgraphs, head, first, size = row[:6]
             parent, checkpoint, metadata, head_size, first_time, signals = row[6:]
             summary = Summary(str(thread), count, subgraphs, head, first, int(size or 0))

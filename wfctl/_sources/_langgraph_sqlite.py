@@ -111,7 +111,9 @@ class SqliteBackend(SqlStatements):
         for row in self._rows(sql, args * 2):
             yield Summary(str(row[0]), row[1], row[2], row[3], row[4], row[5] or 0)
 
-    def listing(self) -> Iterator[Listing]:
+    def listing(self, thread_id: str | None = None) -> Iterator[Listing]:
+        where = "" if thread_id is None else "WHERE thread_id = ?"
+        args = () if thread_id is None else (thread_id,)
         sql = f"""
             SELECT c.thread_id, c.n, c.subgraphs, c.head, c.first, c.bytes + coalesce(w.bytes, 0),
                    h.parent_checkpoint_id, h.type, h.checkpoint, h.metadata, f.type, f.checkpoint,
@@ -123,15 +125,15 @@ class SqliteBackend(SqlStatements):
                          max(CASE WHEN checkpoint_ns = '' THEN checkpoint_id END) AS head,
                          min(CASE WHEN checkpoint_ns = '' THEN checkpoint_id END) AS first,
                          sum({_CHECKPOINT_BYTES}) AS bytes
-                  FROM checkpoints GROUP BY thread_id) AS c
+                  FROM checkpoints {where} GROUP BY thread_id) AS c
             LEFT JOIN (SELECT thread_id, sum({_WRITE_BYTES}) AS bytes
-                       FROM writes GROUP BY thread_id) AS w USING (thread_id)
+                       FROM writes {where} GROUP BY thread_id) AS w USING (thread_id)
             LEFT JOIN checkpoints AS h ON h.thread_id = c.thread_id AND h.checkpoint_ns = ''
                  AND h.checkpoint_id = c.head
             LEFT JOIN checkpoints AS f ON f.thread_id = c.thread_id AND f.checkpoint_ns = ''
                  AND f.checkpoint_id = c.first
             ORDER BY c.thread_id"""
-        for row in self._rows(sql):
+        for row in self._rows(sql, args * 2):
             thread, count, subgraphs, head, first, size = row[:6]
             parent, kind, blob, metadata, first_kind, first_blob, signals = row[6:]
             summary = Summary(str(thread), count, subgraphs, head, first, size or 0)

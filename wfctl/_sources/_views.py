@@ -10,10 +10,12 @@ as the reader gives them: JSON decoded, pickles as opaque markers, never unpickl
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable, Iterator, Sequence
+import heapq
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from wfctl._errors import NothingVerifiedError, WfctlError
+from wfctl._errors import NothingVerifiedError, RunNotFoundError, WfctlError
 from wfctl._inspect._query import RunQuery, SortField
 
 from ._protocol import Entry, RunInfo, Source
@@ -22,13 +24,17 @@ if TYPE_CHECKING:
     from wfctl._inspect._lineage import LineageReport
 
 __all__ = [
+    "RunCounts",
     "a_kind",
     "entry_document",
     "export_document",
+    "listed_runs",
     "log_document",
     "log_tree",
     "run_document",
     "runs_document",
+    "runs_head",
+    "runs_tail",
     "show_document",
     "source_runs",
     "tree",
@@ -90,32 +96,103 @@ def verify_source(source: Source, run_ids: Sequence[str], query: RunQuery) -> Li
     return report
 
 
-def source_runs(source: Source, query: RunQuery) -> tuple[list[RunInfo], int, int]:
-    """The runs ``wfctl runs`` lists of a source: those shown, how many matched, how many
-    the source holds.
+@dataclass(slots=True)
+class RunCounts:
+    """What ``wfctl runs`` counts of a source as its runs pass: those shown, those that match
+    the filters, those the source holds. Whole once the listing's runs are all read."""
 
-    Raises:
-        WfctlError: a filter its records cannot answer (a time) was given.
-    """
-    _only_workflow_filters(source, query, statuses=True)
-    every = list(source.runs())
-    matching = [
-        info
-        for info in every
-        if (query.workflow is None or fnmatch.fnmatchcase(info.workflow, query.workflow))
-        and (not query.statuses or info.status in query.statuses)
-    ]
-    key = {
+    shown: int = 0
+    matching: int = 0
+    total: int = 0
+
+
+def _sort_key(sort: SortField) -> Callable[[RunInfo], tuple[str, str]]:
+    """The order ``runs --sort`` lists a source's runs in (ascending; ties by run id)."""
+    return {
         SortField.CREATED: lambda i: (i.created_at or "", i.run_id),
         SortField.UPDATED: lambda i: (i.updated_at or "", i.run_id),
         SortField.RUN_ID: lambda i: ("", i.run_id),
         SortField.WORKFLOW: lambda i: (i.workflow, i.run_id),
         SortField.STATUS: lambda i: (i.status, i.run_id),
-    }[query.sort]
-    shown = sorted(matching, key=key, reverse=query.descending)
-    if query.limit is not None:
-        shown = shown[: query.limit]
-    return shown, len(matching), len(every)
+    }[sort]
+
+
+def listed_runs(source: Source, query: RunQuery) -> tuple[Iterator[RunInfo], RunCounts]:
+    """The runs ``wfctl runs`` lists of a source, in the order asked, and their counts (whole
+    once the runs are read). Memory does not grow with the store's runs when the reader gives
+    them in that order (``runs_by_created``: DBOS, for ``--sort created``), or when ``--limit
+    N`` keeps the N first (a heap); else the matching runs are sorted, held whole.
+
+    Raises:
+        WfctlError: a filter its records cannot answer (a time) was given; a reader gave its
+            runs out of the order it promised (while iterating).
+    """
+    _only_workflow_filters(source, query, statuses=True)
+    counts = RunCounts()
+    key = _sort_key(query.sort)
+    ordered = getattr(source, "runs_by_created", None)
+    if query.sort is SortField.CREATED and callable(ordered):
+        given: Iterator[RunInfo] = ordered(newest_first=query.descending)
+        return _in_order(source, _matching(given, query, counts), key, query, counts), counts
+    matching = _matching(source.runs(), query, counts)
+    if query.limit is None:
+        shown = sorted(matching, key=key, reverse=query.descending)
+    elif query.limit == 0:
+        shown = []
+        for _ in matching:  # heapq reads nothing to keep none: the runs are counted still
+            pass
+    elif query.descending:
+        shown = heapq.nlargest(query.limit, matching, key=key)
+    else:
+        shown = heapq.nsmallest(query.limit, matching, key=key)
+    counts.shown = len(shown)
+    return iter(shown), counts
+
+
+def _matching(runs: Iterator[RunInfo], query: RunQuery, counts: RunCounts) -> Iterator[RunInfo]:
+    """The runs that match the query's filters, counting them and every run as they pass."""
+    for info in runs:
+        counts.total += 1
+        if (query.workflow is None or fnmatch.fnmatchcase(info.workflow, query.workflow)) and (
+            not query.statuses or info.status in query.statuses
+        ):
+            counts.matching += 1
+            yield info
+
+
+def _in_order(
+    source: Source,
+    runs: Iterator[RunInfo],
+    key: Callable[[RunInfo], tuple[str, str]],
+    query: RunQuery,
+    counts: RunCounts,
+) -> Iterator[RunInfo]:
+    """The first ``--limit`` of runs given in the order asked, each checked against the one
+    before it; the rest are read to be counted."""
+    last: tuple[str, str] | None = None
+    for info in runs:
+        now = key(info)
+        if last is not None and (now > last if query.descending else now < last):
+            raise WfctlError(
+                f"{source.kind} gave run {info.run_id!r} out of its order: "
+                "the listing cannot be trusted"
+            )
+        last = now
+        if query.limit is None or counts.shown < query.limit:
+            counts.shown += 1
+            yield info
+
+
+def source_runs(source: Source, query: RunQuery) -> tuple[list[RunInfo], int, int]:
+    """The runs ``wfctl runs`` lists of a source: those shown, how many matched, how many
+    the source holds (:func:`listed_runs`, the shown runs held).
+
+    Raises:
+        WfctlError: a filter its records cannot answer (a time) was given.
+    """
+    runs, counts = listed_runs(source, query)
+    shown = list(runs)
+    return shown, counts.matching, counts.total
 
 
 def run_document(info: RunInfo) -> dict[str, Any]:
@@ -135,18 +212,27 @@ def run_document(info: RunInfo) -> dict[str, Any]:
     return document
 
 
-def runs_document(source: Source, query: RunQuery) -> dict[str, Any]:
-    """``wfctl runs --json`` of a source (``wfctl/source-runs@1``)."""
-    shown, matching, total = source_runs(source, query)
+def runs_head(source: Source) -> dict[str, Any]:
+    """What ``wfctl runs --json`` of a source says before its runs."""
+    return {"schema": "wfctl/source-runs@1", "source": source.kind, "store": source.location}
+
+
+def runs_tail(counts: RunCounts) -> dict[str, Any]:
+    """What ``wfctl runs --json`` of a source says after its runs: the counts (known once the
+    runs are read, so a streamed document gives them last)."""
     return {
-        "schema": "wfctl/source-runs@1",
-        "source": source.kind,
-        "store": source.location,
-        "run_count": len(shown),
-        "matching_run_count": matching,
-        "total_run_count": total,
-        "runs": [run_document(info) for info in shown],
+        "run_count": counts.shown,
+        "matching_run_count": counts.matching,
+        "total_run_count": counts.total,
     }
+
+
+def runs_document(source: Source, query: RunQuery) -> dict[str, Any]:
+    """``wfctl runs --json`` of a source (``wfctl/source-runs@1``), its keys in the order the
+    command writes them: ``runs`` before the counts."""
+    runs, counts = listed_runs(source, query)
+    shown = [run_document(info) for info in runs]
+    return {**runs_head(source), "runs": shown, **runs_tail(counts)}
 
 
 def entry_document(entry: Entry) -> dict[str, Any]:
@@ -249,7 +335,7 @@ def export_document(source: Source, run_id: str) -> dict[str, Any]:
     """
     records = [entry_document(entry) for entry in source.records(run_id)]
     found = records[0]["run_id"] if records else run_id  # a start of its id, found whole
-    run = next((info for info in source.runs(workflow=None) if info.run_id == found), None)
+    run = _run_of(source, found)
     return {
         "schema": "wfctl/source-export@1",
         "source": source.kind,
@@ -257,3 +343,16 @@ def export_document(source: Source, run_id: str) -> dict[str, Any]:
         "run": None if run is None else run_document(run),
         "records": records,
     }
+
+
+def _run_of(source: Source, run_id: str) -> RunInfo | None:
+    """The run as the source lists it, read alone when the source can (``run_info``), else
+    found in its listing; None when it lists no such run (a DBOS child, listed in its root)."""
+    one = getattr(source, "run_info", None)
+    if not callable(one):
+        return next((info for info in source.runs() if info.run_id == run_id), None)
+    try:
+        info: RunInfo = one(run_id)
+    except RunNotFoundError:
+        return None
+    return info
