@@ -47,12 +47,19 @@ def test_the_first_line_is_the_url_with_its_token(served: Served) -> None:
 
 
 def test_a_request_without_the_token_is_refused(served: Served) -> None:
-    for path in ("/", "/sizes", "/run?id=x", "/static/ui.css", "/?token=wrong"):
+    # a token beyond ASCII too: it is compared as bytes, not refused by a traceback (500)
+    for path in ("/", "/sizes", "/run?id=x", "/static/ui.css", "/?token=wrong", "/?token=%C3%A9"):
         code, text = served.get(path, cookie=False)
         assert code == 403, path
         assert "token" in text
     code, _ = served.get("/", cookie=False)
     assert code == 403
+    request = urllib_request.Request(served.base + "/")
+    request.add_header("Cookie", served.cookie.split("=")[0] + "=\u00e9")
+    with pytest.raises(urllib_error.HTTPError) as raised:
+        urllib_request.urlopen(request, timeout=30)
+    raised.value.close()
+    assert raised.value.code == 403
 
 
 def test_the_token_is_traded_for_a_cookie(served: Served) -> None:

@@ -68,7 +68,7 @@ class TokenGuard:
         given = dict(query).get("token")
         if scope["method"] not in ("GET", "HEAD"):
             await _plain(send, 405, b"refused: wfctl ui only reads\n", [(b"allow", b"GET, HEAD")])
-        elif given is not None and secrets.compare_digest(given, self._token):
+        elif given is not None and _same(given, self._token):
             rest = urlencode([(key, value) for key, value in query if key != "token"])
             where = _path_as_sent(scope) + (f"?{rest}" if rest else "")
             cookie = (
@@ -89,7 +89,13 @@ class TokenGuard:
                 except Exception:  # a malformed cookie header holds no token
                     continue
         held = cookies.get(cookie_name(port))
-        return held is not None and secrets.compare_digest(held.value, self._token)
+        return held is not None and _same(held.value, self._token)
+
+
+def _same(given: str, token: str) -> bool:
+    """Whether ``given`` is the token, in constant time (as bytes: ``compare_digest`` refuses a
+    str holding a character beyond ASCII, which a request may send)."""
+    return secrets.compare_digest(given.encode("utf-8", "surrogatepass"), token.encode())
 
 
 def _path_as_sent(scope: Scope) -> str:
