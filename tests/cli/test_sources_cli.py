@@ -19,6 +19,9 @@ from wfctl.sources.testing import directory_digest
 
 __all__ = ["af_store"]  # the session's agent-framework store, a fixture of these tests
 
+#: How a pickle names the builtin ``open`` (``io.open``, ``_io.open`` from Python 3.12).
+OPEN = f"{open.__module__}.open"
+
 
 @pytest.fixture(scope="module")
 def af_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -137,11 +140,11 @@ def test_no_command_unpickles_a_hostile_pickle(af_dir: Path, tmp_path: Path) -> 
             assert done.code in (0, 1), done
             assert done.stderr == ""
             if args[0] in ("log", "show", "export"):  # the marker, read as data
-                assert "io.open" in done.stdout
+                assert OPEN in done.stdout
     shown = _json("show", ids[0], "--store", hostile)["record"]["data"]
     marker = shown["pending_request_info_events"]["planted"]
-    assert marker["scan"]["globals"] == ["io.open"]
-    assert marker["reading"] == {"$type": "io.open", "$args": [str(target), "w"]}
+    assert marker["scan"]["globals"] == [OPEN]
+    assert marker["reading"] == {"$type": OPEN, "$args": [str(target), "w"]}
     assert wfctl("verify-lineage", "--agent-framework", hostile).code == 1
     assert not target.exists()
 

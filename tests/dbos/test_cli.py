@@ -91,7 +91,7 @@ def test_no_command_unpickles_a_value(dbos_sqlite: Path, tmp_path: Path) -> None
     assert not planted.exists()
     output = _json("show", "wf-parent.1", "--store", store)["record"]["data"]["output"]
     assert output["$opaque"] == "pickle"
-    assert output["scan"]["globals"] == ["io.open"]  # what it would import and call
+    assert output["scan"]["globals"] == [f"{open.__module__}.open"]  # what it would call
     assert str(planted) in output["scan"]["strings"]
     raised = _json("show", "wf-failing.result", "--store", store)["record"]["data"]["error"]
     assert raised["$opaque"] == "pickle" and str(planted) in raised["scan"]["strings"]

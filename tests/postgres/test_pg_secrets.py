@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import select
 import subprocess
 import time
 from collections.abc import Iterator
@@ -225,12 +226,22 @@ def test_a_server_gone_under_log_follow_ends_it_in_one_line() -> None:
         )  # fmt: skip
         try:
             end = time.monotonic() + 60
+            assert follower.stdout is not None
+            printed = ""  # the run's first record printed: log has read it and follows now
+            while "q1.0" not in printed:  # read from the pipe's descriptor: nothing buffered
+                ready, _, _ = select.select([follower.stdout], [], [], 1.0)
+                assert time.monotonic() < end, "log --follow printed no record"
+                if ready:
+                    chunk = os.read(follower.stdout.fileno(), 65536)
+                    assert chunk, follower.communicate()
+                    printed += chunk.decode()
             while _idle_clients(server) < 2:  # bounded: the schema's and the pool's connection
                 assert follower.poll() is None, follower.communicate()
                 assert time.monotonic() < end, "log --follow never settled"
                 time.sleep(0.02)
             _stop(server)
             stdout, stderr = follower.communicate(timeout=120)
+            stdout = printed + stdout
         finally:
             if follower.poll() is None:
                 follower.kill()

@@ -29,6 +29,9 @@ from wfctl.sources.testing import SourceConformance, directory_digest
 #: The name agent-framework records for :class:`Thing` (allowed to be pickled on save).
 THING = f"{__name__}:Thing"
 
+#: How a pickle names the builtin ``open`` (``io.open``, ``_io.open`` from Python 3.12).
+OPEN = f"{open.__module__}.open"
+
 
 class Thing:
     """A step result JSON cannot hold: agent-framework pickles it."""
@@ -186,7 +189,7 @@ def test_a_hostile_pickle_is_never_unpickled(af_dir: Path, tmp_path: Path) -> No
                 marker = entry.data["pending_request_info_events"]["planted"]
                 assert marker["$opaque"] == "pickle" and marker["type"] == "builtins:open"
                 assert marker["bytes"] == len(payload)
-                assert marker["scan"]["globals"] == ["io.open"]
+                assert marker["scan"]["globals"] == [OPEN]
                 assert str(target) in marker["scan"]["strings"]
             list(source.sizes(info.run_id))
             source.verify(info.run_id)
