@@ -6,11 +6,14 @@ timings on a shared CI machine prove nothing, so no assertion here looks at a ti
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
 import sys
+import zlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -303,3 +306,115 @@ def test_resume_benchmark_times_fresh_runs_with_job_run(tmp_path: Path) -> None:
     assert lines[1].startswith(f"  {ROOT}: ") and lines[1].endswith(" MB peak RSS"), done.stdout
     runs = list((tmp_path / "runs" / "runs").iterdir())
     assert len(runs) == 1 and (runs[0] / "end.json").exists()  # the last round's run, ended
+
+
+def test_bytes_per_step_benchmark_reports_every_row(tmp_path: Path) -> None:
+    """bench/bytes_per_step.py, tiny: a row per engine of the text pipeline (a peer that is not
+    installed, or PostgreSQL without server binaries, says so), wfctl's bytes counted, and one
+    step record parted by field to its last byte, whatever fields the record format has."""
+    out = tmp_path / "bytes.json"
+    command = [sys.executable, str(ROOT / "bench" / "bytes_per_step.py"), "--steps", "5"]
+    command += ["--text-kb", "1", "--small-steps", "5", "--json", str(out)]
+
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+    assert done.returncode == 0, done.stderr
+    report = json.loads(out.read_text(encoding="utf-8"))
+    rows = {row["engine"]: row for row in report["text_pipeline"]}
+    assert list(rows) == ["wfctl_file", "wfctl_postgres", "langgraph_sqlite", "agent_framework"]
+    for row in rows.values():
+        assert row["status"] in ("ok", "skipped"), row
+        if row["status"] == "ok":
+            assert row["total_bytes"] > 0 and row["x_text_per_step"] > 0, row
+            assert row["bytes_per_step"] == pytest.approx(row["total_bytes"] / 5, abs=0.1)
+    assert rows["wfctl_file"]["status"] == "ok"
+    # A step records its argument and its result, each a text of about 1 KB: at least 2x.
+    assert rows["wfctl_file"]["x_text_per_step"] > 2, rows["wfctl_file"]
+    from wfctl.storage.testing import find_bindir
+
+    if find_bindir() is not None or os.environ.get("WFCTL_REQUIRE_POSTGRES") == "1":
+        assert rows["wfctl_postgres"]["status"] == "ok", rows["wfctl_postgres"]
+        assert rows["wfctl_postgres"]["detail"]["records"] == 7  # root, 5 steps, completed
+    small = report["small_steps"]
+    assert small["status"] == "ok" and small["step_records"] == 5, small
+    assert small["total_bytes"] > 0, small
+    record = small["typical_record"]
+    assert sum(part["bytes"] for part in record["fields"]) == record["total"]
+    assert record["total"] == record["own"] + record["framing"]
+    # The step's own: a 100-character argument and result (their JSON quotes and brackets),
+    # besides a key and a digest.
+    assert record["own"] > 200 and record["framing"] > 0, record
+    assert done.stdout.startswith("Text pipeline: 5 steps, each given a text of "), done.stdout
+    assert "One typical step record (the median by size): " in done.stdout
+
+
+def _bench_module(name: str) -> Any:
+    """Import a module of bench/ (not a package: its scripts put their folder on the path)."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+
+
+def test_framing_parts_every_byte_of_a_record_whatever_its_fields() -> None:
+    """bench/_framing.py counts each byte of a record once, by the fields it finds: today's
+    step record, the same indented, and a format with other fields and a compressed result."""
+    framing = _bench_module("_framing")
+    today = (
+        b'{"v":2,"id":"r.1","seq":1,"prev":"r.0","kind":"step","wf":"w","ts":"t","data":'
+        b'{"steps":[{"key":"echo#0","digest":"ab","args":["x"],"result":"y","dt":1e-6}]},'
+        b'"crc":"0a"}\n'
+    )
+    parted = framing.breakdown(today)
+    parts = {p.field: p.bytes for p in parted.parts}
+    assert parted.total == len(today) == sum(parts.values())
+    assert parted.own == len(b'"echo#0""ab"["x"]"y"')
+    assert parts["v"] == len(b'"v":2,') and parts["crc"] == len(b'"crc":"0a"')
+    assert parts["data {}"] == len(b'"data":{},')  # a field's comma goes with it
+    assert parts["data.steps [{}]"] == len(b'"steps":[{}]')
+    assert parts["data.steps[].args (name)"] == len(b'"args":,')
+    assert parts["data.steps[].dt"] == len(b'"dt":1e-6')
+    assert parts["(line)"] == len(b"{}\n")
+
+    spaced = json.dumps(json.loads(today), separators=(" , ", " : ")).encode() + b" \n"
+    assert framing.breakdown(spaced).total == len(spaced)
+    assert framing.breakdown(spaced).own == len(b'"echo#0""ab"["x"]"y"')  # blanks are framing
+    indented = json.dumps(json.loads(today), indent=2).encode() + b"\n"
+    assert framing.breakdown(indented).total == len(indented)
+
+    changed = b'{"v":3, "s":7, "d":{"key":"e#0","result":{"zstd":"KLUv/QBYAA=="}}, "p":[1,2]}\n'
+    parted = framing.breakdown(changed)
+    parts = {p.field: p.bytes for p in parted.parts}
+    assert parted.total == len(changed) == sum(parts.values())
+    assert parted.own == len(b'"e#0"{"zstd":"KLUv/QBYAA=="}')
+    assert parts["s"] == len(b' "s":7,') and parts["p"] == len(b' "p":[1,2]')
+    assert set(parts) == {
+        "(line)",
+        "v",
+        "s",
+        "d {}",
+        "d.key (name)",
+        "d.key",
+        "d.result (name)",
+        "d.result",
+        "p",
+    }
+
+    assert framing.breakdown(b"\x28\xb5\x2f\xfd\n").parts[0].field == "(not a JSON object)"
+
+
+def test_prose_is_the_same_text_every_time_and_compresses_like_prose() -> None:
+    """bench/_prose.py: a seed's text, at most the size asked, whole sentences; each edit
+    replaces one sentence; zlib shrinks it as it shrinks English (2 to 3 times), not as
+    random letters (under 2) or a repeated filler (far over 3)."""
+    prose = _bench_module("_prose")
+    text = prose.text(8192)
+
+    assert text == prose.text(8192) != prose.text(8192, seed=1)
+    assert 7800 < len(text) <= 8192 and text.endswith(".")
+    assert 2.0 < len(text) / len(zlib.compress(text.encode())) < 3.0
+    edited = prose.edit(text)
+    before, after = text.split(". "), edited.split(". ")
+    assert edited == prose.edit(text) and len(before) == len(after)
+    assert sum(a != b for a, b in zip(before, after, strict=True)) == 1
