@@ -15,16 +15,21 @@ counted once:
 - any other field (a scalar, a list of scalars) is counted whole, name to comma, under its path;
 - the line's own braces and newline are ``(line)``. A line that is not a JSON object is one
   part, ``(not a JSON object)``.
+
+:func:`step_records` finds the step records of a store the same way: by their ``kind`` where
+they name it, else by the step's own fields they hold.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Collection
 from dataclasses import dataclass
 from json.decoder import scanstring
+from pathlib import Path
 
-__all__ = ["OWN", "Breakdown", "Part", "breakdown"]
+__all__ = ["OWN", "Breakdown", "Part", "breakdown", "step_records"]
 
 #: The fields whose values are the step's own: what a reader needs of a step beyond its place.
 OWN = ("key", "digest", "args", "result")
@@ -156,3 +161,27 @@ def breakdown(line: bytes, own: Collection[str] = OWN) -> Breakdown:
     if total != len(line):  # every byte is counted once: a miscount is a bug here, not data
         raise AssertionError(f"parted {total} bytes of a {len(line)}-byte record")
     return Breakdown(total, parts)
+
+
+def step_records(store: Path, own: Collection[str] = OWN) -> list[bytes]:
+    """Every whole line under ``store`` that is a step record: ``kind`` ``step`` where the
+    records name their kind, else any line holding one of the step's own fields."""
+    lines = [
+        line
+        for folder, _, names in os.walk(store)
+        for name in names
+        for line in Path(folder, name).read_bytes().splitlines(keepends=True)
+        if line.endswith(b"\n")
+    ]
+    kinds: list[bytes] = []
+    holding: list[bytes] = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and record.get("kind") == "step":
+            kinds.append(line)
+        elif breakdown(line, own).own:
+            holding.append(line)
+    return kinds or holding

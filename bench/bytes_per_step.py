@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import statistics
 import sys
 import tempfile
@@ -42,7 +41,7 @@ sys.path.insert(1, str(BENCH.parent))  # the wfctl being developed
 sys.path.insert(0, str(BENCH))
 
 import _prose  # noqa: E402 - needs the path above
-from _framing import OWN, breakdown  # noqa: E402
+from _framing import OWN, breakdown, step_records  # noqa: E402
 from _text_pipeline import ENGINES, Unavailable  # noqa: E402
 from engines import _common as common  # noqa: E402
 
@@ -115,30 +114,6 @@ def small_steps(steps: int, where: Path, own: Sequence[str]) -> Row:
     }
 
 
-def step_records(store: Path, own: Sequence[str]) -> list[bytes]:
-    """Every whole line under ``store`` that is a step record: ``kind`` ``step`` where the
-    records name their kind, else any line holding one of the step's own fields."""
-    lines = [
-        line
-        for folder, _, names in os.walk(store)
-        for name in names
-        for line in Path(folder, name).read_bytes().splitlines(keepends=True)
-        if line.endswith(b"\n")
-    ]
-    kinds: list[bytes] = []
-    holding: list[bytes] = []
-    for line in lines:
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(record, dict) and record.get("kind") == "step":
-            kinds.append(line)
-        elif breakdown(line, own).own:
-            holding.append(line)
-    return kinds or holding
-
-
 def render(report: Row) -> str:
     """The report as people read it: the pipeline's table, then the small steps' framing."""
     config = report["config"]
@@ -166,8 +141,13 @@ def render(report: Row) -> str:
         "",
         f"Small steps: {small['steps']:,} steps of a 100-character argument and result, wfctl's"
         f" file store: {small['total_bytes']:,} bytes, {small['bytes_per_step']:,.0f} a step;"
-        f" {small['step_records']:,} step records of {small['record_bytes_mean']} bytes on"
-        " average" + (f" [{small['status']}]" if small["status"] != "ok" else ""),
+        f" {small['step_records']:,} step records"
+        + (
+            f" of {small['record_bytes_mean']} bytes on average"
+            if small["step_records"]
+            else " (no JSON line found that holds a step's own fields)"
+        )
+        + (f" [{small['status']}]" if small["status"] != "ok" else ""),
         f"One typical step record (the median by size): {record['total']} bytes, the step's own"
         f" ({', '.join(config['own_fields'])}) {record['own']}, framing {record['framing']}",
         "",

@@ -404,6 +404,26 @@ def test_framing_parts_every_byte_of_a_record_whatever_its_fields() -> None:
     assert framing.breakdown(b"\x28\xb5\x2f\xfd\n").parts[0].field == "(not a JSON object)"
 
 
+def test_framing_finds_step_records_by_kind_or_by_their_own_fields(tmp_path: Path) -> None:
+    """bench/_framing.py's step_records: the lines of kind ``step`` where records name their
+    kind; in a format that does not, the whole lines holding a step's own fields."""
+    framing = _bench_module("_framing")
+    root, step, end = (
+        b'{"kind":"root"}\n',
+        b'{"kind":"step","key":"e#0"}\n',
+        b'{"kind":"completed"}\n',
+    )
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "journal.jsonl").write_bytes(root + step + end + b'{"kind":"step"')
+    (tmp_path / "end.json").write_bytes(b'{"seq":2}')
+    assert framing.step_records(tmp_path) == [step]
+
+    unnamed = [b'{"s":1,"key":"e#0","r":"x"}\n', b'{"s":2,"key":"e#1","r":"y"}\n']
+    (tmp_path / "runs" / "journal.jsonl").write_bytes(b"\x00binary\n" + b"".join(unnamed))
+    assert framing.step_records(tmp_path) == unnamed
+    assert framing.step_records(tmp_path, own=("nothing",)) == []
+
+
 def test_prose_is_the_same_text_every_time_and_compresses_like_prose() -> None:
     """bench/_prose.py: a seed's text, at most the size asked, whole sentences; each edit
     replaces one sentence; zlib shrinks it as it shrinks English (2 to 3 times), not as
