@@ -72,6 +72,15 @@ def _float(v: Any) -> float:
     return {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}[v]
 
 
+def _ref(v: Any) -> str:
+    # A step argument stored as a reference to an earlier step's result (format version 3),
+    # shown where the records it names were not read (``log --follow`` from the middle).
+    seq, key = v
+    if not isinstance(seq, int) or not isinstance(key, str):
+        raise TypeError(v)
+    return f"<the result of step {key!r} in checkpoint seq {seq}>"
+
+
 def _same(v: Any) -> Any:
     if not isinstance(v, str):
         raise TypeError(v)
@@ -95,4 +104,5 @@ _TAGGED: Final[dict[str, Callable[[Any], Any]]] = {
     "dataclass": readable,
     "model": readable,
     "object": readable,  # a class that stores itself: its to_dict(), as it gave it
+    "ref": _ref,
 }

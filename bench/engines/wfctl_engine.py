@@ -90,7 +90,8 @@ def _storage(job: Job) -> FileCheckpointStorage:
 
 
 def _read_journals(store: Path) -> tuple[dict[str, str | None], list[int]]:
-    """Return ``id -> prev`` for every journal line under ``store``, and the step lines' sizes."""
+    """Return ``id -> prev`` for every journal line under ``store`` (``prev`` as stored, or as
+    format version 3's id says it), and the step lines' sizes."""
     parents: dict[str, str | None] = {}
     step_sizes: list[int] = []
     for journal in store.glob("runs/*/journal.jsonl"):
@@ -98,10 +99,16 @@ def _read_journals(store: Path) -> tuple[dict[str, str | None], list[int]]:
             for line in lines:
                 if line.endswith(b"\n"):  # a torn tail is not a record
                     record = json.loads(line)
-                    parents[record["id"]] = record["prev"]
+                    parents[record["id"]] = record["prev"] if "prev" in record else _parent(record)
                     if record.get("kind") == "step":
                         step_sizes.append(len(line))
     return parents, step_sizes
+
+
+def _parent(record: dict[str, object]) -> str | None:
+    """The parent a record of format version 3 names by its id: the seq before (none for 0)."""
+    run, _, seq = str(record["id"]).rpartition(".")
+    return None if seq == "0" else f"{run}.{int(seq) - 1}"
 
 
 def _measure(job: Job, seconds: float, result: WorkflowRunResult) -> Measurement:

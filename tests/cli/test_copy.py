@@ -144,7 +144,7 @@ def test_runs_that_cannot_be_copied_are_reported_and_the_others_copied(
     ids = sorted(_runs(store))
     corrupt, conflict, leased, *fine = ids
     journal = store / "runs" / corrupt / "journal.jsonl"
-    damaged = journal.read_bytes().replace(b'"seq":1,', b'"seq":1 ,', 1)
+    damaged = journal.read_bytes().replace(b'"kind":', b'"kind" :', 1)
     assert damaged != journal.read_bytes()
     journal.write_bytes(damaged)
     # Another run under the same id in the destination, and one run held there.

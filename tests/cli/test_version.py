@@ -17,7 +17,17 @@ def test_version_option_prints_one_line() -> None:
 
 
 #: wfctl's runtime dependencies, as its metadata requires them.
-RUNTIME = ("typer", "rich", "tomli-w", "filelock", "orjson", "zlib-ng", "blake3", "msgpack")
+RUNTIME = (
+    "typer",
+    "rich",
+    "tomli-w",
+    "filelock",
+    "orjson",
+    "zlib-ng",
+    "blake3",
+    "msgpack",
+    "zstandard",
+)
 
 
 def test_version_command_lists_python_and_the_runtime_libraries() -> None:

@@ -1,8 +1,9 @@
-"""Record format versions: new runs write version 2 (BLAKE3 argument digests), a run recorded in
-version 1 (blake2b) goes on in version 1, and a journal mixing versions is refused.
+"""Record format versions: new runs write version 3 (BLAKE3 argument digests, records stored
+lean, packed and with references), a run recorded in version 1 (blake2b) or 2 goes on in its
+version, and a journal mixing versions is refused.
 
-A version 1 run is made as wfctl wrote it before version 2 existed: a run's journal is rewritten
-record by record (``rewrite_as_format_version_1``).
+A version 1 or 2 run is made as wfctl wrote it before the next version existed: a run's journal
+is rewritten record by record (``rewrite_as_format_version_1``, ``..._2``).
 """
 
 from __future__ import annotations
@@ -11,12 +12,13 @@ import dataclasses
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import blake3
 import pytest
 
 from tests.conftest import arun, failure_of
-from tests.storage.helpers import ckpt, rewrite_as_format_version_1
+from tests.storage.helpers import ckpt, rewrite_as_format_version_1, rewrite_as_format_version_2
 from wfctl import FileCheckpointStorage, step, workflow
 from wfctl._errors import CheckpointCorruptError
 from wfctl._records._checkpoint import FORMAT_VERSION
@@ -60,25 +62,27 @@ def _rewrite_as_version_1(store: Path, run_id: str) -> None:
     rewrite_as_format_version_1(_journal(store, run_id), [(i,) for i in range(N + 1)])
 
 
-def _failed_run(store: Path) -> str:
+def _failed_run(store: Path, wf: Any = versioned) -> str:
     storage = FileCheckpointStorage(store, durability="none")
     _fail["on"] = True
     try:
         with pytest.raises(RuntimeError) as caught:
-            arun(versioned.build(checkpoint_storage=storage).run(N))
+            arun(wf.build(checkpoint_storage=storage).run(N))
     finally:
         _fail["on"] = False
         storage.close()
     return str(failure_of(caught).run_id)
 
 
-def test_a_new_run_writes_format_version_2_and_blake3_digests(tmp_path: Path) -> None:
-    assert FORMAT_VERSION == 2
+def test_a_new_run_writes_format_version_3_and_blake3_digests(tmp_path: Path) -> None:
+    assert FORMAT_VERSION == 3
     storage = FileCheckpointStorage(tmp_path, durability="none")
     result = arun(versioned.build(checkpoint_storage=storage).run(N))
     storage.close()
     records = _records(tmp_path, result.run_id)
-    assert {version for version, _ in records} == {2}
+    assert {version for version, _ in records} == {3}
+    for line in _journal(tmp_path, result.run_id).read_bytes().splitlines():
+        assert b'"seq":' not in line and b'"prev":' not in line  # the id says both
     steps = [entry for _, entries in records for entry in entries]
     assert len(steps) == N + 1
     for i, entry in enumerate(steps):
@@ -100,6 +104,41 @@ def test_a_run_recorded_in_version_1_resumes_in_version_1(tmp_path: Path) -> Non
     assert {version for version, _ in records} == {1}  # the resume wrote version 1 too
     new_step = records[-2][1]
     assert new_step == [dict(new_step[0], digest=digest((N,), {}, version=1))]
+
+
+@step
+async def grow(text: str) -> str:
+    return text + " and more"
+
+
+@workflow(name="growing")
+async def growing(n: int) -> str:
+    text = "a value long enough to be stored once, then referred to " * 6
+    for _ in range(n):
+        text = await grow(text)
+    if _fail["on"]:
+        raise RuntimeError("fail after the first steps")
+    return await grow(text)  # executed by the resume
+
+
+def test_a_run_recorded_in_version_2_resumes_in_version_2_as_version_2_wrote(
+    tmp_path: Path,
+) -> None:
+    run_id = _failed_run(tmp_path, growing)
+    path = _journal(tmp_path, run_id)
+    assert path.read_bytes().count(b'"$t":"ref"') == N - 1  # each argument but the first
+    rewrite_as_format_version_2(path)
+    before = path.read_bytes()
+    assert b'"$t":"ref"' not in before and b'"seq":1,"prev":' in before
+    storage = FileCheckpointStorage(tmp_path, durability="none")
+    done = arun(growing.build(checkpoint_storage=storage).resume(run_id))
+    storage.close()
+    assert done.status == "completed" and list(done.executed) == [f"grow#{N}"]
+    records = _records(tmp_path, run_id)
+    assert {version for version, _ in records} == {2}  # the resume wrote version 2 too
+    added = path.read_bytes()[len(before) :]
+    assert b'"$t":"ref"' not in added and b'"z":' not in added  # nor packed nor referred
+    assert added.count(b'"seq":') == 3  # the resume, the step, the end: each in full
 
 
 def test_a_restore_of_a_version_1_run_is_a_version_1_run(tmp_path: Path) -> None:
@@ -133,7 +172,7 @@ def _decode(lines: list[bytes]) -> object:
 
 
 @pytest.mark.parametrize("read", [_check, _decode])
-@pytest.mark.parametrize(("root", "other"), [(2, 1), (1, 2)])
+@pytest.mark.parametrize(("root", "other"), [(2, 1), (1, 2), (3, 2), (2, 3), (3, 1)])
 def test_a_record_in_another_version_than_its_root_is_corrupt(
     read: Callable[[list[bytes]], object], root: int, other: int
 ) -> None:
@@ -147,7 +186,7 @@ def test_a_record_in_another_version_than_its_root_is_corrupt(
     assert f"format version {other}, its run's root in {root}" in str(caught.value)
 
 
-@pytest.mark.parametrize("version", [3, 0])
+@pytest.mark.parametrize("version", [4, 0])
 def test_a_root_of_an_unknown_version_is_refused_by_every_reader(version: int) -> None:
     lines = _lines(dataclasses.replace(ckpt("r", 0), version=version), ckpt("r", 1))
     expected = (

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from wfctl._inspect._diff import ReplayCalls, diff_steps
 from wfctl._inspect._replay import replay
 from wfctl._records._attempts import AttemptRecord, StepFailure
 from wfctl._records._recorded import StepRecord
+from wfctl._storage._journal import decode_record
 
 #: What the flaky step does, by call: "raise <message>" or "return".
 BEHAVIOUR: dict[str, str] = {}
@@ -71,7 +71,7 @@ async def let_out(x: int) -> int:
 
 def records(store: Path, run_id: str) -> list[dict[str, Any]]:
     journal = store / "runs" / run_id / "journal.jsonl"
-    return [json.loads(line) for line in journal.read_bytes().splitlines()]
+    return [decode_record(line, "t").to_dict() for line in journal.read_bytes().splitlines()]
 
 
 def failures(store: Path, run_id: str) -> list[tuple[int, dict[str, Any]]]:

@@ -117,43 +117,63 @@ def mix(label: str, acc: int) -> int:
     return (acc * 31 + sum(map(ord, label)) * 7 + len(label)) % 1_000_003
 
 
+def carry_text(label: str, size: int) -> str:
+    """The text a carrying stage returns: prose-like (it compresses), different per label."""
+    return (f"{label} carries the run along one step further; " * (size // 40 + 1))[:size]
+
+
 @step
-async def stage(label: str, acc: int) -> dict[str, Any]:
-    """One ledgered unit of work; its result names its label."""
+async def stage(label: str, acc: int, carried: dict[str, Any] | None) -> dict[str, Any]:
+    """One ledgered unit of work; its result names its label. With ``carried`` (the result of
+    the stage before, or the run's first carry), it also returns a text of the same size: a
+    pipeline whose every argument is the result before it, stored as a reference to it, in
+    records big enough to be stored compressed (format version 3)."""
     HOOKS.ledger(label)
     HOOKS.after_ledger(label)
     await asyncio.sleep(0)  # let gathered siblings start, so several are in flight at once
-    return {"label": label, "value": mix(label, acc)}
+    out: dict[str, Any] = {"label": label, "value": mix(label, acc)}
+    if carried is not None:
+        out["text"] = carry_text(label, len(carried["text"]))
+    return out
 
 
-async def _await_stage(label: str, acc: int) -> int:
-    out = await stage(label, acc)
+async def _await_stage(label: str, acc: int, carried: dict[str, Any] | None) -> dict[str, Any]:
+    out = await stage(label, acc, carried)
     HOOKS.returned(label)
-    return int(out["value"])
+    return out
 
 
-async def branch(j: int, acc: int) -> int:
+async def branch(j: int, acc: int, carried: dict[str, Any] | None) -> int:
     """One branch of the gather (a scope of its own)."""
-    return await _await_stage(f"g{j}", acc + j)
+    return int((await _await_stage(f"g{j}", acc + j, carried))["value"])
 
 
 @workflow(name="harness-pipeline")
 async def pipeline(spec: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
     """``seq`` sequential steps, an optional request, a gather of ``fan`` branches, a last step."""
     acc = int(spec["seed"])
+    size = int(spec.get("carry", 0))
+    carried = {"text": carry_text("start", size)} if size else None
     for i in range(spec["seq"]):
-        acc = await _await_stage(f"s{i}", acc)
+        out = await _await_stage(f"s{i}", acc, carried)
+        acc, carried = int(out["value"]), out if size else None
     answer = None
     if spec["pause"]:
         answer = await ctx.request_info({"acc": acc}, request_id="approve")
-    parts = await asyncio.gather(*(branch(j, acc) for j in range(spec["fan"])))
-    final = await _await_stage("final", sum(parts) + len(str(answer)))
-    return {"acc": acc, "parts": list(parts), "answer": answer, "final": final}
+    parts = await asyncio.gather(*(branch(j, acc, carried) for j in range(spec["fan"])))
+    last = await _await_stage("final", sum(parts) + len(str(answer)), carried)
+    return {"acc": acc, "parts": list(parts), "answer": answer, "final": int(last["value"])}
 
 
-def spec_for(seed: int, *, seq: int = 8, fan: int = 4, pause: bool = True) -> dict[str, Any]:
-    """The workflow's input for a scenario."""
-    return {"seed": seed % 1000, "seq": seq, "fan": fan, "pause": pause}
+def spec_for(
+    seed: int, *, seq: int = 8, fan: int = 4, pause: bool = True, carry: int = 0
+) -> dict[str, Any]:
+    """The workflow's input for a scenario (``carry``: the size of the text each stage hands
+    the next, see :func:`stage`; none by default)."""
+    spec: dict[str, Any] = {"seed": seed % 1000, "seq": seq, "fan": fan, "pause": pause}
+    if carry:
+        spec["carry"] = carry
+    return spec
 
 
 def labels(spec: dict[str, Any]) -> list[str]:

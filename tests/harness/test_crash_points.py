@@ -2,7 +2,8 @@
 
 Each scenario (one seed) runs the harness pipeline (8 sequential steps, a pause in half of
 the scenarios, a gather of 4, a last step; every step appends to an fsynced ledger before it
-returns) as a sequence of attempts, each a new process forked by ``crash_child``'s server. Up to
+returns; in every other scenario each step is handed the result before it, 1.5 KB of text, so
+its argument is stored as a reference and its record compressed) as a sequence of attempts, each a new process forked by ``crash_child``'s server. Up to
 three attempts are killed with SIGKILL at a seeded point: before a journal write, after a
 partial write (a torn tail), after the write but before ``fdatasync``, after the sync but before
 the engine hears of it, right after recovery truncated a torn tail, inside a step after its
@@ -50,6 +51,8 @@ import pytest
 from tests.conftest import wfctl_executable
 from tests.harness import harness_workload as W
 from tests.harness.checks import StoreState, assert_lineage_ok, completed_output, read_state
+from wfctl._records._refs import holds_refs
+from wfctl._storage._journal import decode_record
 
 REPO = Path(__file__).resolve().parents[2]
 #: Every Nth scenario's unkilled resumes run ``wfctl resume RUN_ID --store DIR`` (0: none).
@@ -163,7 +166,10 @@ def ledger_of(store: Path) -> dict[str, list[str]]:
 def run_scenario(server: Server, base: Path, seed: int) -> Counter[str]:
     """Run one seeded scenario to completion; return the kill kinds that struck."""
     rng = random.Random(seed)
-    spec = W.spec_for(seed, pause=rng.random() < 0.5)
+    # Every other scenario hands each stage the result before it, 1.5 KB of text: arguments
+    # stored as references, records stored compressed.
+    carry = 1500 if seed % 2 else 0
+    spec = W.spec_for(seed, pause=rng.random() < 0.5, carry=carry)
     values, output = W.reference(spec)
     store, run_id = base / f"s{seed}", f"crash-{seed}"
     store.mkdir(mode=0o700)
@@ -249,6 +255,12 @@ def run_scenario(server: Server, base: Path, seed: int) -> Counter[str]:
                 f"{uncommitted_runs[label]} killed uncommitted run(s)"
             )
     assert_lineage_ok(store, [run_id])
+    if carry:
+        journal = store / "runs" / run_id / "journal.jsonl"
+        stored = [decode_record(line, str(journal)) for line in journal.read_bytes().splitlines()]
+        if not any(holds_refs(c) for c in stored) or b',"z":"' not in journal.read_bytes():
+            scenario.fail("a carrying run stored no reference or no compressed record")
+        scenario.kinds["referred"] += 1
     return scenario.kinds
 
 
@@ -312,6 +324,7 @@ def test_sigkill_at_seeded_points_loses_nothing(tmp_path: Path) -> None:
         assert totals["kills"] >= _points()
         # Every kind of point struck at least once, and some kills left a torn tail.
         assert set(KINDS) | {"torn"} <= set(totals), totals
+        assert totals["referred"] > 0, totals  # runs of references and compressed records
         if CLI_EVERY:
             assert totals["wfctl resume"] > 0, totals
 

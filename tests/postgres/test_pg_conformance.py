@@ -28,7 +28,7 @@ class TestPostgresStorage(StorageConformance):
         async with await psycopg.AsyncConnection.connect(self.url, autocommit=True) as conn:
             await conn.execute(
                 "UPDATE wfctl_checkpoints SET record = convert_to(replace("
-                "convert_from(record, 'UTF8'), '\"seq\":', '\"seq\": '), 'UTF8') "
+                "convert_from(record, 'UTF8'), '\"kind\":', '\"kind\": '), 'UTF8') "
                 "WHERE run_id = %s AND seq = %s",
                 (run_id, seq),
             )

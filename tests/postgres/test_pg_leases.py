@@ -7,8 +7,10 @@ the server to drop a dead session's lock (bounded, never a timing threshold).
 from __future__ import annotations
 
 import asyncio
+import base64
 import collections
 import gc
+import hashlib
 import os
 import signal
 import socket
@@ -447,7 +449,9 @@ def test_a_save_whose_reply_is_late_waits_in_the_loop_and_so_do_the_lease_s_next
 
 
 def test_a_save_larger_than_the_socket_takes_at_once_is_sent_whole(pg_url: str) -> None:
-    blob = "0123456789abcdef" * 65_536  # 1 MiB: more than a socket's buffer takes at once
+    # 1 MiB, incompressible (a record that compresses is stored packed, a few kB): more than a
+    # socket's buffer takes at once.
+    blob = base64.b64encode(hashlib.shake_256(b"blob").digest(786_432)).decode()
 
     async def saves(loop: _CountingLoop, store: PostgresCheckpointStorage) -> None:
         # A small send buffer: the server cannot read the record as fast as libpq would send

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 from typing import Any
 
@@ -24,7 +25,9 @@ async def shout(text: str) -> str:
 
 @step
 async def blob(i: int, size: int) -> str:
-    return f"{i}:" + "x" * size
+    # Incompressible (base64 of a hash's stream): stored as big as it is, not packed.
+    noise = hashlib.shake_256(b"%d" % i).digest(size * 3 // 4 + 3)
+    return f"{i}:" + base64.b64encode(noise).decode()[:size]
 
 
 @workflow(name="greet")

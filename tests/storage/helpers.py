@@ -128,20 +128,34 @@ def rewrite_as_format_version_1(path: Path, calls: Iterable[tuple[Any, ...]]) ->
 
     Each record gets ``"v":1`` and each step's BLAKE3 digest the blake2b digest of the same
     call (``calls``: the positional arguments of every call the run made); the fields and their
-    order did not change between the versions. The end marker goes: it names the checksum of
-    the last record as first written.
+    order are version 2's (see :func:`rewrite_as_format_version_2`). The end marker goes: it
+    names the checksum of the last record as first written.
     """
-    import dataclasses
-
     from wfctl._records._codec import digest
-    from wfctl._storage._journal import decode_record, encode_record
 
     blake2b_of = {digest(args, {}): digest(args, {}, version=1) for args in calls}
+    rewrite_as_format_version_2(path, version=1, digests=blake2b_of)
+
+
+def rewrite_as_format_version_2(
+    path: Path, *, version: int = 2, digests: dict[str, str] | None = None
+) -> None:
+    """Rewrite the journal at ``path`` as wfctl wrote it in format version 2: every field of
+    every record (``seq`` and ``prev`` too), its data as it is (never packed), each argument
+    as it is (never a reference). The end marker goes, as above."""
+    import dataclasses
+
+    from wfctl._records._refs import resolved
+    from wfctl._storage._journal import decode_record, encode_record
+
+    records = [
+        decode_record(line, f"{path}:{n}")
+        for n, line in enumerate(path.read_bytes().splitlines(), 1)
+    ]
     lines = []
-    for n, line in enumerate(path.read_bytes().splitlines(), 1):
-        record = decode_record(line, f"{path}:{n}")
-        for entry in record.data.get("steps", []):
-            entry["digest"] = blake2b_of[entry["digest"]]
-        lines.append(encode_record(dataclasses.replace(record, version=1)))
+    for record in resolved(records, str(path)):
+        for entry in record.data.get("steps", []) if digests is not None else ():
+            entry["digest"] = digests[entry["digest"]]
+        lines.append(encode_record(dataclasses.replace(record, version=version)))
     path.write_bytes(b"".join(lines))
     (path.parent / "end.json").unlink(missing_ok=True)

@@ -29,7 +29,7 @@ class TestFileStorage(StorageConformance):
     async def corrupt_record(self, storage: RunStore, run_id: str, seq: int) -> None:
         journal = self.root / "runs" / run_id / "journal.jsonl"
         lines = journal.read_bytes().splitlines(keepends=True)
-        lines[seq] = lines[seq].replace(b'"seq":', b'"seq": ', 1)  # valid JSON, wrong checksum
+        lines[seq] = lines[seq].replace(b'"kind":', b'"kind": ', 1)  # valid JSON, wrong checksum
         journal.write_bytes(b"".join(lines))
 
 

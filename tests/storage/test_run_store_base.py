@@ -152,7 +152,7 @@ class TestDictStore(StorageConformance):
         assert isinstance(storage, DictStore)
         records = storage.shared.runs[run_id]
         crc, text = records[seq]
-        records[seq] = (crc, text.replace('"seq":', '"seq": ', 1))  # valid JSON, wrong CRC
+        records[seq] = (crc, text.replace('"kind":', '"kind": ', 1))  # valid JSON, wrong CRC
 
 
 def test_a_store_missing_a_primitive_cannot_be_made() -> None:

@@ -37,6 +37,7 @@ from wfctl._errors import JournalChangedError
 from wfctl._records._attempts import AttemptRecord, AttemptStart, StepFailure
 from wfctl._records._checkpoint import (
     FORMAT_VERSION,
+    LEAN_VERSION,
     Checkpoint,
     Kind,
     checkpoint_id_for,
@@ -44,6 +45,7 @@ from wfctl._records._checkpoint import (
 )
 from wfctl._records._payloads import Payload, StepPayload
 from wfctl._records._recorded import StepRecord
+from wfctl._records._refs import Referrer
 from wfctl._storage._protocol import CheckpointStorage
 
 __all__ = ["CheckpointChain", "utc_now"]
@@ -101,6 +103,8 @@ class CheckpointChain:
         #: The record format version of every checkpoint this chain commits: the run's root's
         #: (it says which hash the step records' argument digests are; see ``FORMAT_VERSION``).
         self.version = version
+        #: Which results a later step argument may refer to (format version 3 on).
+        self._referrer = Referrer() if version >= LEAN_VERSION else None
         self._origin = origin
         self.on_commit = on_commit
         self._clock = clock
@@ -337,15 +341,24 @@ class CheckpointChain:
                 self.lost = exc
                 raise
             self.head = checkpoint
+            if self._referrer is not None:
+                self._referrer.note(checkpoint)
         if self.on_commit is not None:
             self.on_commit(checkpoint)
         return checkpoint
 
     def _next(self, kind: Kind, data: dict[str, Any]) -> Checkpoint:
-        """Return the checkpoint of ``data`` that extends the head (saved under the lock)."""
+        """Return the checkpoint of ``data`` that extends the head (saved under the lock).
+
+        A step argument equal to the result of a step in a durable record before is stored as
+        a reference to it (format version 3, see ``wfctl._records._refs``).
+        """
         if self._served:
             data["served"], self._served = self._served, 0
         head = self.head
+        referrer = self._referrer
+        if referrer is not None and referrer.holding and kind == Kind.STEP:
+            referrer.refer(data, head.seq + 1 if head is not None else 0)
         origin_run, origin_ckpt = self._origin or (None, None)
         return checkpoint_of(
             self.run_id,
@@ -364,6 +377,8 @@ class CheckpointChain:
         """Advance the head to a solo commit's ``checkpoint``, as :meth:`_save` and
         ``_commit_queued`` do after a save."""
         self.head = checkpoint
+        if self._referrer is not None:
+            self._referrer.note(checkpoint)
         if self.on_commit is not None:
             self.on_commit(checkpoint)
         if self.keep_committed:

@@ -26,6 +26,7 @@ __all__ = [
     "ENDING_STATUS",
     "FORMAT_VERSION",
     "KINDS",
+    "LEAN_VERSION",
     "Checkpoint",
     "Kind",
     "RunStatus",
@@ -39,8 +40,14 @@ __all__ = [
 #: Version of the record format that new runs write; a record with a higher version is refused.
 #: Version 2 differs from 1 in one thing: its step records' argument digests are BLAKE3, not
 #: blake2b. A run writes every record in its root's version (a resume, a restore from it), so a
-#: run recorded in version 1 goes on matching its calls by blake2b.
-FORMAT_VERSION: Final = 2
+#: run recorded in version 1 goes on matching its calls by blake2b. Version 3 stores a record
+#: without what its id already says (``seq``, and ``prev``, always the seq before), may store its
+#: ``data`` compressed (``z``), and may store a step's argument as a reference to an earlier
+#: step's result (see ``_refs``); its document (:meth:`Checkpoint.to_dict`) is version 2's.
+FORMAT_VERSION: Final = 3
+#: The first format version whose records are stored lean (no ``seq``, no ``prev``), packed and
+#: with references.
+LEAN_VERSION: Final = 3
 
 
 def check_format_version(version: int, where: str) -> None:
@@ -146,7 +153,8 @@ class Checkpoint:
         return checkpoint_id_for(self.run_id, self.seq)
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the checkpoint as the plain JSON object that storages write.
+        """Return the checkpoint as a plain JSON object: what ``show`` and ``export`` give, and
+        what records of format version 1 and 2 store (from 3, see :meth:`stored_head`).
 
         The run id is not repeated: it is the part of ``id`` before the last dot. ``origin``
         is present only on the checkpoints of a restored run.
@@ -163,6 +171,20 @@ class Checkpoint:
         if self.origin_run_id:
             out["origin"] = [self.origin_run_id, self.origin_checkpoint_id]
         out["data"] = self.data
+        return out
+
+    def stored_head(self) -> dict[str, Any]:
+        """Return what a record of format :data:`LEAN_VERSION` or later stores besides its
+        ``data``: :meth:`to_dict` without ``seq`` and ``prev``, which its id says."""
+        out: dict[str, Any] = {
+            "v": self.version,
+            "id": self.checkpoint_id,
+            "kind": self.kind,
+            "wf": self.workflow_name,
+            "ts": self.timestamp,
+        }
+        if self.origin_run_id:
+            out["origin"] = [self.origin_run_id, self.origin_checkpoint_id]
         return out
 
     @classmethod
@@ -185,11 +207,24 @@ class Checkpoint:
             run_id, id_seq = split_checkpoint_id(raw.get("id"))
         except InvalidIdError as exc:
             raise CheckpointCorruptError(where, f"missing or invalid id: {exc.reason}") from None
+        prev = raw.get("prev")
+        if version >= LEAN_VERSION:
+            # Stored lean: the id says the seq, and the parent is the seq before. Either, if
+            # given (a document of the record), must say the same.
+            derived = None if id_seq == 0 else checkpoint_id_for(run_id, id_seq - 1)
+            if "prev" not in raw:
+                prev = derived
+            elif prev != derived:
+                raise CheckpointCorruptError(
+                    where, f"parent {prev!r} is not the seq before id {raw.get('id')!r}"
+                )
+            if "seq" not in raw:
+                seq = id_seq
         if type(seq) is not int or seq != id_seq:
             raise CheckpointCorruptError(where, f"seq {seq!r} does not match id {raw.get('id')!r}")
         if kind not in KINDS:
             raise CheckpointCorruptError(where, f"unknown checkpoint kind {kind!r}")
-        prev, wf, ts, data = raw.get("prev"), raw.get("wf"), raw.get("ts"), raw.get("data")
+        wf, ts, data = raw.get("wf"), raw.get("ts"), raw.get("data")
         if prev is not None and not isinstance(prev, str):
             raise CheckpointCorruptError(where, "invalid parent id")
         if not isinstance(wf, str) or not isinstance(ts, str) or not isinstance(data, dict):

@@ -39,6 +39,7 @@ from wfctl._records._payloads import (
     recorded_requests,
     waiting_on,
 )
+from wfctl._records._refs import holds_refs
 
 from ._protocol import JournalProblem, RunJournal, RunLease, RunSummary
 
@@ -315,7 +316,7 @@ class RunStoreBase(abc.ABC):
             head = await self.load_head(validate_run_id(run_id))
             if head is None or (workflow_name is not None and head.workflow_name != workflow_name):
                 return None
-            return head
+            return await self._resolved(head)
         best: Checkpoint | None = None
         for rid in await self.run_ids():
             try:
@@ -331,7 +332,12 @@ class RunStoreBase(abc.ABC):
                 continue
             if best is None or (head.timestamp, head.run_id) > (best.timestamp, best.run_id):
                 best = head
-        return best
+        return None if best is None else await self._resolved(best)
+
+    async def _resolved(self, head: Checkpoint) -> Checkpoint:
+        """``head``, read as its run's chain reads it when its step arguments hold references
+        (which only the records before it resolve)."""
+        return await self.load(head.checkpoint_id) if holds_refs(head) else head
 
     async def list_runs(self, *, workflow_name: str | None = None) -> list[RunSummary]:
         """Return one summary per run, oldest first, each run verified whole.

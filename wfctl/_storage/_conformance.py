@@ -654,6 +654,43 @@ class StorageConformance:
 
         self.run_shared(body)
 
+    # -- what format version 3 stores ------------------------------------------------------
+
+    def test_big_data_and_references_read_back_as_saved(self) -> None:
+        """A record of big data (stored compressed by the file and PostgreSQL stores) and a
+        step argument stored as a reference to an earlier result read back as the values."""
+        text = "every value is stored once, and big data is stored compressed; " * 400
+        first = {"steps": [{"key": "a#0", "digest": "0" * 16, "args": [1], "result": text}]}
+        ref = {"$t": "ref", "v": [1, "a#0"]}
+        second = {"steps": [{"key": "b#0", "digest": "1" * 16, "args": [ref], "result": 2}]}
+
+        async def body(storage: RunStore) -> None:
+            saved = [
+                _checkpoint("r1", 0),
+                _checkpoint("r1", 1, Kind.STEP, data=first),
+                _checkpoint("r1", 2, Kind.STEP, data=second),
+            ]
+            lease = await storage.lease_run("r1")
+            try:
+                for checkpoint in saved:
+                    await storage.save(checkpoint)
+            finally:
+                await lease.release()
+            resolved = {**second["steps"][0], "args": [text]}
+            for chain in (
+                await load_chain(storage, "r1"),
+                (await storage.read_run("r1")).checkpoints,
+            ):
+                assert [c.checkpoint_id for c in chain] == ["r1.0", "r1.1", "r1.2"]
+                assert chain[1].data == first
+                assert chain[2].data == {"steps": [resolved]}
+            assert (await storage.load("r1.2")).data == {"steps": [resolved]}
+            latest = await storage.get_latest(run_id="r1")
+            assert latest is not None
+            assert latest.data == {"steps": [resolved]}
+
+        self.run_with(body)
+
     # -- corruption -------------------------------------------------------------------------
 
     def test_a_corrupt_record_is_reported_not_raised(self) -> None:

@@ -451,9 +451,7 @@ class FileCheckpointStorage(RunStoreBase):
         picked = LineAt(seq)
         if self._verified_ends(validate_run_id(run_id), seen=picked.watch) is None:
             raise RunNotFoundError(run_id)
-        if picked.line is None:
-            return None
-        return decode_checked(picked.line, f"{self._layout.journal(run_id)}:{seq + 1}")
+        return picked.checkpoint(str(self._layout.journal(run_id)))
 
     def _verified_ends(
         self,

@@ -23,6 +23,7 @@ from typing import Any, Final
 
 from wfctl._errors import CheckpointCorruptError, WfctlError
 from wfctl._records._checkpoint import Checkpoint
+from wfctl._records._refs import Resolver
 
 from ._appender import READ_FLAGS
 from ._fs import FileSystem
@@ -48,6 +49,9 @@ class JournalFollower:
         self._seen: tuple[int, int, int] | None = None
         #: The newest record returned so far (None before the first).
         self.head: Checkpoint | None = None
+        #: Resolves the references in step arguments to the records read before (one to a
+        #: record skipped stays as stored: it is shown as what it names).
+        self._resolver = Resolver(path, partial=True)
         #: Whether the last read stopped short of what the journal held (a long backlog is
         #: read about :data:`_CHUNK` bytes at a time): read again at once.
         self.more = False
@@ -132,7 +136,7 @@ class JournalFollower:
             where = f"{self.path}:{self._line}"
             record = decode_record(data[start:end], where)
             check_next_link(self.head, record, self.run_id, where)
-            found.append(record)
+            found.append(self._resolver.resolve(record, where))
             self.head = record
             start = end + 1
         self._offset += start
@@ -224,6 +228,8 @@ class RecordsFollower:
         self._leased = True
         #: The newest record returned so far (None before the first).
         self.head: Checkpoint | None = None
+        #: As :class:`JournalFollower`'s.
+        self._resolver = Resolver(source, partial=True)
         #: Whether the last look read a whole page: the next one is due at once.
         self.more = False
 
@@ -277,7 +283,7 @@ class RecordsFollower:
             where = f"{self.source}:{after + len(found) + 2}"
             checkpoint = decode_record(record, where)
             check_next_link(self.head, checkpoint, self.run_id, where)
-            found.append(checkpoint)
+            found.append(self._resolver.resolve(checkpoint, where))
             self.head = checkpoint
         last = after + len(found)
         if last > seen.head_seq or (last < seen.head_seq and not self.more):

@@ -2,7 +2,11 @@
 
 A record is the checkpoint's JSON object with its CRC-32 appended as the last field::
 
-    {"v":1,"id":"r1.0",...,"data":{...},"crc":"1a2b3c4d"}
+    {"v":3,"id":"r1.4","kind":"step",...,"data":{...},"crc":"1a2b3c4d"}
+
+Format version 3 stores neither ``seq`` nor ``prev`` (the id says both), and a record whose
+``data`` is 1 KB or more as ``"z"``, the base64 text of its zstd frame, when that is smaller
+(``wfctl._records._packing``); versions 1 and 2 start ``{"v":2,"id":"r1.4","seq":4,"prev":"r1.3",``.
 
 The checksum covers the compact body *without* the ``crc`` field, so each line is valid JSON
 and verification is byte slicing: strip the fixed 18-byte suffix ``,"crc":"xxxxxxxx"}``, put the
@@ -38,11 +42,14 @@ from wfctl._errors import CheckpointCorruptError
 from wfctl._records._checkpoint import (
     FORMAT_VERSION,
     KINDS,
+    LEAN_VERSION,
     Checkpoint,
     Kind,
     check_format_version,
     checkpoint_id_for,
 )
+from wfctl._records._packing import PACK_FROM, pack, unpack
+from wfctl._records._refs import WINDOW, Resolver, holds_refs
 
 from ._fs import FileSystem
 from ._protocol import JournalProblem
@@ -81,9 +88,10 @@ _READ_CHUNK: Final = 16 * TAIL_CHUNK
 _CRC_PREFIX: Final = b',"crc":"'
 _SUFFIX_LEN: Final = 18  # len(b',"crc":"xxxxxxxx"}')
 _HEX8: Final = re.compile(rb"[0-9a-f]{8}")
-#: The start of a record as encode_record writes it: version, id (run.seq), seq.
+#: The start of a record as encode_record writes it: version, id (run.seq), and seq before
+#: format version 3.
 _LINK: Final = re.compile(
-    rb'\{"v":\d{1,9},"id":"([A-Za-z0-9_-]{1,100})\.(\d{1,12})","seq":(\d{1,12}),'
+    rb'\{"v":\d{1,9},"id":"([A-Za-z0-9_-]{1,100})\.(\d{1,12})"(?:,"seq":(\d{1,12}))?,'
 )
 #: A record's format version, as encode_record writes it first.
 _VERSION: Final = re.compile(rb'\{"v":(\d{1,9}),')
@@ -92,8 +100,13 @@ _CHAIN_LINK: Final = re.compile(
     rb'\{"v":(\d{1,9}),"id":"([A-Za-z0-9_-]{1,100})\.(\d{1,12})","seq":(\d{1,12}),'
     rb'"prev":(null|"[A-Za-z0-9_-]{1,100}\.\d{1,12}"),"kind":"([a-z]{1,12})"'
 )
+#: The same in format version 3 and later, which store no seq and no parent.
+_LEAN_LINK: Final = re.compile(
+    rb'\{"v":(\d{1,9}),"id":"([A-Za-z0-9_-]{1,100})\.(\d{1,12})","kind":"([a-z]{1,12})"'
+)
 _KINDS: Final = frozenset(kind.encode() for kind in KINDS)
 _ROOT: Final = Kind.ROOT.value.encode()
+_STEP: Final = Kind.STEP.value.encode()
 #: The kind a chain's first record has, and those every later one may have, each with the
 #: quote that closes it (what ``bytes.startswith`` looks for after a record's start).
 _FIRST_KINDS: Final[tuple[bytes, ...]] = (_ROOT + b'"',)
@@ -133,14 +146,37 @@ def encode_record_parts(checkpoint: Checkpoint) -> tuple[memoryview, bytes]:
         TypeError, ValueError, RecursionError: ``checkpoint.data`` is not plain JSON (the codec
             should have encoded it already).
     """
-    raw = checkpoint.to_dict()
+    if checkpoint.version >= LEAN_VERSION:
+        body = _lean_body(checkpoint)
+    else:
+        body = _json(checkpoint.to_dict())
+    return memoryview(body)[:-1], b',"crc":"%08x"}\n' % _crc32(body)
+
+
+def _lean_body(checkpoint: Checkpoint) -> bytes:
+    """The body of a record of format version 3 or later: :meth:`Checkpoint.stored_head`, then
+    its ``data``, packed (``"z"``) when that is smaller. The data is encoded once."""
+    head = checkpoint.stored_head()
+    head["data"] = checkpoint.data
+    body = _json(head)
+    if len(body) < PACK_FROM:  # the common record: a small step, in one encode
+        return body
+    del head["data"]
+    start = _json(head)[:-1]
+    data = memoryview(body)[len(start) + len(b',"data":') : -1]
+    if not body.startswith(start) or not body.startswith(b',"data":', len(start)):
+        data = memoryview(_json(checkpoint.data))  # the fallback escaped the start otherwise
+    packed = pack(data)
+    return body if packed is None else start + b',"z":"' + packed + b'"}'
+
+
+def _json(raw: dict[str, object]) -> bytes:
     try:
-        body = orjson.dumps(raw, option=_ORJSON_OPTIONS)
+        return orjson.dumps(raw, option=_ORJSON_OPTIONS)
     except TypeError:
         # What orjson refuses (a lone surrogate, an int beyond 64 bits, a passed-through type)
         # the standard library writes or refuses as it always did.
-        body = _stdlib_body(raw)
-    return memoryview(body)[:-1], b',"crc":"%08x"}\n' % _crc32(body)
+        return _stdlib_body(raw)
 
 
 def _stdlib_body(raw: dict[str, object]) -> bytes:
@@ -158,7 +194,7 @@ def decode_record(line: bytes, where: str) -> Checkpoint:
         CheckpointCorruptError: the checksum is missing or wrong, the JSON is invalid, or a field
             fails :meth:`Checkpoint.from_dict` (including a newer format version).
     """
-    return Checkpoint.from_dict(load_body(verified_body(line, where), where), where)
+    return record_of(load_body(verified_body(line, where), where), where)
 
 
 def decode_checked(line: bytes, where: str) -> Checkpoint:
@@ -167,7 +203,20 @@ def decode_checked(line: bytes, where: str) -> Checkpoint:
     The checksum is not computed again: the body it covers is decoded and checked as
     :func:`decode_record` checks it.
     """
-    return Checkpoint.from_dict(load_body(line[:-_SUFFIX_LEN] + b"}", where), where)
+    return record_of(load_body(line[:-_SUFFIX_LEN] + b"}", where), where)
+
+
+def record_of(raw: object, where: str) -> Checkpoint:
+    """Return the checkpoint a record's parsed body holds, its ``data`` unpacked if packed.
+
+    Raises:
+        CheckpointCorruptError: as :meth:`Checkpoint.from_dict`, or the packed data is damaged.
+    """
+    if isinstance(raw, dict) and "z" in raw and "data" not in raw:
+        version = raw.get("v")
+        if type(version) is int and version >= LEAN_VERSION:
+            raw["data"] = load_body(unpack(raw.pop("z"), where), where)
+    return Checkpoint.from_dict(raw, where)
 
 
 #: Digits to ``0``, every other byte to ``.``: a run of 19 zeros is then a run of 19 digits,
@@ -225,10 +274,10 @@ def record_link(line: bytes, where: str) -> tuple[str, int]:
     """
     verified_body(line, where)
     match = _LINK.match(line)
-    if match is None or match[2] != match[3]:
+    if match is None or (match[3] is not None and match[2] != match[3]):
         checkpoint = decode_record(line, where)
         return checkpoint.run_id, checkpoint.seq
-    return match[1].decode(), int(match[3])
+    return match[1].decode(), int(match[2])
 
 
 def crc_of_seq(data: bytes, seq: int) -> str | None:
@@ -242,7 +291,7 @@ def crc_of_seq(data: bytes, seq: int) -> str | None:
         begin = data.rfind(b"\n", 0, end) + 1
         match = _LINK.match(data, begin, end)
         if match is not None:
-            found = int(match[3])
+            found = int(match[2] if match[3] is None else match[3])
             if found == seq:
                 return record_crc(data[begin:end])
             if found < seq:
@@ -282,10 +331,13 @@ def parse_journal(
     """Decode a whole journal, keeping what verifies and naming what does not.
 
     Returns ``(checkpoints, problems, torn_tail)``: checkpoints in file order (no dedupe, no
-    reordering: lineage verification must see forks and gaps), one problem per bad line (at
-    ``<file>:<line>``, with its line), and the byte count after the last newline.
+    reordering: lineage verification must see forks and gaps; the references in their step
+    arguments resolved), one problem per bad line (at ``<file>:<line>``, with its line; a
+    reference that names no result before it is one), and the byte count after the last
+    newline.
     """
     committed = data.rfind(b"\n") + 1
+    resolver = Resolver(path)
     checkpoints: list[Checkpoint] = []
     problems: list[JournalProblem] = []
     if committed:
@@ -299,6 +351,7 @@ def parse_journal(
             try:
                 checkpoint = decode_record(line, where)
                 check_version(checkpoint, checkpoints[0] if checkpoints else None, where)
+                checkpoint = resolver.resolve(checkpoint, where)
             except CheckpointCorruptError as exc:
                 problems.append(JournalProblem(where, exc.reason, lineno))
                 continue
@@ -362,9 +415,8 @@ def check_journal(
         CheckpointCorruptError: naming the first record (``<path>:<line>``) that fails.
     """
     run = run_id.encode()
-    # A later record's start, as encode_record writes it, is ``later % (seq, seq, seq - 1)``,
-    # in the root's format version (every record of a run is written in it).
-    escaped = run.replace(b"%", b"%%")  # none in a valid id; any other is refused by the link
+    # A later record's start, as encode_record writes it, is ``_start(later, seq)``, in the
+    # root's format version (every record of a run is written in it).
     version = FORMAT_VERSION
     later = b""
     first: bytes | None = None
@@ -372,19 +424,15 @@ def check_journal(
     prefix, kinds = b"", _FIRST_KINDS
     if start:
         version = _root_version(root)
-        later = b'{"v":%d,"id":"%s.%%d","seq":%%d,"prev":"%s.%%d","kind":"' % (
-            version, escaped, escaped
-        )  # fmt: skip
-        prefix, kinds = later % (start, start, start - 1), _LATER_KINDS
+        later = _later(version, run)
+        prefix, kinds = _start(later, start), _LATER_KINDS
     for seq, line in enumerate(lines, start):
         if not _checksum_holds(line):
             verified_body(line, f"{path}:{seq + 1}")  # says what is wrong
         if seq == 0:
             version = _root_version(line)
-            prefix = b'{"v":%d,"id":"%s.0","seq":0,"prev":null,"kind":"' % (version, run)
-            later = b'{"v":%d,"id":"%s.%%d","seq":%%d,"prev":"%s.%%d","kind":"' % (
-                version, escaped, escaped
-            )  # fmt: skip
+            later = _later(version, run)
+            prefix = _root_start(version, run)
         # The link, in two comparisons: the start encode_record writes for it, then its kind.
         if not (line.startswith(prefix) and line.startswith(kinds, len(prefix))):
             parent = b"null" if seq == 0 else b'"%s.%d"' % (run, seq - 1)
@@ -392,7 +440,7 @@ def check_journal(
             _check_link(line, f"{path}:{seq + 1}", run_id, seq, parent, version)
         if first is None:
             first = line
-        prefix, kinds = later % (seq + 1, seq + 1, seq), _LATER_KINDS
+        prefix, kinds = _start(later, seq + 1), _LATER_KINDS
     return None if first is None else (first, line)
 
 
@@ -405,6 +453,7 @@ def decode_chain(
     *,
     start: int = 0,
     root: bytes = b"",
+    resolver: Resolver | None = None,
 ) -> Iterator[tuple[bytes, Checkpoint]]:
     """Verify and decode a journal's records one at a time, as one chain, in one read.
 
@@ -413,16 +462,24 @@ def decode_chain(
     with its line: a record is never yielded before everything before it held. A line in
     ``known`` (already verified and decoded, such as a run's root and head read for its
     summary) is checked but not decoded again. A record whose seq is below ``decode_from`` is
-    checked only, as :func:`check_journal` checks it, and not yielded. ``start`` and ``root``:
-    a page of a run, as :func:`check_journal` takes them.
+    checked only, as :func:`check_journal` checks it, and not yielded (the step records of
+    the :data:`~wfctl._records._refs.WINDOW` before ``decode_from`` are kept, and decoded only
+    if the first record decoded refers to one). ``start`` and
+    ``root``: a page of a run, as :func:`check_journal` takes them. Each record is yielded with
+    the references in its step arguments resolved by ``resolver`` (one is made if None; pass
+    the same one to the pages of a run read in turn).
 
     Raises:
         CheckpointCorruptError: naming the first record (``<path>:<line>``) that fails, with
-            the message :func:`check_journal` or :func:`decode_record` gives for it.
+            the message :func:`check_journal` or :func:`decode_record` gives for it, or a
+            reference that names no result before it.
     """
     run = run_id.encode()
     parent = b"null"
     version = FORMAT_VERSION
+    if resolver is None:
+        resolver = Resolver(path)
+    behind: list[tuple[bytes, str]] = []
     if start:
         parent, version = b'"%s.%d"' % (run, start - 1), _root_version(root)
     for seq, line in enumerate(lines, start):
@@ -431,25 +488,60 @@ def decode_chain(
             verified_body(line, where)  # says what is wrong
         if seq == 0:
             version = _root_version(line)  # every record of the run is in its root's version
-        prefix = b'{"v":%d,"id":"%s.%d","seq":%d,"prev":%s,"kind":"' % (
-            version, run, seq, seq, parent
-        )  # fmt: skip
+        prefix = (
+            b'{"v":%d,"id":"%s.%d","kind":"' % (version, run, seq)
+            if version >= LEAN_VERSION
+            else b'{"v":%d,"id":"%s.%d","seq":%d,"prev":%s,"kind":"'
+            % (version, run, seq, seq, parent)
+        )
         kind = line[len(prefix) : line.find(b'"', len(prefix))]
         if not line.startswith(prefix) or kind not in _KINDS or (kind == _ROOT) != (seq == 0):
             # accepts it, or says what is wrong
             _check_link(line, where, run_id, seq, parent, version)
         parent = b'"%s.%d"' % (run, seq)
         if seq < decode_from:
+            if seq >= decode_from - WINDOW and kind == _STEP:
+                behind.append((line, where))  # decoded only if a wanted record refers to it
             continue
         checkpoint = known.get(line)
         if checkpoint is None:
             # The checksum held: the body it covers, read as decode_record reads it.
             body = load_body(line[:-_SUFFIX_LEN] + b"}", where)
-            checkpoint = Checkpoint.from_dict(body, where)
+            checkpoint = record_of(body, where)
         if checkpoint.seq != seq or checkpoint.run_id != run_id:
             # the start read as this link, the whole as another (a key given twice)
             raise CheckpointCorruptError(where, f"record {checkpoint.checkpoint_id} at seq {seq}")
-        yield line, checkpoint
+        if behind:
+            if holds_refs(checkpoint):  # what it may refer to, read now
+                for before, at in behind:
+                    resolver.resolve(record_of(load_body(before[:-_SUFFIX_LEN] + b"}", at), at))
+                behind.clear()
+            elif seq >= decode_from + WINDOW:  # out of every later record's reach
+                behind.clear()
+        yield line, resolver.resolve(checkpoint, where)
+
+
+def _later(version: int, run: bytes) -> bytes:
+    """The start of a later record of ``run`` in format ``version``, for :func:`_start`."""
+    escaped = run.replace(b"%", b"%%")  # none in a valid id; any other is refused by the link
+    if version >= LEAN_VERSION:
+        return b'{"v":%d,"id":"%s.%%d","kind":"' % (version, escaped)
+    return b'{"v":%d,"id":"%s.%%d","seq":%%d,"prev":"%s.%%d","kind":"' % (
+        version, escaped, escaped
+    )  # fmt: skip
+
+
+def _start(later: bytes, seq: int) -> bytes:
+    """The start of record ``seq``, up to its kind, as :func:`encode_record` writes it, from
+    :func:`_later`'s template (which says the seq once from format version 3, else thrice)."""
+    return later % (seq, seq, seq - 1) if b'"prev":' in later else later % (seq,)
+
+
+def _root_start(version: int, run: bytes) -> bytes:
+    """The start of a run's root, up to its kind, as :func:`encode_record` writes it."""
+    if version >= LEAN_VERSION:
+        return b'{"v":%d,"id":"%s.0","kind":"' % (version, run)
+    return b'{"v":%d,"id":"%s.0","seq":0,"prev":null,"kind":"' % (version, run)
 
 
 def _root_version(line: bytes) -> int:
@@ -469,10 +561,14 @@ def _check_link(
     version says which hash its step records' argument digests are.
     """
     match = _CHAIN_LINK.match(line)
+    lean = _LEAN_LINK.match(line) if match is None else None
     if match is not None and match[3] == match[4]:
         version, rid, at, prev, kind = (
             int(match[1]), match[2].decode(), int(match[4]), match[5], match[6].decode()
         )  # fmt: skip
+    elif lean is not None and int(lean[1]) >= LEAN_VERSION:
+        version, rid, at, kind = int(lean[1]), lean[2].decode(), int(lean[3]), lean[4].decode()
+        prev = b"null" if at == 0 else b'"%s.%d"' % (lean[2], at - 1)
     else:
         record = decode_record(line, where)
         version, rid, at, kind = record.version, record.run_id, record.seq, record.kind.value

@@ -15,6 +15,7 @@ from typing import ClassVar
 from wfctl._errors import RunLockedError, RunNotFoundError
 from wfctl._records._checkpoint import Checkpoint, split_checkpoint_id, validate_run_id
 from wfctl._records._payloads import CancelRequest
+from wfctl._records._refs import resolved
 
 from ._base import RunStoreBase, check_append
 from ._lock import HeldLease, LocalRunLock
@@ -50,7 +51,6 @@ class InMemoryCheckpointStorage(RunStoreBase):
         """
         run_id = validate_run_id(checkpoint.run_id)
         where = f"memory:{run_id}"
-        stored = Checkpoint.from_dict(json.loads(json.dumps(checkpoint.to_dict())), where)
         with self._mutex:
             chain = self._runs.get(run_id)
             head = chain[-1] if chain else None
@@ -60,15 +60,19 @@ class InMemoryCheckpointStorage(RunStoreBase):
                 None if head is None else head.checkpoint_id,
                 where,
             )
+            stored = Checkpoint.from_dict(json.loads(json.dumps(checkpoint.to_dict())), where)
             self._runs.setdefault(run_id, []).append(stored)
 
     async def read_run(self, run_id: str) -> RunJournal:
-        """Return a run's checkpoints (a memory storage has no problems or torn tails).
+        """Return a run's checkpoints (a memory storage has no problems or torn tails), the
+        references in their step arguments resolved, as the file store reads them.
 
         Raises:
             RunNotFoundError: no such run.
+            CheckpointCorruptError: a reference names no result before it.
         """
-        return RunJournal(run_id, tuple(self._get(run_id)), source=f"memory:{run_id}")
+        source = f"memory:{run_id}"
+        return RunJournal(run_id, tuple(resolved(self._get(run_id), source)), source=source)
 
     def _get(self, run_id: str) -> list[Checkpoint]:
         chain = self._runs.get(validate_run_id(run_id))

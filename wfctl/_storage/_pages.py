@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import contextlib
 import weakref
+from collections import deque
 from collections.abc import AsyncGenerator, Callable, Coroutine, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar, runtime_checkable
 
 from wfctl._errors import CheckpointCorruptError, RunNotFoundError
 from wfctl._records._checkpoint import Checkpoint, Kind
+from wfctl._records._refs import WINDOW, Resolver, holds_refs
 
 from ._journal import check_journal, check_version, decode_chain, decode_checked, decode_record
 
@@ -152,7 +154,7 @@ def checked_records(
     last_seq = wanted[-1]
     for line, checkpoint in decode_chain(lines, source, run_id, known, wanted[0]):
         if checkpoint.seq == last_seq:
-            if last_seq == head_seq and known.get(line) is not checkpoint:
+            if last_seq == head_seq and line not in known:
                 # not the head the summary read
                 raise CheckpointCorruptError(
                     f"{source}:{last_seq + 1}", f"the {what} changed while it was read"
@@ -165,7 +167,9 @@ def checked_records(
 
 class LineAt:
     """Keeps the line of one seq from a run's lines (from seq 0) as they pass through
-    :meth:`watch`: what ``wfctl show`` decodes once the whole run verified."""
+    :meth:`watch`: what ``wfctl show`` decodes once the whole run verified, with the
+    :data:`~wfctl._records._refs.WINDOW` lines before it, which its step arguments may refer to.
+    """
 
     def __init__(self, seq: int) -> None:
         self.seq = seq
@@ -173,14 +177,37 @@ class LineAt:
         self.line: bytes | None = None
         #: How many lines passed.
         self.count = 0
+        self._before: deque[bytes] = deque(maxlen=WINDOW)
 
     def watch(self, lines: Iterable[bytes]) -> Iterator[bytes]:
-        """Yield ``lines``, keeping the one of :attr:`seq`."""
+        """Yield ``lines``, keeping the one of :attr:`seq` and those before it."""
         for line in lines:
             if self.count == self.seq:
                 self.line = line
+            elif self.count < self.seq and self.count >= self.seq - WINDOW:
+                self._before.append(line)
             self.count += 1
             yield line
+
+    def checkpoint(self, source: str) -> Checkpoint | None:
+        """The record of :attr:`seq` (None if not read), decoded once its run verified, the
+        references in its step arguments resolved from the lines kept before it.
+
+        Raises:
+            CheckpointCorruptError: a reference names no result before it.
+        """
+        if self.line is None:
+            return None
+        where = f"{source}:{self.seq + 1}"
+        checkpoint = decode_checked(self.line, where)
+        if not holds_refs(checkpoint):
+            return checkpoint  # the lines before it are not decoded
+        resolver = Resolver(source)
+        first = self.seq - len(self._before)
+        for at, line in enumerate(self._before, first):
+            if b'"kind":"step"' in line[:300]:
+                resolver.resolve(decode_checked(line, f"{source}:{at + 1}"))
+        return resolver.resolve(checkpoint, where)
 
 
 @runtime_checkable
@@ -243,9 +270,10 @@ async def _pages_checked(
     storage: PagedStore, run_id: str, ends: ChainEnds, root: Checkpoint, head: Checkpoint
 ) -> AsyncGenerator[tuple[bytes, Checkpoint], None]:
     known = {line: cp for line, cp in ((ends.root, root), (ends.head, head)) if line is not None}
+    resolver = Resolver(ends.source)  # one for the run: a reference may reach a page before
     async for start, page in _run_pages(storage, run_id, ends):
         for pair in decode_chain(
-            page, ends.source, run_id, known, start=start, root=ends.root or b""
+            page, ends.source, run_id, known, start=start, root=ends.root or b"", resolver=resolver
         ):
             yield pair
 
@@ -407,7 +435,7 @@ class PagedRun:
                 raise CheckpointCorruptError(
                     ends.source, "the run changed while it was read (it ends early)"
                 )
-            return decode_checked(picked.line, f"{ends.source}:{seq + 1}")
+            return picked.checkpoint(ends.source)
         finally:
             self.close()
 

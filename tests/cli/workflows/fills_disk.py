@@ -7,6 +7,9 @@ runs wfctl with ``RLIMIT_FSIZE`` set, so the kernel stores part of it and refuse
 
 from __future__ import annotations
 
+import base64
+import hashlib
+
 from wfctl import step, workflow
 
 
@@ -18,6 +21,8 @@ async def small(size: int) -> int:
 
 @workflow(name="fills_disk")
 async def fills_disk(size: int) -> int:
-    """Record one step, then fail with a message of ``size`` characters."""
+    """Record one step, then fail with a message of ``size`` characters that do not compress
+    (a record's big data is stored compressed)."""
     await small(size)
-    raise RuntimeError("x" * size)
+    noise = base64.b64encode(hashlib.shake_256(b"fills").digest(size)).decode()
+    raise RuntimeError("xxx" + noise[: size - 3])

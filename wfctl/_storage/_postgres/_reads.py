@@ -8,6 +8,7 @@ from typing import Any, Final
 
 from wfctl._errors import CheckpointCorruptError, RunNotFoundError
 from wfctl._records._checkpoint import Checkpoint, validate_run_id
+from wfctl._records._refs import Resolver, holds_refs
 from wfctl._storage._base import broken_summary, load_checkpoint, strict_chain, summarize
 from wfctl._storage._follow import FollowedRecords
 from wfctl._storage._journal import check_journal, check_version, decode_record
@@ -62,11 +63,13 @@ class PostgresReads(PostgresConnections):
         source = self._source(run_id)
         checkpoints: list[Checkpoint] = []
         problems: list[JournalProblem] = []
+        resolver = Resolver(source)
         for line, record in enumerate(records, 1):
             where = f"{source}:{line}"
             try:
                 checkpoint = decode_record(record, where)
                 check_version(checkpoint, checkpoints[0] if checkpoints else None, where)
+                checkpoint = resolver.resolve(checkpoint, where)
             except CheckpointCorruptError as exc:
                 problems.append(JournalProblem(exc.where, exc.reason, line))
             else:
@@ -200,7 +203,8 @@ class PostgresReads(PostgresConnections):
         head = decode_record(bytes(record), f"{source} (head)")
         if workflow_name is not None and head.workflow_name != workflow_name:
             return None
-        return head
+        # Its step arguments' references resolve from the records before it: read with them.
+        return await self.load(head.checkpoint_id) if holds_refs(head) else head
 
     async def follow_records(
         self, run_id: str, after_seq: int, limit: int | None = None

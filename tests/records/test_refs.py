@@ -1,0 +1,134 @@
+"""A step argument equal to an earlier step's result is stored as a reference to it, and every
+reader gives the value back; a reference to what is not there is corruption."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.storage.helpers import ckpt
+from wfctl._errors import CheckpointCorruptError
+from wfctl._records._checkpoint import Checkpoint, Kind
+from wfctl._records._refs import REF_FROM, WINDOW, Referrer, Resolver, holds_refs, resolved
+
+LONG = "a value long enough to be referred to " * 8
+
+
+def _step(seq: int, key: str, args: list[Any], result: Any) -> dict[str, Any]:
+    return {"steps": [{"key": key, "digest": "0" * 16, "args": args, "result": result}]}
+
+
+def _written(referrer: Referrer, seq: int, data: dict[str, Any]) -> Checkpoint:
+    referrer.refer(data, seq)
+    checkpoint = ckpt("r", seq, kind=Kind.STEP, data=data)
+    referrer.note(checkpoint)  # durable: later records may refer to it
+    return checkpoint
+
+
+def test_an_argument_equal_to_an_earlier_result_is_stored_as_a_reference() -> None:
+    referrer = Referrer()
+    first = _written(referrer, 1, _step(1, "a#0", [1], LONG))
+    second = _written(referrer, 2, _step(2, "b#0", [LONG, 2], LONG + "!"))
+    third = _written(referrer, 3, _step(3, "c#0", [LONG + "!"], {"k": LONG}))
+    assert second.data["steps"][0]["args"] == [{"$t": "ref", "v": [1, "a#0"]}, 2]
+    assert third.data["steps"][0]["args"] == [{"$t": "ref", "v": [2, "b#0"]}]
+    assert holds_refs(second) and not holds_refs(first)
+    back = list(resolved([ckpt("r", 0), first, second, third], "t"))
+    assert back[2].data["steps"][0]["args"] == [LONG, 2]
+    assert back[3].data["steps"][0]["args"] == [LONG + "!"]
+    assert back[1] is first  # nothing to resolve: the record itself
+
+
+def test_a_keyword_argument_and_a_json_value_are_referred_to_as_well() -> None:
+    value = {"rows": list(range(100))}
+    referrer = Referrer()
+    first = _written(referrer, 1, _step(1, "a#0", [], value))
+    data = _step(2, "b#0", [], 0)
+    data["steps"][0]["kwargs"] = {"table": dict(value), "n": 3}
+    second = _written(referrer, 2, data)
+    assert second.data["steps"][0]["kwargs"] == {"table": {"$t": "ref", "v": [1, "a#0"]}, "n": 3}
+    back = list(resolved([first, second], "t"))
+    assert back[1].data["steps"][0]["kwargs"] == {"table": value, "n": 3}
+
+
+def test_a_short_value_is_stored_as_it_is() -> None:
+    short = "x" * (REF_FROM - 1)
+    referrer = Referrer()
+    _written(referrer, 1, _step(1, "a#0", [], short))
+    second = _written(referrer, 2, _step(2, "b#0", [short], 0))
+    assert second.data["steps"][0]["args"] == [short]
+
+
+def test_a_reference_reaches_back_at_most_the_window() -> None:
+    referrer = Referrer()
+    _written(referrer, 1, _step(1, "a#0", [], LONG))
+    for seq in range(2, WINDOW):
+        _written(referrer, seq, _step(seq, f"f#{seq}", [seq], seq))
+    at_edge = _written(referrer, WINDOW, _step(WINDOW, "g#0", [LONG], 0))
+    assert at_edge.data["steps"][0]["args"] == [{"$t": "ref", "v": [1, "a#0"]}]
+    past = _written(referrer, WINDOW + 1, _step(WINDOW + 1, "h#0", [LONG], 0))
+    assert past.data["steps"][0]["args"] == [LONG]  # the result is out of the window
+
+
+def test_the_writer_never_changes_the_callers_argument_list() -> None:
+    referrer = Referrer()
+    _written(referrer, 1, _step(1, "a#0", [], LONG))
+    args = [LONG]
+    data = _step(2, "b#0", args, 0)
+    referrer.refer(data, 2)
+    assert args == [LONG] and data["steps"][0]["args"] is not args
+
+
+def test_a_result_refers_only_once_its_record_is_noted_durable() -> None:
+    referrer = Referrer()
+    data = _step(1, "a#0", [], LONG)
+    referrer.refer(data, 1)  # its save failed: never noted
+    second = _written(referrer, 1, _step(1, "b#0", [LONG], 0))
+    assert second.data["steps"][0]["args"] == [LONG]
+
+
+@pytest.mark.parametrize(
+    ("target", "why"),
+    [
+        ([1, "nope#0"], "step 'nope#0' in checkpoint seq 1"),
+        ([5, "a#0"], "step 'a#0' in checkpoint seq 5"),  # itself: only records before
+        ([0, "a#0"], "step 'a#0' in checkpoint seq 0"),  # a root holds no step
+    ],
+)
+def test_a_reference_to_what_is_not_there_is_corruption(target: list[Any], why: str) -> None:
+    first = ckpt("r", 1, kind=Kind.STEP, data=_step(1, "a#0", [], LONG))
+    bad = ckpt("r", 5, kind=Kind.STEP, data=_step(5, "b#0", [{"$t": "ref", "v": target}], 0))
+    with pytest.raises(CheckpointCorruptError) as caught:
+        list(resolved([ckpt("r", 0), first, bad], "j"))
+    assert why in caught.value.reason and "r.5" in str(caught.value)
+
+
+def test_a_reference_out_of_the_window_is_corruption_even_if_the_record_was_read() -> None:
+    records = [ckpt("r", 1, kind=Kind.STEP, data=_step(1, "a#0", [], LONG))]
+    records += [
+        ckpt("r", seq, kind=Kind.STEP, data=_step(seq, f"f#{seq}", [], seq))
+        for seq in range(2, WINDOW + 2)
+    ]
+    late = WINDOW + 1
+    records[-1] = ckpt(
+        "r", late, kind=Kind.STEP, data=_step(late, "z#0", [{"$t": "ref", "v": [1, "a#0"]}], 0)
+    )
+    with pytest.raises(CheckpointCorruptError):
+        list(resolved(records, "j"))
+
+
+def test_a_partial_reader_keeps_a_reference_to_a_record_it_never_saw() -> None:
+    ref = {"$t": "ref", "v": [1, "a#0"]}
+    later = ckpt("r", 3, kind=Kind.STEP, data=_step(3, "b#0", [ref], 0))
+    shown = Resolver("j", partial=True).resolve(later)
+    assert shown.data["steps"][0]["args"] == [ref]
+    with pytest.raises(CheckpointCorruptError):  # a whole reader refuses it
+        Resolver("j").resolve(later)
+
+
+def test_a_reader_holds_the_results_of_the_window_only() -> None:
+    resolver = Resolver("j")
+    for seq in range(1, 10 * WINDOW):
+        resolver.resolve(ckpt("r", seq, kind=Kind.STEP, data=_step(seq, "a#0", [], LONG)))
+    assert len(resolver._results) == WINDOW

@@ -1,0 +1,70 @@
+"""A record's ``data`` compressed on disk: zstd, then base64, in the record's ``z`` field.
+
+From format version 3 a record whose ``data`` encodes to :data:`PACK_FROM` bytes or more is
+stored as ``"z": "<base64 of the zstd frame of that JSON>"`` in place of ``"data"``, when that
+is smaller. The record's checksum covers the line as stored, so a damaged frame is found before
+it is opened; opening one never runs anything, and a frame that says it holds more than
+:data:`MAX_UNPACKED` bytes, or holds other than it says, is refused as corrupt.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Final
+
+import zstandard
+
+from wfctl._errors import CheckpointCorruptError
+
+__all__ = ["MAX_UNPACKED", "PACK_FROM", "pack", "unpack"]
+
+#: ``data`` of fewer bytes is stored as it is: below about 1 KB, zstd's frame and base64's
+#: third eat what compression saves, and each record would pay ~10 us for nothing.
+PACK_FROM: Final = 1024
+#: zstd's level: 3, its default, takes ~30 us a 12 KB record here and keeps within 5% of
+#: level 6's size at a third of its CPU (docs/decisions/0189-big-record-data-is-stored-compressed.md).
+LEVEL: Final = 3
+#: The most a packed ``data`` may unpack to: what a frame says beyond it is a damaged or
+#: hostile record, not something to allocate.
+MAX_UNPACKED: Final = 1 << 31
+
+_COMPRESSOR: Final = zstandard.ZstdCompressor(level=LEVEL, write_content_size=True)
+_DECOMPRESSOR: Final = zstandard.ZstdDecompressor()
+
+
+def pack(data: bytes | memoryview) -> bytes | None:
+    """Return ``data`` (a record's JSON ``data``) as the base64 text of its zstd frame, or None
+    when it is shorter than :data:`PACK_FROM` or would not get smaller."""
+    if len(data) < PACK_FROM:
+        return None
+    packed = base64.b64encode(_COMPRESSOR.compress(data))
+    return packed if len(packed) + 6 < len(data) else None
+
+
+def unpack(packed: object, where: str) -> bytes:
+    """Return the JSON bytes a record's ``z`` field packs.
+
+    Raises:
+        CheckpointCorruptError: ``z`` is not base64 text of one zstd frame whose stated size is
+            at most :data:`MAX_UNPACKED` and which holds exactly that many bytes.
+    """
+    if not isinstance(packed, str):
+        raise CheckpointCorruptError(where, "packed data is not text")
+    try:
+        frame = base64.b64decode(packed, validate=True)
+    except (binascii.Error, ValueError):
+        raise CheckpointCorruptError(where, "packed data is not base64") from None
+    try:
+        size = zstandard.frame_content_size(frame)
+    except zstandard.ZstdError:
+        raise CheckpointCorruptError(where, "packed data is not a zstd frame") from None
+    if size < 0 or size > MAX_UNPACKED:
+        raise CheckpointCorruptError(where, f"packed data states no size wfctl writes ({size})")
+    try:
+        data = _DECOMPRESSOR.decompress(frame, max_output_size=size)
+    except zstandard.ZstdError as exc:
+        raise CheckpointCorruptError(where, f"packed data does not unpack: {exc}") from None
+    if len(data) != size:
+        raise CheckpointCorruptError(where, "packed data holds other than its stated size")
+    return data
