@@ -147,6 +147,22 @@ def test_sync_gap_benchmark_times_each_amount_of_work(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []  # its journal went with its directory
 
 
+def test_sequential_floor_benchmark_reports_each_mode_beside_the_floor(tmp_path: Path) -> None:
+    """bench/sequential_floor.py, tiny: the floor and both modes, one round, files cleaned up."""
+    command = [sys.executable, str(ROOT / "bench" / "sequential_floor.py"), "--n", "5"]
+    command += ["--rounds", "1", "--dir", str(tmp_path)]
+
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("5 steps, 1 rounds"), done.stdout
+    assert [line.split()[0] for line in lines[1:]] == ["floor", "full", "batch"], done.stdout
+    assert lines[1].endswith("1.00x (1.00-1.00)"), done.stdout
+    assert all(f" {ROOT} " in line for line in lines[2:]), done.stdout
+    assert list(tmp_path.iterdir()) == []  # every store went with its directory
+
+
 def test_claims_benchmark_times_claims_over_ended_and_queued_runs() -> None:
     """bench/claims.py, tiny: both stores, 0 and 20 ended runs, then 3 queued, then 1 queued
     behind 5 asking; three claims."""
