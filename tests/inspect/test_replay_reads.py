@@ -1,5 +1,8 @@
 """A replay reads its source once: each journal of the source lineage once, its own none.
 
+The source run itself is streamed (its journal verified whole, then decoded a record at a time,
+so its checkpoints are never held together): two opens of its journal, one read of it.
+
 The source chain used to be read three times per ``wfctl replay`` (by the command, by the
 replay, and by the restore) and the history gathered three times; the replay's own chain was
 read back from storage although the run had just committed it. These tests count the journal
@@ -70,14 +73,16 @@ def test_a_replay_reads_each_source_journal_once_and_its_own_never(tmp_path: Pat
     first = arun(replay(wf, "src.1"))
 
     assert first.identical and first.replay_run_id != "src"
-    assert fs.reads == {"src": 1}  # the replay's own chain came back from its run
+    # Streamed (verified whole, then decoded a record at a time: never held whole); the
+    # replay's own chain came back from its run.
+    assert fs.reads == {"src": 2}
     assert [row.status for row in first.steps] == ["cached", "same"]
 
     fs.reads.clear()
     second = arun(replay(wf, first.replay_checkpoint_id))  # a replay of a replay
 
     assert second.identical
-    assert fs.reads == {first.replay_run_id: 1, "src": 1}  # each run of the lineage once
+    assert fs.reads == {first.replay_run_id: 2, "src": 1}  # each run of the lineage once
     assert source.get_outputs() == second.outputs_replay == [11]
 
 
@@ -115,4 +120,4 @@ def test_the_replay_command_reads_the_source_once(
     report = _runner.replay_checkpoint("src.1", store=store)
 
     assert report.identical and report.target_recorded
-    assert fs.reads == {"src": 1}
+    assert fs.reads == {"src": 2}  # streamed: verified, then decoded as read

@@ -26,7 +26,7 @@ from wfctl._engine._admission import refuse_cancelled
 from wfctl._engine._ending import failed_result, own_notes
 from wfctl._engine._events import error_message
 from wfctl._engine._response_types import type_name
-from wfctl._engine._restore import load_outline, load_target
+from wfctl._engine._restore import load_outline, load_source
 from wfctl._engine._trust import FOREIGN_REMEDY, CodeRule, recorded_code_check
 from wfctl._errors import (
     ReplayInterrupted,
@@ -574,14 +574,14 @@ def replay_checkpoint(
     from wfctl._inspect._replay import replay_from
 
     storage = open_storage(store, must_exist=False)
-    # Read once: the trust check, the restore and the diff all use this chain.
-    chain, source = asyncio.run(load_target(storage, checkpoint_id))
-    workflow = _load_recorded(chain[0], store, target, trust_store)
+    # Read once, folded as read: the trust check, the restore and the diff all use it.
+    source = asyncio.run(load_source(storage, checkpoint_id))
+    workflow = _load_recorded(source[0][0], store, target, trust_store)
     bound = workflow.build(checkpoint_storage=storage)
 
     def start(listener: EventListener) -> Awaitable[ReplayReport]:
         options = RunOptions(allow_changed, execute, shuffle_seed)
-        return replay_from(bound, checkpoint_id, chain, source, options, listener)
+        return replay_from(bound, checkpoint_id, source, options, listener)
 
     try:
         drive = drive_call(start, storage, None, on_event, on_interrupt)

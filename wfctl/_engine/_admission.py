@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from wfctl._errors import (
@@ -59,6 +59,7 @@ __all__ = [
     "continue_run",
     "continuing_chain",
     "lease_new_run",
+    "place_in",
     "refuse_cancelled",
     "restore_new_run",
     "restore_run",
@@ -200,6 +201,14 @@ def root_payload(
     )
 
 
+def place_in(chain: Sequence[Checkpoint], target: Checkpoint) -> int:
+    """Return where ``chain`` holds ``target``: its seq in a whole chain, its place in an outline
+    (a chain without its step checkpoints but some, see :func:`~._restore.load_source`)."""
+    if target.seq < len(chain) and chain[target.seq] is target:
+        return target.seq
+    return next(index for index, checkpoint in enumerate(chain) if checkpoint is target)
+
+
 def check_code(
     workflow: DefinedWorkflow, chain: list[Checkpoint], upto: int, options: RunOptions
 ) -> str:
@@ -332,9 +341,10 @@ async def restore_new_run(
 
     Args:
         chain, target: the chain of the run holding ``checkpoint_id``, and that checkpoint
-            (as :func:`~wfctl._engine._restore.load_target` returns them).
+            (as :func:`~wfctl._engine._restore.load_target` returns them), or its outline
+            (as :func:`~wfctl._engine._restore.load_source` returns it, with ``history``).
         history: what ``chain`` up to ``target`` recorded, origins first, when the caller has
-            read it already; else it is read here.
+            read it already; else it is read here (from a whole chain).
         run_id: the new run's id (None: a fresh one).
 
     Raises:
@@ -342,7 +352,7 @@ async def restore_new_run(
     """
     storage = workflow.storage
     root = chain[0]
-    check_code(workflow, chain, target.seq, options)
+    check_code(workflow, chain, place_in(chain, target), options)
     message = decode(RootPayload.of(root).input, where=f"{root.checkpoint_id} input")
     if target.kind == Kind.COMPLETED:
         options = dataclasses.replace(options, complete_history=True)

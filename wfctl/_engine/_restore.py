@@ -42,6 +42,7 @@ __all__ = [
     "fold_history",
     "load_folded",
     "load_outline",
+    "load_source",
     "load_target",
     "read_origins",
 ]
@@ -276,6 +277,81 @@ async def _records_as_read(
     else:
         for checkpoint in await load_chain(storage, run_id):
             yield checkpoint
+
+
+async def load_source(
+    storage: CheckpointStorage, checkpoint_id: str
+) -> tuple[list[Checkpoint], Checkpoint, History, History]:
+    """Read the run holding ``checkpoint_id`` as a replay needs it, folding it as it is read.
+
+    The chain is read as :func:`_records_as_read` reads it, and no step checkpoint is kept but
+    the target and the head: a replay of 100,000 steps holds their records, not their
+    checkpoints (about 1.2 KB each).
+
+    Returns:
+        The outline (the chain without its ``step`` checkpoints but the target and the head,
+        in order), the target, the run's whole history and its history up to the target
+        (both origins first; the second's records are the first's, not copies).
+
+    Raises:
+        InvalidIdError: the id is malformed.
+        CheckpointNotFoundError: no such run or no such seq in it, or an origin checkpoint
+            no longer exists.
+        CheckpointCorruptError: a record is corrupt, the chain is broken, or an origin chain
+            is cyclic.
+    """
+    run_id, seq = split_checkpoint_id(checkpoint_id)
+    reading = _SourceReading(storage, seq)
+    records = _records_as_read(storage, run_id)
+    try:
+        async with contextlib.aclosing(records):
+            async for checkpoint in records:
+                await reading.add(checkpoint)
+    except RunNotFoundError:
+        raise CheckpointNotFoundError(checkpoint_id) from None
+    return reading.result(checkpoint_id)
+
+
+class _SourceReading:
+    """A replay's source run folded as its records come (see :func:`load_source`)."""
+
+    def __init__(self, storage: CheckpointStorage, seq: int) -> None:
+        self.storage, self.seq = storage, seq
+        self.history = History()
+        self.known: History | None = None
+        self.outline = _Outline()
+        self.target: Checkpoint | None = None
+
+    async def add(self, checkpoint: Checkpoint) -> None:
+        """Fold the chain's next record; at the target, note what the history holds so far."""
+        history = self.history
+        if self.outline.last is None:  # the root: what its origins recorded comes first
+            for prefix, upto in await read_origins(self.storage, (checkpoint,)):
+                _fold(prefix, upto, history)
+        _fold((checkpoint,), 0, history)
+        if checkpoint.seq == self.seq:
+            self.target = checkpoint
+            if checkpoint.kind == Kind.STEP:
+                self.outline.kept.append(checkpoint)
+            self.known = History(
+                records=list(history.records),
+                responses=dict(history.responses),
+                attempts={key: list(tried) for key, tried in history.attempts.items()},
+                started=dict(history.started),
+                last_kind=history.last_kind,
+                failures=list(history.failures),
+            )
+        self.outline.add(checkpoint)
+
+    def result(self, checkpoint_id: str) -> tuple[list[Checkpoint], Checkpoint, History, History]:
+        """The outline, the target, the whole history and the history up to the target.
+
+        Raises:
+            CheckpointNotFoundError: no record came, or none at the target's seq.
+        """
+        if self.target is None or self.known is None:
+            raise CheckpointNotFoundError(checkpoint_id)
+        return self.outline.result(self.target.run_id), self.target, self.history, self.known
 
 
 class _Outline:

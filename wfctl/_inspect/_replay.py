@@ -24,14 +24,14 @@ Decisions (see also :mod:`wfctl._inspect._diff` for how rows are paired):
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from wfctl._engine._admission import restore_new_run
+from wfctl._engine._admission import place_in, restore_new_run
 from wfctl._engine._events import WorkflowEvent, error_message
-from wfctl._engine._restore import History, fold_history, load_target, read_origins
-from wfctl._engine._result import ResultStatus, WorkflowRunResult
+from wfctl._engine._restore import History, load_source
+from wfctl._engine._result import ResultStatus
 from wfctl._engine._run import RunOptions
 from wfctl._engine._workflow import Workflow
 from wfctl._records._checkpoint import Checkpoint, Kind
@@ -42,7 +42,6 @@ from wfctl._records._payloads import (
     recorded_requests,
     recorded_signature,
 )
-from wfctl._records._recorded import StepRecord
 
 from ._diff import (
     STEP_STATUSES,
@@ -55,7 +54,7 @@ from ._diff import (
 )
 from ._documents import document
 
-__all__ = ["STEP_STATUSES", "ReplayReport", "StepDiff", "replay", "replay_from"]
+__all__ = ["STEP_STATUSES", "ReplayReport", "Source", "StepDiff", "replay", "replay_from"]
 
 #: Row statuses that make a replay differ from its source.
 _DIFFERING: Final = frozenset({"changed", "new", "failed"})
@@ -195,66 +194,77 @@ async def replay(
         WorkflowChangedError: the code changed and ``allow_changed`` is False.
         RunStateError: the checkpoint belongs to another workflow.
     """
-    source_chain, target = await load_target(workflow.storage, checkpoint_id)
+    outline, target, source_history, known = await load_source(workflow.storage, checkpoint_id)
     options = RunOptions(allow_changed, execute, shuffle_seed)
     return await replay_from(
-        workflow, checkpoint_id, source_chain, target, options, on_event, reuse_answers
+        workflow,
+        checkpoint_id,
+        (outline, target, source_history, known),
+        options,
+        on_event,
+        reuse_answers,
     )
+
+
+#: What :func:`~wfctl._engine._restore.load_source` returns: the source run's outline, the
+#: checkpoint replayed from, its whole history and its history up to that checkpoint.
+Source = tuple[list[Checkpoint], Checkpoint, History, History]
 
 
 async def replay_from(
     workflow: Workflow,
     checkpoint_id: str,
-    source_chain: list[Checkpoint],
-    target: Checkpoint,
+    source: Source,
     options: RunOptions,
     on_event: Callable[[WorkflowEvent], None] | None = None,
     reuse_answers: bool = True,
 ) -> ReplayReport:
-    """Replay ``checkpoint_id`` from the source chain the caller read (see :func:`replay`).
+    """Replay ``checkpoint_id`` from the source run the caller read (see :func:`replay`).
 
-    ``source_chain`` and ``target`` are what :func:`~wfctl._engine._restore.load_target` returned for
+    ``source`` is what :func:`~wfctl._engine._restore.load_source` returned for
     ``checkpoint_id``; ``options`` carry ``replay``'s ``allow_changed``, ``execute`` and
     ``shuffle_seed``.
 
-    The source is read once: its chain is given, each origin run's chain is read here once,
-    and both histories (the whole source run, and what the replay may serve) are folded from
-    them. The replay's own records come back from the run that committed them.
+    The source is read once, folded as it was read: no step checkpoint of it is held but the
+    target and the head. What the replay did with each call is gathered from its events as
+    they happen (none is kept on its result); its own records come back from the run that
+    committed them.
     """
-    # The diff reads every call's events and every record the replay commits.
-    options = dataclasses.replace(
-        options, event_history=None, event_history_bytes=None, keep_records=True
-    )
-    origins = await read_origins(workflow.storage, source_chain)
-    source_history = fold_history(origins, source_chain, len(source_chain) - 1)
-    known = fold_history(origins, source_chain, target.seq)
+    outline, target, source_history, known = source
+    # The diff reads every record the replay commits; its calls are watched as they happen.
+    options = dataclasses.replace(options, event_history=0, keep_records=True)
+    watch = _CallWatch(on_event)
     answers: dict[str, Any] = {}
     if reuse_answers:
         answers = _later_answers(target, source_history, known)
     driven = await restore_new_run(
-        workflow, checkpoint_id, source_chain, target, known, answers, None, options, on_event
+        workflow, checkpoint_id, outline, target, known, answers, None, options, watch.seen
     )
+    del known  # its records were handed to the run, which lets each go once served
     result = driven.result
-    calls = _replay_calls(result, driven.records)
+    calls = watch.calls
+    calls.changed = set(result.changed)
+    calls.records = {record.key: record for record in driven.records}
     calls.failures = {failure.key: failure for failure in driven.failures}
-    source_encoded = _final_outputs(source_chain[-1])
+    head = outline[-1]
+    source_encoded = _final_outputs(head)
     replay_encoded = encode(result.get_outputs()) if result.status == "completed" else None
     error = result.error
     return ReplayReport(
         source_run_id=target.run_id,
         source_checkpoint_id=checkpoint_id,
-        source_status=ended_as(source_chain[-1]) or "interrupted",
+        source_status=ended_as(head) or "interrupted",
         replay_run_id=result.run_id,
         replay_checkpoint_id=result.checkpoint_id,
         replay_status=result.status,
         error=error_message(error) if error is not None else None,
         error_type=type(error).__name__ if error is not None else None,
-        outputs_source=_decoded(source_encoded, f"{source_chain[-1].checkpoint_id} outputs"),
+        outputs_source=_decoded(source_encoded, f"{head.checkpoint_id} outputs"),
         outputs_replay=result.get_outputs() if result.status == "completed" else None,
         outputs_diff=diff_outputs(source_encoded, replay_encoded),
         steps=diff_steps(source_history.records, calls, source_history.failures),
         answers_reused=tuple(answers),
-        code_changed=recorded_signature(source_chain, target.seq) != workflow.signature,
+        code_changed=recorded_signature(outline, place_in(outline, target)) != workflow.signature,
     )
 
 
@@ -280,22 +290,34 @@ def _decoded(encoded: list[Any] | None, where: str) -> list[Any] | None:
     return [decode(value, where=where) for value in encoded]
 
 
-def _replay_calls(result: WorkflowRunResult, records: Sequence[StepRecord]) -> ReplayCalls:
-    """Gather what the replay did with each call: its events, and the records it committed."""
-    calls = ReplayCalls(changed=set(result.changed))
-    seen: set[str] = set()
-    for event in result.events:
+#: The events that say what a replay did with a call.
+_CALL_EVENTS: Final = frozenset({"step_started", "step_cached", "step_failed"})
+
+
+class _CallWatch:
+    """What the replay does with each call, gathered from its events as they happen.
+
+    The run keeps no event history (a replay of 100,000 steps would hold every event to its
+    end); this listener keeps what the diff reads: the calls' order, which record served each
+    cached call, and each failed call's error.
+    """
+
+    def __init__(self, on_event: Callable[[WorkflowEvent], None] | None) -> None:
+        self.calls = ReplayCalls()
+        self._seen: set[str] = set()
+        self._on_event = on_event
+
+    def seen(self, event: WorkflowEvent) -> None:
+        """Note ``event`` if it is about a call, then hand it to the caller's listener."""
         key = event.key
-        if key is None or event.kind not in ("step_started", "step_cached", "step_failed"):
-            continue
-        if key not in seen:
-            seen.add(key)
-            calls.order.append(key)
-        data = event.extra
-        if event.kind == "step_cached":
-            calls.served[key] = str(data.get("recorded_as", key))
-        elif event.kind == "step_failed":
-            calls.failed[key] = str(data.get("error", "failed"))
-    for record in records:
-        calls.records[record.key] = record
-    return calls
+        if key is not None and event.kind in _CALL_EVENTS:
+            calls = self.calls
+            if key not in self._seen:
+                self._seen.add(key)
+                calls.order.append(key)
+            if event.kind == "step_cached":
+                calls.served[key] = str(event.extra.get("recorded_as", key))
+            elif event.kind == "step_failed":
+                calls.failed[key] = str(event.extra.get("error", "failed"))
+        if self._on_event is not None:
+            self._on_event(event)
