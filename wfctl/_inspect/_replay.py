@@ -5,6 +5,8 @@ run is never touched), then compares that run with the *source run*, the run hol
 checkpoint, over its whole recorded history: its final outputs if it completed, and every step
 record it holds, including those of its own origin prefix. The result is a frozen
 :class:`ReplayReport`; the caller decides what to raise or which exit code to pick.
+:func:`start_replay` gives the rows one at a time instead, each as soon as it is decided
+(:class:`~._replay_rows.ReplayRows`), which is how ``wfctl replay`` writes them.
 
 Decisions (see also :mod:`wfctl._inspect._diff` for how rows are paired):
 
@@ -24,14 +26,14 @@ Decisions (see also :mod:`wfctl._inspect._diff` for how rows are paired):
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
 from wfctl._engine._admission import place_in, restore_new_run
 from wfctl._engine._events import WorkflowEvent, error_message
-from wfctl._engine._restore import History, load_source
-from wfctl._engine._result import ResultStatus
+from wfctl._engine._restore import History, history_records, load_source
 from wfctl._engine._run import RunOptions
 from wfctl._engine._workflow import Workflow
 from wfctl._records._checkpoint import Checkpoint, Kind
@@ -42,124 +44,27 @@ from wfctl._records._payloads import (
     recorded_requests,
     recorded_signature,
 )
+from wfctl._storage._protocol import CheckpointStorage
 
 from ._diff import (
     STEP_STATUSES,
-    ReplayCalls,
     StepDiff,
-    count_statuses,
     diff_outputs,
-    diff_steps,
-    render_json,
 )
-from ._documents import document
+from ._pairing import RowPairing, SourceIndex, SourceIndexing
+from ._replay_report import ReplayReport
+from ._replay_rows import CallWatch, ReplayRows
 
-__all__ = ["STEP_STATUSES", "ReplayReport", "Source", "StepDiff", "replay", "replay_from"]
-
-#: Row statuses that make a replay differ from its source.
-_DIFFERING: Final = frozenset({"changed", "new", "failed"})
-
-
-@dataclass(frozen=True, slots=True)
-class ReplayReport:
-    """How a replay went and how it differs from the source run.
-
-    ``source_status`` is ``completed``, ``paused``, ``failed`` or ``interrupted`` (the source
-    run's last checkpoint is none of those: it was killed or is still running).
-    ``outputs_source``/``outputs_replay`` are as ``get_outputs()`` returns them, or None for a
-    run that did not complete; ``outputs_diff`` is a unified diff of their pretty JSON, empty
-    when they are equal. ``error`` is the replay's failure message (``error_type`` its class).
-    ``code_changed``: the workflow's code signature differs from the one that wrote the
-    checkpoint (possible only with ``allow_changed``). A changed step whose arguments did not
-    change is still served from the record, so a changed workflow can replay as identical.
-    ``target`` is the code the CLI imported (``target_recorded``: it came from the source run's
-    record); empty when the report was made by the library.
-    """
-
-    source_run_id: str
-    source_checkpoint_id: str
-    source_status: str
-    replay_run_id: str
-    replay_checkpoint_id: str
-    replay_status: ResultStatus
-    error: str | None
-    error_type: str | None
-    outputs_source: list[Any] | None
-    outputs_replay: list[Any] | None
-    outputs_diff: str
-    steps: tuple[StepDiff, ...]
-    answers_reused: tuple[str, ...] = ()
-    code_changed: bool = False
-    target: str = ""
-    target_recorded: bool = False
-
-    @property
-    def outputs_equal(self) -> bool:
-        """Whether both runs completed with outputs that render the same."""
-        return (
-            self.outputs_source is not None
-            and self.outputs_replay is not None
-            and not self.outputs_diff
-        )
-
-    @property
-    def identical(self) -> bool:
-        """Whether the replay completed like the source, with equal outputs and matching steps.
-
-        A replay that failed or paused is never identical; ``not reached`` rows count only
-        through the outputs.
-        """
-        return (
-            self.replay_status == "completed"
-            and self.source_status == "completed"
-            and self.outputs_equal
-            and not any(row.status in _DIFFERING for row in self.steps)
-        )
-
-    @property
-    def counts(self) -> Mapping[str, int]:
-        """How many rows have each status (every status present, in a fixed order)."""
-        return count_statuses(self.steps)
-
-    def to_json(self) -> dict[str, Any]:
-        """Return the ``wfctl/replay@1`` document (see docs/json.md).
-
-        Outputs appear in their codec encoding (bytes, dates and registered classes as tagged
-        objects), exactly as they were compared.
-        """
-        return document(
-            "replay",
-            {
-                "identical": self.identical,
-                "source_run_id": self.source_run_id,
-                "source_checkpoint_id": self.source_checkpoint_id,
-                "source_status": self.source_status,
-                "replay_run_id": self.replay_run_id,
-                "replay_head_checkpoint_id": self.replay_checkpoint_id,
-                "replay_status": self.replay_status,
-                "error": self.error,
-                "error_type": self.error_type,
-                "reused_answer_ids": list(self.answers_reused),
-                "code_changed": self.code_changed,
-                "target": self.target,
-                "target_recorded": self.target_recorded,
-                "outputs_equal": self.outputs_equal,
-                "source_outputs": _encoded(self.outputs_source),
-                "replay_outputs": _encoded(self.outputs_replay),
-                "outputs_diff": self.outputs_diff,
-                "step_counts": {
-                    status.replace(" ", "_"): count for status, count in self.counts.items()
-                },
-                "steps": [row.to_json() for row in self.steps],
-            },
-        )
-
-
-def _encoded(value: Any) -> Any:
-    try:
-        return encode(value)
-    except Exception:  # only values that came out of the codec get here; never fail a report
-        return render_json(repr(value))
+__all__ = [
+    "STEP_STATUSES",
+    "ReplayReport",
+    "ReplayRows",
+    "ReplaySource",
+    "StepDiff",
+    "read_source",
+    "replay",
+    "start_replay",
+]
 
 
 async def replay(
@@ -173,6 +78,8 @@ async def replay(
     reuse_answers: bool = True,
 ) -> ReplayReport:
     """Replay ``workflow`` from ``checkpoint_id`` as a new run and diff it against the source.
+
+    The report holds every row; :func:`start_replay` gives them one at a time instead.
 
     Args:
         workflow: the workflow, bound to the storage that holds the checkpoint.
@@ -194,53 +101,67 @@ async def replay(
         WorkflowChangedError: the code changed and ``allow_changed`` is False.
         RunStateError: the checkpoint belongs to another workflow.
     """
-    outline, target, source_history, known = await load_source(workflow.storage, checkpoint_id)
+    source = await read_source(workflow.storage, checkpoint_id)
     options = RunOptions(allow_changed, execute, shuffle_seed)
-    return await replay_from(
-        workflow,
-        checkpoint_id,
-        (outline, target, source_history, known),
-        options,
-        on_event,
-        reuse_answers,
-    )
+    rows = await start_replay(workflow, checkpoint_id, source, options, on_event, reuse_answers)
+    return rows.finished(tuple([row async for row in rows]))
 
 
-#: What :func:`~wfctl._engine._restore.load_source` returns: the source run's outline, the
-#: checkpoint replayed from, its whole history and its history up to that checkpoint.
-Source = tuple[list[Checkpoint], Checkpoint, History, History]
+@dataclass(slots=True)
+class ReplaySource:
+    """The source run as a replay reads it once, before it runs (see :func:`read_source`).
+
+    ``outline``: its chain without its step checkpoints but the target and the head.
+    ``whole``: its whole history's answers and failures (no records). ``known``: what the
+    replay may be served, handed to the replay's run. ``index``: what the step table must
+    know before it reads the source's records again.
+    """
+
+    outline: list[Checkpoint]
+    target: Checkpoint
+    whole: History
+    known: History
+    index: SourceIndex
 
 
-async def replay_from(
+async def read_source(storage: CheckpointStorage, checkpoint_id: str) -> ReplaySource:
+    """Read the run holding ``checkpoint_id`` once, folded as it is read, for a replay.
+
+    Raises:
+        CheckpointNotFoundError, CheckpointCorruptError, InvalidIdError: bad checkpoint.
+    """
+    indexing = SourceIndexing()
+    outline, target, whole, known = await load_source(storage, checkpoint_id, indexing.add)
+    return ReplaySource(outline, target, whole, known, indexing.index(whole.failures))
+
+
+async def start_replay(
     workflow: Workflow,
     checkpoint_id: str,
-    source: Source,
+    source: ReplaySource,
     options: RunOptions,
     on_event: Callable[[WorkflowEvent], None] | None = None,
     reuse_answers: bool = True,
-) -> ReplayReport:
-    """Replay ``checkpoint_id`` from the source run the caller read (see :func:`replay`).
+) -> ReplayRows:
+    """Replay ``checkpoint_id`` from the source run the caller read, and return its rows to
+    compare, one at a time (see :class:`ReplayRows`; :func:`replay` for the arguments).
 
-    ``source`` is what :func:`~wfctl._engine._restore.load_source` returned for
-    ``checkpoint_id``; ``options`` carry ``replay``'s ``allow_changed``, ``execute`` and
-    ``shuffle_seed``.
+    ``source`` is what :func:`read_source` returned for ``checkpoint_id``, and is used up;
+    ``options`` carry ``replay``'s ``allow_changed``, ``execute`` and ``shuffle_seed``.
 
-    The source is read once, folded as it was read: no step checkpoint of it is held but the
-    target and the head. What the replay did with each call is gathered from its events as
-    they happen (none is kept on its result); its own records come back from the run that
-    committed them.
+    What the replay did with each call is gathered from its events as they happen (none is
+    kept on its result); its own records come back from the run that committed them.
     """
-    outline, target, source_history, known = source
+    outline, target, known = source.outline, source.target, source.known
     # The diff reads every record the replay commits; its calls are watched as they happen.
     options = dataclasses.replace(options, event_history=0, keep_records=True)
-    watch = _CallWatch(on_event)
+    watch = CallWatch(on_event)
     answers: dict[str, Any] = {}
     if reuse_answers:
-        answers = _later_answers(target, source_history, known)
+        answers = _later_answers(target, source.whole, known)
     driven = await restore_new_run(
         workflow, checkpoint_id, outline, target, known, answers, None, options, watch.seen
     )
-    del known  # its records were handed to the run, which lets each go once served
     result = driven.result
     calls = watch.calls
     calls.changed = set(result.changed)
@@ -250,7 +171,7 @@ async def replay_from(
     source_encoded = _final_outputs(head)
     replay_encoded = encode(result.get_outputs()) if result.status == "completed" else None
     error = result.error
-    return ReplayReport(
+    report = ReplayReport(
         source_run_id=target.run_id,
         source_checkpoint_id=checkpoint_id,
         source_status=ended_as(head) or "interrupted",
@@ -262,10 +183,13 @@ async def replay_from(
         outputs_source=_decoded(source_encoded, f"{head.checkpoint_id} outputs"),
         outputs_replay=result.get_outputs() if result.status == "completed" else None,
         outputs_diff=diff_outputs(source_encoded, replay_encoded),
-        steps=diff_steps(source_history.records, calls, source_history.failures),
+        steps=(),
         answers_reused=tuple(answers),
         code_changed=recorded_signature(outline, place_in(outline, target)) != workflow.signature,
     )
+    compared = RowPairing(source.index, calls, served_from_source=True)
+    records = functools.partial(history_records, workflow.storage, outline[0], head.seq)
+    return ReplayRows(report, compared, records)
 
 
 def _later_answers(target: Checkpoint, full: History, known: History) -> dict[str, Any]:
@@ -288,36 +212,3 @@ def _decoded(encoded: list[Any] | None, where: str) -> list[Any] | None:
     if encoded is None:
         return None
     return [decode(value, where=where) for value in encoded]
-
-
-#: The events that say what a replay did with a call.
-_CALL_EVENTS: Final = frozenset({"step_started", "step_cached", "step_failed"})
-
-
-class _CallWatch:
-    """What the replay does with each call, gathered from its events as they happen.
-
-    The run keeps no event history (a replay of 100,000 steps would hold every event to its
-    end); this listener keeps what the diff reads: the calls' order, which record served each
-    cached call, and each failed call's error.
-    """
-
-    def __init__(self, on_event: Callable[[WorkflowEvent], None] | None) -> None:
-        self.calls = ReplayCalls()
-        self._seen: set[str] = set()
-        self._on_event = on_event
-
-    def seen(self, event: WorkflowEvent) -> None:
-        """Note ``event`` if it is about a call, then hand it to the caller's listener."""
-        key = event.key
-        if key is not None and event.kind in _CALL_EVENTS:
-            calls = self.calls
-            if key not in self._seen:
-                self._seen.add(key)
-                calls.order.append(key)
-            if event.kind == "step_cached":
-                calls.served[key] = str(event.extra.get("recorded_as", key))
-            elif event.kind == "step_failed":
-                calls.failed[key] = str(event.extra.get("error", "failed"))
-        if self._on_event is not None:
-            self._on_event(event)
