@@ -46,7 +46,7 @@ from ._restore import (
     drop_resent_answers,
     encode_answers,
     load_folded,
-    load_target,
+    load_source,
 )
 from ._run import RunOptions
 from ._trust import names_a_file
@@ -296,8 +296,12 @@ async def restore_run(
     on_event: EventListener | None,
     new_run: bool,
 ) -> Driven:
-    """Continue the run whose head ``checkpoint_id`` is, else restore it into a new run."""
-    chain, target = await load_target(workflow.storage, checkpoint_id)
+    """Continue the run whose head ``checkpoint_id`` is, else restore it into a new run.
+
+    The run is read as a replay reads it (:func:`~._restore.load_source`): folded as it is
+    read, its outline kept and what the restore may serve packed, never the chain whole.
+    """
+    chain, target, _, known = await load_source(workflow.storage, checkpoint_id)
     root = chain[0]
     if target is chain[-1] and target.kind != Kind.COMPLETED and not new_run:
         if run_id is not None and run_id != root.run_id:
@@ -318,7 +322,7 @@ async def restore_run(
             "to branch from it anyway, pass new_run=True",
         )
     return await restore_new_run(
-        workflow, checkpoint_id, chain, target, None, responses, run_id, options, on_event
+        workflow, checkpoint_id, chain, target, known, responses, run_id, options, on_event
     )
 
 
