@@ -190,24 +190,33 @@ class RowPairing:
             yield from self.take(record)
         yield from self.end()
 
-    def take(self, record: StepRecord) -> Iterator[StepDiff]:
-        """Yield the rows the source's next record decides."""
+    def take(self, record: StepRecord) -> list[StepDiff]:
+        """Return the rows the source's next record decides (often one, maybe none)."""
         key = record.key
         last = self.index.last
         if key in last:
             if key in self.superseded:
                 self.count += 1
-                return
+                return []
             self.superseded.add(key)
             record = last[key]
-        yield from self._place(self._failures_before(self.count))
-        yield from self._place(self._rows_of(key, record, self.position))
+        decided: list[StepDiff] = []
+        if self.next_failure < len(self.failure_rows):
+            self._place(self._failures_before(self.count), decided)
+        rows = self._rows_of(key, record, self.position)
+        if self.waiting is None and len(rows) == 1 and isinstance(rows[0], StepDiff):
+            decided.append(rows[0])  # the common case, without a loop
+        else:
+            self._place(rows, decided)
         self.position += 1
         self.count += 1
+        return decided
 
     def end(self) -> Iterator[StepDiff]:
         """Yield the rows left once every record was taken."""
-        yield from self._place(self._failures_before(None))
+        decided: list[StepDiff] = []
+        self._place(self._failures_before(None), decided)
+        yield from decided
         waiting, self.waiting = self.waiting or [], None
         yield from self._end(waiting)
 
@@ -224,9 +233,11 @@ class RowPairing:
         rows.extend(row for _, row in group)
         return rows
 
-    def _rows_of(self, key: str, record: StepRecord, position: int) -> list[_Waiting]:
+    def _rows_of(self, key: str, record: StepRecord, position: int) -> Sequence[_Waiting]:
         """The row(s) of the source key ``key`` (its last record ``record``), or a pending key."""
-        served = self.shared.get(key) or ([key] if self.calls.served.get(key) == key else [])
+        served: Sequence[str] | None = self.shared.get(key) if self.shared else None
+        if served is None and self.calls.served.get(key) == key:
+            served = (key,)
         if served:
             if isinstance(self.unmet, int):
                 self.unmet -= len(served)
@@ -234,15 +245,15 @@ class RowPairing:
                 for call in served:
                     del self.unmet[call]
             return [row_of(call, "cached", record, record.digest, record.result) for call in served]
-        if key in self.unserved or bucket(record) in self.buckets:
-            return [_Pending(key, record, position)]
-        return [row_of(key, "not reached", record, None)]
+        if key in self.unserved or (self.buckets and bucket(record) in self.buckets):
+            return (_Pending(key, record, position),)
+        return (row_of(key, "not reached", record, None),)
 
-    def _place(self, items: Sequence[_Waiting]) -> Iterator[StepDiff]:
-        """Yield ``items`` now, or keep them from the first pending key on."""
+    def _place(self, items: Sequence[_Waiting], decided: list[StepDiff]) -> None:
+        """Add ``items`` to the rows ``decided`` now, or keep them from the first pending key on."""
         for item in items:
             if self.waiting is None and isinstance(item, StepDiff):
-                yield item
+                decided.append(item)
             else:
                 if self.waiting is None:
                     self.waiting = []
@@ -259,7 +270,9 @@ class RowPairing:
             if key in self.beside_failure:
                 continue
             record = calls.records.get(key)
-            counterpart = _free(pending, paired, key)
+            counterpart = pending.get(key)
+            if counterpart is not None and key in paired:
+                counterpart = None
             found: StepRecord | None
             if record is not None:
                 if counterpart is None or counterpart.record.digest != record.digest:
@@ -275,21 +288,16 @@ class RowPairing:
             else:
                 unplaced.append((at, row))
         for item in waiting:
-            if isinstance(item, StepDiff):
-                yield item
-            else:
+            if type(item) is _Pending:
                 yield paired.get(item.key) or row_of(item.key, "not reached", item.record, None)
+            else:
+                yield item  # type: ignore[misc]  # a row decided as it came
         # Every row without a source record comes after every row with one: first the calls
         # served by a record the source no longer has, then the others in the calls' order.
         for key in self.unmet if isinstance(self.unmet, dict) else ():
             yield row_of(key, "cached", None, None, None)
         unplaced.sort(key=lambda item: item[0])
         yield from (row for _, row in unplaced)
-
-
-def _free(pending: dict[str, _Pending], paired: dict[str, StepDiff], key: str) -> _Pending | None:
-    found = pending.get(key)
-    return None if found is None or key in paired else found
 
 
 def _same_call(
