@@ -20,7 +20,8 @@ import pytest
 from tests.conftest import arun
 from wfctl import FileCheckpointStorage, step, workflow
 from wfctl._drive._worker import _describe
-from wfctl._inspect._diff import ReplayCalls, diff_steps
+from wfctl._inspect._diff import ReplayCalls
+from wfctl._inspect._pairing import diff_steps
 from wfctl._inspect._replay import replay
 from wfctl._records._attempts import AttemptRecord, StepFailure
 from wfctl._records._recorded import StepRecord

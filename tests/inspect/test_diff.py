@@ -6,7 +6,8 @@ to pin down with hand-made records than through a run.
 
 from __future__ import annotations
 
-from wfctl._inspect._diff import ReplayCalls, diff_outputs, diff_steps, preview
+from wfctl._inspect._diff import ReplayCalls, diff_outputs, preview
+from wfctl._inspect._pairing import diff_steps
 from wfctl._records._codec import encode
 from wfctl._records._recorded import StepRecord
 

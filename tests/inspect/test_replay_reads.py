@@ -1,8 +1,14 @@
-"""A replay reads its source once: each journal of the source lineage once, its own none.
+"""A replay reads its source twice and its own chain never: before it runs, and for its table.
 
-The source chain used to be read three times per ``wfctl replay`` (by the command, by the
-replay, and by the restore) and the history gathered three times; the replay's own chain was
-read back from storage although the run had just committed it. These tests count the journal
+The source chain used to be read three times per ``wfctl replay`` and then held whole. It is now
+read once before the replay runs (for what the replay may be served) and once as the step table
+is written (a row as soon as the records before it decide it), each time streamed: its journal
+verified whole, then decoded a record at a time, two opens of it, nothing held whole. An origin
+run is read whole once each time.
+
+(Before that: by the command, by the replay, and by the restore, and the history gathered
+three times; the replay's own chain was read back from storage although the run had just
+committed it.) These tests count the journal
 opens of a real ``FileCheckpointStorage`` through its I/O seam (``fs=``): every read of a run's
 journal (whole, head or root) opens it with ``READ_FLAGS``.
 
@@ -70,14 +76,15 @@ def test_a_replay_reads_each_source_journal_once_and_its_own_never(tmp_path: Pat
     first = arun(replay(wf, "src.1"))
 
     assert first.identical and first.replay_run_id != "src"
-    assert fs.reads == {"src": 1}  # the replay's own chain came back from its run
+    # Twice, streamed (two opens each); the replay's own chain came back from its run.
+    assert fs.reads == {"src": 4}
     assert [row.status for row in first.steps] == ["cached", "same"]
 
     fs.reads.clear()
     second = arun(replay(wf, first.replay_checkpoint_id))  # a replay of a replay
 
     assert second.identical
-    assert fs.reads == {first.replay_run_id: 1, "src": 1}  # each run of the lineage once
+    assert fs.reads == {first.replay_run_id: 4, "src": 2}  # each run of the lineage twice
     assert source.get_outputs() == second.outputs_replay == [11]
 
 
@@ -96,7 +103,7 @@ async def flow(n: int = 1) -> int:
 """
 
 
-def test_the_replay_command_reads_the_source_once(
+def test_the_replay_command_reads_the_source_twice(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from wfctl._drive import _runner
@@ -112,7 +119,10 @@ def test_the_replay_command_reads_the_source_once(
     # The command opens its own storage from the store path: give it the counting seam.
     monkeypatch.setattr(_runner, "open_storage", lambda path, **_: _storage(path, fs))
 
-    report = _runner.replay_checkpoint("src.1", store=store)
+    rows = _runner.replay_checkpoint("src.1", store=store)
+    steps = list(rows)
+    report = rows.finished()
 
     assert report.identical and report.target_recorded
-    assert fs.reads == {"src": 1}
+    assert [row.status for row in steps] == ["cached"]
+    assert fs.reads == {"src": 4}  # twice, streamed: verified, then decoded as read

@@ -631,24 +631,47 @@ def emit_json_items(
     key: str,
     items: Iterable[dict[str, Any]],
     tail: Callable[[], dict[str, Any]],
+    *,
+    floats: bool = False,
 ) -> None:
-    """Write ``{**head, key: [*items], **tail()}`` to stdout as :func:`emit_json` writes it
-    (no float), each item as it comes: a long list is never held whole. ``tail`` is called
-    once the items are written (counts known only then); the first item is read before
-    anything is written, so a source that fails at once leaves stdout empty."""
+    """Write ``{**head, key: [*items], **tail()}`` to stdout as :func:`emit_json` writes it,
+    each item as it comes: a long list is never held whole. ``tail`` is called once the
+    items are written (counts known only then); the first item is read before anything is
+    written, so a source that fails at once leaves stdout empty. ``floats``: the items may
+    hold floats (each such item is written by the standard library, as ``emit_json`` would)."""
+    dumps = _json_of_values if floats else indented_json
     given = iter(items)
     first = next(given, None)
     write = sys.stdout.write
-    opening = indented_json({**head, key: []})
+    opening = dumps({**head, key: []})
     write(opening[: -len("[]\n}")])  # up to the list, as the whole document has it
     if first is None:
         write("[]")
     else:
-        write("[\n    " + indented_json(first).replace("\n", "\n    "))
+        write("[\n    " + dumps(first).replace("\n", "\n    "))
         for item in given:
-            write(",\n    " + indented_json(item).replace("\n", "\n    "))
+            write(",\n    " + dumps(item).replace("\n", "\n    "))
         write("\n  ]")
-    write("," + indented_json(tail())[1:] + "\n")
+    write("," + dumps(tail())[1:] + "\n")
+
+
+def _json_of_values(document: dict[str, Any]) -> str:
+    """:func:`indented_json`, or the standard library's text where ``document`` holds a float."""
+    if _holds_float(document):
+        return json.dumps(document, indent=2, ensure_ascii=False)
+    return indented_json(document)
+
+
+def _holds_float(value: Any, depth: int = 0) -> bool:
+    if isinstance(value, float):
+        return True
+    if depth > 200:  # deeper than a record may be: let the standard library write it
+        return True
+    if isinstance(value, dict):
+        return any(_holds_float(item, depth + 1) for item in value.values())
+    if isinstance(value, list):
+        return any(_holds_float(item, depth + 1) for item in value)
+    return False
 
 
 def indented_json(document: dict[str, Any]) -> str:

@@ -26,7 +26,7 @@ from ._app import (
     app,
     complete_checkpoint_id,
     complete_run_id,
-    emit_json,
+    emit_json_items,
     exit_with,
     finish_run,
     locate_store_option,
@@ -240,7 +240,7 @@ def replay(
 
     checkpoint = named_checkpoint(locate_store_option(store), checkpoint)
     with workflow_output(json_output), RunProgress(enabled=not json_output) as progress:
-        report = replay_checkpoint(
+        rows = replay_checkpoint(
             checkpoint,
             store=resolve_store_option(store),
             target=target,
@@ -251,8 +251,10 @@ def replay(
             on_event=progress.on_event,
             on_interrupt=progress.on_interrupt,
         )
-    if json_output:
-        emit_json(report.to_json())
+    if json_output:  # each row written as it is compared
+        steps = (row.to_json() for row in rows)
+        tail = lambda: rows.finished().json_tail()  # noqa: E731 - read once the rows are
+        emit_json_items(rows.report.json_head(), "steps", steps, tail, floats=True)
     else:
-        print_replay(report)
-    exit_with(0 if report.identical else 1)
+        print_replay(rows)
+    exit_with(0 if rows.finished().identical else 1)

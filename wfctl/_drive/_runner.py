@@ -26,7 +26,7 @@ from wfctl._engine._admission import refuse_cancelled
 from wfctl._engine._ending import failed_result, own_notes
 from wfctl._engine._events import error_message
 from wfctl._engine._response_types import type_name
-from wfctl._engine._restore import load_outline, load_target
+from wfctl._engine._restore import load_outline
 from wfctl._engine._trust import FOREIGN_REMEDY, CodeRule, recorded_code_check
 from wfctl._errors import (
     ReplayInterrupted,
@@ -70,7 +70,7 @@ if TYPE_CHECKING:
     from wfctl._engine._events import WorkflowEvent
     from wfctl._engine._result import WorkflowRunResult
     from wfctl._engine._workflow import Workflow
-    from wfctl._inspect._replay import ReplayReport
+    from wfctl._inspect._replay import ReplayRows
     from wfctl._records._checkpoint import Checkpoint
 
 __all__ = [
@@ -556,8 +556,9 @@ def replay_checkpoint(
     shuffle_seed: int | None = None,
     on_event: EventListener | None = None,
     on_interrupt: InterruptListener | None = None,
-) -> ReplayReport:
-    """Replay ``checkpoint_id`` as a new run and compare it with the source run.
+) -> ReplayRows:
+    """Replay ``checkpoint_id`` as a new run, and return its comparison with the source run,
+    a row at a time as it is iterated (:class:`~wfctl._inspect._replay.ReplayRows`).
 
     The workflow is loaded as :func:`resume_run` loads it (``target``, else the source run's
     recorded target, if wfctl may import it).
@@ -571,17 +572,17 @@ def replay_checkpoint(
         ReplayInterrupted: Ctrl-C paused or aborted the replay (its message says which).
     """
     from wfctl._engine._run import RunOptions
-    from wfctl._inspect._replay import replay_from
+    from wfctl._inspect._replay import read_source, start_replay
 
     storage = open_storage(store, must_exist=False)
-    # Read once: the trust check, the restore and the diff all use this chain.
-    chain, source = asyncio.run(load_target(storage, checkpoint_id))
-    workflow = _load_recorded(chain[0], store, target, trust_store)
+    # Read once, folded as read: the trust check, the restore and the diff all use it.
+    source = asyncio.run(read_source(storage, checkpoint_id))
+    workflow = _load_recorded(source.outline[0], store, target, trust_store)
     bound = workflow.build(checkpoint_storage=storage)
 
-    def start(listener: EventListener) -> Awaitable[ReplayReport]:
+    def start(listener: EventListener) -> Awaitable[ReplayRows]:
         options = RunOptions(allow_changed, execute, shuffle_seed)
-        return replay_from(bound, checkpoint_id, chain, source, options, listener)
+        return start_replay(bound, checkpoint_id, source, options, listener)
 
     try:
         drive = drive_call(start, storage, None, on_event, on_interrupt)
@@ -593,12 +594,14 @@ def replay_checkpoint(
         ]
         again = f"wfctl replay --checkpoint {shlex.quote(checkpoint_id)}{store_option(store)}"
         raise exc.with_command(with_allow_changed(again, given)) from None
-    report = drive.value
-    if report is None:
+    rows = drive.value
+    if rows is None:
         raise ReplayInterrupted(f"replay run {drive.run_id or '(not started)'} aborted")
+    report = rows.report
     if (drive.interrupts or drive.stopped_by) and report.replay_status == "paused":
         raise ReplayInterrupted(
             f"replay run {report.replay_run_id} paused; continue it with: "
             f"wfctl resume {report.replay_run_id}{store_option(store)}"
         )
-    return replace(report, target=workflow.target or "", target_recorded=target is None)
+    rows.report = replace(report, target=workflow.target or "", target_recorded=target is None)
+    return rows

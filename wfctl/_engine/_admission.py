@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from wfctl._errors import (
@@ -46,7 +46,7 @@ from ._restore import (
     drop_resent_answers,
     encode_answers,
     load_folded,
-    load_target,
+    load_source,
 )
 from ._run import RunOptions
 from ._trust import names_a_file
@@ -59,6 +59,7 @@ __all__ = [
     "continue_run",
     "continuing_chain",
     "lease_new_run",
+    "place_in",
     "refuse_cancelled",
     "restore_new_run",
     "restore_run",
@@ -200,6 +201,14 @@ def root_payload(
     )
 
 
+def place_in(chain: Sequence[Checkpoint], target: Checkpoint) -> int:
+    """Return where ``chain`` holds ``target``: its seq in a whole chain, its place in an outline
+    (a chain without its step checkpoints but some, see :func:`~._restore.load_source`)."""
+    if target.seq < len(chain) and chain[target.seq] is target:
+        return target.seq
+    return next(index for index, checkpoint in enumerate(chain) if checkpoint is target)
+
+
 def check_code(
     workflow: DefinedWorkflow, chain: list[Checkpoint], upto: int, options: RunOptions
 ) -> str:
@@ -287,8 +296,12 @@ async def restore_run(
     on_event: EventListener | None,
     new_run: bool,
 ) -> Driven:
-    """Continue the run whose head ``checkpoint_id`` is, else restore it into a new run."""
-    chain, target = await load_target(workflow.storage, checkpoint_id)
+    """Continue the run whose head ``checkpoint_id`` is, else restore it into a new run.
+
+    The run is read as a replay reads it (:func:`~._restore.load_source`): folded as it is
+    read, its outline kept and what the restore may serve packed, never the chain whole.
+    """
+    chain, target, _, known = await load_source(workflow.storage, checkpoint_id)
     root = chain[0]
     if target is chain[-1] and target.kind != Kind.COMPLETED and not new_run:
         if run_id is not None and run_id != root.run_id:
@@ -309,7 +322,7 @@ async def restore_run(
             "to branch from it anyway, pass new_run=True",
         )
     return await restore_new_run(
-        workflow, checkpoint_id, chain, target, None, responses, run_id, options, on_event
+        workflow, checkpoint_id, chain, target, known, responses, run_id, options, on_event
     )
 
 
@@ -332,9 +345,10 @@ async def restore_new_run(
 
     Args:
         chain, target: the chain of the run holding ``checkpoint_id``, and that checkpoint
-            (as :func:`~wfctl._engine._restore.load_target` returns them).
+            (as :func:`~wfctl._engine._restore.load_target` returns them), or its outline
+            (as :func:`~wfctl._engine._restore.load_source` returns it, with ``history``).
         history: what ``chain`` up to ``target`` recorded, origins first, when the caller has
-            read it already; else it is read here.
+            read it already; else it is read here (from a whole chain).
         run_id: the new run's id (None: a fresh one).
 
     Raises:
@@ -342,7 +356,7 @@ async def restore_new_run(
     """
     storage = workflow.storage
     root = chain[0]
-    check_code(workflow, chain, target.seq, options)
+    check_code(workflow, chain, place_in(chain, target), options)
     message = decode(RootPayload.of(root).input, where=f"{root.checkpoint_id} input")
     if target.kind == Kind.COMPLETED:
         options = dataclasses.replace(options, complete_history=True)

@@ -9,7 +9,7 @@ own origin), so a restored run never copies earlier results into its own chain.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,8 +40,10 @@ __all__ = [
     "drop_resent_answers",
     "encode_answers",
     "fold_history",
+    "history_records",
     "load_folded",
     "load_outline",
+    "load_source",
     "load_target",
     "read_origins",
 ]
@@ -276,6 +278,133 @@ async def _records_as_read(
     else:
         for checkpoint in await load_chain(storage, run_id):
             yield checkpoint
+
+
+async def load_source(
+    storage: CheckpointStorage,
+    checkpoint_id: str,
+    observe: Callable[[StepRecord], None] | None = None,
+) -> tuple[list[Checkpoint], Checkpoint, History, History]:
+    """Read the run holding ``checkpoint_id`` as a replay needs it, folding it as it is read.
+
+    The chain is read as :func:`_records_as_read` reads it, and nothing read is kept that
+    grows with the run's length but what a restore from the target serves (its records,
+    packed, see :class:`~wfctl._records._recorded.RecordedCalls`): no step checkpoint but the
+    target and the head, no step record of the whole history.
+
+    Args:
+        observe: told each step record of the run's whole history, in order, origins first.
+
+    Returns:
+        The outline (the chain without its ``step`` checkpoints but the target and the head,
+        in order), the target, the run's whole history without its records (its answers and
+        failures) and its history up to the target, its records handed to ``calls``.
+
+    Raises:
+        InvalidIdError: the id is malformed.
+        CheckpointNotFoundError: no such run or no such seq in it, or an origin checkpoint
+            no longer exists.
+        CheckpointCorruptError: a record is corrupt, the chain is broken, or an origin chain
+            is cyclic.
+    """
+    run_id, seq = split_checkpoint_id(checkpoint_id)
+    reading = _SourceReading(storage, seq, observe)
+    records = _records_as_read(storage, run_id)
+    try:
+        async with contextlib.aclosing(records):
+            async for checkpoint in records:
+                await reading.add(checkpoint)
+    except RunNotFoundError:
+        raise CheckpointNotFoundError(checkpoint_id) from None
+    return reading.result(checkpoint_id)
+
+
+async def history_records(
+    storage: CheckpointStorage, root: Checkpoint, last_seq: int
+) -> AsyncGenerator[StepRecord, None]:
+    """Yield the step records of the history of ``root``'s run up to ``last_seq``, in order,
+    origins first: the records :func:`load_source` told its ``observe``, read again.
+
+    Raises:
+        RunNotFoundError: the run no longer exists.
+        CheckpointCorruptError: a record is corrupt or the chain is broken.
+        CheckpointNotFoundError: an origin checkpoint no longer exists.
+    """
+    for prefix, upto in await read_origins(storage, (root,)):
+        for checkpoint in prefix[: upto + 1]:
+            if checkpoint.kind == Kind.STEP:
+                for record in StepPayload.of(checkpoint).steps:
+                    yield record
+    records = _records_as_read(storage, root.run_id)
+    async with contextlib.aclosing(records):
+        async for checkpoint in records:
+            if checkpoint.seq > last_seq:  # appended since the replay read the run
+                return
+            if checkpoint.kind == Kind.STEP:
+                for record in StepPayload.of(checkpoint).steps:
+                    yield record
+
+
+class _SourceReading:
+    """A replay's source run folded as its records come (see :func:`load_source`)."""
+
+    def __init__(
+        self, storage: CheckpointStorage, seq: int, observe: Callable[[StepRecord], None] | None
+    ) -> None:
+        self.storage, self.seq, self.observe = storage, seq, observe
+        self.history = History()
+        self.known = History()
+        self.counted = 0  # the records of the whole history folded so far
+        self.target: Checkpoint | None = None
+        self.outline = _Outline()
+
+    async def add(self, checkpoint: Checkpoint) -> None:
+        """Fold the chain's next record; at the target, note what the history holds so far."""
+        if self.outline.last is None:  # the root: what its origins recorded comes first
+            for prefix, upto in await read_origins(self.storage, (checkpoint,)):
+                for origin in prefix[: upto + 1]:
+                    self._fold(origin)
+        self._fold(checkpoint)
+        if checkpoint.seq == self.seq:
+            self.target = checkpoint
+            if checkpoint.kind == Kind.STEP:
+                self.outline.kept.append(checkpoint)
+            history, known = self.history, self.known
+            known.responses = dict(history.responses)
+            known.attempts = {key: list(tried) for key, tried in history.attempts.items()}
+            known.started = dict(history.started)
+            known.last_kind = history.last_kind
+            known.failures = list(history.failures)
+        self.outline.add(checkpoint)
+
+    def _fold(self, checkpoint: Checkpoint) -> None:
+        """Fold one record of the whole history; hand its step records on and let them go."""
+        history = self.history
+        failed = len(history.failures)
+        _fold((checkpoint,), 0, history)
+        if len(history.failures) > failed:  # counted from the records let go before
+            history.failures[failed:] = [
+                (before + self.counted, failure) for before, failure in history.failures[failed:]
+            ]
+        records, history.records = history.records, []
+        self.counted += len(records)
+        if self.target is None:  # up to the target: what the replay may be served
+            add = self.known.calls.add
+            for record in records:
+                add(record)
+        if self.observe is not None:
+            for record in records:
+                self.observe(record)
+
+    def result(self, checkpoint_id: str) -> tuple[list[Checkpoint], Checkpoint, History, History]:
+        """The outline, the target, the whole history and the history up to the target.
+
+        Raises:
+            CheckpointNotFoundError: no record came, or none at the target's seq.
+        """
+        if self.target is None:
+            raise CheckpointNotFoundError(checkpoint_id)
+        return self.outline.result(self.target.run_id), self.target, self.history, self.known
 
 
 class _Outline:

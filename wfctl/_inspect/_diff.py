@@ -1,5 +1,8 @@
 """Replay diffing: line a replay's step calls up against the source run's records.
 
+The rows, the output diff and the previews are here; :mod:`._pairing` pairs the calls with the
+records (:func:`~._pairing.diff_rows`, a row at a time).
+
 Rows are aligned by durable key. A call served from the record is paired with the record that
 served it; a call that ran is paired with the source record of the same key when their argument
 digests agree, else with the oldest unpaired source record of the same step, scope and digest
@@ -21,7 +24,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
@@ -35,11 +38,15 @@ __all__ = [
     "ReplayCalls",
     "StepDiff",
     "StepStatus",
+    "against_failure",
+    "bucket",
     "count_statuses",
     "diff_outputs",
-    "diff_steps",
+    "executed_row",
+    "failure_row",
     "preview",
     "render_json",
+    "row_of",
 ]
 
 StepStatus = Literal["cached", "same", "changed", "new", "not reached", "failed"]
@@ -183,49 +190,15 @@ def _same_result(a: Any, b: Any) -> bool:
         return bool(a == b)
 
 
-def _bucket(record: StepRecord) -> tuple[str, str, str | None, str | None]:
+def bucket(record: StepRecord) -> tuple[str, str, str | None, str | None]:
+    """The calls a record may serve: its step (scope, name, explicit key) and argument digest."""
     return (record.scope, record.name, record.explicit, record.digest)
 
 
-class _Source:
-    """The source run's records by key (a later record of a key supersedes an earlier one)."""
-
-    def __init__(self, records: Iterable[StepRecord]) -> None:
-        self.by_key: dict[str, StepRecord] = {}
-        self.position: dict[str, int] = {}
-        #: For each record, how many keys came before it (a place in ``position``'s order).
-        self._keys_before: list[int] = []
-        for record in records:
-            self._keys_before.append(len(self.position))
-            self.position.setdefault(record.key, len(self.position))
-            self.by_key[record.key] = record
-        self.paired: set[str] = set()
-
-    def place(self, records_before: int) -> int:
-        """The place, in ``position``'s order, of what came after ``records_before`` records."""
-        before = self._keys_before
-        return before[records_before] if records_before < len(before) else len(self.position)
-
-    def free(self, key: str | None) -> StepRecord | None:
-        if key is None or key in self.paired:
-            return None
-        return self.by_key.get(key)
-
-    def same_call(self, record: StepRecord) -> StepRecord | None:
-        """Return the oldest unpaired record of the same step, scope, explicit key and digest."""
-        wanted = _bucket(record)
-        candidates = (
-            r for k, r in self.by_key.items() if k not in self.paired and _bucket(r) == wanted
-        )
-        return min(candidates, key=lambda r: self.position[r.key], default=None)
-
-
-def _executed_row(
-    key: str, record: StepRecord, source: _Source, changed: bool
-) -> tuple[StepRecord | None, StepDiff]:
-    counterpart = source.free(key)
-    if counterpart is None or counterpart.digest != record.digest:
-        counterpart = source.same_call(record) or counterpart
+def executed_row(
+    key: str, record: StepRecord, counterpart: StepRecord | None, changed: bool
+) -> StepDiff:
+    """The row of a call the replay executed (``record``), beside its source ``counterpart``."""
     status: StepStatus
     if counterpart is None:
         status = "changed" if changed else "new"
@@ -238,10 +211,10 @@ def _executed_row(
         status = "changed"
     else:
         status = "same"
-    return counterpart, _row(key, status, counterpart, record.digest, record.result)
+    return row_of(key, status, counterpart, record.digest, record.result)
 
 
-def _row(
+def row_of(
     key: str,
     status: StepStatus,
     source: StepRecord | None,
@@ -249,6 +222,7 @@ def _row(
     replay_result: Any = None,
     error: str | None = None,
 ) -> StepDiff:
+    """A row of the call ``key`` compared with the source record ``source`` (None: none)."""
     return StepDiff(
         key=key,
         status=status,
@@ -261,7 +235,7 @@ def _row(
     )
 
 
-def _failure_row(
+def failure_row(
     key: str, failure: StepFailure, calls: ReplayCalls, record: StepRecord | None
 ) -> StepDiff:
     """The row of a replay call whose source counterpart is a failure (no record)."""
@@ -276,13 +250,13 @@ def _failure_row(
     else:  # no failure recorded: the replay stopped, or failed with the error itself
         digest = result = None
         error = calls.failed.get(key, "no result: the replay stopped before it returned")
-    return _against_failure(key, failure, status, digest, result, error)
+    return against_failure(key, failure, status, digest, result, error)
 
 
-def _against_failure(
+def against_failure(
     key: str,
     failure: StepFailure,
-    status: StepStatus,
+    status: StepStatus = "not reached",
     replay_digest: str | None = None,
     replay_result: Any = None,
     error: str | None = None,
@@ -298,68 +272,6 @@ def _against_failure(
         error=error,
         source_error=failure.error,
     )
-
-
-def diff_steps(
-    source_records: Sequence[StepRecord],
-    calls: ReplayCalls,
-    source_failures: Sequence[tuple[int, StepFailure]] = (),
-) -> tuple[StepDiff, ...]:
-    """Return the step table of a replay against the source run's records.
-
-    Rows are ordered by the position of their source record (or failure), then (for rows
-    without one) by the order of the replay's calls.
-
-    Args:
-        source_records: every record of the source run's history, origins first.
-        calls: what the replay did with its calls.
-        source_failures: the source's step failures, each with how many of ``source_records``
-            came before the record that holds it (:attr:`~wfctl._engine._restore.History.failures`).
-    """
-    source = _Source(source_records)
-    # A later failure of a key supersedes an earlier one, as a later record does.
-    failures = {
-        failure.key: (source.place(before) - 0.5, failure) for before, failure in source_failures
-    }
-    rows: list[tuple[float, StepDiff]] = []
-    tail = len(source.position)
-    # Served calls first: the record that served a call is its counterpart, whatever its key.
-    for key, recorded_as in calls.served.items():
-        served = source.by_key.get(recorded_as)
-        source.paired.add(recorded_as)
-        digest = served.digest if served else None
-        result = served.result if served else None
-        rows.append(
-            (source.position.get(recorded_as, tail), _row(key, "cached", served, digest, result))
-        )
-    for index, key in enumerate(calls.order):
-        if key in calls.served:
-            continue
-        record = calls.records.get(key)
-        counterpart: StepRecord | None
-        if key in failures and key not in source.by_key:
-            position, failure = failures.pop(key)
-            rows.append((position, _failure_row(key, failure, calls, record)))
-            continue
-        if record is not None:
-            counterpart, row = _executed_row(key, record, source, key in calls.changed)
-        else:
-            counterpart = source.free(key)
-            error = calls.failed.get(key, "no result: the replay stopped before it returned")
-            row = _row(key, "failed", counterpart, None, error=error)
-        if counterpart is not None:
-            source.paired.add(counterpart.key)
-            rows.append((source.position[counterpart.key], row))
-        else:
-            rows.append((tail + index, row))
-    for key, record in source.by_key.items():
-        if key not in source.paired:
-            rows.append((source.position[key], _row(key, "not reached", record, None)))
-    for key, (position, failure) in failures.items():
-        if key not in source.by_key:  # else a record of the key came later: it is the call's
-            rows.append((position, _against_failure(key, failure, "not reached")))
-    rows.sort(key=lambda item: item[0])
-    return tuple(row for _, row in rows)
 
 
 def count_statuses(rows: Iterable[StepDiff]) -> Mapping[str, int]:

@@ -5,6 +5,8 @@ run is never touched), then compares that run with the *source run*, the run hol
 checkpoint, over its whole recorded history: its final outputs if it completed, and every step
 record it holds, including those of its own origin prefix. The result is a frozen
 :class:`ReplayReport`; the caller decides what to raise or which exit code to pick.
+:func:`start_replay` gives the rows one at a time instead, each as soon as it is decided
+(:class:`~._replay_rows.ReplayRows`), which is how ``wfctl replay`` writes them.
 
 Decisions (see also :mod:`wfctl._inspect._diff` for how rows are paired):
 
@@ -24,14 +26,14 @@ Decisions (see also :mod:`wfctl._inspect._diff` for how rows are paired):
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
-from wfctl._engine._admission import restore_new_run
+from wfctl._engine._admission import place_in, restore_new_run
 from wfctl._engine._events import WorkflowEvent, error_message
-from wfctl._engine._restore import History, fold_history, load_target, read_origins
-from wfctl._engine._result import ResultStatus, WorkflowRunResult
+from wfctl._engine._restore import History, history_records, load_source
 from wfctl._engine._run import RunOptions
 from wfctl._engine._workflow import Workflow
 from wfctl._records._checkpoint import Checkpoint, Kind
@@ -42,125 +44,27 @@ from wfctl._records._payloads import (
     recorded_requests,
     recorded_signature,
 )
-from wfctl._records._recorded import StepRecord
+from wfctl._storage._protocol import CheckpointStorage
 
 from ._diff import (
     STEP_STATUSES,
-    ReplayCalls,
     StepDiff,
-    count_statuses,
     diff_outputs,
-    diff_steps,
-    render_json,
 )
-from ._documents import document
+from ._pairing import RowPairing, SourceIndex, SourceIndexing
+from ._replay_report import ReplayReport
+from ._replay_rows import CallWatch, ReplayRows
 
-__all__ = ["STEP_STATUSES", "ReplayReport", "StepDiff", "replay", "replay_from"]
-
-#: Row statuses that make a replay differ from its source.
-_DIFFERING: Final = frozenset({"changed", "new", "failed"})
-
-
-@dataclass(frozen=True, slots=True)
-class ReplayReport:
-    """How a replay went and how it differs from the source run.
-
-    ``source_status`` is ``completed``, ``paused``, ``failed`` or ``interrupted`` (the source
-    run's last checkpoint is none of those: it was killed or is still running).
-    ``outputs_source``/``outputs_replay`` are as ``get_outputs()`` returns them, or None for a
-    run that did not complete; ``outputs_diff`` is a unified diff of their pretty JSON, empty
-    when they are equal. ``error`` is the replay's failure message (``error_type`` its class).
-    ``code_changed``: the workflow's code signature differs from the one that wrote the
-    checkpoint (possible only with ``allow_changed``). A changed step whose arguments did not
-    change is still served from the record, so a changed workflow can replay as identical.
-    ``target`` is the code the CLI imported (``target_recorded``: it came from the source run's
-    record); empty when the report was made by the library.
-    """
-
-    source_run_id: str
-    source_checkpoint_id: str
-    source_status: str
-    replay_run_id: str
-    replay_checkpoint_id: str
-    replay_status: ResultStatus
-    error: str | None
-    error_type: str | None
-    outputs_source: list[Any] | None
-    outputs_replay: list[Any] | None
-    outputs_diff: str
-    steps: tuple[StepDiff, ...]
-    answers_reused: tuple[str, ...] = ()
-    code_changed: bool = False
-    target: str = ""
-    target_recorded: bool = False
-
-    @property
-    def outputs_equal(self) -> bool:
-        """Whether both runs completed with outputs that render the same."""
-        return (
-            self.outputs_source is not None
-            and self.outputs_replay is not None
-            and not self.outputs_diff
-        )
-
-    @property
-    def identical(self) -> bool:
-        """Whether the replay completed like the source, with equal outputs and matching steps.
-
-        A replay that failed or paused is never identical; ``not reached`` rows count only
-        through the outputs.
-        """
-        return (
-            self.replay_status == "completed"
-            and self.source_status == "completed"
-            and self.outputs_equal
-            and not any(row.status in _DIFFERING for row in self.steps)
-        )
-
-    @property
-    def counts(self) -> Mapping[str, int]:
-        """How many rows have each status (every status present, in a fixed order)."""
-        return count_statuses(self.steps)
-
-    def to_json(self) -> dict[str, Any]:
-        """Return the ``wfctl/replay@1`` document (see docs/json.md).
-
-        Outputs appear in their codec encoding (bytes, dates and registered classes as tagged
-        objects), exactly as they were compared.
-        """
-        return document(
-            "replay",
-            {
-                "identical": self.identical,
-                "source_run_id": self.source_run_id,
-                "source_checkpoint_id": self.source_checkpoint_id,
-                "source_status": self.source_status,
-                "replay_run_id": self.replay_run_id,
-                "replay_head_checkpoint_id": self.replay_checkpoint_id,
-                "replay_status": self.replay_status,
-                "error": self.error,
-                "error_type": self.error_type,
-                "reused_answer_ids": list(self.answers_reused),
-                "code_changed": self.code_changed,
-                "target": self.target,
-                "target_recorded": self.target_recorded,
-                "outputs_equal": self.outputs_equal,
-                "source_outputs": _encoded(self.outputs_source),
-                "replay_outputs": _encoded(self.outputs_replay),
-                "outputs_diff": self.outputs_diff,
-                "step_counts": {
-                    status.replace(" ", "_"): count for status, count in self.counts.items()
-                },
-                "steps": [row.to_json() for row in self.steps],
-            },
-        )
-
-
-def _encoded(value: Any) -> Any:
-    try:
-        return encode(value)
-    except Exception:  # only values that came out of the codec get here; never fail a report
-        return render_json(repr(value))
+__all__ = [
+    "STEP_STATUSES",
+    "ReplayReport",
+    "ReplayRows",
+    "ReplaySource",
+    "StepDiff",
+    "read_source",
+    "replay",
+    "start_replay",
+]
 
 
 async def replay(
@@ -174,6 +78,8 @@ async def replay(
     reuse_answers: bool = True,
 ) -> ReplayReport:
     """Replay ``workflow`` from ``checkpoint_id`` as a new run and diff it against the source.
+
+    The report holds every row; :func:`start_replay` gives them one at a time instead.
 
     Args:
         workflow: the workflow, bound to the storage that holds the checkpoint.
@@ -195,67 +101,95 @@ async def replay(
         WorkflowChangedError: the code changed and ``allow_changed`` is False.
         RunStateError: the checkpoint belongs to another workflow.
     """
-    source_chain, target = await load_target(workflow.storage, checkpoint_id)
+    source = await read_source(workflow.storage, checkpoint_id)
     options = RunOptions(allow_changed, execute, shuffle_seed)
-    return await replay_from(
-        workflow, checkpoint_id, source_chain, target, options, on_event, reuse_answers
-    )
+    rows = await start_replay(workflow, checkpoint_id, source, options, on_event, reuse_answers)
+    return rows.finished(tuple([row async for row in rows]))
 
 
-async def replay_from(
+@dataclass(slots=True)
+class ReplaySource:
+    """The source run as a replay reads it once, before it runs (see :func:`read_source`).
+
+    ``outline``: its chain without its step checkpoints but the target and the head.
+    ``whole``: its whole history's answers and failures (no records). ``known``: what the
+    replay may be served, handed to the replay's run. ``index``: what the step table must
+    know before it reads the source's records again.
+    """
+
+    outline: list[Checkpoint]
+    target: Checkpoint
+    whole: History
+    known: History
+    index: SourceIndex
+
+
+async def read_source(storage: CheckpointStorage, checkpoint_id: str) -> ReplaySource:
+    """Read the run holding ``checkpoint_id`` once, folded as it is read, for a replay.
+
+    Raises:
+        CheckpointNotFoundError, CheckpointCorruptError, InvalidIdError: bad checkpoint.
+    """
+    indexing = SourceIndexing()
+    outline, target, whole, known = await load_source(storage, checkpoint_id, indexing.add)
+    return ReplaySource(outline, target, whole, known, indexing.index(whole.failures))
+
+
+async def start_replay(
     workflow: Workflow,
     checkpoint_id: str,
-    source_chain: list[Checkpoint],
-    target: Checkpoint,
+    source: ReplaySource,
     options: RunOptions,
     on_event: Callable[[WorkflowEvent], None] | None = None,
     reuse_answers: bool = True,
-) -> ReplayReport:
-    """Replay ``checkpoint_id`` from the source chain the caller read (see :func:`replay`).
+) -> ReplayRows:
+    """Replay ``checkpoint_id`` from the source run the caller read, and return its rows to
+    compare, one at a time (see :class:`ReplayRows`; :func:`replay` for the arguments).
 
-    ``source_chain`` and ``target`` are what :func:`~wfctl._engine._restore.load_target` returned for
-    ``checkpoint_id``; ``options`` carry ``replay``'s ``allow_changed``, ``execute`` and
-    ``shuffle_seed``.
+    ``source`` is what :func:`read_source` returned for ``checkpoint_id``, and is used up;
+    ``options`` carry ``replay``'s ``allow_changed``, ``execute`` and ``shuffle_seed``.
 
-    The source is read once: its chain is given, each origin run's chain is read here once,
-    and both histories (the whole source run, and what the replay may serve) are folded from
-    them. The replay's own records come back from the run that committed them.
+    What the replay did with each call is gathered from its events as they happen (none is
+    kept on its result); its own records come back from the run that committed them.
     """
-    # The diff reads every call's events and every record the replay commits.
-    options = dataclasses.replace(
-        options, event_history=None, event_history_bytes=None, keep_records=True
-    )
-    origins = await read_origins(workflow.storage, source_chain)
-    source_history = fold_history(origins, source_chain, len(source_chain) - 1)
-    known = fold_history(origins, source_chain, target.seq)
+    outline, target, known = source.outline, source.target, source.known
+    # The diff reads every record the replay commits; its calls are watched as they happen.
+    options = dataclasses.replace(options, event_history=0, keep_records=True)
+    watch = CallWatch(on_event)
     answers: dict[str, Any] = {}
     if reuse_answers:
-        answers = _later_answers(target, source_history, known)
+        answers = _later_answers(target, source.whole, known)
     driven = await restore_new_run(
-        workflow, checkpoint_id, source_chain, target, known, answers, None, options, on_event
+        workflow, checkpoint_id, outline, target, known, answers, None, options, watch.seen
     )
     result = driven.result
-    calls = _replay_calls(result, driven.records)
+    calls = watch.calls
+    calls.changed = set(result.changed)
+    calls.records = {record.key: record for record in driven.records}
     calls.failures = {failure.key: failure for failure in driven.failures}
-    source_encoded = _final_outputs(source_chain[-1])
+    head = outline[-1]
+    source_encoded = _final_outputs(head)
     replay_encoded = encode(result.get_outputs()) if result.status == "completed" else None
     error = result.error
-    return ReplayReport(
+    report = ReplayReport(
         source_run_id=target.run_id,
         source_checkpoint_id=checkpoint_id,
-        source_status=ended_as(source_chain[-1]) or "interrupted",
+        source_status=ended_as(head) or "interrupted",
         replay_run_id=result.run_id,
         replay_checkpoint_id=result.checkpoint_id,
         replay_status=result.status,
         error=error_message(error) if error is not None else None,
         error_type=type(error).__name__ if error is not None else None,
-        outputs_source=_decoded(source_encoded, f"{source_chain[-1].checkpoint_id} outputs"),
+        outputs_source=_decoded(source_encoded, f"{head.checkpoint_id} outputs"),
         outputs_replay=result.get_outputs() if result.status == "completed" else None,
         outputs_diff=diff_outputs(source_encoded, replay_encoded),
-        steps=diff_steps(source_history.records, calls, source_history.failures),
+        steps=(),
         answers_reused=tuple(answers),
-        code_changed=recorded_signature(source_chain, target.seq) != workflow.signature,
+        code_changed=recorded_signature(outline, place_in(outline, target)) != workflow.signature,
     )
+    compared = RowPairing(source.index, calls, served_from_source=True)
+    records = functools.partial(history_records, workflow.storage, outline[0], head.seq)
+    return ReplayRows(report, compared, records)
 
 
 def _later_answers(target: Checkpoint, full: History, known: History) -> dict[str, Any]:
@@ -278,24 +212,3 @@ def _decoded(encoded: list[Any] | None, where: str) -> list[Any] | None:
     if encoded is None:
         return None
     return [decode(value, where=where) for value in encoded]
-
-
-def _replay_calls(result: WorkflowRunResult, records: Sequence[StepRecord]) -> ReplayCalls:
-    """Gather what the replay did with each call: its events, and the records it committed."""
-    calls = ReplayCalls(changed=set(result.changed))
-    seen: set[str] = set()
-    for event in result.events:
-        key = event.key
-        if key is None or event.kind not in ("step_started", "step_cached", "step_failed"):
-            continue
-        if key not in seen:
-            seen.add(key)
-            calls.order.append(key)
-        data = event.extra
-        if event.kind == "step_cached":
-            calls.served[key] = str(data.get("recorded_as", key))
-        elif event.kind == "step_failed":
-            calls.failed[key] = str(data.get("error", "failed"))
-    for record in records:
-        calls.records[record.key] = record
-    return calls

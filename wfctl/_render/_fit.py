@@ -10,6 +10,7 @@ the rest fit.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -70,6 +71,7 @@ def fitted_table(
     width: int,
     *,
     title: str | None = None,
+    least: Sequence[int] | None = None,
 ) -> RenderableType:
     """Return a table of ``rows`` with the columns that fit in ``width`` cells.
 
@@ -78,6 +80,7 @@ def fitted_table(
         rows: One cell per column in each row.
         width: The terminal's width.
         title: Shown above the table, left-aligned.
+        least: The least width of each column that never wraps (cells to come, say).
     """
     # Strings as they will be shown (controls escaped), then measured: each once.
     rows = [[visible(cell) if isinstance(cell, str) else cell for cell in row] for row in rows]
@@ -88,7 +91,8 @@ def fitted_table(
         if column.wrap_min is not None:
             needs.append(max(column.wrap_min, header))
         else:
-            needs.append(max([header, *(row[index] for row in sizes)]))
+            at_least = least[index] if least is not None else 0
+            needs.append(max([header, at_least, *(row[index] for row in sizes)]))
     keep = list(range(len(columns)))
     natural = [  # each column as wide as its widest cell: what it takes without wrapping
         max([need, *(row[i] for row in sizes)]) for i, need in enumerate(needs)
@@ -268,13 +272,26 @@ class _PlainTable:
         wider than the terminal, or the console writes other than by escape codes (a legacy
         Windows console, a notebook, a recording or quiet console).
         """
+        widths = self.widths(console)
+        return None if widths is None else self.lines(console, widths)
+
+    def widths(self, console: Console) -> list[int] | None:
+        """The columns' widths :meth:`text` lays the rows out in, or None where rich must
+        draw the table (see :meth:`text`)."""
         if console.legacy_windows or console.is_jupyter or console.record or console.quiet:
             return None
         widths = self._widths()
         if console.options.ascii_only or self._total(widths) > self.width:
             return None
+        return widths
+
+    def lines(
+        self, console: Console, widths: Sequence[int], *, top: bool = True, bottom: bool = True
+    ) -> str:
+        """Return the table laid out in ``widths`` (see :meth:`text`); ``top``: with its title
+        and header, ``bottom``: with its bottom edge."""
         written = _Written(console)
-        parts = [written.segments(self._top(console, widths))]
+        parts = [written.segments(self._top(console, widths))] if top else []
         left, mid, right = edges = _EDGES[self.boxed]
         end = right + "\n"
         codes = written.codes
@@ -303,8 +320,22 @@ class _PlainTable:
             else:
                 line.append(end)
             parts += line
-        parts.append(written.segments(self._bottom(widths)))
+        if bottom:
+            parts.append(written.segments(self._bottom(widths)))
         return "".join(parts)
+
+    def page(self, columns: Sequence[Column], rows: Sequence[Sequence[str | Text]]) -> _PlainTable:
+        """Return more rows of this table (one cell per column of ``columns``, the columns it
+        was fitted from), to be laid out in its widths."""
+        keep = [i for i, column in enumerate(columns) if column in self.columns]
+        cells = [
+            [visible(cell) if isinstance(cell, str) else cell for cell in (row[i] for i in keep)]
+            for row in rows
+        ]
+        sizes = [[_width(cell) for cell in row] for row in cells]
+        return _PlainTable(
+            self.columns, self.needs, cells, sizes, self.width, self.boxed, title=None
+        )
 
     def _row(
         self,
@@ -517,6 +548,48 @@ def print_table(console: Console, table: RenderableType) -> None:
         console.print(table)
         return
     write_laid_out(console, text)
+
+
+#: How many rows :func:`print_rows` lays out at once.
+PAGE_ROWS: Final = 1000
+
+
+def print_rows(
+    console: Console,
+    columns: Sequence[Column],
+    rows: Iterable[Sequence[str | Text]],
+    *,
+    title: str | None = None,
+    least: Sequence[int] | None = None,
+) -> None:
+    """Print a fitted table of ``rows`` (text cells) as they come, a page of :data:`PAGE_ROWS` at a time.
+
+    A table of one page is what ``print_table(console, fitted_table(...))`` prints. A longer
+    one is fitted to its first page, each column that never wraps as wide as ``least`` says
+    at least (the widest cell to come, when the caller knows it), and the pages after it are
+    written in the same columns (a cell wider than its column folded in it), with no header
+    of their own; only the rows of one page are held. Where rich must draw the table (see
+    :meth:`_PlainTable.text`), each page is a table of its own.
+    """
+    given = iter(rows)
+    page = list(itertools.islice(given, PAGE_ROWS))
+    following = list(itertools.islice(given, PAGE_ROWS))
+    if not following:
+        print_table(console, fitted_table(columns, page, console.width, title=title))
+        return
+    table = fitted_table(columns, page, console.width, title=title, least=least)
+    widths = table.widths(console) if isinstance(table, _PlainTable) else None
+    if widths is None or not isinstance(table, _PlainTable):
+        console.print(table)
+        while following:
+            console.print(fitted_table(columns, following, console.width, least=least))
+            following = list(itertools.islice(given, PAGE_ROWS))
+        return
+    write_laid_out(console, table.lines(console, widths, bottom=False))
+    while following:
+        page, following = following, list(itertools.islice(given, PAGE_ROWS))
+        lines = table.page(columns, page).lines(console, widths, top=False, bottom=not following)
+        write_laid_out(console, lines)
 
 
 def write_laid_out(console: Console, text: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from rich.console import RenderableType
@@ -10,15 +11,16 @@ from rich.syntax import Syntax
 from rich.table import Table
 
 from wfctl._errors import UnencodableValueError
+from wfctl._inspect._diff import STEP_STATUSES
 from wfctl._records._codec import encode
 
 from ._common import Text, render_stored, status_text, stdout
-from ._fit import Cell, Column, fitted_table, print_table
+from ._fit import Cell, Column, fitted_table, print_rows, print_table
 from ._time import now, times_in
 
 if TYPE_CHECKING:
     from wfctl._inspect._lineage import LineageReport
-    from wfctl._inspect._replay import ReplayReport
+    from wfctl._inspect._replay import ReplayRows
 
 __all__ = ["print_lineage", "print_replay"]
 
@@ -69,17 +71,16 @@ def print_lineage(report: LineageReport) -> None:
     out.print(Text(summary, style="red" if broken else "green"))
 
 
-def print_replay(report: ReplayReport) -> None:
-    """Show a replay: verdict, outputs side by side, the unified diff, and the step table."""
+def print_replay(rows: ReplayRows) -> None:
+    """Show a replay: what it did, outputs side by side, the unified diff, then the step table
+    row by row as the rows are compared, their counts and the verdict."""
     out = stdout()
-    verdict = Text("identical", style="green") if report.identical else Text("DIFFERS", "bold red")
+    report = rows.report
     out.print(
         Text.assemble(
             f"replay {report.replay_run_id} of {report.source_checkpoint_id} "
             f"(source run {report.source_run_id}, {report.source_status}): ",
             status_text(report.replay_status),
-            " · ",
-            verdict,
         )
     )
     if report.target_recorded:
@@ -103,12 +104,19 @@ def print_replay(report: ReplayReport) -> None:
         Column("source", rank=1, wrap_min=10),
         Column("replay", rank=1, wrap_min=10),
     )
-    rows: list[list[Cell]] = [
+    cells: Iterator[list[str | Text]] = (
         [row.key, _status_row(row.status), row.source_preview or "", row.replay_preview or ""]
-        for row in report.steps
-    ]
-    print_table(out, fitted_table(columns, rows, out.width, title="steps"))
-    out.print(", ".join(f"{count} {status}" for status, count in report.counts.items()))
+        for row in rows
+    )
+    # Past a page, each row's key fits its column, and so does any status.
+    least = (rows.widest_key, max(map(len, STEP_STATUSES)), 0, 0)
+    print_rows(out, columns, cells, title="steps", least=least)
+    finished = rows.finished()
+    out.print(", ".join(f"{count} {status}" for status, count in finished.counts.items()))
+    verdict = (
+        Text("identical", style="green") if finished.identical else Text("DIFFERS", "bold red")
+    )
+    out.print(Text.assemble(f"replay {report.replay_run_id}: ", verdict))
 
 
 def _outputs(values: list[Any] | None) -> RenderableType:

@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from wfctl._inspect._diff import ReplayCalls, StepDiff, count_statuses, diff_outputs, diff_steps
+from wfctl._inspect._diff import ReplayCalls, StepDiff, count_statuses, diff_outputs
+from wfctl._inspect._pairing import diff_steps
 from wfctl._records._attempts import StepFailure
 from wfctl._records._checkpoint import split_checkpoint_id
 from wfctl._records._payloads import StepPayload

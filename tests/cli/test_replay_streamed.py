@@ -1,0 +1,97 @@
+"""``wfctl replay`` writes its step table and ``--json`` rows as they are compared.
+
+Through the installed ``wfctl``: the streamed output says what the library's whole report says,
+the verdict and the counts come after the rows, and a table past one page keeps its columns.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tests.cli.conftest import wfctl
+from tests.conftest import arun
+from wfctl import FileCheckpointStorage
+from wfctl._drive._loader import load_workflow
+from wfctl._inspect._replay import replay
+
+FLOW = """\
+from wfctl import step, workflow
+
+
+@step
+async def produce(i: int) -> str:
+    return f"v{i}" * (i % 4)
+
+
+@step
+async def total(values: list[str]) -> int:
+    return sum(map(len, values))
+
+
+@workflow(name="streamed")
+async def streamed(n: int) -> int:
+    return await total([await produce(i) for i in range(n)])
+"""
+
+
+def _run(tmp_path: Path, steps: int) -> tuple[Path, Path]:
+    """Write the workflow and run it into a store: ``steps`` steps, then their total."""
+    code, store = tmp_path / "streamed_flow.py", tmp_path / "store"
+    code.write_text(FLOW, encoding="utf-8")
+    done = wfctl(
+        "run", f"{code}:streamed", "--input", str(steps), "--run-id", "src",
+        "--durability", "none", "--store", store,
+    )  # fmt: skip
+    assert done.code == 0, done.stderr
+    return code, store
+
+
+def _without_run_ids(document: dict[str, Any]) -> dict[str, Any]:
+    ignored = ("replay_run_id", "replay_head_checkpoint_id", "target", "target_recorded")
+    return {key: value for key, value in document.items() if key not in ignored}
+
+
+def test_a_replay_says_what_the_library_s_report_says(tmp_path: Path) -> None:
+    code, store = _run(tmp_path, 5)
+
+    done = wfctl("replay", "-c", "src.3", "--store", store, "--json")
+    table = wfctl("replay", "-c", "src.3", "--store", store)
+
+    assert done.code == 0 and table.code == 0, done.stderr + table.stderr
+    document = done.json()
+    # The rows come first, then what sums them up.
+    assert list(document)[-3:] == ["steps", "step_counts", "identical"]
+    workflow = load_workflow(f"{code}:streamed")
+    storage = FileCheckpointStorage(store)
+    whole = arun(replay(workflow.build(checkpoint_storage=storage), "src.3"))
+    assert _without_run_ids(document) == _without_run_ids(whole.to_json())
+    assert [row["status"] for row in document["steps"]] == ["cached"] * 3 + ["same"] * 3
+    lines = table.stdout.splitlines()
+    rows = [line.split("│")[1:3] for line in lines if "produce#" in line or "total#" in line]
+    assert [(key.strip(), status.strip()) for key, status in rows] == [
+        (row["key"], row["status"]) for row in document["steps"]
+    ]
+    assert lines[-2] == "3 cached, 3 same, 0 changed, 0 new, 0 not reached, 0 failed"
+    assert lines[-1] == f"replay {lines[0].split()[1]}: identical"  # its own replay's verdict
+
+
+def test_a_table_past_a_page_keeps_its_columns(tmp_path: Path) -> None:
+    _, store = _run(tmp_path, 1_500)
+
+    table = wfctl("replay", "-c", "src.900", "--store", store, env={"COLUMNS": "90"})
+
+    assert table.code == 0, table.stderr
+    lines = table.stdout.splitlines()
+    header = [i for i, line in enumerate(lines) if line.startswith("┃ key")]
+    assert len(header) == 1  # one header, the pages after the first go on below it
+    bottom = next(i for i, line in enumerate(lines) if line.startswith("└") and i > header[0])
+    body = lines[header[0] + 2 : bottom]
+    keys = [line.split("│")[1].strip() for line in body if line.split("│")[1].strip()]
+    assert keys == [f"produce#{i}" for i in range(1_500)] + ["total#0"]
+    assert {len(line) for line in body} == {len(lines[header[0]])}  # every row as wide
+    assert lines[bottom + 1 :] == [
+        "900 cached, 601 same, 0 changed, 0 new, 0 not reached, 0 failed",
+        lines[-1],
+    ]
+    assert lines[-1].endswith(": identical")

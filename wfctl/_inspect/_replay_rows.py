@@ -1,0 +1,144 @@
+"""A replay's rows as they come: what the replay did with its calls, and the rows compared.
+
+:class:`ReplayRows` is what :func:`~._replay.start_replay` returns once the replay ran: the
+report without its rows, and an iterator of the rows that reads the source run again, a record
+at a time (see :mod:`._pairing`). :class:`CallWatch` gathers what the rows need of the replay's
+calls from its events as they happen.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import TYPE_CHECKING, Final
+
+from wfctl._errors import CheckpointCorruptError
+from wfctl._records._recorded import StepRecord
+
+from ._diff import STEP_STATUSES, ReplayCalls, StepDiff
+from ._pairing import RowPairing
+from ._replay_report import ReplayReport
+
+if TYPE_CHECKING:
+    from wfctl._engine._events import WorkflowEvent
+
+__all__ = ["CallWatch", "ReplayRows"]
+
+
+#: How many rows one step of the event loop reads when a replay's rows are iterated by ``for``.
+_ROWS_A_TURN: Final = 512
+
+
+class ReplayRows:
+    """A replay that ran, and its step table, compared a row at a time as it is iterated.
+
+    ``report`` is the replay without its rows (``steps`` empty, every field but the counts
+    and ``identical`` known). Iterating it (``async for``, or ``for`` where no event loop
+    runs) reads the source run's records again, once, in order, and yields each row as soon
+    as the records before it decide it; only the rows of calls the replay executed, and those
+    after them, wait for the end of the records (see :mod:`._pairing`). :meth:`finished` then
+    gives the report with the rows' counts. A failure reading the source raises while
+    iterating, after the rows before it.
+    """
+
+    def __init__(
+        self,
+        report: ReplayReport,
+        compared: RowPairing,
+        records: Callable[[], AsyncIterator[StepRecord]],
+    ) -> None:
+        self.report = report
+        self._compared, self._records = compared, records
+        #: The length of the longest key a row may have.
+        calls = compared.calls
+        self.widest_key = max(
+            compared.index.widest_key,
+            max(map(len, calls.order), default=0),
+            max(map(len, calls.served), default=0),
+        )
+        self._counts: dict[str, int] = dict.fromkeys(STEP_STATUSES, 0)
+
+    async def __aiter__(self) -> AsyncIterator[StepDiff]:
+        compared, counts = self._compared, self._counts
+        records = self._records()
+        try:
+            async for record in records:
+                for row in compared.take(record):
+                    counts[row.status] += 1
+                    yield row
+        finally:
+            close = getattr(records, "aclose", None)
+            if close is not None:
+                await close()
+        for row in compared.end():
+            counts[row.status] += 1
+            yield row
+        if compared.unmet:  # every record that served the replay was read before it ran
+            raise CheckpointCorruptError(
+                self.report.source_run_id,
+                f"changed while the replay was compared: {compared.unmet} record(s) that served "
+                "it are gone",
+            )
+
+    def __iter__(self) -> Iterator[StepDiff]:
+        rows = aiter(self)
+        with asyncio.Runner() as runner:
+            try:
+                while True:
+                    batch, more = runner.run(_turn(rows))
+                    yield from batch
+                    if not more:
+                        return
+            finally:
+                runner.run(rows.aclose())  # type: ignore[attr-defined]  # an async generator
+
+    def finished(self, steps: tuple[StepDiff, ...] = ()) -> ReplayReport:
+        """The report, with ``steps`` (the rows, when the caller kept them) and the counts of
+        the rows iterated."""
+        counts = tuple(self._counts.items())
+        return dataclasses.replace(self.report, steps=steps, row_counts=counts)
+
+
+async def _turn(rows: AsyncIterator[StepDiff]) -> tuple[list[StepDiff], bool]:
+    """Return the next rows (at most :data:`_ROWS_A_TURN`), and whether more may follow."""
+    batch: list[StepDiff] = []
+    async for row in rows:
+        batch.append(row)
+        if len(batch) >= _ROWS_A_TURN:
+            return batch, True
+    return batch, False
+
+
+#: The events that say what a replay did with a call.
+_CALL_EVENTS: Final = frozenset({"step_started", "step_cached", "step_failed"})
+
+
+class CallWatch:
+    """What the replay does with each call, gathered from its events as they happen.
+
+    The run keeps no event history (a replay of 100,000 steps would hold every event to its
+    end); this listener keeps what the diff reads: which record served each cached call, the
+    order of the other calls (a served call's place among them does not matter: its row
+    stands where its record is), and each failed call's error.
+    """
+
+    def __init__(self, on_event: Callable[[WorkflowEvent], None] | None) -> None:
+        self.calls = ReplayCalls()
+        self._seen: set[str] = set()  # keys of the calls that were not served
+        self._on_event = on_event
+
+    def seen(self, event: WorkflowEvent) -> None:
+        """Note ``event`` if it is about a call, then hand it to the caller's listener."""
+        key = event.key
+        if key is not None and event.kind in _CALL_EVENTS:
+            calls = self.calls
+            if event.kind == "step_cached":
+                calls.served[key] = str(event.extra.get("recorded_as", key))
+            elif key not in self._seen:
+                self._seen.add(key)
+                calls.order.append(key)
+            if event.kind == "step_failed":
+                calls.failed[key] = str(event.extra.get("error", "failed"))
+        if self._on_event is not None:
+            self._on_event(event)
