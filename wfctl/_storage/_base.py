@@ -39,7 +39,7 @@ from wfctl._records._payloads import (
     recorded_requests,
     waiting_on,
 )
-from wfctl._records._refs import holds_refs
+from wfctl._records._refs import holds_refs, resolved
 
 from ._protocol import JournalProblem, RunJournal, RunLease, RunSummary
 
@@ -268,14 +268,18 @@ class RunStoreBase(abc.ABC):
     # -- what the base builds on them ---------------------------------------------------------
 
     async def load_chain(self, run_id: str) -> list[Checkpoint]:
-        """Return the run's checkpoints ``0..n-1``, verified as one chain (for restore).
+        """Return the run's checkpoints ``0..n-1``, verified as one chain (for restore), the
+        references in their step arguments resolved (whether ``read_run`` resolved them or
+        handed them back as saved, as a store that keeps checkpoints does).
 
         Raises:
             InvalidIdError: ``run_id`` is malformed.
             RunNotFoundError: the run does not exist or has no committed checkpoint.
-            CheckpointCorruptError: a record fails verification or the chain is broken.
+            CheckpointCorruptError: a record fails verification, the chain is broken, or a
+                reference names no result before it.
         """
-        return strict_chain(await self.read_run(validate_run_id(run_id)))
+        journal = await self.read_run(validate_run_id(run_id))
+        return list(resolved(strict_chain(journal), journal.source or run_id))
 
     async def load(self, checkpoint_id: str) -> Checkpoint:
         """Return one checkpoint, read strictly with its whole run.
