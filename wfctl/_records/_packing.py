@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Final
-
-import zstandard
+from functools import cache
+from typing import TYPE_CHECKING, Final
 
 from wfctl._errors import CheckpointCorruptError
+
+if TYPE_CHECKING:
+    import zstandard
 
 __all__ = ["MAX_UNPACKED", "PACK_FROM", "pack", "unpack"]
 
@@ -29,8 +31,16 @@ LEVEL: Final = 3
 #: hostile record, not something to allocate.
 MAX_UNPACKED: Final = 1 << 31
 
-_COMPRESSOR: Final = zstandard.ZstdCompressor(level=LEVEL, write_content_size=True)
-_DECOMPRESSOR: Final = zstandard.ZstdDecompressor()
+
+@cache
+def _zstd() -> tuple[zstandard.ZstdCompressor, zstandard.ZstdDecompressor]:
+    """zstd's compressor and decompressor, made once: imported at the first record of 1 KB or
+    more, not by every command (7 ms, a command that meets no such record never pays)."""
+    import zstandard
+
+    return zstandard.ZstdCompressor(level=LEVEL, write_content_size=True), (
+        zstandard.ZstdDecompressor()
+    )
 
 
 def pack(data: bytes | memoryview) -> bytes | None:
@@ -38,7 +48,7 @@ def pack(data: bytes | memoryview) -> bytes | None:
     when it is shorter than :data:`PACK_FROM` or would not get smaller."""
     if len(data) < PACK_FROM:
         return None
-    packed = base64.b64encode(_COMPRESSOR.compress(data))
+    packed = base64.b64encode(_zstd()[0].compress(data))
     return packed if len(packed) + 6 < len(data) else None
 
 
@@ -55,6 +65,8 @@ def unpack(packed: object, where: str) -> bytes:
         frame = base64.b64decode(packed, validate=True)
     except (binascii.Error, ValueError):
         raise CheckpointCorruptError(where, "packed data is not base64") from None
+    import zstandard
+
     try:
         size = zstandard.frame_content_size(frame)
     except zstandard.ZstdError:
@@ -62,7 +74,7 @@ def unpack(packed: object, where: str) -> bytes:
     if size < 0 or size > MAX_UNPACKED:
         raise CheckpointCorruptError(where, f"packed data states no size wfctl writes ({size})")
     try:
-        data = _DECOMPRESSOR.decompress(frame, max_output_size=size)
+        data = _zstd()[1].decompress(frame, max_output_size=size)
     except zstandard.ZstdError as exc:
         raise CheckpointCorruptError(where, f"packed data does not unpack: {exc}") from None
     if len(data) != size:

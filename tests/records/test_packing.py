@@ -1,0 +1,75 @@
+"""A record's big data stored compressed: packed when that is shorter, opened only when its
+frame states its size, and zstd imported only when a record needs it."""
+
+from __future__ import annotations
+
+import base64
+import os
+import subprocess
+import sys
+
+import pytest
+import zstandard
+
+from wfctl._errors import CheckpointCorruptError
+from wfctl._records import _packing
+from wfctl._records._packing import PACK_FROM, pack, unpack
+
+PROSE = b'{"text":"' + b"a sentence that repeats, as prose half does. " * 200 + b'"}'
+
+
+def test_data_of_1_kb_or_more_is_packed_when_that_is_shorter() -> None:
+    packed = pack(PROSE)
+    assert packed is not None
+    assert len(packed) < len(PROSE) // 10
+    assert unpack(packed.decode(), "t") == PROSE
+    assert pack(PROSE[: PACK_FROM - 1]) is None  # too short to be worth a frame
+    noise = b'"' + base64.b64encode(os.urandom(3000)) + b'"'
+    assert pack(noise) is None  # random text packs no shorter: stored as it is
+
+
+@pytest.mark.parametrize(
+    ("packed", "reason"),
+    [
+        (12, "packed data is not text"),
+        ("not base64!", "packed data is not base64"),
+        (base64.b64encode(b"not a frame at all").decode(), "packed data is not a zstd frame"),
+        (
+            base64.b64encode(
+                zstandard.ZstdCompressor(write_content_size=False).compress(PROSE)
+            ).decode(),
+            "packed data states no size wfctl writes (-1)",
+        ),
+    ],
+)
+def test_a_damaged_frame_is_corrupt(packed: object, reason: str) -> None:
+    with pytest.raises(CheckpointCorruptError) as caught:
+        unpack(packed, "j:3")
+    assert caught.value.where == "j:3" and caught.value.reason.startswith(reason)
+
+
+def test_a_frame_stating_more_than_wfctl_writes_is_refused_before_it_is_opened(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    packed = pack(PROSE)
+    assert packed is not None
+    monkeypatch.setattr(_packing, "MAX_UNPACKED", len(PROSE) - 1)
+    with pytest.raises(CheckpointCorruptError, match="states no size wfctl writes"):
+        unpack(packed.decode(), "t")
+
+
+def test_a_frame_cut_short_is_corrupt() -> None:
+    packed = pack(PROSE)
+    assert packed is not None
+    frame = base64.b64decode(packed)
+    cut = base64.b64encode(frame[: len(frame) - 8]).decode()
+    with pytest.raises(CheckpointCorruptError, match="packed data"):
+        unpack(cut, "t")
+
+
+def test_zstd_is_imported_only_by_a_record_that_needs_it() -> None:
+    probe = (
+        "import sys, wfctl, wfctl._cli, wfctl._storage._journal;print('zstandard' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
