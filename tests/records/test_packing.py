@@ -28,6 +28,24 @@ def test_data_of_1_kb_or_more_is_packed_when_that_is_shorter() -> None:
     assert pack(noise) is None  # random text packs no shorter: stored as it is
 
 
+def test_a_big_value_that_does_not_compress_is_told_by_a_slice(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    noise = b'"' + base64.b64encode(os.urandom(300_000)) + b'"'
+    sizes: list[int] = []
+    compressor = _packing._zstd()[0]
+
+    class Counting:
+        def compress(self, data: bytes) -> bytes:
+            sizes.append(len(data))
+            return compressor.compress(data)
+
+    monkeypatch.setattr(_packing, "_zstd", lambda: (Counting(), None))
+    assert pack(noise) is None
+    assert sizes == [_packing._PROBE]  # the slice alone: the whole was never compressed
+    assert pack(b"x" * 300_000) is not None
+
+
 @pytest.mark.parametrize(
     ("packed", "reason"),
     [

@@ -27,6 +27,8 @@ PACK_FROM: Final = 1024
 #: zstd's level: 3, its default, takes ~30 us a 12 KB record here and keeps within 5% of
 #: level 6's size at a third of its CPU (docs/decisions/0189-big-record-data-is-stored-compressed.md).
 LEVEL: Final = 3
+#: How much of a big record's data is compressed first, to see whether the rest is worth it.
+_PROBE: Final = 64 * 1024
 #: The most a packed ``data`` may unpack to: what a frame says beyond it is a damaged or
 #: hostile record, not something to allocate.
 MAX_UNPACKED: Final = 1 << 31
@@ -48,7 +50,14 @@ def pack(data: bytes | memoryview) -> bytes | None:
     when it is shorter than :data:`PACK_FROM` or would not get smaller."""
     if len(data) < PACK_FROM:
         return None
-    packed = base64.b64encode(_zstd()[0].compress(data))
+    compressor = _zstd()[0]
+    if len(data) > 2 * _PROBE:
+        # A big value that does not compress (random bytes, data compressed already) would cost
+        # a whole attempt, 3.7 ms a MB: a slice of it says first (base64 takes a third back).
+        middle = len(data) // 2
+        if len(compressor.compress(data[middle : middle + _PROBE])) * 4 > _PROBE * 3:
+            return None
+    packed = base64.b64encode(compressor.compress(data))
     return packed if len(packed) + 6 < len(data) else None
 
 
