@@ -126,6 +126,10 @@ def test_each_value_is_stored_once_and_every_command_gives_it_back(
     replayed = wfctl("replay", "--checkpoint", f"{run_id}.3", "--json", "--store", store_arg,
                      cwd=tmp_path)  # fmt: skip
     assert replayed.code == 0, replayed.stdout + replayed.stderr
+    served = wfctl("replay", "--checkpoint", f"{run_id}.6", "--no-execute", "--json",
+                   "--store", store_arg, cwd=tmp_path)  # fmt: skip
+    assert served.code == 0, served.stdout + served.stderr
+    assert served.json()["step_counts"]["cached"] == 6  # every record served, none executed
 
 
 def test_a_failed_run_resumes_and_a_copy_keeps_the_references(
