@@ -181,6 +181,7 @@ def _retarget(raw: dict[str, Any]) -> dict[str, Any]:
         (_retarget, "refers to the result of step 'edit#9' in checkpoint seq 2"),
         (lambda raw: raw | {"z": raw["z"][:-8] + "AAAAAAA="}, "packed data does not unpack"),
         (lambda raw: raw | {"z": "not base64!"}, "packed data is not base64"),
+        (lambda raw: raw | {"data": {"steps": []}}, "record holds both data and packed data"),
     ],
 )
 def test_a_damaged_reference_or_packed_record_is_corruption(

@@ -212,9 +212,11 @@ def record_of(raw: object, where: str) -> Checkpoint:
     Raises:
         CheckpointCorruptError: as :meth:`Checkpoint.from_dict`, or the packed data is damaged.
     """
-    if isinstance(raw, dict) and "z" in raw and "data" not in raw:
+    if isinstance(raw, dict) and "z" in raw:
         version = raw.get("v")
         if type(version) is int and version >= LEAN_VERSION:
+            if "data" in raw:
+                raise CheckpointCorruptError(where, "record holds both data and packed data")
             raw["data"] = load_body(unpack(raw.pop("z"), where), where)
     return Checkpoint.from_dict(raw, where)
 
