@@ -91,11 +91,14 @@ def check_append(checkpoint: Checkpoint, head_seq: int, head_id: str | None, whe
 
 
 def strict_chain(journal: RunJournal) -> list[Checkpoint]:
-    """Return a run's checkpoints if they form one unbroken chain ``0..n-1``.
+    """Return a run's checkpoints if they form one unbroken chain ``0..n-1``, the references
+    in their step arguments resolved where the read handed them back as saved (the file and
+    PostgreSQL stores resolve as they read; a store that keeps checkpoints does not).
 
     Raises:
         CheckpointCorruptError: for the first problem the read reported, or the first seq that
-            is out of place (gap, duplicate, fork) or names the wrong parent.
+            is out of place (gap, duplicate, fork) or names the wrong parent, or a reference
+            that names no result before it.
         RunNotFoundError: the run holds no committed checkpoint.
     """
     source = journal.source or f"run {journal.run_id}"
@@ -124,6 +127,8 @@ def strict_chain(journal: RunJournal) -> list[Checkpoint]:
                 f"{checkpoint.previous_checkpoint_id!r}, expected {parent!r}",
             )
         parent = checkpoint_id_for(journal.run_id, index)
+    if any(holds_refs(checkpoint) for checkpoint in chain):
+        return list(resolved(chain, source))
     return chain
 
 
@@ -269,8 +274,7 @@ class RunStoreBase(abc.ABC):
 
     async def load_chain(self, run_id: str) -> list[Checkpoint]:
         """Return the run's checkpoints ``0..n-1``, verified as one chain (for restore), the
-        references in their step arguments resolved (whether ``read_run`` resolved them or
-        handed them back as saved, as a store that keeps checkpoints does).
+        references in their step arguments resolved (see :func:`strict_chain`).
 
         Raises:
             InvalidIdError: ``run_id`` is malformed.
@@ -278,8 +282,7 @@ class RunStoreBase(abc.ABC):
             CheckpointCorruptError: a record fails verification, the chain is broken, or a
                 reference names no result before it.
         """
-        journal = await self.read_run(validate_run_id(run_id))
-        return list(resolved(strict_chain(journal), journal.source or run_id))
+        return strict_chain(await self.read_run(validate_run_id(run_id)))
 
     async def load(self, checkpoint_id: str) -> Checkpoint:
         """Return one checkpoint, read strictly with its whole run.

@@ -17,7 +17,6 @@ from typing import Any, Final
 from wfctl._errors import CheckpointCorruptError, RunNotFoundError, WfctlError
 from wfctl._records._checkpoint import Checkpoint, validate_run_id
 from wfctl._records._payloads import CancelRequest
-from wfctl._records._refs import resolved
 
 from ._base import strict_chain
 from ._journal import encode_record
@@ -71,16 +70,14 @@ async def load_chain(storage: Any, run_id: str) -> list[Checkpoint]:
     """Return the run's checkpoints ``0..n-1``, verified as one chain, from any storage.
 
     The same strict checks apply whatever the storage is, so a custom storage cannot hand the
-    engine a forked or gapped history. The references in step arguments are resolved (the file
-    and PostgreSQL stores resolve them as they read; this resolves those a store that keeps
-    checkpoints, such as the memory store, hands back as saved).
+    engine a forked or gapped history. The references in step arguments are resolved (see
+    :func:`~._base.strict_chain`).
 
     Raises:
         RunNotFoundError: the run does not exist.
         CheckpointCorruptError: a record is corrupt or the chain is broken.
     """
-    chain = strict_chain(await read_run(storage, run_id))
-    return list(resolved(chain, f"{type(storage).__name__}:{run_id}"))
+    return strict_chain(await read_run(storage, run_id))
 
 
 async def chain_records(storage: Any, run_id: str) -> AsyncGenerator[Checkpoint, None]:

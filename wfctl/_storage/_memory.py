@@ -15,7 +15,6 @@ from typing import ClassVar
 from wfctl._errors import RunLockedError, RunNotFoundError
 from wfctl._records._checkpoint import Checkpoint, split_checkpoint_id, validate_run_id
 from wfctl._records._payloads import CancelRequest
-from wfctl._records._refs import resolved
 
 from ._base import RunStoreBase, check_append
 from ._lock import HeldLease, LocalRunLock
@@ -64,15 +63,13 @@ class InMemoryCheckpointStorage(RunStoreBase):
             self._runs.setdefault(run_id, []).append(stored)
 
     async def read_run(self, run_id: str) -> RunJournal:
-        """Return a run's checkpoints (a memory storage has no problems or torn tails), the
-        references in their step arguments resolved, as the file store reads them.
+        """Return a run's checkpoints as saved (a memory storage has no problems or torn tails;
+        the strict reads resolve the references in their step arguments, see ``strict_chain``).
 
         Raises:
             RunNotFoundError: no such run.
-            CheckpointCorruptError: a reference names no result before it.
         """
-        source = f"memory:{run_id}"
-        return RunJournal(run_id, tuple(resolved(self._get(run_id), source)), source=source)
+        return RunJournal(run_id, tuple(self._get(run_id)), source=f"memory:{run_id}")
 
     def _get(self, run_id: str) -> list[Checkpoint]:
         chain = self._runs.get(validate_run_id(run_id))
