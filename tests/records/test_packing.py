@@ -7,6 +7,7 @@ import base64
 import os
 import subprocess
 import sys
+import threading
 
 import pytest
 import zstandard
@@ -91,3 +92,56 @@ def test_zstd_is_imported_only_by_a_record_that_needs_it() -> None:
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_each_thread_packs_and_unpacks_with_its_own_zstd() -> None:
+    # python-zstandard's objects are not thread safe; ``wfctl ui`` reads runs in several
+    # threads at once. Both threads hold theirs while the other takes its own.
+    both_taken = threading.Barrier(2)
+    taken: list[tuple[object, object]] = []
+
+    def take() -> None:
+        taken.append(_packing._zstd())
+        both_taken.wait(timeout=30)
+
+    threads = [threading.Thread(target=take) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    (compressor, decompressor), (other_compressor, other_decompressor) = taken
+    assert compressor is not other_compressor and decompressor is not other_decompressor
+    assert _packing._zstd() is _packing._zstd()  # one thread's are made once
+
+
+#: Four threads unpack the same frames at once, as the ``ui`` listing and its pages do.
+_CONCURRENT_UNPACKS = """
+import json, random, threading
+from wfctl._records._packing import pack, unpack
+random.seed(1)
+values = [json.dumps("".join(random.choice("ab") for _ in range(n))).encode()
+          for n in range(1500, 3000, 7)]
+frames = [pack(value).decode() for value in values]
+wrong = []
+def read():
+    for _ in range(20):
+        for i, frame in enumerate(frames):
+            try:
+                if unpack(frame, "t") != values[i]:
+                    wrong.append(i)
+            except Exception:  # a shared decompressor: "Data corruption detected"
+                wrong.append(i)
+threads = [threading.Thread(target=read) for _ in range(4)]
+for thread in threads: thread.start()
+for thread in threads: thread.join()
+print(len(wrong))
+"""
+
+
+def test_threads_unpacking_at_once_read_each_frame_as_written() -> None:
+    # One shared decompressor crashed this process (SIGSEGV) or found good frames corrupt.
+    done = subprocess.run(
+        [sys.executable, "-c", _CONCURRENT_UNPACKS], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "0"

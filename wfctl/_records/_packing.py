@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from functools import cache
+import threading
 from typing import TYPE_CHECKING, Final
 
 from wfctl._errors import CheckpointCorruptError
@@ -34,15 +34,29 @@ _PROBE: Final = 64 * 1024
 MAX_UNPACKED: Final = 1 << 31
 
 
-@cache
-def _zstd() -> tuple[zstandard.ZstdCompressor, zstandard.ZstdDecompressor]:
-    """zstd's compressor and decompressor, made once: imported at the first record of 1 KB or
-    more, not by every command (7 ms, a command that meets no such record never pays)."""
-    import zstandard
+class _PerThread(threading.local):
+    """zstd's compressor and decompressor of one thread. python-zstandard's objects are not
+    thread safe: two threads in one decompressor read each other's frames or crash the process,
+    and ``wfctl ui`` reads runs in its listing thread and its request threads at once."""
 
-    return zstandard.ZstdCompressor(level=LEVEL, write_content_size=True), (
-        zstandard.ZstdDecompressor()
-    )
+    zstd: tuple[zstandard.ZstdCompressor, zstandard.ZstdDecompressor] | None = None
+
+
+_per_thread: Final = _PerThread()
+
+
+def _zstd() -> tuple[zstandard.ZstdCompressor, zstandard.ZstdDecompressor]:
+    """This thread's zstd compressor and decompressor, made at its first record of 1 KB or more:
+    imported then, not by every command (7 ms, a command that meets no such record never pays)."""
+    made = _per_thread.zstd
+    if made is None:
+        import zstandard
+
+        made = _per_thread.zstd = (
+            zstandard.ZstdCompressor(level=LEVEL, write_content_size=True),
+            zstandard.ZstdDecompressor(),
+        )
+    return made
 
 
 def pack(data: bytes | memoryview) -> bytes | None:
