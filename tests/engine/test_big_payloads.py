@@ -8,7 +8,10 @@ import hashlib
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 from wfctl import FileCheckpointStorage, step, workflow
+from wfctl._records import _refs
 
 MB = 1_000_000
 
@@ -59,3 +62,39 @@ def test_each_big_value_is_stored_once(tmp_path: Path) -> None:
     size = journal.stat().st_size
     assert 2 * MB < size < 2 * MB + 8_000
     assert journal.read_bytes().count(b'{"$t":"ref","v":[') == 2
+
+
+@step
+async def keep(text: str, other: str) -> str:
+    return other[:4] + text[4:]
+
+
+@workflow(name="big_held")
+async def big_held(n: int) -> str:
+    first = await blob(0)
+    last = first
+    for i in range(1, n):
+        last = await keep(first, await blob(i))  # ``first``: from more and more records back
+    return last[:4]
+
+
+def test_results_let_go_by_the_writer_are_stored_whole_and_read_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer holds at most HELD_MAX of results (the newest aside): an argument equal to
+    a result it let go is stored whole, never as a reference a reader could not resolve."""
+    monkeypatch.setattr(_refs, "HELD_MAX", 2 * MB + MB // 2)  # two blobs and a bit
+    storage = FileCheckpointStorage(tmp_path / "store")
+    result = asyncio.run(big_held.build(checkpoint_storage=storage).run(4))
+    storage.close()
+    assert result.status == "completed"
+    journal = (tmp_path / "store" / "runs" / result.run_id / "journal.jsonl").read_bytes()
+    # keep#1 refers to blob#0 and blob#1; by keep#2, blob#0 was let go: whole from then on
+    assert journal.count(b'{"$t":"ref","v":[') == 2 + 1 + 1
+    firsts = [
+        record["args"][0]
+        for checkpoint in asyncio.run(storage.load_chain(result.run_id))
+        for record in checkpoint.data.get("steps", ())
+        if record["key"].startswith("keep")
+    ]
+    assert firsts == [asyncio.run(blob.__wrapped__(0))] * 3  # type: ignore[attr-defined]

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 import pytest
 
 from tests.storage.helpers import ckpt
 from wfctl._errors import CheckpointCorruptError
+from wfctl._records import _refs
 from wfctl._records._checkpoint import Checkpoint, Kind
 from wfctl._records._refs import REF_FROM, WINDOW, Referrer, Resolver, holds_refs, resolved
 
@@ -69,6 +71,40 @@ def test_a_reference_reaches_back_at_most_the_window() -> None:
     assert at_edge.data["steps"][0]["args"] == [{"$t": "ref", "v": [1, "a#0"]}]
     past = _written(referrer, WINDOW + 1, _step(WINDOW + 1, "h#0", [LONG], 0))
     assert past.data["steps"][0]["args"] == [LONG]  # the result is out of the window
+
+
+def test_the_writer_holds_at_most_held_max_of_results_the_newest_record_aside(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A pipeline of big values: the writer held 16 of them (20 MB texts: a run's peak RSS
+    # twice what it was before references). The oldest go first; the newest is always held.
+    texts = [LONG + str(seq) for seq in range(1, 6)]
+    sizes = [len(text) for text in texts]
+    monkeypatch.setattr(_refs, "HELD_MAX", sum(sizes[:3]))  # three of them
+    referrer = Referrer()
+    _written(referrer, 1, _step(1, "a#1", [], texts[0]))
+    for seq in range(2, 6):
+        record = _written(referrer, seq, _step(seq, f"a#{seq}", [texts[seq - 2]], texts[seq - 1]))
+        # a pipeline still refers to the step before: its result is always held
+        assert record.data["steps"][0]["args"] == [{"$t": "ref", "v": [seq - 1, f"a#{seq - 1}"]}]
+    assert referrer._held == sum(sizes[2:]) <= _refs.HELD_MAX
+    late = _written(referrer, 6, _step(6, "b#0", [texts[1], texts[2]], 0))
+    assert late.data["steps"][0]["args"] == [texts[1], {"$t": "ref", "v": [3, "a#3"]}]
+
+
+def test_a_result_bigger_than_held_max_is_held_until_a_newer_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_refs, "HELD_MAX", 1024)
+    big = {"rows": ["x" * 64] * 1000}
+    referrer = Referrer()
+    _written(referrer, 1, _step(1, "a#0", [], big))
+    _written(referrer, 2, _step(2, "s#0", [], 0))  # a small step between: the big one stays
+    second = _written(referrer, 3, _step(3, "b#0", [dict(big)], big | {"n": 1}))
+    third = _written(referrer, 4, _step(4, "c#0", [dict(big)], 0))
+    assert second.data["steps"][0]["args"] == [{"$t": "ref", "v": [1, "a#0"]}]
+    assert third.data["steps"][0]["args"] == [big]  # let go when record 3 came
+    assert referrer._held == len(orjson.dumps(big | {"n": 1}))
 
 
 def test_the_writer_never_changes_the_callers_argument_list() -> None:

@@ -17,8 +17,8 @@ record or key that is not there is corruption (:class:`~wfctl._errors.Checkpoint
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from typing import Any, Final
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, Final, cast
 
 import orjson
 
@@ -27,6 +27,7 @@ from wfctl._errors import CheckpointCorruptError
 from ._checkpoint import LEAN_VERSION, Checkpoint, Kind, checkpoint_of
 
 __all__ = [
+    "HELD_MAX",
     "REF_FROM",
     "WINDOW",
     "Referrer",
@@ -44,6 +45,11 @@ REF_FROM: Final = 256
 #: results of that many records, so a record of 1 MB results costs a reader 8 MB at most). A
 #: pipeline refers one record back; steps gathered together, to one record.
 WINDOW: Final = 8
+
+#: The most the writer holds of the results it may refer to (characters of a str, bytes of any
+#: other value's JSON), the newest record's results aside: a pipeline of 20 MB texts held 16 of
+#: them (a run's peak RSS 405 MB, 207 MB before references); now it holds the last one.
+HELD_MAX: Final = 32 * 1024 * 1024
 
 _TAG: Final = "$t"
 _STEP: Final = Kind.STEP
@@ -66,12 +72,13 @@ def ref_target(value: object) -> tuple[int, str] | None:
     return None
 
 
-def _fingerprint(value: object) -> object | None:
+def _fingerprint(value: object) -> str | bytes | None:
     """What two equal values share and a dict can hold, or None for a value too small to refer
     to. A str is its own; any other value its JSON (equal JSON, equal value)."""
     kind = type(value)
     if kind is str:
-        return value if len(value) >= REF_FROM else None  # type: ignore[arg-type]
+        text = cast(str, value)
+        return text if len(text) >= REF_FROM else None
     if kind is dict or kind is list:
         try:
             encoded = orjson.dumps(value)
@@ -86,11 +93,15 @@ class Referrer:
     referred to, and the arguments of a new step record replaced by references to them.
 
     Bounded: it holds the results of the last :data:`WINDOW` records (and of at most
-    :data:`WINDOW` more between two sweeps), each looked up in O(1).
+    :data:`WINDOW` more between two sweeps), each looked up in O(1), and of those, beyond
+    the newest record's holding one, no more than :data:`HELD_MAX` in size: the oldest go
+    first. Letting one go only means an argument equal to it is stored whole.
     """
 
     def __init__(self) -> None:
-        self._by_value: dict[object, tuple[int, str]] = {}
+        #: A result's fingerprint -> (the seq of its record, its step's key, its size).
+        self._by_value: dict[object, tuple[int, str, int]] = {}
+        self._held = 0  # the sizes of the results held, summed
 
     @property
     def holding(self) -> bool:
@@ -134,7 +145,8 @@ class Referrer:
 
     def note(self, checkpoint: Checkpoint) -> None:
         """Hold the step results of ``checkpoint``, now durable; let go of those more than
-        :data:`WINDOW` records older (now and then: a lookup checks the distance anyway)."""
+        :data:`WINDOW` records older (now and then: a lookup checks the distance anyway), and
+        of the oldest beyond :data:`HELD_MAX`."""
         if checkpoint.kind is not _STEP or checkpoint.version < LEAN_VERSION:
             return
         seq = checkpoint.seq
@@ -144,13 +156,32 @@ class Referrer:
             if type(result) is str:  # the common value, without a call
                 if len(result) < REF_FROM:
                     continue
-                by_value[result] = (seq, entry["key"])
+                self._hold(result, len(result), seq, entry["key"])
             elif (fingerprint := _fingerprint(result)) is not None:
-                by_value[fingerprint] = (seq, entry["key"])
+                self._hold(fingerprint, len(fingerprint), seq, entry["key"])
         if len(by_value) > _SWEEP_AT:
-            oldest = seq - WINDOW
-            for old in [key for key, (at, _) in by_value.items() if at <= oldest]:
-                del by_value[old]
+            self._let_go(lambda at: at <= seq - WINDOW)
+        if self._held > HELD_MAX:
+            self._shed()
+
+    def _hold(self, fingerprint: object, size: int, seq: int, key: str) -> None:
+        before = self._by_value.get(fingerprint)
+        self._held += size - (0 if before is None else before[2])
+        self._by_value[fingerprint] = (seq, key, size)
+
+    def _let_go(self, old: Callable[[int], bool]) -> None:
+        by_value = self._by_value
+        for fingerprint in [key for key, (at, _, _) in by_value.items() if old(at)]:
+            self._held -= by_value.pop(fingerprint)[2]
+
+    def _shed(self) -> None:
+        """Let go of the oldest results held until those held are within :data:`HELD_MAX`,
+        the newest record's aside (of the records holding one)."""
+        seqs = sorted({at for at, _, _ in self._by_value.values()})
+        for oldest in seqs[:-1]:
+            self._let_go(oldest.__eq__)
+            if self._held <= HELD_MAX:
+                return
 
 
 class Resolver:
