@@ -17,7 +17,7 @@ record or key that is not there is corruption (:class:`~wfctl._errors.Checkpoint
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any, Final, cast
 
 import orjson
@@ -160,7 +160,7 @@ class Referrer:
             elif (fingerprint := _fingerprint(result)) is not None:
                 self._hold(fingerprint, len(fingerprint), seq, entry["key"])
         if len(by_value) > _SWEEP_AT:
-            self._let_go(lambda at: at <= seq - WINDOW)
+            self._let_go(seq - WINDOW)
         if self._held > HELD_MAX:
             self._shed()
 
@@ -169,9 +169,10 @@ class Referrer:
         self._held += size - (0 if before is None else before[2])
         self._by_value[fingerprint] = (seq, key, size)
 
-    def _let_go(self, old: Callable[[int], bool]) -> None:
+    def _let_go(self, oldest: int) -> None:
+        """Let go of the results of record ``oldest`` and of those before it."""
         by_value = self._by_value
-        for fingerprint in [key for key, (at, _, _) in by_value.items() if old(at)]:
+        for fingerprint in [key for key, (at, _, _) in by_value.items() if at <= oldest]:
             self._held -= by_value.pop(fingerprint)[2]
 
     def _shed(self) -> None:
@@ -179,7 +180,7 @@ class Referrer:
         the newest record's aside (of the records holding one)."""
         seqs = sorted({at for at, _, _ in self._by_value.values()})
         for oldest in seqs[:-1]:
-            self._let_go(oldest.__eq__)
+            self._let_go(oldest)
             if self._held <= HELD_MAX:
                 return
 
