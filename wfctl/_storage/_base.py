@@ -90,10 +90,11 @@ def check_append(checkpoint: Checkpoint, head_seq: int, head_id: str | None, whe
     )
 
 
-def strict_chain(journal: RunJournal) -> list[Checkpoint]:
+def strict_chain(journal: RunJournal, *, resolved_as_read: bool = False) -> list[Checkpoint]:
     """Return a run's checkpoints if they form one unbroken chain ``0..n-1``, the references
-    in their step arguments resolved where the read handed them back as saved (the file and
-    PostgreSQL stores resolve as they read; a store that keeps checkpoints does not).
+    in their step arguments resolved where the read handed them back as saved (a store that
+    keeps checkpoints). ``resolved_as_read``: the read resolved them already (the file and
+    PostgreSQL stores resolve as they read), so they are not looked for again.
 
     Raises:
         CheckpointCorruptError: for the first problem the read reported, or the first seq that
@@ -127,7 +128,7 @@ def strict_chain(journal: RunJournal) -> list[Checkpoint]:
                 f"{checkpoint.previous_checkpoint_id!r}, expected {parent!r}",
             )
         parent = checkpoint_id_for(journal.run_id, index)
-    if any(holds_refs(checkpoint) for checkpoint in chain):
+    if not resolved_as_read and any(holds_refs(checkpoint) for checkpoint in chain):
         return list(resolved(chain, source))
     return chain
 

@@ -432,7 +432,7 @@ class FileCheckpointStorage(RunStoreBase):
         return RunJournal(run_id, tuple(checkpoints), tuple(problems), torn, path)
 
     def _chain(self, run_id: str) -> list[Checkpoint]:
-        return strict_chain(self._read_journal(run_id))
+        return strict_chain(self._read_journal(run_id), resolved_as_read=True)
 
     async def verified_ends(self, run_id: str) -> tuple[Checkpoint, Checkpoint] | None:
         """Verify the whole journal's checksums and links in one read; decode only its ends."""

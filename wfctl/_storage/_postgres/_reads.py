@@ -121,7 +121,7 @@ class PostgresReads(PostgresConnections):
             RunNotFoundError: the run has no committed checkpoint.
             CheckpointCorruptError: a record fails verification or the chain is broken.
         """
-        return strict_chain(await self.read_run(run_id))
+        return strict_chain(await self.read_run(run_id), resolved_as_read=True)
 
     async def load(self, checkpoint_id: str) -> Checkpoint:
         """Return one checkpoint, read strictly with its whole run.
@@ -168,7 +168,7 @@ class PostgresReads(PostgresConnections):
         chains: list[list[Checkpoint]] = []
         for rid, rows in await self._records_of(run_id, workflow_name):
             journal = self._journal(rid, int(rows[0][1]), _records(rows, 4))
-            chain = strict_chain(journal)
+            chain = strict_chain(journal, resolved_as_read=True)
             if workflow_name is not None:
                 chain = [cp for cp in chain if cp.workflow_name == workflow_name]
             if chain:
