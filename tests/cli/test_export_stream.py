@@ -89,6 +89,25 @@ def test_checkpoints_are_read_as_the_text_is_written(
     assert reads.decoded == [0, STEPS + 1, *range(1, STEPS + 1)]  # each once
 
 
+def test_a_page_of_big_checkpoints_is_given_as_soon_as_it_reaches_its_size(
+    store: Path, long_run: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A page is 200 checkpoints or about EXPORT_PAGE_CHARS characters: at 1, every checkpoint
+    # is a page, read, written and given before the next is read.
+    monkeypatch.setattr(_export, "EXPORT_PAGE_CHARS", 1)
+    reads = count_reads(monkeypatch)
+    chunks = iter(export_run(store, long_run, "json").chunks)
+    given = [next(chunks)]  # the document's start and the root
+    assert reads.decoded == [0, STEPS + 1]
+    given.append(next(chunks))
+    assert reads.decoded == [0, STEPS + 1, 1]
+    given.append(next(chunks))
+    assert reads.decoded == [0, STEPS + 1, 1, 2]
+    given.extend(chunks)
+    assert len(given) == STEPS + 3  # one a checkpoint, then the document's end
+    assert json.loads("".join(given)) == _expected(store, long_run)
+
+
 def test_a_run_that_fails_part_way_leaves_the_file_as_it_was(
     store: Path, long_run: str, tmp_path: Path
 ) -> None:

@@ -19,7 +19,7 @@ from wfctl._records._checkpoint import Checkpoint
 from wfctl._storage._open import within_store
 
 from ._documents import document, summary_json
-from ._json_pages import _ITEM_SEPARATOR, _JSON_FLOAT, _float_repr, _json_text
+from ._json_pages import _JSON_FLOAT, EXPORT_PAGE_CHARS, _float_repr, _json_text
 from ._log import read_chain
 from ._show import _read_as_its_kind, _toml_text
 
@@ -63,8 +63,9 @@ def export_run(
 
     The document is ``wfctl/export@1`` (docs/json.md): the run's summary, then every
     checkpoint as stored (without its checksum), each verified as :func:`run_log` verifies
-    it. JSON is written a page of checkpoints at a time, as the run is read, so memory does
-    not grow with the run's length; TOML is made whole first (tomli_w lays out an array of
+    it. JSON is written a checkpoint at a time, as the run is read, and given a page (200
+    checkpoints, or about a million characters) at a time, so memory grows neither with the
+    run's length nor with a page of big values; TOML is made whole first (tomli_w lays out an array of
     tables from all of it). With ``output`` the document is written to a new file beside it,
     renamed over it once complete: the file is replaced whole, or left as it was (a device
     or a pipe, which cannot be replaced, is written in place). Without, the text is the
@@ -88,7 +89,9 @@ def export_run(
         "export", {"run": summary_json(summary), "checkpoint_count": count, "checkpoints": [None]}
     )
     if fmt == "json":
-        chunks: Iterable[str] = _json_text(placed, records, _checkpoints_json)
+        chunks: Iterable[str] = _json_text(
+            placed, records, _checkpoint_text, page_chars=EXPORT_PAGE_CHARS
+        )
     else:
         whole = placed | {"checkpoints": [c.to_dict() for c in records]}
         chunks = [_toml_text(whole, f"run {run_id}", "export it as JSON (--format json)")]
@@ -112,9 +115,10 @@ def _refuse_inside_store(store: StoreRef, output: Path) -> None:
         )
 
 
-def _checkpoints_json(checkpoints: list[Checkpoint]) -> str:
-    """The checkpoints as ``json.dumps`` writes them in the export's ``checkpoints``."""
-    return _ITEM_SEPARATOR.join([_checkpoint_json(c).replace("\n", "\n    ") for c in checkpoints])
+def _checkpoint_text(checkpoints: list[Checkpoint]) -> str:
+    """One checkpoint as ``json.dumps`` writes it in the export's ``checkpoints``."""
+    (checkpoint,) = checkpoints
+    return _checkpoint_json(checkpoint).replace("\n", "\n    ")
 
 
 def _checkpoint_json(checkpoint: Checkpoint) -> str:

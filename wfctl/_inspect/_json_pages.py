@@ -16,40 +16,79 @@ T = TypeVar("T")
 
 
 def _json_text(
-    placed: dict[str, Any], items: Iterable[T], page_text: Callable[[list[T]], str]
+    placed: dict[str, Any],
+    items: Iterable[T],
+    page_text: Callable[[list[T]], str],
+    *,
+    page_chars: int | None = None,
 ) -> Iterator[str]:
     """Yield ``placed`` as ``json.dumps(indent=2, ensure_ascii=False)`` writes it, its last
     value (a list of one ``None``) holding ``items`` instead, a page of them at a time.
 
     ``page_text`` writes a page of items as ``json.dumps`` writes them in that list (each
-    indented by 4, joined by :data:`_ITEM_SEPARATOR`). If reading an item fails, the items
-    read before it are given before the error goes on (the document is then left unfinished).
+    indented by 4, joined by :data:`_ITEM_SEPARATOR`). A page is :data:`_JSON_PAGE` items; with
+    ``page_chars``, each item is written alone as it is read, and a page also ends once its
+    text reaches ``page_chars`` characters: items of any size are then held one at a time, not
+    a page of them. If reading an item fails, the items read before it are given before the
+    error goes on (the document is then left unfinished).
     """
     head = json.dumps(placed, indent=2, ensure_ascii=False)
     opening, _, closing = head.rpartition("null")  # the list's one item: the last value
-    page: list[T] = []
     before = opening  # then the separator of the list's items
+    pages = _pages(items, page_text) if page_chars is None else _sized(items, page_text, page_chars)
+    for text in pages:
+        yield before + text
+        before = _ITEM_SEPARATOR
+    if before == opening:  # no item at all: ``[]``, as json.dumps writes an empty list
+        yield opening.rstrip() + closing.lstrip() + "\n"
+    else:
+        yield closing + "\n"
+
+
+def _pages(items: Iterable[T], page_text: Callable[[list[T]], str]) -> Iterator[str]:
+    """The text of each page of :data:`_JSON_PAGE` items (see :func:`_json_text`)."""
+    page: list[T] = []
     try:
         for item in items:
             page.append(item)
             if len(page) == _JSON_PAGE:
-                yield before + page_text(page)
-                before = _ITEM_SEPARATOR
+                yield page_text(page)
                 page.clear()
     except Exception:
         if page:
-            yield before + page_text(page)
+            yield page_text(page)
         raise
     if page:
-        yield before + page_text(page) + closing + "\n"
-    elif before == opening:  # no item at all: ``[]``, as json.dumps writes an empty list
-        yield opening.rstrip() + closing.lstrip() + "\n"
-    else:  # after a full page
-        yield closing + "\n"
+        yield page_text(page)
+
+
+def _sized(items: Iterable[T], page_text: Callable[[list[T]], str], chars: int) -> Iterator[str]:
+    """The text of each page of at most :data:`_JSON_PAGE` items and about ``chars`` characters,
+    each item written as it is read (see :func:`_json_text`)."""
+    texts: list[str] = []
+    size = 0
+    try:
+        for item in items:
+            text = page_text([item])
+            texts.append(text)
+            size += len(text)
+            if size >= chars or len(texts) == _JSON_PAGE:
+                yield _ITEM_SEPARATOR.join(texts)
+                texts.clear()
+                size = 0
+    except Exception:
+        if texts:
+            yield _ITEM_SEPARATOR.join(texts)
+        raise
+    if texts:
+        yield _ITEM_SEPARATOR.join(texts)
 
 
 #: Entries of ``log --json`` (checkpoints of ``export``) given per string by :func:`_json_text`.
 _JSON_PAGE = 200
+#: About how many characters of ``export``'s checkpoints one string holds: a page of big
+#: values (24 of 20 MB) was held whole, five times over, as it was written.
+EXPORT_PAGE_CHARS = 1 << 20
 #: What ``json.dumps`` writes between two items of ``checkpoints`` (indented by 4).
 _ITEM_SEPARATOR = ",\n    "
 
