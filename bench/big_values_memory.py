@@ -11,8 +11,8 @@ less its first character, plus one): each step's argument is the step before's r
 pipeline is written. For each checkout named by ``--tree`` (its code run with
 ``PYTHONPATH=<tree>``, as ``bench/store_commands.py`` runs it), round by round in rotating
 order, runs ``wfctl run`` into a fresh store (``--durability none``: the disk stays out), then
-``wfctl log RUN -v``, ``wfctl export RUN`` and ``wfctl replay -c RUN.HEAD`` of that run, each a
-fresh process; prints each one's median wall seconds and peak RSS (``wait4``: a child's peak
+``wfctl log RUN -v``, ``wfctl log RUN --json``, ``wfctl export RUN`` and
+``wfctl replay -c RUN.HEAD`` of that run, each a fresh process; prints each one's median wall seconds and peak RSS (``wait4``: a child's peak
 is at least this process's, about 20 MB, well below what is measured).
 
 What a run holds beside the text it is handed: format version 3's writer holds the results it
@@ -88,16 +88,17 @@ def main() -> None:
             jobs = {
                 "run": [*run, "--durability", "none", *at],
                 "log -v": ["log", _RUN, "-v", *at],
+                "log --json": ["log", _RUN, "--json", *at],
                 "export": ["export", _RUN, *at],
                 "replay": ["replay", "-c", head, *at],
             }
             for job, job_args in jobs.items():
                 rows.setdefault((str(tree), job), []).append(_measured(tree, job_args))
     print(f"{args.steps} steps handing on a text of {args.mb:,} MB, median of {args.rounds}")
-    print(f"{'tree':40} {'job':8} {'wall s':>8} {'peak MB':>8}")
+    print(f"{'tree':40} {'job':10} {'wall s':>8} {'peak MB':>8}")
     for (tree_name, job), measured in rows.items():
         wall, peak = (statistics.median(column) for column in zip(*measured, strict=True))
-        print(f"{tree_name:40} {job:8} {wall:8.2f} {peak:8.1f}")
+        print(f"{tree_name:40} {job:10} {wall:8.2f} {peak:8.1f}")
 
 
 if __name__ == "__main__":
