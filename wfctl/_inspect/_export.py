@@ -65,10 +65,10 @@ def export_run(
     checkpoint as stored (without its checksum), each verified as :func:`run_log` verifies
     it. JSON is written a checkpoint at a time, as the run is read, and given a page (200
     checkpoints, or about a million characters) at a time, so memory grows neither with the
-    run's length nor with a page of big values; TOML is made whole first (tomli_w lays out an array of
-    tables from all of it). With ``output`` the document is written to a new file beside it,
-    renamed over it once complete: the file is replaced whole, or left as it was (a device
-    or a pipe, which cannot be replaced, is written in place). Without, the text is the
+    run's length nor with a page of big values; TOML is made whole first (tomli_w lays out an
+    array of tables from all of it). With ``output`` the document is written to a new file
+    beside it, renamed over it once complete: the file is replaced whole, or left as it was (a
+    device or a pipe, which cannot be replaced, is written in place). Without, the text is the
     result's ``chunks``.
 
     Raises:
