@@ -12,8 +12,9 @@ pipeline is written. For each checkout named by ``--tree`` (its code run with
 ``PYTHONPATH=<tree>``, as ``bench/store_commands.py`` runs it), round by round in rotating
 order, runs ``wfctl run`` into a fresh store (``--durability none``: the disk stays out), then
 ``wfctl log RUN -v``, ``wfctl log RUN --json``, ``wfctl export RUN`` and
-``wfctl replay -c RUN.HEAD`` of that run, each a fresh process; prints each one's median wall seconds and peak RSS (``wait4``: a child's peak
-is at least this process's, about 20 MB, well below what is measured).
+``wfctl replay -c RUN.HEAD`` of that run, each a fresh process; prints each one's median wall
+seconds and peak RSS (``wait4``: a child's peak is at least this process's, about 20 MB, well
+below what is measured).
 
 What a run holds beside the text it is handed: format version 3's writer holds the results it
 may refer to (``_records/_refs.py``, ``HELD_MAX``), its readers the step results of the records

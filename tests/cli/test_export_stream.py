@@ -31,7 +31,7 @@ from tests.cli.conftest import (
 )
 from tests.conftest import arun
 from wfctl._errors import WfctlError
-from wfctl._inspect import _export
+from wfctl._inspect import _export, _json_pages
 from wfctl._inspect._documents import document, summary_json
 from wfctl._inspect._export import export_run
 from wfctl._inspect._show import to_toml
@@ -92,9 +92,9 @@ def test_checkpoints_are_read_as_the_text_is_written(
 def test_a_page_of_big_checkpoints_is_given_as_soon_as_it_reaches_its_size(
     store: Path, long_run: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # A page is 200 checkpoints or about EXPORT_PAGE_CHARS characters: at 1, every checkpoint
-    # is a page, read, written and given before the next is read.
-    monkeypatch.setattr(_export, "EXPORT_PAGE_CHARS", 1)
+    # A page is 200 checkpoints or about PAGE_CHARS characters: at 1, every checkpoint is a
+    # page, read, written and given before the next is read.
+    monkeypatch.setattr(_json_pages, "PAGE_CHARS", 1)
     reads = count_reads(monkeypatch)
     chunks = iter(export_run(store, long_run, "json").chunks)
     given = [next(chunks)]  # the document's start and the root

@@ -25,7 +25,7 @@ from tests.cli.conftest import (
     spoil_step_record,
 )
 from wfctl._errors import CheckpointCorruptError
-from wfctl._inspect import _entries, _json_pages, _log
+from wfctl._inspect import _entries, _json_pages
 from wfctl._inspect._documents import utc_time
 from wfctl._inspect._log import run_log
 
@@ -137,28 +137,18 @@ def test_log_json_pages_make_the_document_json_writes(store: Path, steps: int) -
 def test_log_json_pages_hold_no_step_s_values(
     store: Path, long_run: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # A page of 200 entries is held until it is written: entries whose steps held their records
-    # held every argument and result of the page (20 MB a step: 543 MB for 24 steps).
-    held: list[_entries.StepEntry] = []
-    page_json = _json_pages._page_json
-
-    def watched(page: list[_entries.LogEntry], utc: _json_pages._UtcTimes) -> str:
-        held.extend(step for entry in page for step in entry.steps)
-        return page_json(page, utc)
-
-    monkeypatch.setattr(_log, "_page_json", watched)
-    log = run_log(store, long_run)  # as the library gives it: every step with its record
-    text = "".join(log.json_text())
-    assert len(held) == STEPS and all(step.record is None for step in held)
-    assert (
-        text == json.dumps(run_log(store, long_run).to_json(), indent=2, ensure_ascii=False) + "\n"
-    )
-
-
-def test_only_log_v_s_table_reads_the_steps_values(store: Path, long_run: str) -> None:
-    with_values = list(run_log(store, long_run).entries)
-    keys_only = list(run_log(store, long_run, values=False).entries)
-    assert sum(1 for e in with_values for s in e.steps if s.record is not None) == STEPS
-    assert not any(s.record for e in keys_only for s in e.steps)
-    assert [e.to_json() for e in keys_only] == [e.to_json() for e in with_values]
-    assert [_entries.keys_only(e) for e in with_values] == keys_only
+    # Entries hold their steps' records (arguments and results). A page of 200 entries read
+    # before it was written held every value of the page (20 MB a step: 543 MB for 24 steps):
+    # each entry is now written as it is read, so a page holds text only. At PAGE_CHARS 1,
+    # every entry is a page, given before the next record is read.
+    monkeypatch.setattr(_json_pages, "PAGE_CHARS", 1)
+    reads = count_reads(monkeypatch)
+    chunks = iter(run_log(store, long_run).json_text())
+    given = [next(chunks)]  # the document's start and the root
+    assert reads.decoded == [0, STEPS + 1]  # the summary's root and head (the root kept)
+    given.append(next(chunks))
+    assert reads.decoded == [0, STEPS + 1, 1]
+    given.extend(chunks)
+    assert len(given) == STEPS + 3  # one an entry, then the document's end
+    whole = run_log(store, long_run).to_json()
+    assert "".join(given) == json.dumps(whole, indent=2, ensure_ascii=False) + "\n"

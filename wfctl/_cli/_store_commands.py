@@ -327,8 +327,7 @@ def log(
         follow_log(location, run_id, json_output, page)
     from wfctl._inspect._log import run_log
 
-    values = verbose and not json_output  # only log -v's table shows them
-    result = run_log(location.target, run_id, must_exist=location.named, page=page, values=values)
+    result = run_log(location.target, run_id, must_exist=location.named, page=page)
     if json_output:
         sys.stdout.writelines(result.json_text())  # entry by entry: a long run streams
     else:

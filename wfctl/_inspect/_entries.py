@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -31,7 +30,7 @@ if TYPE_CHECKING:
     from wfctl._records._recorded import StepRecord
 
 
-__all__ = ["WHOLE_CHAIN", "LogEntry", "LogPage", "StepEntry", "keys_only", "log_entry"]
+__all__ = ["WHOLE_CHAIN", "LogEntry", "LogPage", "StepEntry", "log_entry"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,9 +156,8 @@ class LogPage:
 WHOLE_CHAIN = LogPage()
 
 
-def log_entry(checkpoint: Checkpoint, *, values: bool = True) -> LogEntry:
-    """Return the timeline entry of one checkpoint (what ``log`` shows of it); without
-    ``values``, its steps hold no record (arguments and result: ``log -v``'s table)."""
+def log_entry(checkpoint: Checkpoint) -> LogEntry:
+    """Return the timeline entry of one checkpoint (what ``log`` shows of it)."""
     steps: tuple[StepEntry, ...] = ()
     requests: tuple[str, ...] = ()
     answers: tuple[tuple[str, Any], ...] = ()
@@ -168,7 +166,7 @@ def log_entry(checkpoint: Checkpoint, *, values: bool = True) -> LogEntry:
     error = detail = None
     match payload_of(checkpoint):
         case StepPayload(steps=records, attempts=failed, failures=failed_for_good, started=started):
-            steps = tuple([_step_entry(r, values) for r in records])
+            steps = tuple([_step_entry(r) for r in records])
             attempts = tuple(failed)
             failures = tuple(failed_for_good)
             if started:  # the retry limit's count: say which attempts began here
@@ -218,20 +216,12 @@ def log_entry(checkpoint: Checkpoint, *, values: bool = True) -> LogEntry:
     return entry
 
 
-def _step_entry(record: StepRecord, values: bool) -> StepEntry:
+def _step_entry(record: StepRecord) -> StepEntry:
     entry = _new(StepEntry)
     _SET_STEP_KEY(entry, record.key)
     _SET_STEP_DURATION(entry, float(record.duration))
-    _SET_STEP_RECORD(entry, record if values else None)
+    _SET_STEP_RECORD(entry, record)
     return entry
-
-
-def keys_only(entry: LogEntry) -> LogEntry:
-    """``entry`` without its steps' records (its JSON gives each step's key and duration)."""
-    steps = entry.steps
-    if all(step.record is None for step in steps):
-        return entry
-    return dataclasses.replace(entry, steps=tuple([StepEntry(s.key, s.duration) for s in steps]))
 
 
 (

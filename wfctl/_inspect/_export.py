@@ -19,7 +19,7 @@ from wfctl._records._checkpoint import Checkpoint
 from wfctl._storage._open import within_store
 
 from ._documents import document, summary_json
-from ._json_pages import _JSON_FLOAT, EXPORT_PAGE_CHARS, _float_repr, _json_text
+from ._json_pages import _JSON_FLOAT, _float_repr, _json_text
 from ._log import read_chain
 from ._show import _read_as_its_kind, _toml_text
 
@@ -89,9 +89,7 @@ def export_run(
         "export", {"run": summary_json(summary), "checkpoint_count": count, "checkpoints": [None]}
     )
     if fmt == "json":
-        chunks: Iterable[str] = _json_text(
-            placed, records, _checkpoint_text, page_chars=EXPORT_PAGE_CHARS
-        )
+        chunks: Iterable[str] = _json_text(placed, records, _checkpoint_text)
     else:
         whole = placed | {"checkpoints": [c.to_dict() for c in records]}
         chunks = [_toml_text(whole, f"run {run_id}", "export it as JSON (--format json)")]
@@ -115,9 +113,8 @@ def _refuse_inside_store(store: StoreRef, output: Path) -> None:
         )
 
 
-def _checkpoint_text(checkpoints: list[Checkpoint]) -> str:
-    """One checkpoint as ``json.dumps`` writes it in the export's ``checkpoints``."""
-    (checkpoint,) = checkpoints
+def _checkpoint_text(checkpoint: Checkpoint) -> str:
+    """A checkpoint as ``json.dumps`` writes it in the export's ``checkpoints``."""
     return _checkpoint_json(checkpoint).replace("\n", "\n    ")
 
 

@@ -16,28 +16,22 @@ T = TypeVar("T")
 
 
 def _json_text(
-    placed: dict[str, Any],
-    items: Iterable[T],
-    page_text: Callable[[list[T]], str],
-    *,
-    page_chars: int | None = None,
+    placed: dict[str, Any], items: Iterable[T], item_text: Callable[[T], str]
 ) -> Iterator[str]:
     """Yield ``placed`` as ``json.dumps(indent=2, ensure_ascii=False)`` writes it, its last
     value (a list of one ``None``) holding ``items`` instead, a page of them at a time.
 
-    ``page_text`` writes a page of items as ``json.dumps`` writes them in that list (each
-    indented by 4, joined by :data:`_ITEM_SEPARATOR`). A page is :data:`_JSON_PAGE` items; with
-    ``page_chars``, each item is written alone as it is read, and a page also ends once its
-    text reaches ``page_chars`` characters: items of any size are then held one at a time, not
-    a page of them. If reading an item fails, the items read before it are given before the
-    error goes on (the document is then left unfinished).
+    ``item_text`` writes one item as ``json.dumps`` writes it in that list (indented by 4);
+    each item is written as it is read, so only text is held: a page is :data:`_JSON_PAGE`
+    items, or fewer once its text reaches :data:`PAGE_CHARS` characters. If reading an item
+    fails, the items read before it are given before the error goes on (the document is then
+    left unfinished).
     """
     head = json.dumps(placed, indent=2, ensure_ascii=False)
     opening, _, closing = head.rpartition("null")  # the list's one item: the last value
     before = opening  # then the separator of the list's items
-    pages = _pages(items, page_text) if page_chars is None else _sized(items, page_text, page_chars)
-    for text in pages:
-        yield before + text
+    for page in _pages(map(item_text, items)):
+        yield before + _ITEM_SEPARATOR.join(page)
         before = _ITEM_SEPARATOR
     if before == opening:  # no item at all: ``[]``, as json.dumps writes an empty list
         yield opening.rstrip() + closing.lstrip() + "\n"
@@ -45,70 +39,38 @@ def _json_text(
         yield closing + "\n"
 
 
-def _pages(items: Iterable[T], page_text: Callable[[list[T]], str]) -> Iterator[str]:
-    """The text of each page of :data:`_JSON_PAGE` items (see :func:`_json_text`)."""
-    page: list[T] = []
-    try:
-        for item in items:
-            page.append(item)
-            if len(page) == _JSON_PAGE:
-                yield page_text(page)
-                page.clear()
-    except Exception:
-        if page:
-            yield page_text(page)
-        raise
-    if page:
-        yield page_text(page)
-
-
-def _sized(items: Iterable[T], page_text: Callable[[list[T]], str], chars: int) -> Iterator[str]:
-    """The text of each page of at most :data:`_JSON_PAGE` items and about ``chars`` characters,
-    each item written as it is read (see :func:`_json_text`)."""
-    texts: list[str] = []
+def _pages(texts: Iterator[str]) -> Iterator[list[str]]:
+    """The texts in pages (see :func:`_json_text`); those read before a failure first."""
+    page: list[str] = []
     size = 0
     try:
-        for item in items:
-            text = page_text([item])
-            texts.append(text)
+        for text in texts:
+            page.append(text)
             size += len(text)
-            if size >= chars or len(texts) == _JSON_PAGE:
-                yield _ITEM_SEPARATOR.join(texts)
-                texts.clear()
-                size = 0
+            if size >= PAGE_CHARS or len(page) == _JSON_PAGE:
+                yield page
+                page, size = [], 0
     except Exception:
-        if texts:
-            yield _ITEM_SEPARATOR.join(texts)
+        if page:
+            yield page
         raise
-    if texts:
-        yield _ITEM_SEPARATOR.join(texts)
+    if page:
+        yield page
 
 
 #: Entries of ``log --json`` (checkpoints of ``export``) given per string by :func:`_json_text`.
 _JSON_PAGE = 200
-#: About how many characters of ``export``'s checkpoints one string holds: a page of big
-#: values (24 of 20 MB) was held whole, five times over, as it was written.
-EXPORT_PAGE_CHARS = 1 << 20
+#: About how many characters one such string holds: a page of 200 big values (24 of 20 MB)
+#: read before it was written was held whole, about five times over.
+PAGE_CHARS = 1 << 20
 #: What ``json.dumps`` writes between two items of ``checkpoints`` (indented by 4).
 _ITEM_SEPARATOR = ",\n    "
 
 
-def _page_json(entries: list[LogEntry], utc: Callable[[str], str | None]) -> str:
-    """Return the entries as items of the document's ``checkpoints``, as ``json.dumps`` writes
-    them there (each indented by 4, joined by :data:`_ITEM_SEPARATOR`).
-
-    With orjson, the whole page as one list, when no entry needs the standard library (see
-    :func:`_indented_json`); a list's items are indented by 2, so each line gets 2 more.
-    """
-    documents = [None if entry.answers else _orjson_document(entry, utc) for entry in entries]
-    if None not in documents:
-        try:
-            text = orjson.dumps(documents, option=orjson.OPT_INDENT_2).decode()
-        except orjson.JSONEncodeError:
-            pass
-        else:
-            return text[4:-2].replace("\n", "\n  ")  # within "[\n  " and "\n]"
-    return _ITEM_SEPARATOR.join([_indented_json(e, utc).replace("\n", "\n    ") for e in entries])
+def _entry_json(entry: LogEntry, utc: Callable[[str], str | None]) -> str:
+    """The entry as an item of the document's ``checkpoints``, as ``json.dumps`` writes it
+    there (indented by 4; see :func:`_indented_json`)."""
+    return _indented_json(entry, utc).replace("\n", "\n    ")
 
 
 def _orjson_document(entry: LogEntry, utc: Callable[[str], str | None]) -> dict[str, Any]:

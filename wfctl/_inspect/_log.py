@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -17,8 +16,8 @@ from wfctl._storage._pages import PagedRun, PagedStore
 from wfctl._storage._protocol import RunStore
 
 from ._documents import document, summary_json
-from ._entries import WHOLE_CHAIN, LogEntry, LogPage, keys_only, log_entry
-from ._json_pages import _json_text, _page_json, _UtcTimes
+from ._entries import WHOLE_CHAIN, LogEntry, LogPage, log_entry
+from ._json_pages import _entry_json, _json_text, _UtcTimes
 
 __all__ = ["RunLog", "read_chain", "run_log", "summary_and_chain"]
 
@@ -64,28 +63,19 @@ class RunLog:
     def json_text(self) -> Iterator[str]:
         """Yield :meth:`to_json`'s document as indented JSON text, a page of entries at a time.
 
-        If reading an entry fails, the entries read before it are given before the error goes
-        on (the document is then left unfinished). Each entry is let go of its steps' records
-        as it is read (:func:`~._entries.keys_only`): a page holds no step's values.
+        Each entry is written as it is read: a page holds text, not entries (whose steps hold
+        their arguments and results). If reading an entry fails, the entries read before it are
+        given before the error goes on (the document is then left unfinished).
         """
         utc = _UtcTimes()
         placed = document("log", self._fields([None]))
-        entries = map(keys_only, self.entries)
-        return _json_text(placed, entries, lambda page: _page_json(page, utc))
+        return _json_text(placed, self.entries, lambda entry: _entry_json(entry, utc))
 
 
 def run_log(
-    store: StoreRef,
-    run_id: str,
-    *,
-    must_exist: bool = True,
-    page: LogPage = WHOLE_CHAIN,
-    values: bool = True,
+    store: StoreRef, run_id: str, *, must_exist: bool = True, page: LogPage = WHOLE_CHAIN
 ) -> RunLog:
     """Return the run's chain as a timeline, its entries read as they are iterated.
-
-    With ``values``, each step entry holds its stored record (arguments and result, which
-    ``log -v`` shows); without, its key and duration only.
 
     From a file store, the summary is read from the run's root and head (both verified), and
     each entry is yielded only once its record and every one before it are verified (checksum
@@ -106,8 +96,7 @@ def run_log(
             file store, any record but the root and head: while iterating).
     """
     summary, records, listed = read_chain(store, run_id, page, must_exist=must_exist)
-    entry = log_entry if values else functools.partial(log_entry, values=False)
-    return RunLog(summary, map(entry, records), listed)
+    return RunLog(summary, map(log_entry, records), listed)
 
 
 def read_chain(
