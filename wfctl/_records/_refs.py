@@ -223,7 +223,23 @@ class Resolver:
                 where = f"{self._where}: checkpoint {checkpoint.checkpoint_id}"
             steps = [self._resolved_entry(entry, checkpoint.seq, where) for entry in steps]
             out = _with_data(checkpoint, {**checkpoint.data, "steps": steps})
-        seq = checkpoint.seq
+        self._hold(checkpoint.seq, steps)
+        return out
+
+    def hold(self, checkpoint: Checkpoint) -> None:
+        """Hold the step results of ``checkpoint``, a record read only for what the records
+        after it may refer to (one of those before a page or a record shown alone).
+
+        Its own arguments are not resolved: they may refer to a record before those read,
+        which nothing shown needs, and a step result is never a reference.
+        """
+        if self._first is None or checkpoint.seq < self._first:
+            self._first = checkpoint.seq
+        steps = checkpoint.data.get("steps") if checkpoint.kind == Kind.STEP else None
+        if isinstance(steps, list):
+            self._hold(checkpoint.seq, steps)
+
+    def _hold(self, seq: int, steps: list[Any]) -> None:
         self._results[seq] = {
             entry["key"]: entry.get("result")
             for entry in steps
@@ -231,7 +247,6 @@ class Resolver:
         }
         while len(self._results) > WINDOW:  # the oldest first (records may come late: see
             del self._results[min(self._results)]  # decode_chain's records before a page)
-        return out
 
     def _resolved_entry(self, entry: Any, seq: int, where: str) -> Any:
         if not _holds_ref(entry):

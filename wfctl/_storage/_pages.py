@@ -206,7 +206,7 @@ class LineAt:
         first = self.seq - len(self._before)
         for at, line in enumerate(self._before, first):
             if b'"kind":"step"' in line[:300]:
-                resolver.resolve(decode_checked(line, f"{source}:{at + 1}"))
+                resolver.hold(decode_checked(line, f"{source}:{at + 1}"))
         return resolver.resolve(checkpoint, where)
 
 
