@@ -115,6 +115,28 @@ def test_a_record_is_served_as_it_was_recorded(record: StepRecord) -> None:
     assert len(recorded) == 0
 
 
+@pytest.mark.parametrize(
+    ("args", "kwargs"),
+    [
+        (["a text handed on, " * 4000, 3], None),
+        ([1], {"text": "\n".join(["a line of text"] * 4000), "n": 2}),
+        (['"quoted", ' * 100 + "x" * 300], {}),
+    ],
+)
+def test_a_held_record_keeps_of_its_arguments_what_a_divergence_shows(
+    args: list[object], kwargs: dict[str, object] | None
+) -> None:
+    # A pipeline's record held until served would hold the text it was handed beside the
+    # text it returned: only the result is served, and the arguments' first 200 characters
+    # are all a divergence's message shows of them.
+    record = StepRecord("e#0", "", "e", "d", "the result", None, 0.0, None, args, kwargs)
+    recorded = RecordedCalls([record])
+    held = recorded.unconsumed("", "e", None)[0]
+    assert held.describe_args() == record.describe_args()
+    assert held.result == record.result
+    assert len(repr(held.args) + repr(held.kwargs)) < 1000
+
+
 def test_identical_calls_are_served_in_order_preferring_their_own_key() -> None:
     first, second, third = (StepRecord(f"b#{i}", "", "b", "same", i, None) for i in range(3))
     recorded = RecordedCalls([first, second, third])

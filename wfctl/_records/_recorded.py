@@ -15,7 +15,7 @@ import marshal
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from wfctl._errors import CheckpointCorruptError
 from wfctl._frozen import slot_setters
@@ -206,7 +206,11 @@ _NOT_RECORDED = {
 }
 
 
-def args_text(args: list[Any], kwargs: dict[str, Any] | None, limit: int = 200) -> str:
+#: How much of a call's arguments a divergence's message shows, in characters.
+_SHOWN: Final = 200
+
+
+def args_text(args: list[Any], kwargs: dict[str, Any] | None, limit: int = _SHOWN) -> str:
     """Return encoded call arguments as compact JSON (``(a, b, k=v)`` style), cut to ``limit``."""
     parts = [json.dumps(a, ensure_ascii=False) for a in args]
     parts += [f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in (kwargs or {}).items()]
@@ -259,6 +263,7 @@ def _pack(record: StepRecord) -> _Held:
     codec encodes (JSON's types, integers of any size, any string), in C, and is only ever
     fed bytes this module made in this process: nothing read from a store is unmarshalled.
     """
+    args, kwargs = record.args, record.kwargs
     try:
         return marshal.dumps(
             (
@@ -266,14 +271,22 @@ def _pack(record: StepRecord) -> _Held:
                 record.result,
                 record.duration,
                 record.effects,
-                record.args,
-                record.kwargs,
+                None if args is None else [_as_shown(value) for value in args],
+                kwargs and {name: _as_shown(value) for name, value in kwargs.items()},
                 record.args_omitted,
                 record.replaced,
             )
         )
     except ValueError:  # a value of a type marshal does not know: held as it is
         return record
+
+
+def _as_shown(value: Any) -> Any:
+    """An argument of a record held until served, as much of it as its only reader shows: a
+    divergence's message (:meth:`StepRecord.describe_args`, :data:`_SHOWN` characters at
+    most). A pipeline's record would otherwise hold the text it was handed beside the text it
+    returned, which is served: twice a replay's memory."""
+    return value[:_SHOWN] if type(value) is str and len(value) > _SHOWN else value
 
 
 def _unpack(held: _Held, step: _Step, digest: str | None) -> StepRecord:
