@@ -71,6 +71,19 @@ def test_malformed_or_unknown_tags_are_shown_as_stored() -> None:
         assert readable(stored) == stored
 
 
+def test_a_reference_or_change_a_reader_could_not_resolve_says_what_it_names() -> None:
+    # log --follow from the middle of a run: the records they name were not read.
+    assert (
+        readable({"$t": "ref", "v": [3, "e#2"]}) == "<the result of step 'e#2' in checkpoint seq 3>"
+    )
+    change = {"$t": "zd", "v": [[3, "e#2"], [4, "f#0"]], "z": "KLUv"}
+    assert readable(change) == (
+        "<a text stored as its change from the result of step 'e#2' in checkpoint seq 3 "
+        "and step 'f#0' in checkpoint seq 4>"
+    )
+    assert readable({"$t": "zd", "v": [], "z": ""}) == {"$t": "zd", "v": [], "z": ""}
+
+
 def test_text_is_compact_json_cut_to_the_limit() -> None:
     assert readable_text(encode(date(2026, 1, 2))) == '"2026-01-02"'
     assert readable_text(encode("x" * 10), limit=8) == '"xxxx...'

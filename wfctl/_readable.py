@@ -81,6 +81,15 @@ def _ref(v: Any) -> str:
     return f"<the result of step {key!r} in checkpoint seq {seq}>"
 
 
+def _change(v: Any) -> str:
+    # A step's text result stored as its change from earlier results (format version 4), shown
+    # where the records it names were not read.
+    if not isinstance(v, list) or not v:
+        raise TypeError(v)
+    named = " and ".join(f"step {key!r} in checkpoint seq {seq}" for seq, key in v)
+    return f"<a text stored as its change from the result of {named}>"
+
+
 def _same(v: Any) -> Any:
     if not isinstance(v, str):
         raise TypeError(v)
@@ -105,4 +114,5 @@ _TAGGED: Final[dict[str, Callable[[Any], Any]]] = {
     "model": readable,
     "object": readable,  # a class that stores itself: its to_dict(), as it gave it
     "ref": _ref,
+    "zd": _change,
 }

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import shutil
 import textwrap
 import zlib
 from pathlib import Path
@@ -71,7 +72,9 @@ def _steps(document: dict[str, Any]) -> list[dict[str, Any]]:
 def _data(line: bytes) -> bytes:
     """A stored record's data as JSON, unpacked if it is packed."""
     raw = json.loads(line)
-    return unpack(raw["z"], "t") if "z" in raw else json.dumps(raw["data"]).encode()
+    if "z" in raw:
+        return unpack(raw["z"], "t")
+    return json.dumps(raw["data"], separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def _stored(store: str, run_id: str) -> list[bytes]:
@@ -89,13 +92,15 @@ def test_each_value_is_stored_once_and_every_command_gives_it_back(
 ) -> None:
     run_id = _run(tmp_path, store_arg)
     stored = _stored(store_arg, run_id)
-    # Each argument but the first is the previous step's result: stored as a reference; each
-    # step record of 8 KB of text is stored compressed.
+    # Each argument but the first is the previous step's result: stored as a reference, and
+    # each result but the first as its change from that argument; the first step's record,
+    # 8 KB of text, is stored compressed.
     data = [_data(line) for line in stored]
     assert sum(part.count(b'{"$t":"ref","v":[') for part in data) == 5
-    assert sum(b',"z":"' in line for line in stored) >= 6
+    assert sum(part.count(b'"result":{"$t":"zd","v":[[') for part in data) == 5
+    assert b',"z":"' in stored[1]
     assert all(b'"seq":' not in line and b'"prev":' not in line for line in stored)
-    assert sum(len(line) for line in stored) < 0.6 * 6 * 8192
+    assert sum(len(line) for line in stored) < 0.2 * 6 * 8192
 
     exported = wfctl("export", run_id, "--store", store_arg, cwd=tmp_path)
     assert exported.code == 0, exported.stderr
@@ -153,6 +158,49 @@ def test_a_record_shown_alone_or_a_page_far_into_a_pipeline_is_not_called_corrup
     page = wfctl("log", run_id, "--from", "12", "-n", "1", "-v", "--store", store_arg,
                  cwd=tmp_path)  # fmt: skip
     assert page.code == 0 and 'args: ("' + steps[10]["result"][:40] in page.stdout
+    # What a record needs to be read lies within the window before it: a result is stored as
+    # a change only from one stored whole or from such a change, back to one stored whole at
+    # most 7 records before; so every 8th step record is stored whole.
+    base: dict[int, int] = {}
+    for seq, line in enumerate(_stored(store_arg, run_id)):
+        entries = json.loads(_data(line)).get("steps", [])
+        changes = [e["result"]["v"] for e in entries if isinstance(e["result"], dict)]
+        base[seq] = min((base[at] for sources in changes for at, _ in sources), default=seq)
+        assert base[seq] > seq - 8
+    assert [seq for seq in range(1, 15) if base[seq] == seq] == [1, 9]
+
+
+_VERSION_3 = Path(__file__).resolve().parents[1] / "fixtures" / "version_3"
+
+
+def test_a_run_of_format_version_3_reads_as_before_and_resumes_in_version_3(
+    tmp_path: Path,
+) -> None:
+    # Written by wfctl before format version 4 (references and packed records, no changes):
+    # a completed run of 12 steps, and one that failed after 3 (the flow of this module).
+    store = tmp_path / "store"
+    shutil.copytree(_VERSION_3 / "store", store)
+    done, failed = "20261206-223305-9e6d0df0", "20261206-223305-98ec9911"
+    expected = _steps(wfctl("export", _run(tmp_path, str(tmp_path / "new"), n=12),
+                            "--store", tmp_path / "new", cwd=tmp_path).json())  # fmt: skip
+
+    exported = wfctl("export", done, "--store", store, cwd=tmp_path)
+    assert exported.code == 0, exported.stderr
+    assert [{**e, "dt": 0} for e in _steps(exported.json())] == [{**e, "dt": 0} for e in expected]
+    for command in (("verify-lineage", done), ("show", f"{done}.12"),
+                    ("log", done, "--from", "10", "-v"), ("replay", "-c", f"{done}.12")):  # fmt: skip
+        shown = wfctl(*command, "--store", store, cwd=tmp_path)
+        assert shown.code == 0, (command, shown.stderr)
+
+    resumed = wfctl("resume", failed, "--target", "flow.py:pipeline", "--store", store, "--json",
+                    cwd=tmp_path)  # fmt: skip
+    assert resumed.code == 0, resumed.stderr
+    assert resumed.json()["step_counts"] == {"executed": 3, "cached": 3, "changed": 0}
+    lines = _stored(str(store), failed)
+    assert all(json.loads(line)["v"] == 3 for line in lines)  # a run goes on in its version
+    assert not any(b'"$t":"zd"' in _data(line) for line in lines)
+    # edit#1, #2, #4 and #5 refer to the result before theirs (the resume holds none yet)
+    assert sum(b'"$t":"ref"' in _data(line) for line in lines) == 4
 
 
 def test_a_failed_run_resumes_and_a_copy_keeps_the_references(
@@ -191,35 +239,62 @@ def _damage(store: Path, run_id: str, lineno: int, change: Any) -> None:
     journal.write_bytes(b"\n".join(lines))
 
 
-def _retarget(raw: dict[str, Any]) -> dict[str, Any]:
-    data = json.loads(unpack(raw.pop("z"), "t")) if "z" in raw else raw["data"]
-    data["steps"][0]["args"][0]["v"][1] = "edit#9"  # a step that never ran
-    raw["data"] = data
-    return raw
+def _step(change: Any) -> Any:
+    """A damage to the step entry of a record (packed or not)."""
+
+    def damaged(raw: dict[str, Any]) -> dict[str, Any]:
+        data = json.loads(unpack(raw.pop("z"), "t")) if "z" in raw else raw["data"]
+        change(data["steps"][0])
+        raw["data"] = data
+        return raw
+
+    return damaged
+
+
+def _set(entry: dict[str, Any], field: str, path: tuple[Any, ...], value: Any) -> None:
+    at = entry[field]
+    for part in path[:-1]:
+        at = at[part]
+    at[path[-1]] = value
 
 
 @pytest.mark.parametrize(
-    ("change", "reason"),
+    ("lineno", "change", "reason"),
     [
-        (_retarget, "refers to the result of step 'edit#9' in checkpoint seq 2"),
-        (lambda raw: raw | {"z": raw["z"][:-8] + "AAAAAAA="}, "packed data does not unpack"),
-        (lambda raw: raw | {"z": "not base64!"}, "packed data is not base64"),
-        (lambda raw: raw | {"data": {"steps": []}}, "record holds both data and packed data"),
+        # the record of edit#2: its argument refers to edit#1's result, its result is stored
+        # as its change from that
+        (4, _step(lambda e: _set(e, "args", (0, "v", 1), "edit#9")),
+         "refers to the result of step 'edit#9' in checkpoint seq 2"),
+        (4, _step(lambda e: _set(e, "result", ("v", 0, 1), "edit#9")),
+         "stored as its change from the result of step 'edit#9' in checkpoint seq 2"),
+        (4, _step(lambda e: _set(e, "result", ("v", 0, 0), 0)),
+         "stored as its change from the result of step 'edit#1' in checkpoint seq 0"),
+        (4, _step(lambda e: _set(e, "result", ("z",), e["result"]["z"][:-8] + "AAAAAAA=")),
+         "packed data does not unpack"),
+        (4, _step(lambda e: _set(e, "result", ("z",), "not base64!")),
+         "packed data is not base64"),
+        # the record of edit#0, 8 KB of text stored packed
+        (2, lambda raw: raw | {"z": raw["z"][:-8] + "AAAAAAA="}, "packed data does not unpack"),
+        (2, lambda raw: raw | {"z": "not base64!"}, "packed data is not base64"),
+        (2, lambda raw: raw | {"data": {"steps": []}}, "record holds both data and packed data"),
     ],
-)
-def test_a_damaged_reference_or_packed_record_is_corruption(
-    tmp_path: Path, change: Any, reason: str
+)  # fmt: skip
+def test_a_damaged_reference_change_or_packed_record_is_corruption(
+    tmp_path: Path, lineno: int, change: Any, reason: str
 ) -> None:
     store = tmp_path / "store"
     run_id = _run(tmp_path, str(store))
-    _damage(store, run_id, 4, change)  # the record of edit#2, whose argument is edit#1's result
+    _damage(store, run_id, lineno, change)
+    where = f"journal.jsonl:{lineno}"
 
     verified = wfctl("verify-lineage", run_id, "--json", "--store", store, cwd=tmp_path)
     assert verified.code == 1, verified.stderr
     problems = json.dumps(verified.json())
-    assert reason in problems and "journal.jsonl:4" in problems
-    for command in (("log", run_id, "-v"), ("show", f"{run_id}.3"), ("export", run_id)):
+    assert reason in problems and where in problems
+    commands = (("log", run_id, "-v"), ("show", f"{run_id}.3"), ("export", run_id),
+                ("resume", run_id, "--json"), ("replay", "-c", f"{run_id}.5", "--json"))  # fmt: skip
+    for command in commands:
         done = wfctl(*command, "--store", store, cwd=tmp_path)
         assert done.code == 2, (command, done.stdout)
         line = done.error_line()
-        assert reason in line and "journal.jsonl:4" in line, line
+        assert reason in line and where in line, line

@@ -1,6 +1,6 @@
-"""Record format versions: new runs write version 3 (BLAKE3 argument digests, records stored
-lean, packed and with references), a run recorded in version 1 (blake2b) or 2 goes on in its
-version, and a journal mixing versions is refused.
+"""Record format versions: new runs write version 4 (BLAKE3 argument digests, records stored
+lean, packed, with references, results stored as changes), a run recorded in version 1
+(blake2b), 2 or 3 goes on in its version, and a journal mixing versions is refused.
 
 A version 1 or 2 run is made as wfctl wrote it before the next version existed: a run's journal
 is rewritten record by record (``rewrite_as_format_version_1``, ``..._2``).
@@ -74,13 +74,13 @@ def _failed_run(store: Path, wf: Any = versioned) -> str:
     return str(failure_of(caught).run_id)
 
 
-def test_a_new_run_writes_format_version_3_and_blake3_digests(tmp_path: Path) -> None:
-    assert FORMAT_VERSION == 3
+def test_a_new_run_writes_format_version_4_and_blake3_digests(tmp_path: Path) -> None:
+    assert FORMAT_VERSION == 4
     storage = FileCheckpointStorage(tmp_path, durability="none")
     result = arun(versioned.build(checkpoint_storage=storage).run(N))
     storage.close()
     records = _records(tmp_path, result.run_id)
-    assert {version for version, _ in records} == {3}
+    assert {version for version, _ in records} == {4}
     for line in _journal(tmp_path, result.run_id).read_bytes().splitlines():
         assert b'"seq":' not in line and b'"prev":' not in line  # the id says both
     steps = [entry for _, entries in records for entry in entries]
@@ -186,7 +186,7 @@ def test_a_record_in_another_version_than_its_root_is_corrupt(
     assert f"format version {other}, its run's root in {root}" in str(caught.value)
 
 
-@pytest.mark.parametrize("version", [4, 0])
+@pytest.mark.parametrize("version", [FORMAT_VERSION + 1, 0])
 def test_a_root_of_an_unknown_version_is_refused_by_every_reader(version: int) -> None:
     lines = _lines(dataclasses.replace(ckpt("r", 0), version=version), ckpt("r", 1))
     expected = (

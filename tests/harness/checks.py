@@ -62,9 +62,11 @@ def read_state(store: Path, run_id: str) -> StoreState:
             continue
         for record in checkpoint.data["steps"]:
             result = decode(record["result"])
+            keys.add(record["key"])
+            if not isinstance(result, dict):  # retell's text: no ledgered work
+                continue
             committed[result["label"]] += 1
             values[result["label"]] = result["value"]
-            keys.add(record["key"])
     return StoreState(journal, committed, values, frozenset(keys))
 
 

@@ -137,6 +137,19 @@ async def stage(label: str, acc: int, carried: dict[str, Any] | None) -> dict[st
     return out
 
 
+def retold(label: str, text: str) -> str:
+    """The text :func:`retell` returns: ``text`` with its first sentence told by ``label``."""
+    return f"{label} retells it; " + text.partition("; ")[2]
+
+
+@step
+async def retell(label: str, text: str) -> str:
+    """The carried text handed on with one sentence changed: a text result whose argument is
+    the result before it, stored as its change from that (format version 4). Not ledgered:
+    it does no work of its own the harness counts."""
+    return retold(label, text)
+
+
 async def _await_stage(label: str, acc: int, carried: dict[str, Any] | None) -> dict[str, Any]:
     out = await stage(label, acc, carried)
     HOOKS.returned(label)
@@ -154,22 +167,27 @@ async def pipeline(spec: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
     acc = int(spec["seed"])
     size = int(spec.get("carry", 0))
     carried = {"text": carry_text("start", size)} if size else None
+    told = carry_text("told", size)
     for i in range(spec["seq"]):
         out = await _await_stage(f"s{i}", acc, carried)
         acc, carried = int(out["value"]), out if size else None
+        if size:
+            told = await retell(f"s{i}", told)
     answer = None
     if spec["pause"]:
         answer = await ctx.request_info({"acc": acc}, request_id="approve")
     parts = await asyncio.gather(*(branch(j, acc, carried) for j in range(spec["fan"])))
     last = await _await_stage("final", sum(parts) + len(str(answer)), carried)
-    return {"acc": acc, "parts": list(parts), "answer": answer, "final": int(last["value"])}
+    out = {"acc": acc, "parts": list(parts), "answer": answer, "final": int(last["value"])}
+    return {**out, "told": told} if size else out
 
 
 def spec_for(
     seed: int, *, seq: int = 8, fan: int = 4, pause: bool = True, carry: int = 0
 ) -> dict[str, Any]:
     """The workflow's input for a scenario (``carry``: the size of the text each stage hands
-    the next, see :func:`stage`; none by default)."""
+    the next, see :func:`stage`, and of the text :func:`retell` hands on after each
+    sequential stage; none by default)."""
     spec: dict[str, Any] = {"seed": seed % 1000, "seq": seq, "fan": fan, "pause": pause}
     if carry:
         spec["carry"] = carry
@@ -194,7 +212,13 @@ def reference(spec: dict[str, Any], answer: Any = "yes") -> tuple[dict[str, int]
         parts.append(mix(f"g{j}", acc + j))
         values[f"g{j}"] = parts[-1]
     final = values["final"] = mix("final", sum(parts) + len(str(answer)))
-    return values, {"acc": acc, "parts": parts, "answer": answer, "final": final}
+    output = {"acc": acc, "parts": parts, "answer": answer, "final": final}
+    if spec.get("carry"):
+        told = carry_text("told", int(spec["carry"]))
+        for i in range(spec["seq"]):
+            told = retold(f"s{i}", told)
+        output["told"] = told
+    return values, output
 
 
 #: The retry-limit case: a charge that always fails, three attempts, a tiny backoff.

@@ -167,7 +167,8 @@ def run_scenario(server: Server, base: Path, seed: int) -> Counter[str]:
     """Run one seeded scenario to completion; return the kill kinds that struck."""
     rng = random.Random(seed)
     # Every other scenario hands each stage the result before it, 1.5 KB of text: arguments
-    # stored as references, records stored compressed.
+    # stored as references, records stored compressed, and a text retold after each stage
+    # stored as its change.
     carry = 1500 if seed % 2 else 0
     spec = W.spec_for(seed, pause=rng.random() < 0.5, carry=carry)
     values, output = W.reference(spec)
@@ -258,8 +259,11 @@ def run_scenario(server: Server, base: Path, seed: int) -> Counter[str]:
     if carry:
         journal = store / "runs" / run_id / "journal.jsonl"
         stored = [decode_record(line, str(journal)) for line in journal.read_bytes().splitlines()]
-        if not any(holds_refs(c) for c in stored) or b',"z":"' not in journal.read_bytes():
+        raw = journal.read_bytes()
+        if not any(holds_refs(c) for c in stored) or b',"z":"' not in raw:
             scenario.fail("a carrying run stored no reference or no compressed record")
+        if b'"result":{"$t":"zd"' not in raw:
+            scenario.fail("a carrying run stored no result as its change")
         scenario.kinds["referred"] += 1
     return scenario.kinds
 

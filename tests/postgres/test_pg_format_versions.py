@@ -72,7 +72,7 @@ def test_a_postgres_record_in_another_version_than_its_root_is_named(pg_url: str
             journal = await store.read_run("mixed")
             assert [c.seq for c in journal.checkpoints] == [0]
             (problem,) = journal.problems
-            assert problem.reason == "record is in format version 1, its run's root in 3"
+            assert problem.reason == "record is in format version 1, its run's root in 4"
             assert not (await verify_lineage(store, ["mixed"])).ok
 
     arun(main())

@@ -168,3 +168,93 @@ def test_a_reader_holds_the_results_of_the_window_only() -> None:
     for seq in range(1, 10 * WINDOW):
         resolver.resolve(ckpt("r", seq, kind=Kind.STEP, data=_step(seq, "a#0", [], LONG)))
     assert len(resolver._results) == WINDOW
+
+
+# -- a text result stored as its change from the texts its call took (format version 4) ------
+
+TEXT = "A long text, handed from one step to the next and changed a little by each. " * 40
+
+
+def _edited(text: str, n: int) -> str:
+    return text.replace("changed a little", f"changed by step {n}", 1)
+
+
+def _pipeline(referrer: Referrer, steps: int) -> list[Checkpoint]:
+    """A pipeline of ``steps`` records (seq 1 on), each taking the text before it."""
+    records, text = [], TEXT
+    for seq in range(1, steps + 1):
+        result = _edited(text, seq)
+        records.append(_written(referrer, seq, _step(seq, f"e#{seq}", [text], result)))
+        text = result
+    return records
+
+
+def test_a_text_result_is_stored_as_its_change_and_read_back_exactly() -> None:
+    records = _pipeline(Referrer(deltas=True), 4)
+    stored = [record.data["steps"][0]["result"] for record in records]
+    assert stored[0] == _edited(TEXT, 1)  # its argument is no earlier result: stored whole
+    for seq, change in enumerate(stored[1:], 2):
+        assert change["$t"] == "zd" and change["v"] == [[seq - 1, f"e#{seq - 1}"]]
+        assert len(orjson.dumps(change)) < 300 < len(TEXT)
+    assert all(holds_refs(record) for record in records[1:])
+    text = TEXT
+    for seq, record in enumerate(resolved([ckpt("r", 0), *records], "t")):
+        if seq:
+            entry = record.data["steps"][0]
+            assert entry["args"] == [text] and entry["result"] == _edited(text, seq)
+            text = entry["result"]
+
+
+def test_without_changes_a_result_is_stored_whole() -> None:
+    # A run of format version 3 (and a short or non-text result in any version).
+    records = _pipeline(Referrer(), 3)
+    assert all(type(record.data["steps"][0]["result"]) is str for record in records)
+
+
+def test_what_a_change_needs_lies_within_the_window_before_it() -> None:
+    records = _pipeline(Referrer(deltas=True), 3 * WINDOW)
+    whole = [r.seq for r in records if type(r.data["steps"][0]["result"]) is str]
+    assert whole == [1, WINDOW + 1, 2 * WINDOW + 1]
+    # Each record reads from the WINDOW lines before it, as show does.
+    for at in range(WINDOW + 2, 3 * WINDOW):
+        resolver = Resolver("j")
+        for before in records[at - WINDOW - 1 : at - 1]:
+            resolver.hold(before)
+        entry = resolver.resolve(records[at - 1]).data["steps"][0]
+        assert entry["result"] == _edited(entry["args"][0], at)
+
+
+def test_a_change_from_what_is_not_there_is_corruption_but_a_partial_reader_keeps_it() -> None:
+    records = _pipeline(Referrer(deltas=True), 3)
+    with pytest.raises(CheckpointCorruptError) as caught:
+        list(resolved([ckpt("r", 0), records[0], records[2]], "j"))  # seq 2 is missing
+    assert "the result of step 'e#2' in checkpoint seq 2" in str(caught.value)
+    follow = Resolver("j", partial=True)  # log --follow from seq 2
+    shown = [follow.resolve(record).data["steps"][0] for record in records[1:]]
+    assert shown[0]["result"] == records[1].data["steps"][0]["result"]  # as stored
+    assert shown[1]["result"] == records[2].data["steps"][0]["result"]  # made from it: too
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        ({"$t": "zd", "v": [], "z": "AAAA"}, "names no result"),
+        ({"$t": "zd", "v": [[1, "e#1"]], "z": "not base64!"}, "packed data is not base64"),
+        ({"$t": "zd", "v": [[1, "n#1"]], "z": "AAAA"}, "step 'n#1' in checkpoint seq 1"),
+        ({"$t": "zd", "v": [[1, "e#1"]], "z": "KLUv/QAAAAAA"}, "packed data"),
+    ],
+)
+def test_a_damaged_change_is_corruption(change: dict[str, Any], why: str) -> None:
+    first = _written(Referrer(), 1, _step(1, "e#1", [], TEXT))
+    bad = ckpt("r", 2, kind=Kind.STEP, data=_step(2, "e#2", [], change))
+    with pytest.raises(CheckpointCorruptError) as caught:
+        list(resolved([ckpt("r", 0), first, bad], "j"))
+    assert why in str(caught.value) and "r.2" in str(caught.value)
+
+
+def test_a_text_a_change_is_made_from_must_be_a_text() -> None:
+    first = _written(Referrer(), 1, _step(1, "e#1", [], {"not": "a text"}))
+    change = {"$t": "zd", "v": [[1, "e#1"]], "z": "AAAA"}
+    bad = ckpt("r", 2, kind=Kind.STEP, data=_step(2, "e#2", [], change))
+    with pytest.raises(CheckpointCorruptError, match="not a text"):
+        list(resolved([first, bad], "j"))

@@ -43,7 +43,7 @@ def test_each_line_is_json_with_its_checksum_last(file_storage: Any) -> None:
     for seq, line in enumerate(lines):
         record = json.loads(line)
         assert list(record)[-1] == "crc"
-        assert record["v"] == FORMAT_VERSION == 3
+        assert record["v"] == FORMAT_VERSION == 4
         assert "seq" not in record and "prev" not in record  # the id says both
         assert record["id"] == f"r1.{seq}"
         body = line[: -len(b',"crc":"00000000"}')] + b"}"

@@ -36,6 +36,7 @@ from typing import Any
 from wfctl._errors import JournalChangedError
 from wfctl._records._attempts import AttemptRecord, AttemptStart, StepFailure
 from wfctl._records._checkpoint import (
+    DELTA_VERSION,
     FORMAT_VERSION,
     LEAN_VERSION,
     Checkpoint,
@@ -104,7 +105,9 @@ class CheckpointChain:
         #: (it says which hash the step records' argument digests are; see ``FORMAT_VERSION``).
         self.version = version
         #: Which results a later step argument may refer to (format version 3 on).
-        self._referrer = Referrer() if version >= LEAN_VERSION else None
+        self._referrer = (
+            Referrer(deltas=version >= DELTA_VERSION) if version >= LEAN_VERSION else None
+        )
         self._origin = origin
         self.on_commit = on_commit
         self._clock = clock

@@ -23,6 +23,7 @@ from wfctl._errors import CheckpointCorruptError, InvalidIdError
 from wfctl._frozen import slot_setters
 
 __all__ = [
+    "DELTA_VERSION",
     "ENDING_STATUS",
     "FORMAT_VERSION",
     "KINDS",
@@ -44,10 +45,14 @@ __all__ = [
 #: without what its id already says (``seq``, and ``prev``, always the seq before), may store its
 #: ``data`` compressed (``z``), and may store a step's argument as a reference to an earlier
 #: step's result (see ``_refs``); its document (:meth:`Checkpoint.to_dict`) is version 2's.
-FORMAT_VERSION: Final = 3
+#: Version 4 is version 3 whose step results may be stored as their change from the earlier
+#: results their call took (``_refs``): a wfctl that reads only 3 refuses its runs whole.
+FORMAT_VERSION: Final = 4
 #: The first format version whose records are stored lean (no ``seq``, no ``prev``), packed and
 #: with references.
 LEAN_VERSION: Final = 3
+#: The first format version whose step results may be stored as changes (``_refs``).
+DELTA_VERSION: Final = 4
 
 
 def check_format_version(version: int, where: str) -> None:

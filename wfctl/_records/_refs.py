@@ -8,11 +8,21 @@ the step recorded under ``key`` in record ``seq``. Only the writer makes them (t
 escapes any ``"$t"`` key a value has of its own), only arguments hold them, and only records
 already durable are referred to, so a reference never names what a crash could have lost.
 
+From format version 4 a step's ``str`` result of :data:`DELTA_FROM` characters or more, whose
+call took earlier results as arguments (references), may be stored as its change from them:
+``{"$t": "zd", "v": [[seq, key], ...], "z": "<base64 zstd frame>"}``, the frame made with those
+results' text as its dictionary (``_packing.pack_against``). A pipeline step that returns its
+argument with a sentence changed then stores about a hundred bytes, not its whole text. The
+writer only does so while every record that result needs to be read lies within the
+:data:`WINDOW` records before it (each record's *base*), so a record and the :data:`WINDOW`
+lines before it always suffice, and every :data:`WINDOW` records or so one is stored whole.
+
 Arguments are what people read (``log -v``, ``show``, ``export``): the engine matches a call by
 its digest and serves the recorded result, never the recorded arguments. So references are
 kept as stored, and resolved where arguments are shown: :class:`Resolver` over a run's records
-in order, holding the step results of the last :data:`WINDOW` records only. A reference to a
-record or key that is not there is corruption (:class:`~wfctl._errors.CheckpointCorruptError`).
+in order, holding the step results of the last :data:`WINDOW` records only. Results are served,
+so every read the engine takes them from resolves them the same way. A reference to a record or
+key that is not there is corruption (:class:`~wfctl._errors.CheckpointCorruptError`).
 """
 
 from __future__ import annotations
@@ -25,8 +35,10 @@ import orjson
 from wfctl._errors import CheckpointCorruptError
 
 from ._checkpoint import LEAN_VERSION, Checkpoint, Kind, checkpoint_of
+from ._packing import PACK_FROM, pack_against, unpack
 
 __all__ = [
+    "DELTA_FROM",
     "HELD_MAX",
     "REF_FROM",
     "WINDOW",
@@ -51,11 +63,16 @@ WINDOW: Final = 8
 #: them (a run's peak RSS 405 MB, 207 MB before references); now it holds the last one.
 HELD_MAX: Final = 32 * 1024 * 1024
 
+#: A str result shorter than this is stored as it is: what a change would save is eaten by its
+#: framing, and each would cost ~35 us to make.
+DELTA_FROM: Final = PACK_FROM
+
 _TAG: Final = "$t"
 _STEP: Final = Kind.STEP
 #: How many results the writer holds before it lets go of those out of the window.
 _SWEEP_AT: Final = 2 * WINDOW
 _REF: Final = "ref"
+_DELTA: Final = "zd"
 
 
 def ref_target(value: object) -> tuple[int, str] | None:
@@ -98,10 +115,18 @@ class Referrer:
     first. Letting one go only means an argument equal to it is stored whole.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, deltas: bool = False) -> None:
+        #: Whether a str result may be stored as its change from the arguments it refers to
+        #: (format version 4 on).
+        self._deltas = deltas
         #: A result's fingerprint -> (the seq of its record, its step's key, its size).
         self._by_value: dict[object, tuple[int, str, int]] = {}
         self._held = 0  # the sizes of the results held, summed
+        #: The base of each record held that stores a result as a change: the oldest record
+        #: that must be read to read it (any other record's base is itself).
+        self._bases: dict[int, int] = {}
+        #: The record being written: its seq, its base, and the results it stores as changes.
+        self._pending: tuple[int, int, dict[str, str]] | None = None
 
     @property
     def holding(self) -> bool:
@@ -111,22 +136,28 @@ class Referrer:
     def refer(self, data: dict[str, Any], seq: int) -> None:
         """Replace, in the ``data`` of step record ``seq``, each argument equal to a result
         held by a reference to it (each changed argument list is a new list)."""
+        self._pending = None
         if not self._by_value:
             return
         oldest = seq - WINDOW
         for entry in data.get("steps", ()):
+            texts: list[tuple[int, str, str]] = []  # the str arguments referred to
             args = entry.get("args")
             if args:
-                changed = self._replaced(args, oldest)
+                changed = self._replaced(args, oldest, texts)
                 if changed is not None:
                     entry["args"] = changed
             kwargs = entry.get("kwargs")
             if kwargs:
-                replaced = self._replaced(list(kwargs.values()), oldest)
+                replaced = self._replaced(list(kwargs.values()), oldest, texts)
                 if replaced is not None:
                     entry["kwargs"] = dict(zip(kwargs, replaced, strict=True))
+            if texts and self._deltas:
+                self._as_change(entry, texts, seq)
 
-    def _replaced(self, values: list[Any], oldest: int) -> list[Any] | None:
+    def _replaced(
+        self, values: list[Any], oldest: int, texts: list[tuple[int, str, str]]
+    ) -> list[Any] | None:
         out: list[Any] | None = None
         by_value = self._by_value
         for index, value in enumerate(values):
@@ -141,7 +172,41 @@ class Referrer:
                 if out is None:
                     out = list(values)
                 out[index] = {_TAG: _REF, "v": [found[0], found[1]]}
+                if type(value) is str:
+                    texts.append((found[0], found[1], value))
         return out
+
+    def _as_change(
+        self, entry: dict[str, Any], texts: list[tuple[int, str, str]], seq: int
+    ) -> None:
+        """Store ``entry``'s result as its change from ``texts`` (the str arguments it refers
+        to) when it is a long str, every record needed to read it is within the window, and
+        the change is smaller."""
+        result = entry.get("result")
+        if type(result) is not str or len(result) < DELTA_FROM:
+            return
+        bases = self._bases
+        base = min(bases.get(at, at) for at, _, _ in texts)
+        if base <= seq - WINDOW:  # a reader of this record and the window could not read it
+            return
+        try:
+            dictionary = "".join(text for _, _, text in texts).encode()
+            packed = pack_against(result.encode(), dictionary)
+        except UnicodeEncodeError:  # a lone surrogate: stored as it is, exactly
+            return
+        if packed is None:
+            return
+        entry["result"] = {
+            _TAG: _DELTA,
+            "v": [[at, key] for at, key, _ in texts],
+            "z": packed.decode(),
+        }
+        pending = self._pending
+        if pending is None or pending[0] != seq:
+            pending = self._pending = (seq, base, {})
+        elif base < pending[1]:
+            pending = self._pending = (seq, base, pending[2])
+        pending[2][entry["key"]] = result
 
     def note(self, checkpoint: Checkpoint) -> None:
         """Hold the step results of ``checkpoint``, now durable; let go of those more than
@@ -151,8 +216,15 @@ class Referrer:
             return
         seq = checkpoint.seq
         by_value = self._by_value
+        pending, self._pending = self._pending, None
+        changed: dict[str, str] = {}
+        if pending is not None and pending[0] == seq:
+            self._bases[seq] = pending[1]
+            changed = pending[2]
         for entry in checkpoint.data.get("steps", ()):
             result = entry.get("result")
+            if changed and entry["key"] in changed:
+                result = changed[entry["key"]]  # stored as its change: held as it is
             if type(result) is str:  # the common value, without a call
                 if len(result) < REF_FROM:
                     continue
@@ -174,6 +246,8 @@ class Referrer:
         by_value = self._by_value
         for fingerprint in [key for key, (at, _, _) in by_value.items() if at <= oldest]:
             self._held -= by_value.pop(fingerprint)[2]
+        for at in [at for at in self._bases if at <= oldest]:
+            del self._bases[at]
 
     def _shed(self) -> None:
         """Let go of the oldest results held until those held are within :data:`HELD_MAX`,
@@ -231,13 +305,28 @@ class Resolver:
         after it may refer to (one of those before a page or a record shown alone).
 
         Its own arguments are not resolved: they may refer to a record before those read,
-        which nothing shown needs, and a step result is never a reference.
+        which nothing shown needs. Nor is a result stored as its change from one of those:
+        the writer keeps what a record needs within the window, so nothing shown needs it
+        either (and a record that did would find it missing, and say so).
         """
         if self._first is None or checkpoint.seq < self._first:
             self._first = checkpoint.seq
         steps = checkpoint.data.get("steps") if checkpoint.kind == Kind.STEP else None
-        if isinstance(steps, list):
-            self._hold(checkpoint.seq, steps)
+        if not isinstance(steps, list):
+            return
+        held = []
+        where = f"{self._where}: checkpoint {checkpoint.checkpoint_id}"
+        for entry in steps:
+            if isinstance(entry, dict) and _change_of(entry.get("result")) is not None:
+                try:
+                    entry = {
+                        **entry,
+                        "result": self._unchanged(entry["result"], checkpoint.seq, where),
+                    }
+                except _Missing:
+                    continue
+            held.append(entry)
+        self._hold(checkpoint.seq, held)
 
     def _hold(self, seq: int, steps: list[Any]) -> None:
         self._results[seq] = {
@@ -258,7 +347,44 @@ class Resolver:
         kwargs = entry.get("kwargs")
         if isinstance(kwargs, dict):
             entry["kwargs"] = {name: self._value(v, seq, where) for name, v in kwargs.items()}
+        result = entry.get("result")
+        if _change_of(result) is not None:
+            try:
+                entry["result"] = self._unchanged(result, seq, where)
+            except _Missing as missing:
+                skipped = self._first is not None and missing.at < self._first
+                if not (self._partial and (skipped or missing.unreadable)):
+                    raise CheckpointCorruptError(where, str(missing)) from None
         return entry
+
+    def _unchanged(self, value: dict[str, Any], seq: int, where: str) -> str:
+        """The str result ``value`` stores as its change from earlier results.
+
+        Raises:
+            _Missing: a result it was made from is not held.
+            CheckpointCorruptError: the change is damaged, or names what is not a text.
+        """
+        sources = _change_of(value)
+        if not sources:
+            raise CheckpointCorruptError(where, "a result stored as a change names no result")
+        texts = []
+        for at, key in sources:
+            results = self._results.get(at) if seq - WINDOW < at < seq else None
+            if results is None or key not in results:
+                raise _Missing(at, key)
+            text = results[key]
+            if _change_of(text) is not None:  # left as stored (``partial``): unreadable too
+                raise _Missing(at, key, unreadable=True)
+            if type(text) is not str:
+                raise CheckpointCorruptError(
+                    where, f"a result is stored as a change from step {key!r}'s, not a text"
+                )
+            texts.append(text)
+        try:
+            dictionary = "".join(texts).encode()
+            return unpack(value["z"], where, dictionary).decode()
+        except (UnicodeEncodeError, UnicodeDecodeError):
+            raise CheckpointCorruptError(where, "a result stored as a change is not text") from None
 
     def _value(self, value: Any, seq: int, where: str) -> Any:
         target = ref_target(value)
@@ -277,8 +403,43 @@ class Resolver:
         return results[key]
 
 
+class _Missing(Exception):
+    """A result stored as a change was made from a result that is not held."""
+
+    def __init__(self, at: int, key: str, *, unreadable: bool = False) -> None:
+        super().__init__(
+            f"a result is stored as its change from the result of step {key!r} in "
+            f"checkpoint seq {at}, which is not among the records before it"
+        )
+        self.at = at
+        #: The result is held, itself a change from one that is not (``partial`` only).
+        self.unreadable = unreadable
+
+
+def _change_of(value: object) -> list[tuple[int, str]] | None:
+    """The ``(seq, key)`` of the results ``value`` is stored as a change from, if it is one
+    (``[]`` for one that names them wrongly), else None."""
+    if type(value) is not dict or value.get(_TAG) != _DELTA:
+        return None
+    sources, packed = value.get("v"), value.get("z")
+    if len(value) != 3 or type(sources) is not list or type(packed) is not str:
+        return []
+    out = []
+    for source in sources:
+        if (
+            type(source) is not list
+            or len(source) != 2
+            or type(source[0]) is not int
+            or type(source[1]) is not str
+        ):
+            return []
+        out.append((source[0], source[1]))
+    return out
+
+
 def holds_refs(checkpoint: Checkpoint) -> bool:
-    """Whether ``checkpoint``'s step arguments hold a reference (unresolved, as stored)."""
+    """Whether ``checkpoint``'s steps hold a reference or a result stored as a change
+    (unresolved, as stored)."""
     steps = checkpoint.data.get("steps") if checkpoint.kind == Kind.STEP else None
     return isinstance(steps, list) and any(_holds_ref(entry) for entry in steps)
 
@@ -287,8 +448,10 @@ def _holds_ref(entry: Any) -> bool:
     if not isinstance(entry, dict):
         return False
     args, kwargs = entry.get("args"), entry.get("kwargs")
-    return (isinstance(args, list) and any(ref_target(value) for value in args)) or (
-        isinstance(kwargs, dict) and any(ref_target(value) for value in kwargs.values())
+    return (
+        (isinstance(args, list) and any(ref_target(value) for value in args))
+        or (isinstance(kwargs, dict) and any(ref_target(value) for value in kwargs.values()))
+        or _change_of(entry.get("result")) is not None
     )
 
 

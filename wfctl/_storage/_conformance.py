@@ -34,9 +34,10 @@ from wfctl._errors import (
     WfctlError,
 )
 from wfctl._records._checkpoint import Checkpoint, Kind, RunStatus, checkpoint_id_for
+from wfctl._records._packing import pack_against
 from wfctl._records._payloads import CancelRequest
 
-from ._capabilities import cancel_request, load_chain, request_cancel
+from ._capabilities import cancel_request, chain_records, load_chain, request_cancel
 from ._protocol import RunLease, RunStore
 
 __all__ = ["StorageConformance"]
@@ -654,15 +655,20 @@ class StorageConformance:
 
         self.run_shared(body)
 
-    # -- what format version 3 stores ------------------------------------------------------
+    # -- what format versions 3 and 4 store -----------------------------------------------
 
-    def test_big_data_and_references_read_back_as_saved(self) -> None:
-        """A record of big data (stored compressed by the file and PostgreSQL stores) and a
-        step argument stored as a reference to an earlier result read back as the values."""
+    def test_big_data_references_and_changes_read_back_as_saved(self) -> None:
+        """A record of big data (stored compressed by the file and PostgreSQL stores), a step
+        argument stored as a reference to an earlier result, and a result stored as its change
+        from that argument, read back as the values."""
         text = "every value is stored once, and big data is stored compressed; " * 400
+        changed = text.replace("once", "twice", 1)
         first = {"steps": [{"key": "a#0", "digest": "0" * 16, "args": [1], "result": text}]}
         ref = {"$t": "ref", "v": [1, "a#0"]}
-        second = {"steps": [{"key": "b#0", "digest": "1" * 16, "args": [ref], "result": 2}]}
+        packed = pack_against(changed.encode(), text.encode())
+        assert packed is not None
+        change = {"$t": "zd", "v": [[1, "a#0"]], "z": packed.decode()}
+        second = {"steps": [{"key": "b#0", "digest": "1" * 16, "args": [ref], "result": change}]}
 
         async def body(storage: RunStore) -> None:
             saved = [
@@ -676,7 +682,7 @@ class StorageConformance:
                     await storage.save(checkpoint)
             finally:
                 await lease.release()
-            resolved = {**second["steps"][0], "args": [text]}
+            resolved = {**second["steps"][0], "args": [text], "result": changed}
             # read_run gives the records as stored, or resolved (the file and PostgreSQL
             # stores resolve as they read); every other read resolves them.
             stored = (await storage.read_run("r1")).checkpoints
@@ -691,6 +697,11 @@ class StorageConformance:
             latest = await storage.get_latest(run_id="r1")
             assert latest is not None
             assert latest.data == {"steps": [resolved]}
+            streamed = [c.data async for c in chain_records(storage, "r1")]
+            assert streamed[1:] == [first, {"steps": [resolved]}]
+            stream = getattr(storage, "stream_chain", None)  # what a resume reads
+            if stream is not None:
+                assert [c.data for c in stream("r1")[1]][1:] == [first, {"steps": [resolved]}]
 
         self.run_with(body)
 

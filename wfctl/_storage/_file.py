@@ -44,6 +44,7 @@ from wfctl._records._checkpoint import (
     validate_run_id,
 )
 from wfctl._records._payloads import CancelRequest, handed_over
+from wfctl._records._refs import Resolver
 
 from ._appender import READ_FLAGS, JournalAppender, symlink_error
 from ._base import (
@@ -513,6 +514,7 @@ class FileCheckpointStorage(RunStoreBase):
 
     def _records(self, run_id: str, last_seq: int) -> Iterator[Checkpoint]:
         path = self._layout.journal(run_id)
+        resolver = Resolver(path)  # the references and changes each record holds, resolved
         with self._reading(run_id) as fd:
             if fd is None:
                 raise RunNotFoundError(run_id)
@@ -523,7 +525,7 @@ class FileCheckpointStorage(RunStoreBase):
                 checkpoint = decode_record(line, where)
                 if checkpoint.seq != seq or checkpoint.run_id != run_id:
                     raise CheckpointCorruptError(where, "the journal changed while it was read")
-                yield checkpoint
+                yield resolver.resolve(checkpoint, where)
 
     def verified_records(self, run_id: str) -> tuple[str, None, Generator[Checkpoint]]:
         """Return the journal's path, no head seq (the journal has no head pointer apart from
