@@ -273,7 +273,9 @@ class Resolver:
         #: as what it names (``wfctl._readable``), not refused.
         self._partial = partial
         self._first: int | None = None
-        self._results: dict[int, dict[str, Any]] = {}
+        #: The step entries of the last :data:`WINDOW` records, by seq (looked up by key only
+        #: when a reference names one: a record holds a step or a few).
+        self._results: dict[int, list[Any]] = {}
 
     def resolve(self, checkpoint: Checkpoint, where: str | None = None) -> Checkpoint:
         """Return ``checkpoint`` with every reference in its step arguments resolved (itself
@@ -284,21 +286,25 @@ class Resolver:
             CheckpointCorruptError: a reference names a record or step result that is not
                 among the :data:`WINDOW` records before it.
         """
+        seq = checkpoint.seq
         if self._first is None:
-            self._first = checkpoint.seq
-        if checkpoint.kind != Kind.STEP:
+            self._first = seq
+        if checkpoint.kind is not _STEP:
             return checkpoint
         steps = checkpoint.data.get("steps")
-        if not isinstance(steps, list):
+        if type(steps) is not list:
             return checkpoint
-        out = checkpoint
-        if any(_holds_ref(entry) for entry in steps):
-            if where is None:
-                where = f"{self._where}: checkpoint {checkpoint.checkpoint_id}"
-            steps = [self._resolved_entry(entry, checkpoint.seq, where) for entry in steps]
-            out = _with_data(checkpoint, {**checkpoint.data, "steps": steps})
-        self._hold(checkpoint.seq, steps)
-        return out
+        for entry in steps:  # read for every record: a loop, not a generator
+            if _holds_ref(entry):
+                break
+        else:
+            self._hold(seq, steps)
+            return checkpoint
+        if where is None:
+            where = f"{self._where}: checkpoint {checkpoint.checkpoint_id}"
+        steps = [self._resolved_entry(entry, seq, where) for entry in steps]
+        self._hold(seq, steps)
+        return _with_data(checkpoint, {**checkpoint.data, "steps": steps})
 
     def hold(self, checkpoint: Checkpoint) -> None:
         """Hold the step results of ``checkpoint``, a record read only for what the records
@@ -329,13 +335,19 @@ class Resolver:
         self._hold(checkpoint.seq, held)
 
     def _hold(self, seq: int, steps: list[Any]) -> None:
-        self._results[seq] = {
-            entry["key"]: entry.get("result")
-            for entry in steps
-            if isinstance(entry, dict) and isinstance(entry.get("key"), str)
-        }
-        while len(self._results) > WINDOW:  # the oldest first (records may come late: see
-            del self._results[min(self._results)]  # decode_chain's records before a page)
+        results = self._results
+        results[seq] = steps
+        if len(results) > WINDOW:  # the oldest first (records may come late: see
+            del results[min(results)]  # decode_chain's records before a page)
+
+    def _held(self, at: int, key: str, seq: int) -> tuple[bool, Any]:
+        """``(True, the result of step key in record at)`` if held and within the window before
+        record ``seq``, else ``(False, None)``."""
+        if seq - WINDOW < at < seq:
+            for entry in self._results.get(at, ()):
+                if type(entry) is dict and entry.get("key") == key:
+                    return True, entry.get("result")
+        return False, None
 
     def _resolved_entry(self, entry: Any, seq: int, where: str) -> Any:
         if not _holds_ref(entry):
@@ -369,10 +381,9 @@ class Resolver:
             raise CheckpointCorruptError(where, "a result stored as a change names no result")
         texts = []
         for at, key in sources:
-            results = self._results.get(at) if seq - WINDOW < at < seq else None
-            if results is None or key not in results:
+            found, text = self._held(at, key, seq)
+            if not found:
                 raise _Missing(at, key)
-            text = results[key]
             if _change_of(text) is not None:  # left as stored (``partial``): unreadable too
                 raise _Missing(at, key, unreadable=True)
             if type(text) is not str:
@@ -391,8 +402,8 @@ class Resolver:
         if target is None:
             return value
         at, key = target
-        results = self._results.get(at) if seq - WINDOW < at < seq else None
-        if results is None or key not in results:
+        found, result = self._held(at, key, seq)
+        if not found:
             if self._partial and self._first is not None and at < self._first:
                 return value
             raise CheckpointCorruptError(
@@ -400,7 +411,7 @@ class Resolver:
                 f"an argument refers to the result of step {key!r} in checkpoint seq {at}, "
                 "which is not among the records before it",
             )
-        return results[key]
+        return result
 
 
 class _Missing(Exception):
@@ -445,14 +456,23 @@ def holds_refs(checkpoint: Checkpoint) -> bool:
 
 
 def _holds_ref(entry: Any) -> bool:
-    if not isinstance(entry, dict):
+    # Read for every record a run's readers see: plain loops, a call only for a dict.
+    if type(entry) is not dict:
         return False
-    args, kwargs = entry.get("args"), entry.get("kwargs")
-    return (
-        (isinstance(args, list) and any(ref_target(value) for value in args))
-        or (isinstance(kwargs, dict) and any(ref_target(value) for value in kwargs.values()))
-        or _change_of(entry.get("result")) is not None
-    )
+    result = entry.get("result")
+    if type(result) is dict and result.get(_TAG) == _DELTA:
+        return True
+    args = entry.get("args")
+    if type(args) is list:
+        for value in args:
+            if type(value) is dict and ref_target(value) is not None:
+                return True
+    kwargs = entry.get("kwargs")
+    if type(kwargs) is dict:
+        for value in kwargs.values():
+            if type(value) is dict and ref_target(value) is not None:
+                return True
+    return False
 
 
 def _with_data(checkpoint: Checkpoint, data: dict[str, Any]) -> Checkpoint:
