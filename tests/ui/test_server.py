@@ -261,6 +261,28 @@ def test_a_non_loopback_address_is_warned_about(ui_store: Path) -> None:
     assert "warning" in err and "exposed" in err and "0.0.0.0" in err
 
 
+def test_a_stop_asked_before_the_server_serves_is_never_lost(ui_store: Path) -> None:
+    # Ctrl-C right after the URL is printed: its handler asks the server to exit and raises
+    # nothing. A KeyboardInterrupt raised instead is lost when it lands in a weak reference's
+    # callback, and the server then served on (seen once in CI: the test above hung).
+    from wfctl._ui._serve import serve_store
+
+    raised: list[BaseException] = []
+
+    def on_ready(url: str) -> None:
+        handler = signal.getsignal(signal.SIGINT)
+        assert callable(handler)
+        try:
+            handler(signal.SIGINT, None)
+        except BaseException as exc:
+            raised.append(exc)
+            raise
+
+    serve_store(str(ui_store), host="127.0.0.1", port=0, on_ready=on_ready)  # returns: stopped
+    assert raised == []
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back
+
+
 def test_open_hands_the_url_to_the_browser(ui_store: Path, tmp_path: Path) -> None:
     opened = tmp_path / "opened"
     browser = tmp_path / "browser"

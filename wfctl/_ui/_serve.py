@@ -4,13 +4,14 @@ URL with its token handed to the caller, then uvicorn until Ctrl-C or SIGTERM.
 uvicorn stops on SIGINT or SIGTERM (open requests finished, then the source is closed) and
 raises the signal again when it returns; that second signal is the end asked for, not an
 error, and so is one that comes after the URL is printed but before uvicorn has taken the
-signal: both end in a clean return (exit 0), SIGTERM through a handler of wfctl's own (its
-default would kill the process).
+signal: both end in a clean return (exit 0). Around uvicorn's own handlers, wfctl's handle
+both signals by asking the server to exit, never by raising: an exception raised by a signal
+handler is lost when it lands in a weak reference's callback ("Exception ignored in ..."),
+and the server then went on serving after a Ctrl-C.
 """
 
 from __future__ import annotations
 
-import contextlib
 import signal
 import socket
 from collections.abc import Callable
@@ -67,21 +68,21 @@ def serve_store(location: str, *, host: str, port: int, on_ready: Callable[[str]
             )
             # Ctrl-C or SIGTERM from here on is the end asked for, before uvicorn takes the
             # signal too, and when it raises it again after its shutdown
-            previous = signal.signal(signal.SIGTERM, _stop)
+
+            def stop(signum: int, frame: FrameType | None) -> None:
+                server.should_exit = True  # uvicorn's loop looks at it: it then stops at once
+
+            previous = {number: signal.signal(number, stop) for number in _STOPS}
             try:
-                with contextlib.suppress(KeyboardInterrupt, _Stopped):
-                    on_ready(url_of(host, sock.getsockname()[1], token))
-                    server.run(sockets=[sock])
+                on_ready(url_of(host, sock.getsockname()[1], token))
+                server.run(sockets=[sock])
             finally:
-                signal.signal(signal.SIGTERM, previous)
+                for number, handler in previous.items():
+                    signal.signal(number, handler)
         finally:
             close()
             sock.close()
 
 
-class _Stopped(Exception):
-    """SIGTERM arrived: the server is to stop (as Ctrl-C stops it)."""
-
-
-def _stop(signum: int, frame: FrameType | None) -> None:
-    raise _Stopped
+#: The signals that stop the server.
+_STOPS = (signal.SIGINT, signal.SIGTERM)
