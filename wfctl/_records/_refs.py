@@ -78,14 +78,16 @@ _DELTA: Final = "zd"
 def ref_target(value: object) -> tuple[int, str] | None:
     """Return ``(seq, key)`` if ``value`` is a stored reference, else None."""
     if type(value) is dict and value.get(_TAG) == _REF and len(value) == 2:
-        target = value.get("v")
-        if (
-            type(target) is list
-            and len(target) == 2
-            and type(target[0]) is int
-            and type(target[1]) is str
-        ):
-            return target[0], target[1]
+        return _seq_key(value.get("v"))
+    return None
+
+
+def _seq_key(target: object) -> tuple[int, str] | None:
+    """``(seq, key)`` if ``target`` is the ``[seq, key]`` a reference or a change names."""
+    if type(target) is list and len(target) == 2:
+        seq, key = target
+        if type(seq) is int and type(key) is str:
+            return seq, key
     return None
 
 
@@ -321,9 +323,9 @@ class Resolver:
         if not isinstance(steps, list):
             return
         held = []
-        where = f"{self._where}: checkpoint {checkpoint.checkpoint_id}"
         for entry in steps:
             if isinstance(entry, dict) and _change_of(entry.get("result")) is not None:
+                where = f"{self._where}: checkpoint {checkpoint.checkpoint_id}"
                 try:
                     entry = {
                         **entry,
@@ -437,14 +439,10 @@ def _change_of(value: object) -> list[tuple[int, str]] | None:
         return []
     out = []
     for source in sources:
-        if (
-            type(source) is not list
-            or len(source) != 2
-            or type(source[0]) is not int
-            or type(source[1]) is not str
-        ):
+        named = _seq_key(source)
+        if named is None:
             return []
-        out.append((source[0], source[1]))
+        out.append(named)
     return out
 
 
