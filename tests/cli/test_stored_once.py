@@ -20,9 +20,12 @@ import pytest
 
 from tests.cli.conftest import wfctl
 from tests.postgres.conftest import pg_server, pg_url  # noqa: F401  (fixtures)
+from wfctl._inspect._entries import LogPage
+from wfctl._inspect._log import read_chain
+from wfctl._inspect._show import show_checkpoint
 from wfctl._records._packing import unpack
 
-_FLOW = textwrap.dedent(
+_EDIT = textwrap.dedent(
     """
     import os
     from wfctl import step, workflow
@@ -38,7 +41,11 @@ _FLOW = textwrap.dedent(
     async def edit(text: str, i: int) -> str:
         at = (i * 7) % 60
         return text[: at * 60] + SENTENCES[i % 4] + text[at * 60 + 64 :]
+    """
+)
 
+_FLOW = _EDIT + textwrap.dedent(
+    """
     @workflow(name="pipeline")
     async def pipeline(n: int) -> str:
         text = "".join(SENTENCES[(k * 3) % 4] for k in range(128))  # about 8 KB
@@ -168,6 +175,96 @@ def test_a_record_shown_alone_or_a_page_far_into_a_pipeline_is_not_called_corrup
         base[seq] = min((base[at] for sources in changes for at, _ in sources), default=seq)
         assert base[seq] > seq - 8
     assert [seq for seq in range(1, 15) if base[seq] == seq] == [1, 9]
+
+
+_FAN_IN = _EDIT + textwrap.dedent(
+    """
+    @step
+    async def compare(old: str, new: str) -> int:
+        return sum(a != b for a, b in zip(old, new))
+
+    @workflow(name="fanin")
+    async def fanin(n: int) -> int:
+        texts = ["".join(SENTENCES[(k * 3) % 4] for k in range(32))]  # about 2 KB
+        total = 0
+        for i in range(n):
+            texts.append(await edit(texts[-1], i))
+            if i % 4 == 3 and len(texts) > 7:
+                total += await compare(texts[-7], texts[-1])  # the text of six edits before
+        return total
+    """
+)
+
+
+def _every_record_reads_alone(tmp_path: Path, store: str, run_id: str, seqs: list[int]) -> None:
+    """Each step record of ``run_id`` read alone (``show``) and as a page of one record (``log
+    --from``) holds the values ``export`` gives: every one through the library, those of
+    ``seqs`` through the installed ``wfctl`` too."""
+    exported = wfctl("export", run_id, "--store", store, cwd=tmp_path)
+    assert exported.code == 0, exported.stderr
+    records = {r["seq"]: r for r in exported.json()["checkpoints"] if r["kind"] == "step"}
+    for seq, record in records.items():
+        shown = show_checkpoint(store, f"{run_id}.{seq}")
+        assert shown.data == record["data"], seq
+        _, page, _ = read_chain(store, run_id, LogPage(from_seq=seq, limit=1))
+        assert [c.data for c in page] == [record["data"]], seq
+    for seq in seqs:
+        entry = records[seq]["data"]["steps"][0]
+        shown = wfctl("show", f"{run_id}.{seq}", "--json", "--store", store, cwd=tmp_path)
+        assert shown.code == 0, (seq, shown.stderr)
+        assert shown.json()["record"]["data"]["steps"][0] == entry
+        page = wfctl("log", run_id, "--from", str(seq), "-n", "1", "-v", "--store", store,
+                     cwd=tmp_path)  # fmt: skip
+        assert page.code == 0, (seq, page.stderr)
+        assert "$t" not in page.stdout and 'args: ("' + entry["args"][0][:40] in page.stdout
+
+
+def test_a_text_taken_again_steps_later_is_read_back_by_a_record_shown_alone(
+    tmp_path: Path, store_arg: str
+) -> None:
+    # Every fourth step also takes the text of six edits before, which may be stored as its
+    # change from one of up to seven records before it: the writer refers to it only if all
+    # its record needs lies within the window before the step that takes it, so a record and
+    # the 8 lines before it always suffice.
+    (tmp_path / "flow.py").write_text(_FAN_IN)
+    done = wfctl("run", "flow.py:fanin", "--input", "16", "--store", store_arg, "--json",
+                 cwd=tmp_path)  # fmt: skip
+    assert done.code == 0, done.stderr
+    run_id = str(done.json()["run_id"])
+    base: dict[int, int] = {}
+    referred = 0
+    for seq, line in enumerate(_stored(store_arg, run_id)):
+        entries = json.loads(_data(line)).get("steps", [])
+        changes = [e["result"]["v"] for e in entries if isinstance(e["result"], dict)]
+        base[seq] = min((base[at] for sources in changes for at, _ in sources), default=seq)
+        for entry in entries:
+            for arg in entry["args"]:
+                if isinstance(arg, dict):
+                    referred += 1
+                    assert base[arg["v"][0]] > seq - 8, (seq, arg["v"])
+    assert referred >= 12 and any(base[seq] < seq for seq in base)
+    _every_record_reads_alone(tmp_path, store_arg, run_id, [10, 18])
+
+
+_VERSION_4_FAN_IN = Path(__file__).resolve().parents[1] / "fixtures" / "version_4_fan_in"
+
+
+def test_a_version_4_run_that_refers_past_the_window_is_read_back_as_well(
+    tmp_path: Path, store_arg: str
+) -> None:
+    # Written by wfctl before its writer kept references within the window (the flow above,
+    # its edits within the text's first 1,800 characters; 16 edits): record 10 refers to the result of record 8, stored as a change from a change
+    # ... from record 1's, which is not among the 8 lines before record 10. A reader reads
+    # the 16 records before one to read it alone.
+    store = tmp_path / "fixture"
+    shutil.copytree(_VERSION_4_FAN_IN / "store", store)
+    run_id = "20261207-021243-3197bf0a"
+    copied = wfctl("copy", run_id, "--from", store, "--to", store_arg, cwd=tmp_path)
+    assert copied.code == 0, copied.stdout + copied.stderr
+    assert _stored(store_arg, run_id) == _stored(str(store), run_id)  # the bytes as written
+    verified = wfctl("verify-lineage", run_id, "--store", store_arg, cwd=tmp_path)
+    assert verified.code == 0, verified.stdout + verified.stderr
+    _every_record_reads_alone(tmp_path, store_arg, run_id, [10, 18])
 
 
 _VERSION_3 = Path(__file__).resolve().parents[1] / "fixtures" / "version_3"

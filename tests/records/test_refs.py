@@ -12,6 +12,7 @@ from tests.storage.helpers import ckpt
 from wfctl._errors import CheckpointCorruptError
 from wfctl._records import _refs
 from wfctl._records._checkpoint import Checkpoint, Kind
+from wfctl._records._packing import pack_against
 from wfctl._records._refs import REF_FROM, WINDOW, Referrer, Resolver, holds_refs, resolved
 
 LONG = "a value long enough to be referred to " * 8
@@ -222,6 +223,49 @@ def test_what_a_change_needs_lies_within_the_window_before_it() -> None:
             resolver.hold(before)
         entry = resolver.resolve(records[at - 1]).data["steps"][0]
         assert entry["result"] == _edited(entry["args"][0], at)
+
+
+def test_a_result_is_referred_to_only_if_what_its_record_needs_lies_within_the_window() -> None:
+    # A pipeline whose every fourth step also takes the text of six edits before: that text
+    # may be stored as its change from records up to seven before it, out of the reach of a
+    # reader of the later step and the WINDOW lines before it. It is stored whole then.
+    referrer, records, given = Referrer(deltas=True), [], []
+    texts = [TEXT]
+    for n in range(1, 4 * WINDOW):
+        calls = [(f"e#{n}", [texts[-1]], _edited(texts[-1], n))]
+        texts.append(calls[0][2])
+        if n % 4 == 3 and len(texts) > 7:
+            calls.append((f"c#{n}", [texts[-7], texts[-1]], 0))
+        for key, args, result in calls:
+            seq = len(records) + 1
+            records.append(_written(referrer, seq, _step(seq, key, args, result)))
+            given.append(args)
+    stored = [arg for r in records for arg in r.data["steps"][0]["args"] if type(arg) is str]
+    assert any(len(arg) > 1000 for arg in stored)  # some text was not referred to
+    for at, record in enumerate(records, 1):  # each read from the WINDOW lines before it
+        resolver = Resolver("j")
+        for before in records[max(0, at - 1 - WINDOW) : at - 1]:
+            resolver.hold(before)
+        assert resolver.resolve(record).data["steps"][0]["args"] == given[at - 1]
+
+
+def test_records_held_after_later_ones_each_read_from_the_window_before_them() -> None:
+    # A page of log resolves its first records before it reads (holds) the records before
+    # the page, once one refers back: each held record still finds what it was made from.
+    text = TEXT
+    changed = _edited(TEXT, 1)
+    packed = pack_against(changed.encode(), text.encode())
+    assert packed is not None
+    change = {"$t": "zd", "v": [[92, "a#92"]], "z": packed.decode()}
+    resolver = Resolver("j")
+    for seq in (100, 101):
+        resolver.resolve(ckpt("r", seq, kind=Kind.STEP, data=_step(seq, f"p#{seq}", [], 1)))
+    for seq in range(92, 100):
+        result = text if seq == 92 else change if seq == 99 else LONG
+        resolver.hold(ckpt("r", seq, kind=Kind.STEP, data=_step(seq, f"a#{seq}", [], result)))
+    later = _step(102, "b#0", [{"$t": "ref", "v": [99, "a#99"]}], 0)
+    shown = resolver.resolve(ckpt("r", 102, kind=Kind.STEP, data=later))
+    assert shown.data["steps"][0]["args"] == [changed]
 
 
 def test_a_change_from_what_is_not_there_is_corruption_but_a_partial_reader_keeps_it() -> None:

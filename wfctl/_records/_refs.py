@@ -40,6 +40,7 @@ from ._packing import PACK_FROM, pack_against, unpack
 __all__ = [
     "DELTA_FROM",
     "HELD_MAX",
+    "READ_BACK",
     "REF_FROM",
     "WINDOW",
     "Referrer",
@@ -62,6 +63,13 @@ WINDOW: Final = 8
 #: other value's JSON), the newest record's results aside: a pipeline of 20 MB texts held 16 of
 #: them (a run's peak RSS 405 MB, 207 MB before references); now it holds the last one.
 HELD_MAX: Final = 32 * 1024 * 1024
+
+#: How many records before a record a reader holds to read that record alone (``show``, a page
+#: of ``log``). :data:`WINDOW` suffice for what the writer stores now: everything a record needs,
+#: through the results it refers to, lies within the window before it. A version 4 run written
+#: before the writer checked that for references could refer to a result stored as its change
+#: from results up to ``2 * WINDOW - 2`` records before the record that refers to it.
+READ_BACK: Final = 2 * WINDOW
 
 #: A str result shorter than this is stored as it is: what a change would save is eaten by its
 #: framing, and each would cost ~35 us to make.
@@ -170,7 +178,9 @@ class Referrer:
             else:
                 fingerprint = _fingerprint(value)
                 found = None if fingerprint is None else by_value.get(fingerprint)
-            if found is not None and found[0] > oldest:
+            # Referred to only if what its record needs to be read (its base) is within the
+            # window too: a reader of this record and the window before it reads it.
+            if found is not None and self._bases.get(found[0], found[0]) > oldest:
                 if out is None:
                     out = list(values)
                 out[index] = {_TAG: _REF, "v": [found[0], found[1]]}
@@ -314,8 +324,9 @@ class Resolver:
 
         Its own arguments are not resolved: they may refer to a record before those read,
         which nothing shown needs. Nor is a result stored as its change from one of those:
-        the writer keeps what a record needs within the window, so nothing shown needs it
-        either (and a record that did would find it missing, and say so).
+        the records held are the :data:`READ_BACK` before the first shown, which hold all it
+        needs (see there), so nothing shown needs it either (and a record that did would find
+        it missing, and say so). Held in order, oldest first.
         """
         if self._first is None or checkpoint.seq < self._first:
             self._first = checkpoint.seq
@@ -339,8 +350,13 @@ class Resolver:
     def _hold(self, seq: int, steps: list[Any]) -> None:
         results = self._results
         results[seq] = steps
-        if len(results) > WINDOW:  # the oldest first (records may come late: see
-            del results[min(results)]  # decode_chain's records before a page)
+        if len(results) > WINDOW:
+            # Let go of those out of the reach of record ``seq`` and every record after it. Not
+            # simply the oldest: the records before a page come late (see decode_chain), after
+            # the page's first records, and each needs the WINDOW before it, not those after.
+            oldest = seq - WINDOW
+            while (first := min(results)) <= oldest:
+                del results[first]
 
     def _held(self, at: int, key: str, seq: int) -> tuple[bool, Any]:
         """``(True, the result of step key in record at)`` if held and within the window before

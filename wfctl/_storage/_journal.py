@@ -49,7 +49,7 @@ from wfctl._records._checkpoint import (
     checkpoint_id_for,
 )
 from wfctl._records._packing import PACK_FROM, pack, unpack
-from wfctl._records._refs import WINDOW, Resolver, holds_refs
+from wfctl._records._refs import READ_BACK, WINDOW, Resolver, holds_refs
 
 from ._fs import FileSystem
 from ._protocol import JournalProblem
@@ -465,9 +465,9 @@ def decode_chain(
     ``known`` (already verified and decoded, such as a run's root and head read for its
     summary) is checked but not decoded again. A record whose seq is below ``decode_from`` is
     checked only, as :func:`check_journal` checks it, and not yielded (the step records of
-    the :data:`~wfctl._records._refs.WINDOW` before ``decode_from`` are kept, and decoded only
-    if the first record decoded refers to one). ``start`` and
-    ``root``: a page of a run, as :func:`check_journal` takes them. Each record is yielded with
+    the :data:`~wfctl._records._refs.READ_BACK` before ``decode_from`` are kept, and decoded
+    only if one of the first :data:`~wfctl._records._refs.WINDOW` decoded refers to one).
+    ``start`` and ``root``: a page of a run, as :func:`check_journal` takes them. Each record is yielded with
     the references in its step arguments resolved by ``resolver`` (one is made if None; pass
     the same one to the pages of a run read in turn).
 
@@ -502,7 +502,7 @@ def decode_chain(
             _check_link(line, where, run_id, seq, parent, version)
         parent = b'"%s.%d"' % (run, seq)
         if seq < decode_from:
-            if seq >= decode_from - WINDOW and kind == _STEP:
+            if seq >= decode_from - READ_BACK and kind == _STEP:
                 behind.append((line, where))  # decoded only if a wanted record refers to it
             continue
         checkpoint = known.get(line)

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar, runtime_checkab
 
 from wfctl._errors import CheckpointCorruptError, RunNotFoundError
 from wfctl._records._checkpoint import Checkpoint, Kind
-from wfctl._records._refs import WINDOW, Resolver, holds_refs
+from wfctl._records._refs import READ_BACK, Resolver, holds_refs
 
 from ._journal import check_journal, check_version, decode_chain, decode_checked, decode_record
 
@@ -168,7 +168,8 @@ def checked_records(
 class LineAt:
     """Keeps the line of one seq from a run's lines (from seq 0) as they pass through
     :meth:`watch`: what ``wfctl show`` decodes once the whole run verified, with the
-    :data:`~wfctl._records._refs.WINDOW` lines before it, which its step arguments may refer to.
+    :data:`~wfctl._records._refs.READ_BACK` lines before it, which hold what its step arguments
+    and result may refer to.
     """
 
     def __init__(self, seq: int) -> None:
@@ -177,14 +178,14 @@ class LineAt:
         self.line: bytes | None = None
         #: How many lines passed.
         self.count = 0
-        self._before: deque[bytes] = deque(maxlen=WINDOW)
+        self._before: deque[bytes] = deque(maxlen=READ_BACK)
 
     def watch(self, lines: Iterable[bytes]) -> Iterator[bytes]:
         """Yield ``lines``, keeping the one of :attr:`seq` and those before it."""
         for line in lines:
             if self.count == self.seq:
                 self.line = line
-            elif self.count < self.seq and self.count >= self.seq - WINDOW:
+            elif self.count < self.seq and self.count >= self.seq - READ_BACK:
                 self._before.append(line)
             self.count += 1
             yield line
