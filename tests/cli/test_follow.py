@@ -123,6 +123,15 @@ def test_following_an_ended_run_prints_it_and_exits_at_once(
     assert _ids(lines[:-1]) == [c["checkpoint_id"] for c in stored]
 
 
+def test_follow_verbose_shows_what_each_step_received_and_returned(store: Path) -> None:
+    run_id = run_id_of(invoke("run", GREET, "--store", store, "--json"))
+    plain = wfctl("log", run_id, "--follow", "--store", store)
+    verbose = wfctl("log", run_id, "--follow", "-v", "--store", store)
+    assert plain.code == verbose.code == 0, plain.stderr + verbose.stderr
+    assert 'args: ("world")' not in plain.stdout
+    assert 'args: ("world")' in verbose.stdout and 'result: "WORLD"' in verbose.stdout
+
+
 def test_a_killed_run_ends_the_follow_as_interrupted(store: Path, tmp_path: Path) -> None:
     run, _gate = start_gated(store, tmp_path, "doomed")
     follower = _follow(store, "doomed", "--json")

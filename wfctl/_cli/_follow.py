@@ -17,11 +17,13 @@ if TYPE_CHECKING:
 __all__ = ["follow_log"]
 
 
-def follow_log(location: StoreLocation, run_id: str, json_output: bool, page: LogPage) -> NoReturn:
+def follow_log(
+    location: StoreLocation, run_id: str, json_output: bool, page: LogPage, verbose: bool
+) -> NoReturn:
     """Follow ``run_id`` until it ends; exit with its status's code (130 on Ctrl-C).
 
     With ``json_output`` each checkpoint is one line of JSON (JSON Lines), and the last line
-    says how the run ended.
+    says how the run ended; else ``verbose`` shows each step's arguments and result.
     """
     from wfctl._exit import EXIT_INTERRUPTED, exit_code_for_status
     from wfctl._inspect._follow import FollowEnd, follow_run, followed_json
@@ -29,7 +31,7 @@ def follow_log(location: StoreLocation, run_id: str, json_output: bool, page: Lo
     if not json_output:
         from wfctl._render import FollowPrinter
 
-        printer = FollowPrinter()  # one console for every checkpoint
+        printer = FollowPrinter(verbose=verbose)  # one console for every checkpoint
     status = "interrupted"
     try:
         for item in follow_run(location.target, run_id, must_exist=location.named, page=page):

@@ -324,7 +324,7 @@ def log(
     if follow:
         from ._follow import follow_log
 
-        follow_log(location, run_id, json_output, page)
+        follow_log(location, run_id, json_output, page, verbose)
     from wfctl._inspect._log import run_log
 
     result = run_log(location.target, run_id, must_exist=location.named, page=page)

@@ -107,9 +107,10 @@ class FollowPrinter:
     One console and one writer serve every checkpoint; the terminal's width is read for each.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, verbose: bool = False) -> None:
         self._out = stdout()
         self._timeline = _Timeline(self._out)
+        self._verbose = verbose  # each step's arguments and result, as ``log -v``
 
     def __call__(self, item: LogEntry | FollowEnd) -> None:
         """Print ``item`` and flush: a pipe (| grep, | tee) sees each checkpoint when it is
@@ -126,7 +127,7 @@ class FollowPrinter:
                 )
             )
         elif not self._write(item):
-            out.print(entry_tree(item))
+            out.print(entry_tree(item, verbose=self._verbose))
         out.file.flush()
 
     def _write(self, entry: LogEntry) -> bool:
@@ -136,7 +137,7 @@ class FollowPrinter:
         header = _entry_header(entry, TimelineTimes(current))
         if sum(cell_len(text) for text, _ in header) > width:
             return False
-        details = _entry_details(entry, current, verbose=False)
+        details = _entry_details(entry, current, verbose=self._verbose)
         texts = [line[0] for line, _ in details] + [c[0] for _, under in details for c in under]
         if any("\t" in text or "\n" in text for text in texts):
             return False
