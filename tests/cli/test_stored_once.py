@@ -322,6 +322,31 @@ def test_a_failed_run_resumes_and_a_copy_keeps_the_references(
     assert _steps(copy) == _steps(source)
 
 
+def test_a_damaged_record_is_named_once_not_with_each_record_that_refers_to_it(
+    tmp_path: Path,
+) -> None:
+    # Record 3's checksum fails; records 4 on refer to it (and change from it), or to those
+    # that do: they are sound, and verify-lineage names none of them, nor leaves them out of
+    # the chain (it would report them missing, and the chain broken at each).
+    store = tmp_path / "store"
+    run_id = _run(tmp_path, str(store), n=12)
+    journal = store / "runs" / run_id / "journal.jsonl"
+    lines = journal.read_bytes().split(b"\n")
+    lines[3] = lines[3].replace(b'"ts":"', b'"ts":"x', 1)
+    journal.write_bytes(b"\n".join(lines))
+
+    verified = wfctl("verify-lineage", run_id, "--json", "--store", store, cwd=tmp_path)
+    assert verified.code == 1, verified.stderr
+    run = verified.json()["runs"][0]
+    assert run["checkpoint_count"] == 13  # of 14: all but record 3
+    problems = run["problems"]
+    assert "journal.jsonl:4: checksum mismatch" in problems[0]
+    assert problems[1:] == [
+        f"seq not contiguous: no record for {run_id}.3",
+        problems[2],  # records 0 to 2 cannot be reached from the head
+    ] and problems[2].startswith("3 record(s) unreachable from the head")
+
+
 def _resign(line: bytes, change: Any) -> bytes:
     raw = json.loads(line)
     del raw["crc"]
@@ -370,6 +395,8 @@ def _set(entry: dict[str, Any], field: str, path: tuple[Any, ...], value: Any) -
          "packed data does not unpack"),
         (4, _step(lambda e: _set(e, "result", ("z",), "not base64!")),
          "packed data is not base64"),
+        (4, _step(lambda e: _set(e, "args", (0, "v"), [2])), "an argument holds a malformed reference"),
+        (4, _step(lambda e: _set(e, "args", (0,), e["result"])), "an argument holds a change"),
         # the record of edit#0, 8 KB of text stored packed
         (2, lambda raw: raw | {"z": raw["z"][:-8] + "AAAAAAA="}, "packed data does not unpack"),
         (2, lambda raw: raw | {"z": "not base64!"}, "packed data is not base64"),

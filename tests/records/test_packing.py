@@ -4,6 +4,7 @@ frame states its size, and zstd imported only when a record needs it."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
 import subprocess
 import sys
@@ -14,7 +15,7 @@ import zstandard
 
 from wfctl._errors import CheckpointCorruptError
 from wfctl._records import _packing
-from wfctl._records._packing import PACK_FROM, pack, unpack
+from wfctl._records._packing import PACK_FROM, pack, pack_against, unpack
 
 PROSE = b'{"text":"' + b"a sentence that repeats, as prose half does. " * 200 + b'"}'
 
@@ -145,3 +146,23 @@ def test_threads_unpacking_at_once_read_each_frame_as_written() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "0"
+
+
+def test_a_change_read_against_another_text_or_altered_fails_not_misreads() -> None:
+    # A frame made with a dictionary holds its content's checksum: read against another text
+    # of the same size, or with one character of its base64 changed, it is corrupt, where
+    # without it zstd gave a text of the stated size.
+    text = "Every value is stored once; big data is stored compressed. " * 60
+    changed = text.replace("once", "twice", 1)
+    packed = pack_against(changed.encode(), text.encode())
+    assert packed is not None
+    assert unpack(packed.decode(), "t", text.encode()) == changed.encode()
+    other = text.replace("big", "old")
+    with pytest.raises(CheckpointCorruptError, match="checksum"):
+        unpack(packed.decode(), "t", other.encode())
+    misread = 0
+    for at in range(len(packed) // 2, len(packed) - 4):
+        altered = packed[:at] + (b"A" if packed[at : at + 1] != b"A" else b"B") + packed[at + 1 :]
+        with contextlib.suppress(CheckpointCorruptError):
+            misread += unpack(altered.decode(), "t", text.encode()) != changed.encode()
+    assert misread == 0

@@ -155,6 +155,22 @@ def test_a_reference_out_of_the_window_is_corruption_even_if_the_record_was_read
         list(resolved(records, "j"))
 
 
+def test_a_reference_to_a_record_that_was_not_read_says_so() -> None:
+    # Record 2 failed (it was never given to the reader): what refers to it says it could not
+    # be read, which a reader naming every bad record does not blame on it (resolve_or_keep);
+    # a reference to a record that was read but holds no such step is the record's own fault.
+    resolver = Resolver("j")
+    for seq in (0, 1, 3):
+        resolver.resolve(ckpt("r", seq, kind=Kind.STEP, data=_step(seq, f"a#{seq}", [], LONG)))
+    lost = ckpt("r", 4, kind=Kind.STEP, data=_step(4, "b#0", [{"$t": "ref", "v": [2, "a#2"]}], 1))
+    with pytest.raises(_refs.UnreadableSourceError, match="seq 2, which could not be read"):
+        resolver.resolve(lost)
+    wrong = ckpt("r", 5, kind=Kind.STEP, data=_step(5, "b#1", [{"$t": "ref", "v": [3, "x#0"]}], 1))
+    with pytest.raises(CheckpointCorruptError) as caught:
+        resolver.resolve(wrong)
+    assert not isinstance(caught.value, _refs.UnreadableSourceError)
+
+
 def test_a_partial_reader_keeps_a_reference_to_a_record_it_never_saw() -> None:
     ref = {"$t": "ref", "v": [1, "a#0"]}
     later = ckpt("r", 3, kind=Kind.STEP, data=_step(3, "b#0", [ref], 0))

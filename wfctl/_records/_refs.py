@@ -45,6 +45,7 @@ __all__ = [
     "WINDOW",
     "Referrer",
     "Resolver",
+    "UnreadableSourceError",
     "holds_refs",
     "ref_target",
     "resolved",
@@ -81,6 +82,8 @@ _STEP: Final = Kind.STEP
 _SWEEP_AT: Final = 2 * WINDOW
 _REF: Final = "ref"
 _DELTA: Final = "zd"
+#: The tags the writer puts in a step's arguments or result (the codec escapes a value's own).
+_OURS: Final = (_REF, _DELTA)
 
 
 def ref_target(value: object) -> tuple[int, str] | None:
@@ -288,6 +291,9 @@ class Resolver:
         #: The step entries of the last :data:`WINDOW` records, by seq (looked up by key only
         #: when a reference names one: a record holds a step or a few).
         self._results: dict[int, list[Any]] = {}
+        #: The seqs of the records read that hold no step results (a root, a pause), newest
+        #: last: with those of ``_results``, the records read within the window.
+        self._others: list[int] = []
 
     def resolve(self, checkpoint: Checkpoint, where: str | None = None) -> Checkpoint:
         """Return ``checkpoint`` with every reference in its step arguments resolved (itself
@@ -302,9 +308,11 @@ class Resolver:
         if self._first is None:
             self._first = seq
         if checkpoint.kind is not _STEP:
+            self._read_other(seq)
             return checkpoint
         steps = checkpoint.data.get("steps")
         if type(steps) is not list:
+            self._read_other(seq)
             return checkpoint
         for entry in steps:  # read for every record: a loop, not a generator
             if _holds_ref(entry):
@@ -332,6 +340,7 @@ class Resolver:
             self._first = checkpoint.seq
         steps = checkpoint.data.get("steps") if checkpoint.kind == Kind.STEP else None
         if not isinstance(steps, list):
+            self._read_other(checkpoint.seq)
             return
         held = []
         for entry in steps:
@@ -342,7 +351,7 @@ class Resolver:
                         **entry,
                         "result": self._unchanged(entry["result"], checkpoint.seq, where),
                     }
-                except _Missing:
+                except (_Missing, UnreadableSourceError):
                     continue
             held.append(entry)
         self._hold(checkpoint.seq, held)
@@ -357,6 +366,24 @@ class Resolver:
             oldest = seq - WINDOW
             while (first := min(results)) <= oldest:
                 del results[first]
+
+    def _read_other(self, seq: int) -> None:
+        others = self._others
+        others.append(seq)
+        if len(others) > WINDOW:
+            del others[0]
+
+    def _unread(self, at: int, seq: int) -> bool:
+        """Whether record ``at``, within the window before record ``seq`` and after the first
+        record read, was not read (it failed, or is missing)."""
+        first = self._first
+        return (
+            first is not None
+            and first <= at
+            and seq - WINDOW < at < seq
+            and at not in self._results
+            and at not in self._others
+        )
 
     def _held(self, at: int, key: str, seq: int) -> tuple[bool, Any]:
         """``(True, the result of step key in record at)`` if held and within the window before
@@ -401,6 +428,8 @@ class Resolver:
         for at, key in sources:
             found, text = self._held(at, key, seq)
             if not found:
+                if self._unread(at, seq) and not self._partial:
+                    raise UnreadableSourceError(where, at, key)
                 raise _Missing(at, key)
             if _change_of(text) is not None:  # left as stored (``partial``): unreadable too
                 raise _Missing(at, key, unreadable=True)
@@ -418,18 +447,39 @@ class Resolver:
     def _value(self, value: Any, seq: int, where: str) -> Any:
         target = ref_target(value)
         if target is None:
+            if type(value) is dict and value.get(_TAG) in _OURS:  # only the writer tags so
+                what = "a malformed reference" if value[_TAG] == _REF else "a change"
+                raise CheckpointCorruptError(where, f"an argument holds {what}")
             return value
         at, key = target
         found, result = self._held(at, key, seq)
         if not found:
             if self._partial and self._first is not None and at < self._first:
                 return value
+            if self._unread(at, seq):
+                raise UnreadableSourceError(where, at, key)
             raise CheckpointCorruptError(
                 where,
                 f"an argument refers to the result of step {key!r} in checkpoint seq {at}, "
                 "which is not among the records before it",
             )
         return result
+
+
+class UnreadableSourceError(CheckpointCorruptError):
+    """A record refers to (or is stored as a change from) a result of a record within the window
+    that was not read: that record failed (or is missing), and is a problem of its own.
+
+    A reader that names every bad record (``verify-lineage``) keeps the record that refers to
+    it as stored, not blaming it too; any other reader fails, as at the record before.
+    """
+
+    def __init__(self, where: str, at: int, key: str) -> None:
+        super().__init__(
+            where,
+            f"it refers to the result of step {key!r} in checkpoint seq {at}, which could not "
+            "be read",
+        )
 
 
 class _Missing(Exception):
@@ -479,12 +529,12 @@ def _holds_ref(entry: Any) -> bool:
     args = entry.get("args")
     if type(args) is list:
         for value in args:
-            if type(value) is dict and ref_target(value) is not None:
+            if type(value) is dict and value.get(_TAG) in _OURS:
                 return True
     kwargs = entry.get("kwargs")
     if type(kwargs) is dict:
         for value in kwargs.values():
-            if type(value) is dict and ref_target(value) is not None:
+            if type(value) is dict and value.get(_TAG) in _OURS:
                 return True
     return False
 

@@ -124,11 +124,13 @@ async def _save_each(
         saved.append(checkpoint)
 
 
-async def _leased_save(storage: RunStore, checkpoint: Checkpoint) -> None:
-    """Save ``checkpoint`` as a writer does: holding its run's lease (released after)."""
-    lease = await storage.lease_run(checkpoint.run_id)
+async def _leased_save(storage: RunStore, *checkpoints: Checkpoint) -> None:
+    """Save ``checkpoints`` (of one run, in order) as a writer does: holding their run's lease
+    (released after)."""
+    lease = await storage.lease_run(checkpoints[0].run_id)
     try:
-        await storage.save(checkpoint)
+        for checkpoint in checkpoints:
+            await storage.save(checkpoint)
     finally:
         await lease.release()
 
@@ -676,12 +678,7 @@ class StorageConformance:
                 _checkpoint("r1", 1, Kind.STEP, data=first),
                 _checkpoint("r1", 2, Kind.STEP, data=second),
             ]
-            lease = await storage.lease_run("r1")
-            try:
-                for checkpoint in saved:
-                    await storage.save(checkpoint)
-            finally:
-                await lease.release()
+            await _leased_save(storage, *saved)
             resolved = {**second["steps"][0], "args": [text], "result": changed}
             # read_run gives the records as stored, or resolved (the file and PostgreSQL
             # stores resolve as they read); every other read resolves them.
@@ -720,6 +717,39 @@ class StorageConformance:
             assert listed["r1"].status == RunStatus.CORRUPT
             assert listed["r1"].problem
             assert (await storage.run_summary("r1")).status == RunStatus.CORRUPT
+
+        self.run_with(body)
+
+    def test_a_corrupt_record_is_the_only_problem_of_the_records_that_refer_to_it(self) -> None:
+        """Records 2 and 3 refer to (and change from) record 1's result, which is damaged: the
+        damage is one problem, and records 2 and 3 stay in the chain, as stored (a store that
+        has no bytes to damage skips this)."""
+        text = "every value is stored once, and big data is stored compressed; " * 400
+        changed = text.replace("once", "twice", 1)
+        packed = pack_against(changed.encode(), text.encode())
+        assert packed is not None
+
+        def entry(key: str, args: list[Any], result: Any) -> dict[str, Any]:
+            return {"steps": [{"key": key, "digest": "0" * 16, "args": args, "result": result}]}
+
+        ref = {"$t": "ref", "v": [1, "a#0"]}
+        change = {"$t": "zd", "v": [[1, "a#0"]], "z": packed.decode()}
+        saved = [
+            _checkpoint("r1", 0),
+            _checkpoint("r1", 1, Kind.STEP, data=entry("a#0", [1], text)),
+            _checkpoint("r1", 2, Kind.STEP, data=entry("b#0", [ref], change)),
+            _checkpoint("r1", 3, Kind.STEP, data=entry("c#0", [ref], 3)),
+        ]
+
+        async def body(storage: RunStore) -> None:
+            await _leased_save(storage, *saved)
+            await self._corrupt(storage, "r1", 1)
+            journal = await storage.read_run("r1")
+            assert len(journal.problems) == 1, journal.problems
+            assert [c.seq for c in journal.checkpoints] == [0, 2, 3]
+            assert [c.data for c in journal.checkpoints[1:]] == [saved[2].data, saved[3].data]
+            with _raises(CheckpointCorruptError):  # a strict read still stops at record 1
+                await load_chain(storage, "r1")
 
         self.run_with(body)
 

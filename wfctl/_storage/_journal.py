@@ -49,7 +49,13 @@ from wfctl._records._checkpoint import (
     checkpoint_id_for,
 )
 from wfctl._records._packing import PACK_FROM, pack, unpack
-from wfctl._records._refs import READ_BACK, WINDOW, Resolver, holds_refs
+from wfctl._records._refs import (
+    READ_BACK,
+    WINDOW,
+    Resolver,
+    UnreadableSourceError,
+    holds_refs,
+)
 
 from ._fs import FileSystem
 from ._protocol import JournalProblem
@@ -76,6 +82,7 @@ __all__ = [
     "read_tail",
     "record_crc",
     "record_link",
+    "resolve_or_keep",
     "verified_body",
 ]
 
@@ -334,9 +341,9 @@ def parse_journal(
 
     Returns ``(checkpoints, problems, torn_tail)``: checkpoints in file order (no dedupe, no
     reordering: lineage verification must see forks and gaps; the references in their step
-    arguments resolved), one problem per bad line (at ``<file>:<line>``, with its line; a
-    reference that names no result before it is one), and the byte count after the last
-    newline.
+    arguments resolved, see :func:`resolve_or_keep`), one problem per bad line (at
+    ``<file>:<line>``, with its line; a reference that names no result before it is one), and
+    the byte count after the last newline.
     """
     committed = data.rfind(b"\n") + 1
     resolver = Resolver(path)
@@ -353,7 +360,7 @@ def parse_journal(
             try:
                 checkpoint = decode_record(line, where)
                 check_version(checkpoint, checkpoints[0] if checkpoints else None, where)
-                checkpoint = resolver.resolve(checkpoint, where)
+                checkpoint = resolve_or_keep(resolver, checkpoint, where)
             except CheckpointCorruptError as exc:
                 problems.append(JournalProblem(where, exc.reason, lineno))
                 continue
@@ -363,6 +370,23 @@ def parse_journal(
                 continue
             checkpoints.append(checkpoint)
     return checkpoints, problems, len(data) - committed
+
+
+def resolve_or_keep(resolver: Resolver, checkpoint: Checkpoint, where: str) -> Checkpoint:
+    """``resolver.resolve(checkpoint)``, for a reader that names every bad record: a record
+    that refers to one that could not be read is kept as stored, its references unresolved.
+
+    That record's links are sound, and what it refers to is the failed record's problem: it
+    is neither named a problem too nor left out of the chain, where it would read as a gap
+    and a break in the lineage it does not have.
+
+    Raises:
+        CheckpointCorruptError: a reference or change of its own is wrong.
+    """
+    try:
+        return resolver.resolve(checkpoint, where)
+    except UnreadableSourceError:
+        return checkpoint
 
 
 def check_version(checkpoint: Checkpoint, first: Checkpoint | None, where: str) -> None:

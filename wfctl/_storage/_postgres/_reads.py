@@ -11,7 +11,7 @@ from wfctl._records._checkpoint import Checkpoint, validate_run_id
 from wfctl._records._refs import Resolver, holds_refs
 from wfctl._storage._base import broken_summary, load_checkpoint, strict_chain, summarize
 from wfctl._storage._follow import FollowedRecords
-from wfctl._storage._journal import check_journal, check_version, decode_record
+from wfctl._storage._journal import check_journal, check_version, decode_record, resolve_or_keep
 from wfctl._storage._pages import (
     PAGE_RECORDS,
     ChainEnds,
@@ -69,7 +69,7 @@ class PostgresReads(PostgresConnections):
             try:
                 checkpoint = decode_record(record, where)
                 check_version(checkpoint, checkpoints[0] if checkpoints else None, where)
-                checkpoint = resolver.resolve(checkpoint, where)
+                checkpoint = resolve_or_keep(resolver, checkpoint, where)
             except CheckpointCorruptError as exc:
                 problems.append(JournalProblem(exc.where, exc.reason, line))
             else:
