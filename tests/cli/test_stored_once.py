@@ -347,6 +347,17 @@ def test_a_damaged_record_is_named_once_not_with_each_record_that_refers_to_it(
     ] and problems[2].startswith("3 record(s) unreachable from the head")
 
 
+def test_a_damaged_record_read_before_the_one_shown_is_named_by_its_line(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    run_id = _run(tmp_path, str(store))
+    garbled = _step(lambda e: _set(e, "result", ("z",), e["result"]["z"][:-8] + "AAAAAAA="))
+    _damage(store, run_id, 4, garbled)  # record 3, which record 4 refers to and changes from
+    for command in (("show", f"{run_id}.4"), ("log", run_id, "--from", "4", "-n", "1")):
+        done = wfctl(*command, "--store", store, cwd=tmp_path)
+        assert done.code == 2, (command, done.stdout)
+        assert "journal.jsonl:4: packed data does not unpack" in done.error_line()
+
+
 def _resign(line: bytes, change: Any) -> bytes:
     raw = json.loads(line)
     del raw["crc"]

@@ -326,9 +326,10 @@ class Resolver:
         self._hold(seq, steps)
         return _with_data(checkpoint, {**checkpoint.data, "steps": steps})
 
-    def hold(self, checkpoint: Checkpoint) -> None:
+    def hold(self, checkpoint: Checkpoint, where: str | None = None) -> None:
         """Hold the step results of ``checkpoint``, a record read only for what the records
-        after it may refer to (one of those before a page or a record shown alone).
+        after it may refer to (one of those before a page or a record shown alone). ``where``
+        names it in an error (by default, the reader's source and the checkpoint).
 
         Its own arguments are not resolved: they may refer to a record before those read,
         which nothing shown needs. Nor is a result stored as its change from one of those:
@@ -345,7 +346,8 @@ class Resolver:
         held = []
         for entry in steps:
             if isinstance(entry, dict) and _change_of(entry.get("result")) is not None:
-                where = f"{self._where}: checkpoint {checkpoint.checkpoint_id}"
+                if where is None:
+                    where = f"{self._where}: checkpoint {checkpoint.checkpoint_id}"
                 try:
                     entry = {
                         **entry,

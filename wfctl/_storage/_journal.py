@@ -540,7 +540,7 @@ def decode_chain(
         if behind:
             if holds_refs(checkpoint):  # what it may refer to, read now
                 for before, at in behind:
-                    resolver.hold(decode_checked(before, at))
+                    resolver.hold(decode_checked(before, at), at)
                 behind.clear()
             elif seq >= decode_from + WINDOW:  # out of every later record's reach
                 behind.clear()

@@ -207,7 +207,8 @@ class LineAt:
         first = self.seq - len(self._before)
         for at, line in enumerate(self._before, first):
             if b'"kind":"step"' in line[:300]:
-                resolver.hold(decode_checked(line, f"{source}:{at + 1}"))
+                line_at = f"{source}:{at + 1}"
+                resolver.hold(decode_checked(line, line_at), line_at)
         return resolver.resolve(checkpoint, where)
 
 
