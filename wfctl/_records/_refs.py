@@ -181,9 +181,14 @@ class Referrer:
             else:
                 fingerprint = _fingerprint(value)
                 found = None if fingerprint is None else by_value.get(fingerprint)
-            # Referred to only if what its record needs to be read (its base) is within the
-            # window too: a reader of this record and the window before it reads it.
-            if found is not None and self._bases.get(found[0], found[0]) > oldest:
+            # Referred to only within the window, and only if what its record needs to be
+            # read (its base) lies in the WINDOW lines before this record, which a reader of
+            # this record alone reads.
+            if (
+                found is not None
+                and found[0] > oldest
+                and self._bases.get(found[0], found[0]) >= oldest
+            ):
                 if out is None:
                     out = list(values)
                 out[index] = {_TAG: _REF, "v": [found[0], found[1]]}
