@@ -65,11 +65,12 @@ WINDOW: Final = 8
 #: them (a run's peak RSS 405 MB, 207 MB before references); now it holds the last one.
 HELD_MAX: Final = 32 * 1024 * 1024
 
-#: How many records before a record a reader holds to read that record alone (``show``, a page
-#: of ``log``). :data:`WINDOW` suffice for what the writer stores now: everything a record needs,
-#: through the results it refers to, lies within the window before it. A version 4 run written
-#: before the writer checked that for references could refer to a result stored as its change
-#: from results up to ``2 * WINDOW - 2`` records before the record that refers to it.
+#: How many records before a record a reader keeps to read that record alone (``show``, a page
+#: of ``log``). :data:`WINDOW` suffice for what the writer stores now, and are read first:
+#: everything a record needs, through the results it refers to, lies within the window before
+#: it. A version 4 run written before the writer checked that for references could refer to a
+#: result stored as its change from results up to ``2 * WINDOW - 2`` records before the record
+#: that refers to it: such a record is read again from all of them.
 READ_BACK: Final = 2 * WINDOW
 
 #: A str result shorter than this is stored as it is: what a change would save is eaten by its
@@ -338,8 +339,8 @@ class Resolver:
 
         Its own arguments are not resolved: they may refer to a record before those read,
         which nothing shown needs. Nor is a result stored as its change from one of those:
-        the records held are the :data:`READ_BACK` before the first shown, which hold all it
-        needs (see there), so nothing shown needs it either (and a record that did would find
+        the records held are the :data:`WINDOW` (or :data:`READ_BACK`) before the first
+        shown, which hold all it needs (see there), so nothing shown needs it either (and a record that did would find
         it missing, and say so). Held in order, oldest first.
         """
         if self._first is None or checkpoint.seq < self._first:

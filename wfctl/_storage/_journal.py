@@ -505,7 +505,7 @@ def decode_chain(
     version = FORMAT_VERSION
     if resolver is None:
         resolver = Resolver(path)
-    behind: list[tuple[bytes, str]] = []
+    behind = _Before(resolver, decode_from)
     if start:
         parent, version = b'"%s.%d"' % (run, start - 1), _root_version(root)
     for seq, line in enumerate(lines, start):
@@ -527,7 +527,7 @@ def decode_chain(
         parent = b'"%s.%d"' % (run, seq)
         if seq < decode_from:
             if seq >= decode_from - READ_BACK and kind == _STEP:
-                behind.append((line, where))  # decoded only if a wanted record refers to it
+                behind.lines.append((seq, line, where))  # decoded only if one refers to it
             continue
         checkpoint = known.get(line)
         if checkpoint is None:
@@ -537,14 +537,50 @@ def decode_chain(
         if checkpoint.seq != seq or checkpoint.run_id != run_id:
             # the start read as this link, the whole as another (a key given twice)
             raise CheckpointCorruptError(where, f"record {checkpoint.checkpoint_id} at seq {seq}")
-        if behind:
-            if holds_refs(checkpoint):  # what it may refer to, read now
-                for before, at in behind:
-                    resolver.hold(decode_checked(before, at), at)
-                behind.clear()
-            elif seq >= decode_from + WINDOW:  # out of every later record's reach
-                behind.clear()
+        if behind.lines:
+            if seq >= decode_from + WINDOW:  # out of every later record's reach
+                behind.lines.clear()
+            elif holds_refs(checkpoint):  # what it may refer to, read now
+                yield line, behind.resolve(checkpoint, where)
+                continue
         yield line, resolver.resolve(checkpoint, where)
+
+
+class _Before:
+    """The step lines before the first record :func:`decode_chain` decodes, held by its
+    resolver once one of the records after them refers back: the :data:`WINDOW` before it
+    first, and the :data:`READ_BACK` only if a record cannot be read from those (a run written
+    before decision 0196), so that what a page holds does not double for every other run."""
+
+    def __init__(self, resolver: Resolver, start: int) -> None:
+        self.resolver, self.start = resolver, start
+        #: ``(seq, line, where)`` of the step lines of the READ_BACK before ``start``.
+        self.lines: list[tuple[int, bytes, str]] = []
+        self._reach: int | None = None  # the lines of seq ``_reach`` on are held
+
+    def resolve(self, checkpoint: Checkpoint, where: str) -> Checkpoint:
+        """``checkpoint`` (of the first WINDOW decoded) resolved with the lines before.
+
+        Raises:
+            CheckpointCorruptError: it cannot be read from the READ_BACK lines either.
+        """
+        if self._reach is None:
+            self._hold(self.start - WINDOW)
+        try:
+            return self.resolver.resolve(checkpoint, where)
+        except CheckpointCorruptError:
+            if self._reach == self.start - READ_BACK:
+                raise
+            self._hold(self.start - READ_BACK)
+            return self.resolver.resolve(checkpoint, where)
+
+    def _hold(self, reach: int) -> None:
+        # Every line from ``reach``, in order, each held again: one that could not be read
+        # without a line before it now can.
+        for seq, line, where in self.lines:
+            if seq >= reach:
+                self.resolver.hold(decode_checked(line, where), where)
+        self._reach = reach
 
 
 def _later(version: int, run: bytes) -> bytes:
