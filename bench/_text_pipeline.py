@@ -66,6 +66,38 @@ def wfctl_file(prose: str, steps: int, where: Path) -> Stored:
     return Stored(result.get_outputs()[-1], size, measured, {"files": files})
 
 
+def wfctl_file_answered(prose: str, steps: int, where: Path) -> Stored:
+    """wfctl's file store, the run asking a question after each step, each answered by a
+    ``resume`` (a new writer each time, as a process answering a paused run): every file under
+    the store (one run, its pause and resume records too)."""
+    from wfctl import FileCheckpointStorage, RunContext, step, workflow
+
+    @step
+    async def revise(text: str) -> str:
+        return _prose.edit(text)
+
+    @workflow(name="text_pipeline_answered")
+    async def pipeline(text: str, *, ctx: RunContext) -> str:
+        for i in range(steps):
+            text = await revise(text)
+            await ctx.request_info({"step": i}, str, request_id=f"ok{i}")
+        return text
+
+    store = where / "wfctl-file-answered"
+    wf = pipeline.build(checkpoint_storage=FileCheckpointStorage(store))
+
+    async def answered() -> Any:
+        result = await wf.run(prose)
+        for i in range(steps):
+            result = await wf.resume(result.run_id, responses={f"ok{i}": "yes"})
+        return result
+
+    result = asyncio.run(answered())
+    files, size, _ = disk_usage(store)
+    measured = "every file under the store (one run, with a pause and a resume a step)"
+    return Stored(result.get_outputs()[-1], size, measured, {"files": files})
+
+
 #: Bytes of every table of the database, its indexes and TOAST included.
 _RELATIONS = "SELECT coalesce(sum(pg_total_relation_size(relid)), 0) FROM pg_stat_user_tables"
 #: The records as wfctl wrote them (octet_length) and as the server keeps them (after TOAST's
@@ -195,6 +227,7 @@ def agent_framework(prose: str, steps: int, where: Path) -> Stored:
 #: Engine -> (label, the pipeline's run), in table order.
 ENGINES: dict[str, tuple[str, Callable[[str, int, Path], Stored]]] = {
     "wfctl_file": ("wfctl, file store", wfctl_file),
+    "wfctl_file_answered": ("wfctl, file store, answered each step", wfctl_file_answered),
     "wfctl_postgres": ("wfctl, PostgreSQL store", wfctl_postgres),
     "langgraph_sqlite": ("LangGraph, SqliteSaver", langgraph_sqlite),
     "agent_framework": ("agent-framework, FileCheckpointStorage", agent_framework),

@@ -2,7 +2,7 @@
 step record spends on framing.
 
     python bench/bytes_per_step.py [--steps 100] [--text-kb 8] [--small-steps 1000]
-        [--only wfctl_file,wfctl_postgres,langgraph_sqlite,agent_framework]
+        [--only wfctl_file,wfctl_file_answered,wfctl_postgres,langgraph_sqlite,agent_framework]
         [--own-fields key,digest,args,result] [--workdir DIR] [--json FILE]
 
 1. The text pipeline: the run's input is an English-like text of ``--text-kb`` KB
@@ -11,7 +11,9 @@ step record spends on framing.
    (``_text_pipeline.py`` says what is measured for each); each row gives the store's bytes,
    per step, and per step over the text's size ("x text/step": 2 when a step stores its
    argument and its result whole and nothing else). A row whose final text differs from the
-   expected one is "wrong"; an engine that cannot run here says why.
+   expected one is "wrong"; an engine that cannot run here says why. ``wfctl_file_answered``
+   is wfctl's file store with the run asking a question after each step, each answered by a
+   resume: a new writer for each step, as when a person answers a paused run.
 2. Small steps: ``--small-steps`` steps on wfctl's file store, each taking and returning a
    100-character string (the workload of ``run.py``): the store's bytes per step, the step
    records' mean size, and the bytes of one typical step record (the median by size) parted

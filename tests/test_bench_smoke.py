@@ -337,7 +337,13 @@ def test_bytes_per_step_benchmark_reports_every_row(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     report = json.loads(out.read_text(encoding="utf-8"))
     rows = {row["engine"]: row for row in report["text_pipeline"]}
-    assert list(rows) == ["wfctl_file", "wfctl_postgres", "langgraph_sqlite", "agent_framework"]
+    assert list(rows) == [
+        "wfctl_file",
+        "wfctl_file_answered",
+        "wfctl_postgres",
+        "langgraph_sqlite",
+        "agent_framework",
+    ]
     for row in rows.values():
         assert row["status"] in ("ok", "skipped"), row
         if row["status"] == "ok":
@@ -347,6 +353,7 @@ def test_bytes_per_step_benchmark_reports_every_row(tmp_path: Path) -> None:
     # A step's argument, the result before it, is a reference to it: each text of about 1 KB
     # is stored once, and compressed (two copies, as records of format version 2 held: > 2x).
     assert rows["wfctl_file"]["x_text_per_step"] < 2, rows["wfctl_file"]
+    assert rows["wfctl_file_answered"]["status"] == "ok", rows["wfctl_file_answered"]
     from wfctl.storage.testing import find_bindir
 
     if find_bindir() is not None or os.environ.get("WFCTL_REQUIRE_POSTGRES") == "1":

@@ -247,6 +247,60 @@ def test_a_text_taken_again_steps_later_is_read_back_by_a_record_shown_alone(
     _every_record_reads_alone(tmp_path, store_arg, run_id, [10, 18])
 
 
+_REVIEWED = _EDIT + textwrap.dedent(
+    """
+    from wfctl import RunContext
+
+    @workflow(name="reviewed")
+    async def reviewed(n: int, *, ctx: RunContext) -> str:
+        text = "".join(SENTENCES[(k * 3) % 4] for k in range(128))  # about 8 KB
+        for i in range(abs(n)):
+            text = await edit(text, i)
+            if n > 0:  # asked after each step: the run pauses, and goes on when answered
+                await ctx.request_info({"draft": i}, str, request_id=f"ok{i}")
+        return text
+    """
+)
+
+
+def test_a_run_resumed_after_each_step_refers_to_the_results_read_back(
+    tmp_path: Path, store_arg: str
+) -> None:
+    # A pipeline that pauses for an answer after each step: each step runs in a process of
+    # its own, after a resume. It refers to the result read back from the store as a run
+    # that went on would (and stores its own as a change from it).
+    (tmp_path / "flow.py").write_text(_REVIEWED)
+    paused = wfctl("run", "flow.py:reviewed", "--input", "7", "--run-id", "r1",
+                   "--store", store_arg, cwd=tmp_path)  # fmt: skip
+    assert paused.code == 3, paused.stderr
+    for i in range(7):
+        resumed = wfctl("resume", "r1", "--response", f"ok{i}=yes", "--store", store_arg,
+                        cwd=tmp_path)  # fmt: skip
+        assert resumed.code == (0 if i == 6 else 3), resumed.stderr
+    straight = wfctl("run", "flow.py:reviewed", "--input", "-7", "--run-id", "r2",
+                     "--store", store_arg, cwd=tmp_path)  # fmt: skip
+    assert straight.code == 0, straight.stderr
+
+    # steps in records 1, 4, 7, ...: each refers to the one before while that one's base is
+    # within the 8 lines before it (so records 10 and 19 store theirs whole)
+    entries = {
+        seq: json.loads(_data(line))["steps"][0]
+        for seq, line in enumerate(_stored(store_arg, "r1"))
+        if json.loads(line)["kind"] == "step"
+    }
+    referred = [seq for seq, e in entries.items() if isinstance(e["args"][0], dict)]
+    changed = [seq for seq, e in entries.items() if isinstance(e["result"], dict)]
+    assert referred == changed == [4, 7, 13, 16], entries.keys()
+    exported = [_steps(wfctl("export", run, "--store", store_arg, cwd=tmp_path).json())
+                for run in ("r1", "r2")]  # fmt: skip
+    assert [(e["args"], e["result"]) for e in exported[0]] == [
+        (e["args"], e["result"]) for e in exported[1]
+    ]
+    verified = wfctl("verify-lineage", "r1", "--store", store_arg, cwd=tmp_path)
+    assert verified.code == 0, verified.stdout + verified.stderr
+    _every_record_reads_alone(tmp_path, store_arg, "r1", [13])
+
+
 _VERSION_4_FAN_IN = Path(__file__).resolve().parents[1] / "fixtures" / "version_4_fan_in"
 
 
@@ -297,8 +351,9 @@ def test_a_run_of_format_version_3_reads_as_before_and_resumes_in_version_3(
     lines = _stored(str(store), failed)
     assert all(json.loads(line)["v"] == 3 for line in lines)  # a run goes on in its version
     assert not any(b'"$t":"zd"' in _data(line) for line in lines)
-    # edit#1, #2, #4 and #5 refer to the result before theirs (the resume holds none yet)
-    assert sum(b'"$t":"ref"' in _data(line) for line in lines) == 4
+    # edit#1 to #5 refer to the result before theirs: edit#3, the first after the resume, to
+    # edit#2's, read back from the store
+    assert sum(b'"$t":"ref"' in _data(line) for line in lines) == 5
 
 
 def test_a_failed_run_resumes_and_a_copy_keeps_the_references(

@@ -78,9 +78,9 @@ def test_a_worker_reads_each_run_it_takes_once(
     def counting(name: str) -> None:
         real = getattr(FileCheckpointStorage, name)
 
-        def read(self: FileCheckpointStorage, run_id: str, *args: Any) -> Any:
+        def read(self: FileCheckpointStorage, run_id: str, *args: Any, **kwargs: Any) -> Any:
             reads[run_id] += 1
-            return real(self, run_id, *args)
+            return real(self, run_id, *args, **kwargs)
 
         monkeypatch.setattr(FileCheckpointStorage, name, read)
 

@@ -284,6 +284,36 @@ def test_records_held_after_later_ones_each_read_from_the_window_before_them() -
     assert shown.data["steps"][0]["args"] == [changed]
 
 
+@pytest.mark.parametrize(("steps", "referred"), [(5, True), (8, False)])
+def test_a_resumed_writer_refers_to_what_a_reader_held_as_the_writer_before_it(
+    steps: int, referred: bool
+) -> None:
+    # One writer's records read back (a resume): a second writer given what the reader held
+    # (each record's seq, base and results) writes the next step as the first one would. After
+    # 8 records, the last one's base (record 1) is out of the reach of record 10: not referred.
+    first = Referrer(deltas=True)
+    records = _pipeline(first, steps)
+    resolver = Resolver("j")
+    read = [resolver.resolve(record) for record in [ckpt("r", 0), *records]]
+    held = resolver.held_records()
+    assert [(seq, base) for seq, base, _ in held] == [(1, 1)] + [
+        (s, 1) for s in range(2, steps + 1)
+    ]
+    second = Referrer(deltas=True)
+    second.hold_read(held)
+    text = read[-1].data["steps"][0]["result"]
+    seq = steps + 2  # after the resume's own record
+    written = []
+    for writer in (first, second):
+        data = _step(seq, f"e#{seq}", [text], _edited(text, seq))
+        writer.refer(data, seq)
+        written.append(data)
+    assert written[0] == written[1]
+    assert (
+        written[1]["steps"][0]["args"][0] == {"$t": "ref", "v": [steps, f"e#{steps}"]}
+    ) is referred
+
+
 def test_a_change_from_what_is_not_there_is_corruption_but_a_partial_reader_keeps_it() -> None:
     records = _pipeline(Referrer(deltas=True), 3)
     with pytest.raises(CheckpointCorruptError) as caught:

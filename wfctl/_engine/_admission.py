@@ -428,6 +428,10 @@ async def continue_run(
         check_answers(run_id, chain, target, responses, require=target.kind == Kind.PAUSE)
         responses = convert_answers(chain, target, responses)
         run_chain = continuing_chain(storage, chain, workflow.name)
+        # Its next steps may refer to the results read before it, as to those it writes: the
+        # writer holds them from now on (at most HELD_MAX of them), the history no more.
+        run_chain.hold_read(history.held)
+        history.held = []
         reason = "answer" if responses else _RESUME_REASONS.get(target.kind, "recover")
         if target.kind == Kind.FAILED:
             history.forget_attempts()  # its user resumes a failed run: every call tries afresh

@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import time
-from collections.abc import Callable, Coroutine, Generator
+from collections.abc import Callable, Coroutine, Generator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -142,6 +142,12 @@ class CheckpointChain:
     def head_id(self) -> str | None:
         """The id of the newest committed checkpoint (None before the root)."""
         return self.head.checkpoint_id if self.head else None
+
+    def hold_read(self, held: Sequence[tuple[int, int, list[Any]]]) -> None:
+        """Let the next step records refer to the results of records read back from the store
+        before this chain goes on after them (a resume: see ``Referrer.hold_read``)."""
+        if self._referrer is not None:
+            self._referrer.hold_read(held)
 
     def note_served(self) -> None:
         """Count a call served from the cache; the next checkpoint records how many there were."""

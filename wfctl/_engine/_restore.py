@@ -25,6 +25,7 @@ from wfctl._records._checkpoint import Checkpoint, Kind, split_checkpoint_id, va
 from wfctl._records._codec import canonical_json, encode
 from wfctl._records._payloads import ResumePayload, StepPayload, recorded_requests
 from wfctl._records._recorded import RecordedCalls, StepRecord
+from wfctl._records._refs import Resolver
 from wfctl._storage._capabilities import chain_records, load_chain
 from wfctl._storage._pages import PagedStore
 from wfctl._storage._protocol import CheckpointStorage
@@ -73,6 +74,9 @@ class History:
     #: ``records`` came before the record that holds it (a replay compares them).
     failures: list[tuple[int, StepFailure]] = field(default_factory=list)
     calls: RecordedCalls = field(default_factory=RecordedCalls)
+    #: The step results of the last records read, each with its seq and base, oldest first
+    #: (``Resolver.held_records``): what the run, resumed after them, may refer to.
+    held: list[tuple[int, int, list[Any]]] = field(default_factory=list)
 
     def forget_attempts(self) -> None:
         """Forget every call's attempts: what follows gets its full retries again.
@@ -220,11 +224,14 @@ async def load_folded(storage: CheckpointStorage, run_id: str) -> tuple[list[Che
         CheckpointNotFoundError: an origin checkpoint no longer exists.
     """
     folding = _Folding(storage)
-    records = _records_as_read(storage, run_id)
+    resolver = Resolver(f"run {run_id}")
+    records = _records_as_read(storage, run_id, resolver)
     async with contextlib.aclosing(records):
         async for checkpoint in records:
             await folding.add(checkpoint)
-    return folding.result(run_id)
+    outline, history = folding.result(run_id)
+    history.held = resolver.held_records()  # none from a store that resolves on its own
+    return outline, history
 
 
 async def load_outline(storage: CheckpointStorage, run_id: str) -> list[Checkpoint]:
@@ -247,14 +254,15 @@ async def load_outline(storage: CheckpointStorage, run_id: str) -> list[Checkpoi
 
 
 async def _records_as_read(
-    storage: CheckpointStorage, run_id: str
+    storage: CheckpointStorage, run_id: str, resolver: Resolver | None = None
 ) -> AsyncGenerator[Checkpoint, None]:
     """Yield a run's checkpoints in order, each verified, from any storage.
 
     A storage that streams (``stream_chain``, verified whole before the first record) never
     holds the decoded chain at once; nor does a database (its records a page at a time, each
     verified as read, see :func:`~wfctl._storage._capabilities.chain_records`). Others are
-    read whole first.
+    read whole first. ``resolver``, if given, resolves the records of the first two, which
+    the caller may then ask what it held.
 
     Raises:
         RunNotFoundError: the run does not exist.
@@ -262,7 +270,8 @@ async def _records_as_read(
     """
     stream = getattr(storage, "stream_chain", None)
     if stream is not None:
-        _, records = stream(validate_run_id(run_id))
+        given = {} if resolver is None else {"resolver": resolver}
+        _, records = stream(validate_run_id(run_id), **given)
         try:
             for checkpoint in records:
                 yield checkpoint
@@ -271,7 +280,7 @@ async def _records_as_read(
             if close is not None:
                 close()
     elif isinstance(storage, PagedStore):  # a database: a page of records at a time
-        paged = chain_records(storage, run_id)
+        paged = chain_records(storage, run_id, resolver)
         async with contextlib.aclosing(paged):
             async for checkpoint in paged:
                 yield checkpoint

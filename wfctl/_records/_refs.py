@@ -236,13 +236,30 @@ class Referrer:
         if checkpoint.kind is not _STEP or checkpoint.version < LEAN_VERSION:
             return
         seq = checkpoint.seq
-        by_value = self._by_value
         pending, self._pending = self._pending, None
         changed: dict[str, str] = {}
         if pending is not None and pending[0] == seq:
             self._bases[seq] = pending[1]
             changed = pending[2]
-        for entry in checkpoint.data.get("steps", ()):
+        self._hold_results(seq, checkpoint.data.get("steps", ()), changed)
+
+    def hold_read(self, held: Iterable[tuple[int, int, list[Any]]]) -> None:
+        """Hold the step results of records read back from the store, which a run resumed
+        after them may refer to as it would to those it wrote: each one's seq, base and step
+        entries (resolved), oldest first (``Resolver.held_records``).
+
+        They are durable as any record the writer notes: read from the store, before this
+        writer appends after them.
+        """
+        for seq, base, entries in held:
+            if base != seq:
+                self._bases[seq] = base
+            steps = [e for e in entries if type(e) is dict and type(e.get("key")) is str]
+            self._hold_results(seq, steps, {})
+
+    def _hold_results(self, seq: int, entries: Iterable[Any], changed: dict[str, str]) -> None:
+        by_value = self._by_value
+        for entry in entries:
             result = entry.get("result")
             if changed and entry["key"] in changed:
                 result = changed[entry["key"]]  # stored as its change: held as it is
@@ -300,6 +317,9 @@ class Resolver:
         #: The seqs of the records read that hold no step results (a root, a pause), newest
         #: last: with those of ``_results``, the records read within the window.
         self._others: list[int] = []
+        #: The base of each record held that stores a result as a change (as the writer's
+        #: ``Referrer._bases``): the oldest record that must be read to read its results.
+        self._bases: dict[int, int] = {}
 
     def resolve(self, checkpoint: Checkpoint, where: str | None = None) -> Checkpoint:
         """Return ``checkpoint`` with every reference in its step arguments resolved (itself
@@ -328,9 +348,28 @@ class Resolver:
             return checkpoint
         if where is None:
             where = f"{self._where}: checkpoint {checkpoint.checkpoint_id}"
-        steps = [self._resolved_entry(entry, seq, where) for entry in steps]
+        stored, steps = steps, [self._resolved_entry(entry, seq, where) for entry in steps]
         self._hold(seq, steps)
+        self._note_base(seq, stored)
         return _with_data(checkpoint, {**checkpoint.data, "steps": steps})
+
+    def held_records(self) -> list[tuple[int, int, list[Any]]]:
+        """The records held, oldest first: each one's seq, base (its seq if it stores no
+        change) and step entries, resolved. What a run resumed after them may refer to
+        (``Referrer.hold_read``)."""
+        bases = self._bases
+        return [(seq, bases.get(seq, seq), self._results[seq]) for seq in sorted(self._results)]
+
+    def _note_base(self, seq: int, stored: list[Any]) -> None:
+        """Note the base of record ``seq``, whose step entries (as stored) were held."""
+        base = seq
+        bases = self._bases
+        for entry in stored:
+            sources = _change_of(entry.get("result")) if type(entry) is dict else None
+            for at, _ in sources or ():
+                base = min(base, bases.get(at, at))
+        if base != seq:
+            bases[seq] = base
 
     def hold(self, checkpoint: Checkpoint, where: str | None = None) -> None:
         """Hold the step results of ``checkpoint``, a record read only for what the records
@@ -363,6 +402,7 @@ class Resolver:
                     continue
             held.append(entry)
         self._hold(checkpoint.seq, held)
+        self._note_base(checkpoint.seq, steps)
 
     def _hold(self, seq: int, steps: list[Any]) -> None:
         results = self._results
@@ -374,6 +414,7 @@ class Resolver:
             oldest = seq - WINDOW
             while (first := min(results)) <= oldest:
                 del results[first]
+                self._bases.pop(first, None)
 
     def _read_other(self, seq: int) -> None:
         others = self._others

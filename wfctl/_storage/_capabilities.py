@@ -17,6 +17,7 @@ from typing import Any, Final
 from wfctl._errors import CheckpointCorruptError, RunNotFoundError, WfctlError
 from wfctl._records._checkpoint import Checkpoint, validate_run_id
 from wfctl._records._payloads import CancelRequest
+from wfctl._records._refs import Resolver
 
 from ._base import strict_chain
 from ._journal import encode_record
@@ -80,11 +81,14 @@ async def load_chain(storage: Any, run_id: str) -> list[Checkpoint]:
     return strict_chain(await read_run(storage, run_id))
 
 
-async def chain_records(storage: Any, run_id: str) -> AsyncGenerator[Checkpoint, None]:
+async def chain_records(
+    storage: Any, run_id: str, resolver: Resolver | None = None
+) -> AsyncGenerator[Checkpoint, None]:
     """Yield the run's checkpoints ``0..n-1``, each once it and every record before it verified
     as :func:`load_chain` verifies the run: from any storage, in memory that does not grow with
     the run where the storage reads a record at a time (the file store, ``stream_checked_chain``;
-    a database, a page at a time). Others are read whole first.
+    a database, a page at a time). Others are read whole first. ``resolver``: what resolves
+    a database's records (one is made if None; the caller reads what it held after).
 
     Raises:
         RunNotFoundError: the run does not exist.
@@ -100,7 +104,7 @@ async def chain_records(storage: Any, run_id: str) -> AsyncGenerator[Checkpoint,
         return
     if isinstance(storage, PagedStore):
         try:
-            _, _, paged = await paged_records(storage, run_id)
+            _, _, paged = await paged_records(storage, run_id, resolver)
         except CheckpointCorruptError:
             pass  # its ends do not verify: the whole read below names what is wrong
         else:

@@ -492,13 +492,16 @@ class FileCheckpointStorage(RunStoreBase):
         check_marker(marker, layout, run_id, head.seq, record_crc(ends[1]))
         return root, head
 
-    def stream_chain(self, run_id: str) -> tuple[RunSummary, Iterator[Checkpoint]]:
+    def stream_chain(
+        self, run_id: str, *, resolver: Resolver | None = None
+    ) -> tuple[RunSummary, Iterator[Checkpoint]]:
         """Verify a run whole, then return its summary and its records, decoded one by one.
 
         Every checksum and link is checked first (as ``wfctl runs`` does, without decoding), so
         a corrupt run is refused before anything is shown; then the records are read again and
         decoded as they are iterated, so memory stays flat however long the run is. Records
-        appended after the check are not yielded.
+        appended after the check are not yielded. ``resolver`` resolves their references and
+        changes (one is made if None): a caller that passes its own reads what it held after.
 
         Raises:
             InvalidIdError: ``run_id`` is malformed.
@@ -510,11 +513,14 @@ class FileCheckpointStorage(RunStoreBase):
         if ends is None:
             raise RunNotFoundError(run_id)
         root, head = ends
-        return self._summarize_now(root, head), self._records(run_id, head.seq)
+        return self._summarize_now(root, head), self._records(run_id, head.seq, resolver)
 
-    def _records(self, run_id: str, last_seq: int) -> Iterator[Checkpoint]:
+    def _records(
+        self, run_id: str, last_seq: int, resolver: Resolver | None
+    ) -> Iterator[Checkpoint]:
         path = self._layout.journal(run_id)
-        resolver = Resolver(path)  # the references and changes each record holds, resolved
+        if resolver is None:  # the references and changes each record holds, resolved
+            resolver = Resolver(path)
         with self._reading(run_id) as fd:
             if fd is None:
                 raise RunNotFoundError(run_id)

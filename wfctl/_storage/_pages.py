@@ -237,11 +237,12 @@ class PagedStore(Protocol):
 
 
 async def paged_records(
-    storage: PagedStore, run_id: str
+    storage: PagedStore, run_id: str, resolver: Resolver | None = None
 ) -> tuple[str, int, AsyncGenerator[Checkpoint, None]]:
     """A run's source, its head's seq and its records, read a page at a time on the caller's
     event loop and each verified as :func:`checked_records` verifies it (``verify-lineage``,
-    in memory that does not grow with the run).
+    in memory that does not grow with the run). ``resolver`` resolves their references and
+    changes (one is made if None).
 
     Raises:
         InvalidIdError: the run id is malformed.
@@ -249,7 +250,7 @@ async def paged_records(
         CheckpointCorruptError: its ends do not verify, or it holds records past its head
             (read it whole to say why); while iterating, see :func:`checked_records`.
     """
-    source, head_seq, lines = await paged_lines(storage, run_id)
+    source, head_seq, lines = await paged_lines(storage, run_id, resolver)
     return source, head_seq, _records_of(lines)
 
 
@@ -262,7 +263,7 @@ async def _records_of(
 
 
 async def paged_lines(
-    storage: PagedStore, run_id: str
+    storage: PagedStore, run_id: str, resolver: Resolver | None = None
 ) -> tuple[str, int, AsyncGenerator[tuple[bytes, Checkpoint], None]]:
     """:func:`paged_records`, each record yielded with its bytes as stored (``copy`` keeps
     them).
@@ -276,14 +277,21 @@ async def paged_lines(
     decoded = decode_ends(ends, run_id)
     if decoded is None:
         raise CheckpointCorruptError(ends.source, "its root or head does not verify")
-    return ends.source, ends.head_seq, _pages_checked(storage, run_id, ends, *decoded)
+    if resolver is None:  # one for the run: a reference may reach a page before
+        resolver = Resolver(ends.source)
+    pages = _pages_checked(storage, run_id, ends, *decoded, resolver)
+    return ends.source, ends.head_seq, pages
 
 
 async def _pages_checked(
-    storage: PagedStore, run_id: str, ends: ChainEnds, root: Checkpoint, head: Checkpoint
+    storage: PagedStore,
+    run_id: str,
+    ends: ChainEnds,
+    root: Checkpoint,
+    head: Checkpoint,
+    resolver: Resolver,
 ) -> AsyncGenerator[tuple[bytes, Checkpoint], None]:
     known = {line: cp for line, cp in ((ends.root, root), (ends.head, head)) if line is not None}
-    resolver = Resolver(ends.source)  # one for the run: a reference may reach a page before
     async for start, page in _run_pages(storage, run_id, ends):
         for pair in decode_chain(
             page, ends.source, run_id, known, start=start, root=ends.root or b"", resolver=resolver
