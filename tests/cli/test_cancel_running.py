@@ -86,13 +86,17 @@ def cancelling(
     store: Path | str, run_id: str, *args: str, asked: Callable[[], bool] | None = None
 ) -> subprocess.Popen[str]:
     """Start ``wfctl cancel RUN --json`` (it waits for the run's driver); return once its
-    request is in the store (``asked`` says so; by default, a file store's pause marker)."""
+    request is in the store (``asked`` says so; by default, a file store's pause marker), or
+    once it succeeded: a driver that answers at once (``--drain-timeout 0``) may end the run,
+    and withdraw the request with it, before this looks."""
     process = spawn("cancel", run_id, "--store", store, "--json", *args)
     marker = Path(store) / "runs" / run_id / "pause"
     asked = asked or marker.exists
     end = time.monotonic() + 60
     while not asked():  # another process's write: nothing to wait on but the store
-        assert process.poll() is None, process.communicate()
+        if process.poll() is not None:
+            assert process.returncode == 0, process.communicate()
+            return process
         assert time.monotonic() < end, f"the request for {run_id} never reached {store}"
         time.sleep(0.01)
     return process
