@@ -317,8 +317,9 @@ class Resolver:
         #: The seqs of the records read that hold no step results (a root, a pause), newest
         #: last: with those of ``_results``, the records read within the window.
         self._others: list[int] = []
-        #: The base of each record held that stores a result as a change (as the writer's
-        #: ``Referrer._bases``): the oldest record that must be read to read its results.
+        #: The base of each record resolved that stores a result as a change (as the writer's
+        #: ``Referrer._bases``): the oldest record that must be read to read its results. Only
+        #: ``held_records`` reads it, after a read in order from the root (a resume's).
         self._bases: dict[int, int] = {}
 
     def resolve(self, checkpoint: Checkpoint, where: str | None = None) -> Checkpoint:
@@ -402,7 +403,6 @@ class Resolver:
                     continue
             held.append(entry)
         self._hold(checkpoint.seq, held)
-        self._note_base(checkpoint.seq, steps)
 
     def _hold(self, seq: int, steps: list[Any]) -> None:
         results = self._results
