@@ -63,6 +63,7 @@ from ._protocol import JournalProblem
 __all__ = [
     "JOURNAL_NAME",
     "TAIL_CHUNK",
+    "LinesBefore",
     "Tail",
     "check_journal",
     "check_last_is_newest",
@@ -506,7 +507,7 @@ def decode_chain(
     version = FORMAT_VERSION
     if resolver is None:
         resolver = Resolver(path)
-    behind = _Before(resolver, decode_from)
+    behind = LinesBefore(resolver, decode_from)
     if start:
         parent, version = b'"%s.%d"' % (run, start - 1), _root_version(root)
     for seq, line in enumerate(lines, start):
@@ -547,15 +548,16 @@ def decode_chain(
         yield line, resolver.resolve(checkpoint, where)
 
 
-class _Before:
-    """The step lines before the first record :func:`decode_chain` decodes, held by its
-    resolver once one of the records after them refers back: the :data:`WINDOW` before it
-    first, and the :data:`READ_BACK` only if a record cannot be read from those (a run written
-    before decision 0196), so that what a page holds does not double for every other run."""
+class LinesBefore:
+    """The step lines before the first record a reader decodes (``start``), held by its
+    resolver once one of the records from ``start`` on refers back: the :data:`WINDOW` before
+    it first, and the :data:`READ_BACK` only if a record cannot be read from those (a run
+    written before decision 0196), so that what a page holds does not double for every other
+    run. :func:`decode_chain` (a page) and ``wfctl show`` (one record) read so."""
 
     def __init__(self, resolver: Resolver, start: int) -> None:
         self.resolver, self.start = resolver, start
-        #: ``(seq, line, where)`` of the step lines of the READ_BACK before ``start``.
+        #: ``(seq, line, where)`` of the step lines of the READ_BACK before ``start``, in order.
         self.lines: list[tuple[int, bytes, str]] = []
         self._reach: int | None = None  # the lines of seq ``_reach`` on are held
 

@@ -24,9 +24,16 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar, runtime_checkab
 
 from wfctl._errors import CheckpointCorruptError, RunNotFoundError
 from wfctl._records._checkpoint import Checkpoint, Kind
-from wfctl._records._refs import READ_BACK, WINDOW, Resolver, holds_refs
+from wfctl._records._refs import READ_BACK, Resolver, holds_refs
 
-from ._journal import check_journal, check_version, decode_chain, decode_checked, decode_record
+from ._journal import (
+    LinesBefore,
+    check_journal,
+    check_version,
+    decode_chain,
+    decode_checked,
+    decode_record,
+)
 
 if TYPE_CHECKING:
     import asyncio
@@ -203,24 +210,14 @@ class LineAt:
         checkpoint = decode_checked(self.line, where)
         if not holds_refs(checkpoint):
             return checkpoint  # the lines before it are not decoded
-        try:
-            return self._resolved(checkpoint, source, where, self.seq - WINDOW)
-        except CheckpointCorruptError:
-            if len(self._before) <= WINDOW:
-                raise
-            # A version 4 run written before its writer kept what a reference needs within
-            # the window may need more lines (decision 0196): read again with all of them.
-            return self._resolved(checkpoint, source, where, self.seq - READ_BACK)
-
-    def _resolved(self, checkpoint: Checkpoint, source: str, where: str, reach: int) -> Checkpoint:
-        """``checkpoint`` resolved from the lines kept before it from seq ``reach`` on."""
-        resolver = Resolver(source)
+        behind = LinesBefore(Resolver(source), self.seq)
         first = self.seq - len(self._before)
-        for at, line in enumerate(self._before, first):
-            if at >= reach and b'"kind":"step"' in line[:300]:
-                line_at = f"{source}:{at + 1}"
-                resolver.hold(decode_checked(line, line_at), line_at)
-        return resolver.resolve(checkpoint, where)
+        behind.lines = [
+            (at, line, f"{source}:{at + 1}")
+            for at, line in enumerate(self._before, first)
+            if b'"kind":"step"' in line[:300]
+        ]
+        return behind.resolve(checkpoint, where)
 
 
 @runtime_checkable
