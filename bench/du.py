@@ -104,7 +104,8 @@ def main() -> None:
             fill(store, total, steps, size)
         return
     subprocess.run([sys.executable, __file__, *sys.argv[1:], "--fill-only"], check=True)
-    print(f"{'store':<22} {'tree':<24} {'MB':>8} {'wall s':>8} {'CPU s':>8} {'RSS MB':>8}")
+    wide = max(24, *(len(str(tree)) + 1 for tree in trees))  # a long path keeps its gap
+    print(f"{'store':<22} {'tree':<{wide}} {'MB':>8} {'wall s':>8} {'CPU s':>8} {'RSS MB':>8}")
     for name, (store, *_) in stores.items():
         rows: dict[Path, list[tuple[float, float, float, int]]] = {tree: [] for tree in trees}
         for _ in range(args.rounds):  # the trees alternated, round by round
@@ -115,7 +116,7 @@ def main() -> None:
             cpu = statistics.median(v[1] for v in values)
             rss = max(v[2] for v in values)
             counted = values[0][3] / MB
-            print(f"{name:<22} {tree!s:<24} {counted:8.0f} {wall:8.2f} {cpu:8.2f} {rss:8.1f}")
+            print(f"{name:<22} {tree!s:<{wide}} {counted:8.0f} {wall:8.2f} {cpu:8.2f} {rss:8.1f}")
 
 
 if __name__ == "__main__":

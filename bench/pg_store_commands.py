@@ -103,12 +103,13 @@ def _time_log(trees: list[Path], jobs: dict[str, list[str]], rounds: int) -> Non
             times.setdefault((t, f"{first_name}: first line"), []).append(
                 _first_line(tree, first_job)
             )
-    print(f"{'tree':<24} {'command':<34} {'wall s':>8} {'CPU s':>8} {'peak MB':>8}")
+    wide = max(24, *(len(str(tree)) + 1 for tree in trees))  # a long path keeps its gap
+    print(f"{'tree':<{wide}} {'command':<34} {'wall s':>8} {'CPU s':>8} {'peak MB':>8}")
     for (t, name), rows in sorted(times.items()):
         wall = statistics.median(row[0] for row in rows)
         cpu = statistics.median(row[2] for row in rows)
         rss = max(row[1] for row in rows)
-        print(f"{trees[t]!s:<24} {name:<34} {wall:>8.2f} {cpu:>8.2f} {rss:>8.1f}")
+        print(f"{trees[t]!s:<{wide}} {name:<34} {wall:>8.2f} {cpu:>8.2f} {rss:>8.1f}")
 
 
 def main() -> None:
@@ -142,13 +143,14 @@ def main() -> None:
                     cpu = usage.ru_utime + usage.ru_stime
                     timed.setdefault((t, c), []).append((seconds, cpu))
     print(f"{args.runs:,} runs of 10 steps, {args.rounds} rounds (median)")
-    print(f"{'tree':<24} {'command':<28} {'wall s':>8} {'CPU s':>8} {'ms per run':>11}")
+    wide = max(24, *(len(str(tree)) + 1 for tree in trees))  # a long path keeps its gap
+    print(f"{'tree':<{wide}} {'command':<28} {'wall s':>8} {'CPU s':>8} {'ms per run':>11}")
     for (t, c), rows in sorted(timed.items()):
         wall = statistics.median(row[0] for row in rows)
         cpu = statistics.median(row[1] for row in rows)
         command = "wfctl " + " ".join(_COMMANDS[c])
         per_run = wall / args.runs * 1000
-        print(f"{trees[t]!s:<24} {command:<28} {wall:>8.2f} {cpu:>8.2f} {per_run:>11.3f}")
+        print(f"{trees[t]!s:<{wide}} {command:<28} {wall:>8.2f} {cpu:>8.2f} {per_run:>11.3f}")
 
 
 if __name__ == "__main__":
