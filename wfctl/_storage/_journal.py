@@ -493,9 +493,8 @@ def decode_chain(
     the :data:`~wfctl._records._refs.READ_BACK` before ``decode_from`` are kept, and decoded
     only if one of the first :data:`~wfctl._records._refs.WINDOW` decoded refers to one).
     ``start`` and ``root``: a page of a run, as :func:`check_journal` takes them. Each record is
-    yielded with
-    the references in its step arguments resolved by ``resolver`` (one is made if None; pass
-    the same one to the pages of a run read in turn).
+    yielded with the references in its step arguments resolved by ``resolver`` (one is made if
+    None; pass the same one to the pages of a run read in turn).
 
     Raises:
         CheckpointCorruptError: naming the first record (``<path>:<line>``) that fails, with
