@@ -26,7 +26,7 @@ def test_the_classifiers_start_at_requires_python_and_skip_no_version() -> None:
 
 def test_ci_runs_the_readme_test_command_once_a_version() -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
-    command = "python -m pip install -e '.[test]' && python -m pytest"
+    command = "python -m pip install -e '.[test]' && python -m pytest -n auto"
     assert command in readme.split("\n\n", 2)[1]  # the README's second command
     ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
     assert command in ci and "scripts/python_versions.py" in ci
