@@ -27,6 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from store_commands import tree_column  # bench/, this script's directory, leads sys.path
+
 from wfctl import FileCheckpointStorage, step, workflow
 
 MB = 1_000_000
@@ -104,7 +106,7 @@ def main() -> None:
             fill(store, total, steps, size)
         return
     subprocess.run([sys.executable, __file__, *sys.argv[1:], "--fill-only"], check=True)
-    wide = max(24, *(len(str(tree)) + 1 for tree in trees))  # a long path keeps its gap
+    wide = tree_column(trees)
     print(f"{'store':<22} {'tree':<{wide}} {'MB':>8} {'wall s':>8} {'CPU s':>8} {'RSS MB':>8}")
     for name, (store, *_) in stores.items():
         rows: dict[Path, list[tuple[float, float, float, int]]] = {tree: [] for tree in trees}

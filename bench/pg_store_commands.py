@@ -31,7 +31,7 @@ BENCH = Path(__file__).resolve().parent
 sys.path[:0] = [str(BENCH), str(BENCH.parent)]  # the wfctl being developed fills the store
 
 from postgres_steps import steps  # noqa: E402 - needs the path above
-from store_commands import _first_line, _timed, spawn_wfctl  # noqa: E402
+from store_commands import _first_line, _timed, spawn_wfctl, tree_column  # noqa: E402
 
 from wfctl.storage import open_storage  # noqa: E402
 from wfctl.storage.testing import private_postgres  # noqa: E402
@@ -103,7 +103,7 @@ def _time_log(trees: list[Path], jobs: dict[str, list[str]], rounds: int) -> Non
             times.setdefault((t, f"{first_name}: first line"), []).append(
                 _first_line(tree, first_job)
             )
-    wide = max(24, *(len(str(tree)) + 1 for tree in trees))  # a long path keeps its gap
+    wide = tree_column(trees)
     print(f"{'tree':<{wide}} {'command':<34} {'wall s':>8} {'CPU s':>8} {'peak MB':>8}")
     for (t, name), rows in sorted(times.items()):
         wall = statistics.median(row[0] for row in rows)
@@ -143,7 +143,7 @@ def main() -> None:
                     cpu = usage.ru_utime + usage.ru_stime
                     timed.setdefault((t, c), []).append((seconds, cpu))
     print(f"{args.runs:,} runs of 10 steps, {args.rounds} rounds (median)")
-    wide = max(24, *(len(str(tree)) + 1 for tree in trees))  # a long path keeps its gap
+    wide = tree_column(trees)
     print(f"{'tree':<{wide}} {'command':<28} {'wall s':>8} {'CPU s':>8} {'ms per run':>11}")
     for (t, c), rows in sorted(timed.items()):
         wall = statistics.median(row[0] for row in rows)

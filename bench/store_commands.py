@@ -42,10 +42,17 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 BENCH = Path(__file__).resolve().parent
+
+
+def tree_column(trees: Iterable[object], least: int = 24) -> int:
+    """The width of a printed table's tree column: ``least``, or the longest tree's name and
+    one more, so that a long path keeps the two spaces that part it from the next column."""
+    return max([least, *(len(str(tree)) + 1 for tree in trees)])
 
 
 def _fill(store: Path, runs: int, steps: int) -> None:
