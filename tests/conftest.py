@@ -8,12 +8,14 @@ installed ``wfctl`` finds it through :func:`wfctl_executable`.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import itertools
 import os
 import shutil
 import subprocess
 import sys
 import sysconfig
+import tempfile
 import tracemalloc
 from collections.abc import Callable, Coroutine
 from pathlib import Path
@@ -24,6 +26,39 @@ import pytest
 from wfctl import Checkpoint, FileCheckpointStorage, InMemoryCheckpointStorage
 
 T = TypeVar("T")
+
+
+#: How the name of the bytecode cache :func:`_share_bytecode` makes starts.
+_BYTECODE_CACHE_NAME = "wfctl-tests-bytecode-"
+
+
+def _share_bytecode() -> str | None:
+    """Let the processes the tests start read compiled bytecode, as an installed wfctl does.
+
+    pip compiles a wfctl it installs, but an editable install (the README's) leaves that to the
+    first import, and with ``PYTHONDONTWRITEBYTECODE`` set (some machines set it) every process
+    would compile every wfctl module again from source: about 0.1 s of each of the two thousand
+    ``wfctl`` processes the tests run. So, when it is set, this process and its children write
+    their bytecode to a private cache instead (``PYTHONPYCACHEPREFIX``, removed at exit), never
+    beside the sources; xdist's workers inherit their controller's. A cache the caller chose is
+    left alone. Returns the cache the tests' processes share, if any.
+    """
+    inherited = os.environ.get("PYTHONPYCACHEPREFIX", "")
+    if Path(inherited).name.startswith(_BYTECODE_CACHE_NAME):  # the controller's, in a worker
+        return inherited
+    if not os.environ.get("PYTHONDONTWRITEBYTECODE") or inherited:
+        return None
+    cache = tempfile.mkdtemp(prefix=_BYTECODE_CACHE_NAME)
+    atexit.register(shutil.rmtree, cache, ignore_errors=True)
+    del os.environ["PYTHONDONTWRITEBYTECODE"]
+    os.environ["PYTHONPYCACHEPREFIX"] = cache
+    sys.pycache_prefix = cache
+    sys.dont_write_bytecode = False
+    return cache
+
+
+#: The bytecode cache the processes the tests start share (None: bytecode as the caller set it).
+BYTECODE_CACHE = _share_bytecode()
 
 
 def wfctl_executable() -> str:

@@ -22,6 +22,7 @@ from typer.core import TyperArgument, TyperOption
 import wfctl
 from tests.cli.conftest import WORKFLOWS, base_env, invoke
 from tests.cli.conftest import wfctl as run_wfctl
+from tests.conftest import BYTECODE_CACHE
 from wfctl._cli import app
 
 HEAVY = (
@@ -325,3 +326,22 @@ def test_a_parameter_processes_what_it_is_given_as_typer_does() -> None:
                 assert outcomes[0] == outcomes[1], (param.name, given)
                 checked += 1
     assert checked >= 150
+
+
+def test_the_processes_the_tests_start_read_bytecode_from_one_private_cache() -> None:
+    """With ``PYTHONDONTWRITEBYTECODE`` set, every process the tests start (``wfctl`` above all)
+    writes and reads its bytecode in the cache tests/conftest.py made, instead of compiling wfctl
+    from source at each start."""
+    cache = BYTECODE_CACHE
+    if cache is None:
+        pytest.skip("bytecode is written as the caller set it (PYTHONDONTWRITEBYTECODE unset)")
+    probe = "import sys, wfctl._cli; print(sys.dont_write_bytecode, sys.pycache_prefix)"
+    done = subprocess.run(
+        [sys.executable, "-c", probe], env=base_env(), capture_output=True, text=True, check=True
+    )
+
+    assert done.stdout.split() == ["False", cache]
+    compiled = importlib.util.cache_from_source(
+        str(Path(wfctl.__file__).parent / "_cli" / "_app.py")
+    )
+    assert Path(compiled).is_file() and Path(compiled).is_relative_to(cache)
