@@ -32,7 +32,7 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 sys.path[:0] = [str(BENCH), str(BENCH.parent)]
 
-from store_commands import spawn_wfctl  # noqa: E402 - needs the path above
+from store_commands import spawn_wfctl, tree_column  # noqa: E402 - needs the path above
 
 _RUN = "big"
 
@@ -96,10 +96,11 @@ def main() -> None:
             for job, job_args in jobs.items():
                 rows.setdefault((str(tree), job), []).append(_measured(tree, job_args))
     print(f"{args.steps} steps handing on a text of {args.mb:,} MB, median of {args.rounds}")
-    print(f"{'tree':40} {'job':10} {'wall s':>8} {'peak MB':>8}")
+    width = tree_column(tree_name for tree_name, _ in rows)
+    print(f"{'tree':{width}} {'job':10} {'wall s':>8} {'peak MB':>8}")
     for (tree_name, job), measured in rows.items():
         wall, peak = (statistics.median(column) for column in zip(*measured, strict=True))
-        print(f"{tree_name:40} {job:10} {wall:8.2f} {peak:8.1f}")
+        print(f"{tree_name:{width}} {job:10} {wall:8.2f} {peak:8.1f}")
 
 
 if __name__ == "__main__":

@@ -32,6 +32,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from store_commands import tree_column  # bench/ is on the path: these are scripts
+
 _RUN = "replayed"
 _FIRST_KEY = b"produce#0"
 
@@ -134,10 +136,11 @@ def main() -> None:
                 )
                 _drop_replays(store)
     print(f"replay of a {args.steps:,}-step run, median of {args.rounds}")
-    print(f"{'tree':40} {'job':14} {'wall s':>8} {'first row s':>12} {'peak MB':>8}")
+    width = tree_column(tree_name for tree_name, _ in rows)
+    print(f"{'tree':{width}} {'job':14} {'wall s':>8} {'first row s':>12} {'peak MB':>8}")
     for (tree_name, job), measured in rows.items():
         wall, first, peak = (statistics.median(column) for column in zip(*measured, strict=True))
-        print(f"{tree_name:40} {job:14} {wall:8.2f} {first:12.2f} {peak:8.1f}")
+        print(f"{tree_name:{width}} {job:14} {wall:8.2f} {first:12.2f} {peak:8.1f}")
 
 
 if __name__ == "__main__":
