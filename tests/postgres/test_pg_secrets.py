@@ -4,18 +4,20 @@ A role with a password (``scram-sha-256`` in the private server's ``pg_hba.conf`
 database; every command runs the installed ``wfctl`` on a URL carrying that password in each
 form libpq reads, and its whole output is searched for the password, as written and decoded.
 The password has an ``@``, so the URLs carry it percent-encoded. Last, a server that goes away
-under ``log --follow`` ends it in one line of wfctl's: the pool's retries print nothing.
+under ``log --follow``, or ends its session in a poll, ends it in one line of wfctl's: the pool's
+retries print nothing.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
 import select
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
@@ -217,52 +219,95 @@ def test_a_password_from_pgpassword_or_a_pgpass_file_is_used(role: Role, tmp_pat
 
 def test_a_server_gone_under_log_follow_ends_it_in_one_line() -> None:
     """The pool's failed reconnections (psycopg's warnings) are not printed; wfctl's line is."""
+
+    def stop_between_polls() -> None:
+        _await_clients(server, "idle", 2)  # the follower settled to polling
+        _stop(server)
+
     with private_postgres() as server:
-        queued = wfctl("submit", WORKFLOWS / "greet.py", "--run-id", "q1", "--store", server.url)
-        assert queued.code == 0, queued.stderr
-        follower = subprocess.Popen(
-            [wfctl_executable(), "log", "q1", "--follow", "--store", server.url],
-            env=base_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
-        try:
-            end = time.monotonic() + 60
-            assert follower.stdout is not None
-            printed = ""  # the run's first record printed: log has read it and follows now
-            while "q1.0" not in printed:  # read from the pipe's descriptor: nothing buffered
-                ready, _, _ = select.select([follower.stdout], [], [], 1.0)
-                assert time.monotonic() < end, "log --follow printed no record"
-                if ready:
-                    chunk = os.read(follower.stdout.fileno(), 65536)
-                    assert chunk, follower.communicate()
-                    printed += chunk.decode()
-            while _idle_clients(server) < 2:  # bounded: the schema's and the pool's connection
-                assert follower.poll() is None, follower.communicate()
-                assert time.monotonic() < end, "log --follow never settled"
-                time.sleep(0.02)
-            _stop(server)
-            stdout, stderr = follower.communicate(timeout=120)
-            stdout = printed + stdout
-        finally:
-            if follower.poll() is None:
-                follower.kill()
-                follower.communicate()
+        reason = _follow_until_ended(server, stop_between_polls)
+    # The pool retried until its timeout; wfctl's own last attempt says why. (If the server
+    # stops just as a poll is sent, the server's goodbye is the reason, as in the next test.)
+    assert "No such file or directory" in reason or reason == _GOODBYE, reason
+
+
+def test_a_session_ended_in_a_follower_poll_ends_it_with_the_servers_reason() -> None:
+    """A lock on the runs table holds the follower's next poll in the server, which ends its
+    session there (as a server stopping or restarting does)."""
+
+    def end_the_held_poll() -> None:
+        _await_clients(server, "idle", 2)  # the follower settled to polling
+        locker = stack.enter_context(psycopg.connect(server.url))
+        locker.execute("LOCK TABLE wfctl_runs IN ACCESS EXCLUSIVE MODE")
+        _await_clients(server, "active", 1, waiting_on="Lock")
+        ended = locker.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE wait_event_type ="
+            " 'Lock' AND backend_type = 'client backend' AND pid <> pg_backend_pid()"
+        ).fetchall()
+        assert ended == [(True,)], ended
+
+    with private_postgres() as server, contextlib.ExitStack() as stack:
+        reason = _follow_until_ended(server, end_the_held_poll)
+    assert reason == _GOODBYE, reason
+
+
+#: What the server tells a session it ends (a fast shutdown's, or pg_terminate_backend's).
+_GOODBYE = "terminating connection due to administrator command"
+
+
+def _follow_until_ended(server: PrivateServer, end: Callable[[], None]) -> str:
+    """Run ``log --follow`` on a queued run, call ``end`` once it printed the run's first
+    record, and return the reason wfctl's one line of stderr gives (the rest checked)."""
+    queued = wfctl("submit", WORKFLOWS / "greet.py", "--run-id", "q1", "--store", server.url)
+    assert queued.code == 0, queued.stderr
+    follower = subprocess.Popen(
+        [wfctl_executable(), "log", "q1", "--follow", "--store", server.url],
+        env=base_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        assert follower.stdout is not None
+        printed = ""  # the run's first record printed: log has read it and follows now
+        while "q1.0" not in printed:  # read from the pipe's descriptor: nothing buffered
+            ready_to_read, _, _ = select.select([follower.stdout], [], [], 1.0)
+            assert time.monotonic() < deadline, "log --follow printed no record"
+            if ready_to_read:
+                chunk = os.read(follower.stdout.fileno(), 65536)
+                assert chunk, follower.communicate()
+                printed += chunk.decode()
+        assert follower.poll() is None, follower.communicate()
+        end()
+        stdout, stderr = follower.communicate(timeout=120)
+        stdout = printed + stdout
+    finally:
+        if follower.poll() is None:
+            follower.kill()
+            follower.communicate()
     assert "error connecting" not in stderr, stderr
     assert follower.returncode == 2, stderr
     assert "q1.0" in stdout
-    # The pool retried until its timeout; wfctl's own last attempt says why, in one line.
     [line] = stderr.splitlines()
     assert line.startswith("wfctl: error: store 'postgresql://"), line
-    assert "cannot be reached: " in line and "No such file or directory" in line, line
+    _, reason = line.split(" cannot be reached: ")
+    return reason
 
 
-def _idle_clients(server: PrivateServer) -> int:
-    """How many connections of others sit idle: the worker's, once it settled to polling."""
-    with psycopg.connect(server.url, autocommit=True) as conn:
-        row = conn.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'"
-            " AND pid <> pg_backend_pid() AND state = 'idle'"
-        ).fetchone()
-    return int(row[0]) if row else 0
+def _await_clients(server: PrivateServer, state: str, n: int, waiting_on: str = "") -> None:
+    """Wait (bounded) until ``n`` connections of others are in ``state`` (and wait on
+    ``waiting_on``, if given): the follower's two once it settled to polling, or its poll held."""
+    end = time.monotonic() + 60
+    query = (
+        "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'"
+        " AND pid <> pg_backend_pid() AND state = %s"
+        " AND (%s = '' OR wait_event_type = %s)"
+    )
+    while True:
+        with psycopg.connect(server.url, autocommit=True) as conn:
+            row = conn.execute(query, (state, waiting_on, waiting_on)).fetchone()
+        if row is not None and int(row[0]) >= n:
+            return
+        assert time.monotonic() < end, f"no {n} connections {state} {waiting_on}".rstrip()
+        time.sleep(0.02)
 
 
 def _stop(server: PrivateServer) -> None:
