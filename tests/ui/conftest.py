@@ -174,11 +174,12 @@ CHROMEDRIVER = "/usr/bin/chromedriver"
 
 
 @pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """One headless Chromium (Debian's, through its chromium-driver) for the whole session.
 
     Without them the browser tests skip, saying what to install; with WFCTL_REQUIRE_BROWSER=1
-    (set by .ci/run, which installs them) they fail instead.
+    (set by .ci/run, which installs them) they fail instead. Its profile and the files it
+    leaves in its temporary directory are under the session's own (``/tmp`` keeps none).
     """
     missing = [path for path in (CHROMIUM, CHROMEDRIVER) if not shutil.which(path)]
     if missing:
@@ -194,7 +195,10 @@ def browser() -> Iterator[Any]:
     for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,900"):
         options.add_argument(argument)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+    home = tmp_path_factory.mktemp("browser")
+    options.add_argument(f"--user-data-dir={home / 'profile'}")
+    service = Service(CHROMEDRIVER, env={**os.environ, "TMPDIR": str(home)})
+    driver = webdriver.Chrome(options=options, service=service)
     try:
         yield driver
     finally:
