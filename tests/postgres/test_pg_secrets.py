@@ -4,13 +4,12 @@ A role with a password (``scram-sha-256`` in the private server's ``pg_hba.conf`
 database; every command runs the installed ``wfctl`` on a URL carrying that password in each
 form libpq reads, and its whole output is searched for the password, as written and decoded.
 The password has an ``@``, so the URLs carry it percent-encoded. Last, a server that goes away
-under ``log --follow``, or ends its session in a poll, ends it in one line of wfctl's: the pool's
-retries print nothing.
+under ``log --follow`` ends it in one line of wfctl's: the pool's retries print nothing (and a
+session the server ends in a poll is replaced, as one ended between polls is).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import secrets
@@ -220,44 +219,51 @@ def test_a_password_from_pgpassword_or_a_pgpass_file_is_used(role: Role, tmp_pat
 def test_a_server_gone_under_log_follow_ends_it_in_one_line() -> None:
     """The pool's failed reconnections (psycopg's warnings) are not printed; wfctl's line is."""
 
-    def stop_between_polls() -> None:
+    def stop_between_polls(follower: subprocess.Popen[str]) -> None:
         _await_clients(server, "idle", 2)  # the follower settled to polling
         _stop(server)
 
     with private_postgres() as server:
-        reason = _follow_until_ended(server, stop_between_polls)
-    # The pool retried until its timeout; wfctl's own last attempt says why. (If the server
-    # stops just as a poll is sent, the server's goodbye is the reason, as in the next test.)
-    assert "No such file or directory" in reason or reason == _GOODBYE, reason
+        code, stdout, stderr = _follow(server, stop_between_polls)
+    assert code == 2, stderr
+    assert "q1.0" in stdout
+    # The pool retried until its timeout; wfctl's own last attempt says why, in one line.
+    [line] = stderr.splitlines()
+    assert line.startswith("wfctl: error: store 'postgresql://"), line
+    assert "cannot be reached: " in line and "No such file or directory" in line, line
 
 
-def test_a_session_ended_in_a_follower_poll_ends_it_with_the_servers_reason() -> None:
+def test_a_session_ended_in_a_follower_poll_is_replaced_and_following_goes_on() -> None:
     """A lock on the runs table holds the follower's next poll in the server, which ends its
-    session there (as a server stopping or restarting does)."""
+    session there, as a server restarting does: the poll runs again on another session, as one
+    between polls would (not an error), and follows the run to its end."""
 
-    def end_the_held_poll() -> None:
+    def end_the_held_poll(follower: subprocess.Popen[str]) -> None:
         _await_clients(server, "idle", 2)  # the follower settled to polling
-        locker = stack.enter_context(psycopg.connect(server.url))
-        locker.execute("LOCK TABLE wfctl_runs IN ACCESS EXCLUSIVE MODE")
-        _await_clients(server, "active", 1, waiting_on="Lock")
-        ended = locker.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE wait_event_type ="
-            " 'Lock' AND backend_type = 'client backend' AND pid <> pg_backend_pid()"
-        ).fetchall()
-        assert ended == [(True,)], ended
+        with psycopg.connect(server.url) as locker:  # committed (the lock let go) at its end
+            locker.execute("LOCK TABLE wfctl_runs IN ACCESS EXCLUSIVE MODE")
+            _await_clients(server, "active", 1, waiting_on="Lock")
+            ended = locker.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE wait_event_type ="
+                " 'Lock' AND backend_type = 'client backend' AND pid <> pg_backend_pid()"
+            ).fetchall()
+            assert ended == [(True,)], ended
+            _await_clients(server, "active", 1, waiting_on="Lock", alive=follower)  # sent again
+        drove = wfctl("worker", "--exit-when-idle", "--store", server.url)
+        assert drove.code == 0, drove.stderr
 
-    with private_postgres() as server, contextlib.ExitStack() as stack:
-        reason = _follow_until_ended(server, end_the_held_poll)
-    assert reason == _GOODBYE, reason
+    with private_postgres() as server:
+        code, stdout, stderr = _follow(server, end_the_held_poll)
+    assert (code, stderr) == (0, "")
+    assert "q1.0" in stdout and "completed" in stdout, stdout
 
 
-#: What the server tells a session it ends (a fast shutdown's, or pg_terminate_backend's).
-_GOODBYE = "terminating connection due to administrator command"
-
-
-def _follow_until_ended(server: PrivateServer, end: Callable[[], None]) -> str:
-    """Run ``log --follow`` on a queued run, call ``end`` once it printed the run's first
-    record, and return the reason wfctl's one line of stderr gives (the rest checked)."""
+def _follow(
+    server: PrivateServer, meanwhile: Callable[[subprocess.Popen[str]], None]
+) -> tuple[int, str, str]:
+    """Run ``log --follow`` on a queued run, call ``meanwhile`` with it once it printed the
+    run's first record, and return its exit code, stdout and stderr (psycopg's words checked
+    absent)."""
     queued = wfctl("submit", WORKFLOWS / "greet.py", "--run-id", "q1", "--store", server.url)
     assert queued.code == 0, queued.stderr
     follower = subprocess.Popen(
@@ -276,25 +282,26 @@ def _follow_until_ended(server: PrivateServer, end: Callable[[], None]) -> str:
                 assert chunk, follower.communicate()
                 printed += chunk.decode()
         assert follower.poll() is None, follower.communicate()
-        end()
+        meanwhile(follower)
         stdout, stderr = follower.communicate(timeout=120)
-        stdout = printed + stdout
     finally:
         if follower.poll() is None:
             follower.kill()
             follower.communicate()
     assert "error connecting" not in stderr, stderr
-    assert follower.returncode == 2, stderr
-    assert "q1.0" in stdout
-    [line] = stderr.splitlines()
-    assert line.startswith("wfctl: error: store 'postgresql://"), line
-    _, reason = line.split(" cannot be reached: ")
-    return reason
+    return follower.returncode, printed + stdout, stderr
 
 
-def _await_clients(server: PrivateServer, state: str, n: int, waiting_on: str = "") -> None:
+def _await_clients(
+    server: PrivateServer,
+    state: str,
+    n: int,
+    waiting_on: str = "",
+    alive: subprocess.Popen[str] | None = None,
+) -> None:
     """Wait (bounded) until ``n`` connections of others are in ``state`` (and wait on
-    ``waiting_on``, if given): the follower's two once it settled to polling, or its poll held."""
+    ``waiting_on``, if given): the follower's two once it settled to polling, or its poll held.
+    With ``alive``, that process ending first fails the test with its output."""
     end = time.monotonic() + 60
     query = (
         "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'"
@@ -306,6 +313,7 @@ def _await_clients(server: PrivateServer, state: str, n: int, waiting_on: str = 
             row = conn.execute(query, (state, waiting_on, waiting_on)).fetchone()
         if row is not None and int(row[0]) >= n:
             return
+        assert alive is None or alive.poll() is None, alive.communicate()
         assert time.monotonic() < end, f"no {n} connections {state} {waiting_on}".rstrip()
         time.sleep(0.02)
 

@@ -2,7 +2,8 @@
 
 A store is built from a URL without connecting; its first call in an event loop connects once
 directly (so an unreachable server says why at once) to create or check the schema, then opens
-a pool there. A server failure becomes one :class:`StoreLocationError` line.
+a pool there. A server failure becomes one :class:`StoreLocationError` line; a read whose session
+the server ends under it runs once more on another (:meth:`PostgresConnections._rows`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import AsyncIterator
 
 import psycopg
 from psycopg import AsyncConnection
+from psycopg.abc import Params
 from psycopg.pq import ConnStatus
 from psycopg.rows import TupleRow
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
@@ -116,6 +118,32 @@ class PostgresConnections:
             raise self._unreachable(await self._why_not(exc)) from None
         except psycopg.Error as exc:
             raise self._unreachable(exc) from None
+
+    async def _rows(
+        self, query: str, params: Params | None = None, *, binary: bool = False
+    ) -> list[TupleRow]:
+        """Run a read statement on a pooled connection and return its rows.
+
+        A session the server ends under the statement (a restart or a stop, an
+        administrator's ``pg_terminate_backend``) is let go and the statement runs once more
+        on another, as a read between statements would: the pool replaces a session that
+        ended while idle. A read changes nothing, so running it again is safe; ``log
+        --follow`` rides through a server restart wherever its poll was when it came.
+
+        Raises:
+            StoreLocationError: the server cannot be reached (the second time too), or refused
+                the statement.
+        """
+        for last in (False, True):
+            async with self._connection() as conn:
+                try:
+                    cursor = await conn.execute(query, params, binary=binary)
+                    return await cursor.fetchall()
+                except psycopg.OperationalError:
+                    if last or not conn.broken:
+                        raise
+                # the session ended: the pool drops its connection as it takes it back
+        raise AssertionError("unreachable: the second attempt returns or raises")
 
     async def _why_not(self, gave_up: PoolTimeout) -> psycopg.Error:
         """Return why a connection cannot be made now (a direct attempt's error), else
