@@ -99,6 +99,7 @@ def test_runs_and_run_load_neither_pydantic_nor_unneeded_modules(tmp_path: Path)
     # config file, no TOML input, no answers template), PostgreSQL, other commands' modules
     unneeded = ("rich.live", "rich.spinner", "rich.table", "tomllib", "tomli_w", "psycopg")
     assert not [m for m in ran if m.split(".")[0] in unneeded or m in unneeded]
+    assert not [m for m in ran if m.startswith("wfctl._sources")]  # the readers of stores
     for module in (
         "wfctl._storage._postgres",
         "wfctl._inspect._runs",

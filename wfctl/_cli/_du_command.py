@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from wfctl._sources._usage import UsageSort
+from wfctl._inspect._query import UsageSort
 
 from ._app import (
     DebugOption,

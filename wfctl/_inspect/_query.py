@@ -23,7 +23,7 @@ from wfctl._errors import WfctlError
 if TYPE_CHECKING:
     from wfctl._storage import RunSummary
 
-__all__ = ["RunQuery", "SortField", "parse_age", "parse_time", "summary_time"]
+__all__ = ["RunQuery", "SortField", "UsageSort", "parse_age", "parse_time", "summary_time"]
 
 _UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _PART: Final = re.compile(r"(\d+(?:\.\d+)?)([smhdw])")
@@ -47,6 +47,16 @@ class SortField(StrEnum):
     def newest_first(self) -> bool:
         """Whether this field's own order is descending: the times, newest first."""
         return self in (SortField.CREATED, SortField.UPDATED)
+
+
+class UsageSort(StrEnum):
+    """How ``wfctl du`` orders its runs: ``size`` largest first, ``name`` by run id, ``records``
+    most first (ties by run id). Here, beside :class:`SortField`, so that the command line
+    names it without loading the readers (:mod:`wfctl._sources._usage` sorts by it)."""
+
+    SIZE = "size"
+    NAME = "name"
+    RECORDS = "records"
 
 
 def parse_age(text: str) -> timedelta:

@@ -17,12 +17,11 @@ import stat
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from wfctl._errors import WfctlError
-from wfctl._inspect._query import summary_time
+from wfctl._inspect._query import UsageSort, summary_time
 
 from ._protocol import KindSize, SizeInfo, Source
 
@@ -35,15 +34,6 @@ __all__ = [
     "local_bytes",
     "store_usage",
 ]
-
-
-class UsageSort(StrEnum):
-    """How ``du`` orders its runs: ``size`` largest first, ``name`` by run id, ``records`` most
-    first (ties by run id)."""
-
-    SIZE = "size"
-    NAME = "name"
-    RECORDS = "records"
 
 
 @runtime_checkable
