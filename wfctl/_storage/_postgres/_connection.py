@@ -127,8 +127,9 @@ class PostgresConnections:
         A session the server ends under the statement (a restart or a stop, an
         administrator's ``pg_terminate_backend``) is let go and the statement runs once more
         on another, as a read between statements would: the pool replaces a session that
-        ended while idle. A read changes nothing, so running it again is safe; ``log
-        --follow`` rides through a server restart wherever its poll was when it came.
+        ended while idle, waiting up to 10 s for the server. A read changes nothing, so running
+        it again is safe; ``log --follow`` rides through a server restart (of less than those
+        10 s) wherever its poll was when it came.
 
         Raises:
             StoreLocationError: the server cannot be reached (the second time too), or refused
