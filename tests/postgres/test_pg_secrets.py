@@ -243,9 +243,10 @@ def test_a_session_ended_in_a_follower_poll_is_replaced_and_following_goes_on() 
         with psycopg.connect(server.url) as locker:  # committed (the lock let go) at its end
             locker.execute("LOCK TABLE wfctl_runs IN ACCESS EXCLUSIVE MODE")
             _await_clients(server, "active", 1, waiting_on="Lock")
-            ended = locker.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE wait_event_type ="
-                " 'Lock' AND backend_type = 'client backend' AND pid <> pg_backend_pid()"
+            ended = locker.execute(  # returns once the session is gone (or after 60 s: False)
+                "SELECT pg_terminate_backend(pid, 60000) FROM pg_stat_activity WHERE"
+                " wait_event_type = 'Lock' AND backend_type = 'client backend'"
+                " AND pid <> pg_backend_pid()"
             ).fetchall()
             assert ended == [(True,)], ended
             _await_clients(server, "active", 1, waiting_on="Lock", alive=follower)  # sent again
