@@ -21,23 +21,15 @@ class PostgresNames(PostgresConnections):
     async def run_ids_starting(self, prefix: str, limit: int) -> tuple[list[str], int]:
         """Return the ids (sorted, at most ``limit``) of the runs whose id starts with
         ``prefix``, and how many there are (one statement on the run id's pattern index)."""
-        async with self._connection() as conn:
-            cursor = await conn.execute(
-                _sql.RUNS_STARTING, {"pattern": like_prefix(prefix), "n": limit}
-            )
-            rows = await cursor.fetchall()
+        rows = await self._rows(_sql.RUNS_STARTING, {"pattern": like_prefix(prefix), "n": limit})
         return [str(row[0]) for row in rows], int(rows[0][1]) if rows else 0
 
     async def newest_run_id(self) -> str | None:
         """Return the id of the run created last (None: the store holds no run)."""
-        async with self._connection() as conn:
-            cursor = await conn.execute(_sql.NEWEST_RUN)
-            row = await cursor.fetchone()
-        return None if row is None else str(row[0])
+        rows = await self._rows(_sql.NEWEST_RUN)
+        return str(rows[0][0]) if rows else None
 
     async def all_run_ids(self) -> list[str]:
         """Return every run's id, in any order."""
-        async with self._connection() as conn:
-            cursor = await conn.execute(_sql.RUN_IDS)
-            rows = await cursor.fetchall()
+        rows = await self._rows(_sql.RUN_IDS)
         return [str(row[0]) for row in rows]

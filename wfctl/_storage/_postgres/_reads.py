@@ -93,11 +93,7 @@ class PostgresReads(PostgresConnections):
             after: tuple[Any, Any] = ("", "")
             while True:
                 params = {"wf": workflow_name, "created": after[0], "run": after[1]}
-                async with self._connection() as conn:
-                    cursor = await conn.execute(
-                        statement, params | {"n": PAGE_RUNS, "long": LONG_RUN - 1}
-                    )
-                    rows = await cursor.fetchall()
+                rows = await self._rows(statement, params | {"n": PAGE_RUNS, "long": LONG_RUN - 1})
                 runs = 0
                 for rid, group in itertools.groupby(rows, lambda r: r[0]):
                     found = list(group)
@@ -181,15 +177,13 @@ class PostgresReads(PostgresConnections):
             CheckpointCorruptError: the head found does not verify (never skipped for an older
                 record), or is not the run's last record (its pointer moved by hand).
         """
-        async with self._connection() as conn:
-            if run_id is not None:
-                params = {"run": validate_run_id(run_id)}
-                cursor = await conn.execute(_sql.HEAD_OF_RUN, params)
-            else:
-                cursor = await conn.execute(_sql.NEWEST_HEAD, {"wf": workflow_name})
-            found = await cursor.fetchone()
-        if found is None:
+        if run_id is not None:
+            rows = await self._rows(_sql.HEAD_OF_RUN, {"run": validate_run_id(run_id)})
+        else:
+            rows = await self._rows(_sql.NEWEST_HEAD, {"wf": workflow_name})
+        if not rows:
             return None
+        found = rows[0]
         rid, head_seq, top, record = str(found[0]), int(found[1]), found[2], found[3]
         source = self._source(rid)
         if record is None or top != head_seq:

@@ -254,9 +254,8 @@ class PostgresCheckpointStorage(PostgresReads, PostgresNames):
 
     async def cancel_request(self, run_id: str) -> CancelRequest | None:
         """Return the cancel request standing for the run (None: none, or a plain pause)."""
-        async with self._connection() as conn:
-            cursor = await conn.execute(_sql.CANCEL_REQUEST, (validate_run_id(run_id),))
-            row = await cursor.fetchone()
+        rows = await self._rows(_sql.CANCEL_REQUEST, (validate_run_id(run_id),))
+        row = rows[0] if rows else None
         if row is None or not isinstance(row[0], str):
             return None
         try:
