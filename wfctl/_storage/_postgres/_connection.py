@@ -135,16 +135,15 @@ class PostgresConnections:
             StoreLocationError: the server cannot be reached (the second time too), or refused
                 the statement.
         """
-        for last in (False, True):
-            async with self._connection() as conn:
-                try:
-                    cursor = await conn.execute(query, params, binary=binary)
-                    return await cursor.fetchall()
-                except psycopg.OperationalError:
-                    if last or not conn.broken:
-                        raise
-                # the session ended: the pool drops its connection as it takes it back
-        raise AssertionError("unreachable: the second attempt returns or raises")
+        async with self._connection() as conn:
+            try:
+                return await _fetch(conn, query, params, binary)
+            except psycopg.OperationalError:
+                if not conn.broken:
+                    raise
+        # The session ended: the pool dropped its connection as it took it back.
+        async with self._connection() as conn:
+            return await _fetch(conn, query, params, binary)
 
     async def _why_not(self, gave_up: PoolTimeout) -> psycopg.Error:
         """Return why a connection cannot be made now (a direct attempt's error), else
@@ -172,6 +171,14 @@ class PostgresConnections:
 
     def _source(self, run_id: str) -> str:
         return f"{self._location} run {run_id}"
+
+
+async def _fetch(
+    conn: Connection, query: str, params: Params | None, binary: bool
+) -> list[TupleRow]:
+    """Run ``query`` on ``conn`` and return all its rows."""
+    cursor = await conn.execute(query, params, binary=binary)
+    return await cursor.fetchall()
 
 
 def check_url(url: str) -> None:
