@@ -70,7 +70,7 @@ if TYPE_CHECKING:
     from wfctl._engine._events import WorkflowEvent
     from wfctl._engine._result import WorkflowRunResult
     from wfctl._engine._workflow import Workflow
-    from wfctl._inspect._replay import ReplayRows
+    from wfctl._inspect._replay import ReplayRows, RowSink
     from wfctl._records._checkpoint import Checkpoint
 
 __all__ = [
@@ -556,12 +556,15 @@ def replay_checkpoint(
     shuffle_seed: int | None = None,
     on_event: EventListener | None = None,
     on_interrupt: InterruptListener | None = None,
+    rows_to: RowSink | None = None,
 ) -> ReplayRows:
     """Replay ``checkpoint_id`` as a new run, and return its comparison with the source run,
     a row at a time as it is iterated (:class:`~wfctl._inspect._replay.ReplayRows`).
 
     The workflow is loaded as :func:`resume_run` loads it (``target``, else the source run's
-    recorded target, if wfctl may import it).
+    recorded target, if wfctl may import it). ``rows_to``, if given, is handed the first rows
+    while the replay runs (those of the records it is served in the source's order); the rows
+    returned are the ones after them.
 
     Raises:
         CheckpointNotFoundError, InvalidIdError: no such checkpoint.
@@ -582,7 +585,7 @@ def replay_checkpoint(
 
     def start(listener: EventListener) -> Awaitable[ReplayRows]:
         options = RunOptions(allow_changed, execute, shuffle_seed)
-        return start_replay(bound, checkpoint_id, source, options, listener)
+        return start_replay(bound, checkpoint_id, source, options, listener, rows_to=rows_to)
 
     try:
         drive = drive_call(start, storage, None, on_event, on_interrupt)

@@ -200,13 +200,12 @@ class PolicyRun(RunPort[Any, Any], Protocol):
         ...
 
     @property
-    def cached(self) -> StepKeys:
-        """The keys of the calls served from the record."""
-        ...
-
-    @property
     def executed(self) -> StepKeys:
         """The keys of the calls executed."""
+        ...
+
+    def served(self, key: str, record: StepRecord) -> None:
+        """Note that the call ``key`` was served from ``record``."""
         ...
 
     def _diverge(self, error: ReplayDivergenceError, name: str) -> NoReturn:
@@ -340,8 +339,7 @@ async def durable_sleep(run: PolicyRun, seconds: float) -> None:
     match = run.recorded.take(scope.path, SLEEP_STEP, None, None, key)
     if isinstance(match, StepRecord) and isinstance(match.result, int | float):
         until = float(match.result)
-        run.chain.note_served()
-        run.cached.append(key)
+        run.served(key, match)
         run.emit(
             "step_cached",
             key,

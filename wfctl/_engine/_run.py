@@ -136,6 +136,8 @@ class RunOptions:
     ``WEIGHED_BYTES`` or more may hold between them (None: no bound); the oldest go first
     (see :meth:`Run.emit`).
     ``keep_records``: keep the step records the run commits, for the caller (replay's diff).
+    ``on_served``: told each call served from a record (its key, the record), as it is served
+    (replay's rows); it must not raise.
     """
 
     allow_changed: bool = False
@@ -148,6 +150,7 @@ class RunOptions:
     event_history: int | None = DEFAULT_EVENT_HISTORY
     event_history_bytes: int | None = DEFAULT_EVENT_HISTORY_BYTES
     keep_records: bool = False
+    on_served: Callable[[str, StepRecord], None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -518,6 +521,14 @@ class Run:
         """Return the key of the step that raised ``error``, or None if the body raised it."""
         return next((key for exc, key in self._step_failures if exc is error), None)
 
+    def served(self, key: str, record: StepRecord) -> None:
+        """Note that the call ``key`` was served from ``record``, and tell ``on_served``."""
+        self.chain.note_served()
+        self.cached.append(key)
+        told = self.options.on_served
+        if told is not None:
+            told(key, record)
+
     def _diverge(self, error: ReplayDivergenceError, name: str) -> NoReturn:
         if self.divergence is None:
             self.divergence = error
@@ -554,8 +565,7 @@ class Run:
             outer = _effects.get()
             if outer is not None:
                 outer.merge(record.effects)
-        self.chain.note_served()
-        self.cached.append(key)
+        self.served(key, record)
         self.emit(
             "step_cached",
             key,

@@ -44,23 +44,26 @@ class SourceIndex:
     step failures, each with how many records came before the record that holds it.
     ``recorded``: keys of those failures that some record of the source has (the record
     supersedes the failure). ``widest_key``: the length of the longest key recorded.
+    ``keys``: every key recorded, in the order each first came (the rows' order), for the
+    rows decided while the replay runs (:class:`~._replay_rows.LiveRows`), which let it go.
     """
 
     last: dict[str, StepRecord] = field(default_factory=dict)
     failures: list[tuple[int, StepFailure]] = field(default_factory=list)
     recorded: set[str] = field(default_factory=set)
     widest_key: int = 0
+    keys: dict[str, None] = field(default_factory=dict)
 
 
 class SourceIndexing:
     """Gather a :class:`SourceIndex` from the source's records as they are read, in order.
 
-    It holds every key until :meth:`index` (a set of strings: the duplicates cannot be told
-    apart otherwise), and the records of the keys that came more than once.
+    It holds every key, in the order each first came (the duplicates cannot be told apart
+    otherwise), and the records of the keys that came more than once.
     """
 
     def __init__(self) -> None:
-        self._seen: set[str] = set()
+        self._seen: dict[str, None] = {}
         self._last: dict[str, StepRecord] = {}
         self._widest = 0
 
@@ -70,15 +73,14 @@ class SourceIndexing:
         if key in self._seen:
             self._last[key] = record
         else:
-            self._seen.add(key)
+            self._seen[key] = None
             self._widest = max(self._widest, len(key))
 
     def index(self, failures: Sequence[tuple[int, StepFailure]]) -> SourceIndex:
         """Return the index of the records noted, with the source's ``failures``."""
-        seen = self._seen
+        seen, self._seen = self._seen, {}
         recorded = {failure.key for _, failure in failures if failure.key in seen}
-        self._seen = set()
-        return SourceIndex(self._last, list(failures), recorded, self._widest)
+        return SourceIndex(self._last, list(failures), recorded, self._widest, seen)
 
 
 def diff_steps(

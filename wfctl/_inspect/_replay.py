@@ -53,13 +53,14 @@ from ._diff import (
 )
 from ._pairing import RowPairing, SourceIndex, SourceIndexing
 from ._replay_report import ReplayReport
-from ._replay_rows import CallWatch, ReplayRows
+from ._replay_rows import CallWatch, LiveRows, ReplayRows, RowSink
 
 __all__ = [
     "STEP_STATUSES",
     "ReplayReport",
     "ReplayRows",
     "ReplaySource",
+    "RowSink",
     "StepDiff",
     "read_source",
     "replay",
@@ -142,19 +143,33 @@ async def start_replay(
     options: RunOptions,
     on_event: Callable[[WorkflowEvent], None] | None = None,
     reuse_answers: bool = True,
+    rows_to: RowSink | None = None,
 ) -> ReplayRows:
     """Replay ``checkpoint_id`` from the source run the caller read, and return its rows to
     compare, one at a time (see :class:`ReplayRows`; :func:`replay` for the arguments).
 
     ``source`` is what :func:`read_source` returned for ``checkpoint_id``, and is used up;
     ``options`` carry ``replay``'s ``allow_changed``, ``execute`` and ``shuffle_seed``.
+    ``rows_to``, if given, is handed the first rows while the replay runs, as soon as each is
+    decided (:class:`~._replay_rows.LiveRows`); the rows returned are those after them. What
+    it raises is raised once the replay ended.
 
     What the replay did with each call is gathered from its events as they happen (none is
     kept on its result); its own records come back from the run that committed them.
     """
     outline, target, known = source.outline, source.target, source.known
+    live = None
+    if rows_to is not None:
+        rows_to.start(target.run_id, checkpoint_id, source.index.widest_key)
+        live = LiveRows(source.index, rows_to)
+    source.index.keys = {}  # held by the live rows alone, as long as they go on
     # The diff reads every record the replay commits; its calls are watched as they happen.
-    options = dataclasses.replace(options, event_history=0, keep_records=True)
+    options = dataclasses.replace(
+        options,
+        event_history=0,
+        keep_records=True,
+        on_served=live.served if live is not None else None,
+    )
     watch = CallWatch(on_event)
     answers: dict[str, Any] = {}
     if reuse_answers:
@@ -162,6 +177,12 @@ async def start_replay(
     driven = await restore_new_run(
         workflow, checkpoint_id, outline, target, known, answers, None, options, watch.seen
     )
+    given = 0
+    if live is not None:
+        live.close()
+        if live.error is not None:
+            raise live.error
+        given = live.given
     result = driven.result
     calls = watch.calls
     calls.changed = set(result.changed)
@@ -189,7 +210,7 @@ async def start_replay(
     )
     compared = RowPairing(source.index, calls, served_from_source=True)
     records = functools.partial(history_records, workflow.storage, outline[0], head.seq)
-    return ReplayRows(report, compared, records)
+    return ReplayRows(report, compared, records, given)
 
 
 def _later_answers(target: Checkpoint, full: History, known: History) -> dict[str, Any]:

@@ -3,7 +3,9 @@
 :class:`ReplayRows` is what :func:`~._replay.start_replay` returns once the replay ran: the
 report without its rows, and an iterator of the rows that reads the source run again, a record
 at a time (see :mod:`._pairing`). :class:`CallWatch` gathers what the rows need of the replay's
-calls from its events as they happen.
+calls from its events as they happen. :class:`LiveRows` decides, while the replay runs, the
+rows of the records it is served in the source's order, before the first row that could be
+anything else.
 """
 
 from __future__ import annotations
@@ -11,19 +13,19 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections.abc import AsyncIterator, Callable, Iterator
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Protocol
 
 from wfctl._errors import CheckpointCorruptError
 from wfctl._records._recorded import StepRecord
 
-from ._diff import STEP_STATUSES, ReplayCalls, StepDiff
-from ._pairing import RowPairing
+from ._diff import STEP_STATUSES, ReplayCalls, StepDiff, row_of
+from ._pairing import RowPairing, SourceIndex
 from ._replay_report import ReplayReport
 
 if TYPE_CHECKING:
     from wfctl._engine._events import WorkflowEvent
 
-__all__ = ["CallWatch", "ReplayRows"]
+__all__ = ["CallWatch", "LiveRows", "ReplayRows", "RowSink"]
 
 
 #: How many rows one step of the event loop reads when a replay's rows are iterated by ``for``.
@@ -39,7 +41,8 @@ class ReplayRows:
     as the records before it decide it; only the rows of calls the replay executed, and those
     after them, wait for the end of the records (see :mod:`._pairing`). :meth:`finished` then
     gives the report with the rows' counts. A failure reading the source raises while
-    iterating, after the rows before it.
+    iterating, after the rows before it. ``given``: how many first rows were handed out while
+    the replay ran (:class:`LiveRows`); they are compared again, counted, and not yielded.
     """
 
     def __init__(
@@ -47,9 +50,10 @@ class ReplayRows:
         report: ReplayReport,
         compared: RowPairing,
         records: Callable[[], AsyncIterator[StepRecord]],
+        given: int = 0,
     ) -> None:
         self.report = report
-        self._compared, self._records = compared, records
+        self._compared, self._records, self._given = compared, records, given
         #: The length of the longest key a row may have.
         calls = compared.calls
         self.widest_key = max(
@@ -60,12 +64,15 @@ class ReplayRows:
         self._counts: dict[str, int] = dict.fromkeys(STEP_STATUSES, 0)
 
     async def __aiter__(self) -> AsyncIterator[StepDiff]:
-        compared, counts = self._compared, self._counts
+        compared, counts, given = self._compared, self._counts, self._given
         records = self._records()
         try:
             async for record in records:
                 for row in compared.take(record):
                     counts[row.status] += 1
+                    if given:  # the same row was handed out as the replay ran
+                        given -= 1
+                        continue
                     yield row
         finally:
             close = getattr(records, "aclose", None)
@@ -142,3 +149,88 @@ class CallWatch:
                 calls.failed[key] = str(event.extra.get("error", "failed"))
         if self._on_event is not None:
             self._on_event(event)
+
+
+class RowSink(Protocol):
+    """Where the rows decided while a replay runs go (see :class:`LiveRows`)."""
+
+    def start(self, source_run_id: str, source_checkpoint_id: str, widest_key: int) -> None:
+        """Told, before the replay and any row, the checkpoint replayed, its run, and the
+        length of the longest key the source recorded."""
+        ...
+
+    def row(self, row: StepDiff) -> None:
+        """The table's next row."""
+        ...
+
+
+#: At most how many records served ahead of the source's order :class:`LiveRows` holds.
+_HELD_AHEAD: Final = 4096
+
+
+class LiveRows:
+    """The first rows of a replay, decided as its calls are served, in the source's order.
+
+    A record that served a call of the replay is its row, ``cached``, once every record before
+    it in the source (the whole history, origins first) has had its row: no executed call, no
+    failure and no later record of the same key can change or come before such a row (see
+    :class:`~._pairing.RowPairing`). So rows are handed to ``sink`` while the replay runs,
+    from the first record on, for as long as each next record in the source's order has served
+    a call; they stop for good at the first key recorded more than once, at the first place a
+    source failure stands, or when more than :data:`_HELD_AHEAD` records were served ahead of
+    the next row (only those are held). :class:`ReplayRows` compares every record again once
+    the replay ended, and yields the rows after the ``given`` ones. Reads nothing: the records
+    are those the replay is served.
+
+    ``sink`` must not keep the replay from going on: what it raises is kept in ``error``
+    (no row is handed out after it), for the caller to raise once the replay ended.
+    """
+
+    def __init__(self, index: SourceIndex, sink: RowSink) -> None:
+        self._keys = iter(index.keys)
+        self._last = index.last
+        self._stop = min((before for before, _ in index.failures), default=None)
+        self._on_row = sink.row
+        self._ahead: dict[str, tuple[str, StepRecord]] = {}
+        self._next: str | None = None
+        self.given = 0
+        self.error: Exception | None = None
+        self.open = True
+        self._advance()
+
+    def served(self, key: str, record: StepRecord) -> None:
+        """The replay's call ``key`` was served from ``record``: hand out the rows it decides."""
+        if not self.open:
+            return
+        ahead = self._ahead
+        ahead[record.key] = (key, record)
+        while self._next in ahead:
+            call, served = ahead.pop(self._next)
+            try:
+                self._on_row(row_of(call, "cached", served, served.digest, served.result))
+            except Exception as exc:  # the caller's: raised once the replay ended
+                self.error = exc
+                self.close()
+                return
+            self.given += 1
+            self._advance()
+            if not self.open:
+                return
+        if len(ahead) > _HELD_AHEAD:
+            self.close()
+
+    def close(self) -> None:
+        """Hand out no more rows, and let go of what was held for them."""
+        self.open = False
+        self._ahead = {}
+        self._keys = iter(())
+        self._next = None
+
+    def _advance(self) -> None:
+        """Move to the source's next key, or close where a row may be anything but cached."""
+        key = next(self._keys, None)
+        stop = self._stop
+        if key is None or key in self._last or (stop is not None and self.given >= stop):
+            self.close()
+        else:
+            self._next = key
