@@ -2,6 +2,8 @@
 
 Through the installed ``wfctl``: the streamed output says what the library's whole report says,
 the verdict and the counts come after the rows, and a table past one page keeps its columns.
+The rows of the records the replay was served come while it runs:
+``tests/inspect/test_replay_live_rows.py``.
 """
 
 from __future__ import annotations
@@ -60,8 +62,10 @@ def test_a_replay_says_what_the_library_s_report_says(tmp_path: Path) -> None:
 
     assert done.code == 0 and table.code == 0, done.stderr + table.stderr
     document = done.json()
-    # The rows come first, then what sums them up.
-    assert list(document)[-3:] == ["steps", "step_counts", "identical"]
+    # The rows come right after the checkpoint's ids (some are written while the replay
+    # runs), then everything the replay decided, and what sums the rows up last.
+    assert list(document)[:4] == ["schema", "source_run_id", "source_checkpoint_id", "steps"]
+    assert list(document)[-2:] == ["step_counts", "identical"]
     workflow = load_workflow(f"{code}:streamed")
     storage = FileCheckpointStorage(store)
     whole = arun(replay(workflow.build(checkpoint_storage=storage), "src.3"))
@@ -72,8 +76,15 @@ def test_a_replay_says_what_the_library_s_report_says(tmp_path: Path) -> None:
     assert [(key.strip(), status.strip()) for key, status in rows] == [
         (row["key"], row["status"]) for row in document["steps"]
     ]
-    assert lines[-2] == "3 cached, 3 same, 0 changed, 0 new, 0 not reached, 0 failed"
-    assert lines[-1] == f"replay {lines[0].split()[1]}: identical"  # its own replay's verdict
+    assert (
+        lines[0].strip() == "steps" and rows
+    )  # the table first: its rows come as they are decided
+    counts = lines.index("3 cached, 3 same, 0 changed, 0 new, 0 not reached, 0 failed")
+    said = lines[counts + 1]  # then what the replay did, its outputs, and the verdict last
+    assert said.startswith("replay ") and said.endswith(
+        "of src.3 (source run src, completed): completed"
+    )
+    assert lines[-1] == f"replay {said.split()[1]}: identical"  # its own replay's verdict
 
 
 def test_a_table_past_a_page_keeps_its_columns(tmp_path: Path) -> None:
@@ -90,8 +101,6 @@ def test_a_table_past_a_page_keeps_its_columns(tmp_path: Path) -> None:
     keys = [line.split("│")[1].strip() for line in body if line.split("│")[1].strip()]
     assert keys == [f"produce#{i}" for i in range(1_500)] + ["total#0"]
     assert {len(line) for line in body} == {len(lines[header[0]])}  # every row as wide
-    assert lines[bottom + 1 :] == [
-        "900 cached, 601 same, 0 changed, 0 new, 0 not reached, 0 failed",
-        lines[-1],
-    ]
+    assert lines[bottom + 1] == "900 cached, 601 same, 0 changed, 0 new, 0 not reached, 0 failed"
+    assert lines[bottom + 2].endswith("of src.900 (source run src, completed): completed")
     assert lines[-1].endswith(": identical")

@@ -43,12 +43,13 @@ def test_outputs_render_through_the_codec_and_to_json_is_stable() -> None:
             and "2024-01-03" in report.steps[0].replay_preview
         )
         document = json.loads(json.dumps(report.to_json()))
-        # The rows come before what sums them up: --json writes them as they are compared.
+        # The rows come right after the checkpoint's ids, before all the replay decided:
+        # --json writes them as they are compared, some while the replay runs.
         assert list(document) == [
-            "schema", "source_run_id", "source_checkpoint_id", "source_status",
+            "schema", "source_run_id", "source_checkpoint_id", "steps", "source_status",
             "replay_run_id", "replay_head_checkpoint_id", "replay_status", "error",
             "error_type", "reused_answer_ids", "code_changed", "target", "target_recorded",
-            "outputs_equal", "source_outputs", "replay_outputs", "outputs_diff", "steps",
+            "outputs_equal", "source_outputs", "replay_outputs", "outputs_diff",
             "step_counts", "identical",
         ]  # fmt: skip
         assert document["schema"] == "wfctl/replay@1"

@@ -17,7 +17,7 @@ import traceback
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TextIO, TypeVar
 
 import typer
 import typer.main
@@ -639,20 +639,49 @@ def emit_json_items(
     items are written (counts known only then); the first item is read before anything is
     written, so a source that fails at once leaves stdout empty. ``floats``: the items may
     hold floats (each such item is written by the standard library, as ``emit_json`` would)."""
-    dumps = _json_of_values if floats else indented_json
-    given = iter(items)
-    first = next(given, None)
-    write = sys.stdout.write
-    opening = dumps({**head, key: []})
-    write(opening[: -len("[]\n}")])  # up to the list, as the whole document has it
-    if first is None:
-        write("[]")
-    else:
-        write("[\n    " + dumps(first).replace("\n", "\n    "))
-        for item in given:
-            write(",\n    " + dumps(item).replace("\n", "\n    "))
-        write("\n  ]")
-    write("," + dumps(tail())[1:] + "\n")
+    written = JsonItems(head, key, floats=floats)
+    for item in items:
+        written.add(item)
+    written.close(tail())
+
+
+class JsonItems:
+    """:func:`emit_json_items` as the items come: :meth:`add` each, then :meth:`close` with the
+    tail. Nothing is written before the first item (or the close), so a source that fails at
+    once leaves stdout empty. ``out``: where to write (stdout as it is when made)."""
+
+    def __init__(
+        self, head: dict[str, Any], key: str, *, floats: bool = False, out: TextIO | None = None
+    ) -> None:
+        self._head, self._key = head, key
+        self._dumps = _json_of_values if floats else indented_json
+        self._write = (out or sys.stdout).write
+        self._opened = False
+        self._items = 0
+
+    def add(self, item: dict[str, Any]) -> None:
+        """Write the list's next item."""
+        write = self._write
+        if not self._opened:
+            self._open()
+        write(
+            ("[\n    " if not self._items else ",\n    ")
+            + self._dumps(item).replace("\n", "\n    ")
+        )
+        self._items += 1
+
+    def close(self, tail: dict[str, Any]) -> None:
+        """End the list, and write ``tail``'s fields after it."""
+        if not self._opened:
+            self._open()
+        write = self._write
+        write("\n  ]" if self._items else "[]")
+        write("," + self._dumps(tail)[1:] + "\n")
+
+    def _open(self) -> None:
+        opening = self._dumps({**self._head, self._key: []})
+        self._write(opening[: -len("[]\n}")])  # up to the list, as the whole document has it
+        self._opened = True
 
 
 def _json_of_values(document: dict[str, Any]) -> str:

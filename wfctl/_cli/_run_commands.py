@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, TextIO
 
 import typer
 
@@ -17,6 +18,7 @@ from ._app import (
     DurabilityOption,
     InputFileOption,
     InputOption,
+    JsonItems,
     JsonOption,
     RunIdOption,
     StoreOption,
@@ -26,7 +28,6 @@ from ._app import (
     app,
     complete_checkpoint_id,
     complete_run_id,
-    emit_json_items,
     exit_with,
     finish_run,
     locate_store_option,
@@ -36,6 +37,10 @@ from ._app import (
     resolve_store_option,
     workflow_output,
 )
+
+if TYPE_CHECKING:
+    from wfctl._inspect._diff import StepDiff
+    from wfctl._inspect._replay import ReplayRows
 
 __all__ = ["replay", "resume", "run"]
 
@@ -227,19 +232,24 @@ def replay(
 ) -> None:
     """Replay from a checkpoint and diff against the source run.
 
-    The replay is a new run whose root names the checkpoint it started from. Shows both runs' outputs side by side, a unified diff of their pretty JSON, and a table of
-    every step (cached, same, changed, new, not reached, failed). Exit 0 when the outputs and
-    the re-executed steps match, 1 otherwise. The code is loaded as 'wfctl resume' loads it.
+    The replay is a new run whose root names the checkpoint it started from. Shows a table of
+    every step (cached, same, changed, new, not reached, failed), the rows of the steps served
+    from the record as the replay runs, then both runs' outputs side by side and a unified
+    diff of their pretty JSON. Exit 0 when the outputs and the re-executed steps match, 1
+    otherwise. The code is loaded as 'wfctl resume' loads it.
 
     \b
     Example:
       wfctl replay --checkpoint 20261129-121400-3f9a2c71.1 --shuffle 7
     """
     from wfctl._drive._runner import replay_checkpoint
-    from wfctl._render import RunProgress, print_replay
+    from wfctl._render import ReplayPrinter, RunProgress
 
     checkpoint = named_checkpoint(locate_store_option(store), checkpoint)
+    printer: ReplayPrinter | ReplayJson
+    out = sys.stdout  # the document's, while the workflow's own prints go to stderr
     with workflow_output(json_output), RunProgress(enabled=not json_output) as progress:
+        printer = ReplayJson(out) if json_output else ReplayPrinter(progress.stop)
         rows = replay_checkpoint(
             checkpoint,
             store=resolve_store_option(store),
@@ -250,11 +260,43 @@ def replay(
             shuffle_seed=shuffle,
             on_event=progress.on_event,
             on_interrupt=progress.on_interrupt,
+            rows_to=printer,
         )
-    if json_output:  # each row written as it is compared
-        steps = (row.to_json() for row in rows)
-        tail = lambda: rows.finished().json_tail()  # noqa: E731 - read once the rows are
-        emit_json_items(rows.report.json_head(), "steps", steps, tail, floats=True)
-    else:
-        print_replay(rows)
+    printer.finish(rows)  # the rows left, each written as it is compared, then the rest
     exit_with(0 if rows.finished().identical else 1)
+
+
+class ReplayJson:
+    """``wfctl replay --json``: its document written as the rows come, some while the replay
+    runs (a :class:`~wfctl._inspect._replay_rows.RowSink`), then :meth:`finish`."""
+
+    def __init__(self, out: TextIO) -> None:
+        self._out = out
+        self._written: JsonItems | None = None
+        self._source = ("", "")
+
+    def start(self, source_run_id: str, source_checkpoint_id: str, widest_key: int) -> None:
+        """Note the source, for the document's head (its rows need no column)."""
+        self._source = (source_run_id, source_checkpoint_id)
+
+    def row(self, row: StepDiff) -> None:
+        """Write the document's next row (its head first)."""
+        self._document().add(row.to_json())
+
+    def finish(self, rows: ReplayRows) -> None:
+        """Write the rows left (``rows``, iterated), then the document's tail."""
+        report = rows.report
+        if self._written is None:
+            self._source = (report.source_run_id, report.source_checkpoint_id)
+        written = self._document()
+        for row in rows:
+            written.add(row.to_json())
+        written.close(rows.finished().json_tail())
+
+    def _document(self) -> JsonItems:
+        if self._written is None:
+            from wfctl._inspect._replay_report import replay_json_head
+
+            head = replay_json_head(*self._source)
+            self._written = JsonItems(head, "steps", floats=True, out=self._out)
+        return self._written

@@ -12,7 +12,7 @@ from wfctl._records._codec import encode
 from ._diff import StepDiff, count_statuses, render_json
 from ._documents import document
 
-__all__ = ["ReplayReport"]
+__all__ = ["ReplayReport", "replay_json_head"]
 
 
 #: Row statuses that make a replay differ from its source.
@@ -88,8 +88,9 @@ class ReplayReport:
         """Return the ``wfctl/replay@1`` document (see docs/json.md).
 
         Outputs appear in their codec encoding (bytes, dates and registered classes as tagged
-        objects), exactly as they were compared. The rows come before what sums them up
-        (``step_counts``, ``identical``), as ``wfctl replay --json`` writes them as they come.
+        objects), exactly as they were compared. The rows come right after the checkpoint's ids,
+        before everything the replay decided (its status, outputs, counts, verdict), as ``wfctl
+        replay --json`` writes them as they come, some while the replay runs.
         """
         return {
             **self.json_head(),
@@ -98,37 +99,40 @@ class ReplayReport:
         }
 
     def json_head(self) -> dict[str, Any]:
-        """The document's fields before ``steps``: what is known once the replay ran."""
-        return document(
-            "replay",
-            {
-                "source_run_id": self.source_run_id,
-                "source_checkpoint_id": self.source_checkpoint_id,
-                "source_status": self.source_status,
-                "replay_run_id": self.replay_run_id,
-                "replay_head_checkpoint_id": self.replay_checkpoint_id,
-                "replay_status": self.replay_status,
-                "error": self.error,
-                "error_type": self.error_type,
-                "reused_answer_ids": list(self.answers_reused),
-                "code_changed": self.code_changed,
-                "target": self.target,
-                "target_recorded": self.target_recorded,
-                "outputs_equal": self.outputs_equal,
-                "source_outputs": _encoded(self.outputs_source),
-                "replay_outputs": _encoded(self.outputs_replay),
-                "outputs_diff": self.outputs_diff,
-            },
-        )
+        """The document's fields before ``steps``: what the checkpoint replayed says."""
+        return replay_json_head(self.source_run_id, self.source_checkpoint_id)
 
     def json_tail(self) -> dict[str, Any]:
-        """The document's fields after ``steps``: what is known once every row is."""
+        """The document's fields after ``steps``: what is known once the replay ran and every
+        row is (the rows may be written while the replay runs)."""
         return {
+            "source_status": self.source_status,
+            "replay_run_id": self.replay_run_id,
+            "replay_head_checkpoint_id": self.replay_checkpoint_id,
+            "replay_status": self.replay_status,
+            "error": self.error,
+            "error_type": self.error_type,
+            "reused_answer_ids": list(self.answers_reused),
+            "code_changed": self.code_changed,
+            "target": self.target,
+            "target_recorded": self.target_recorded,
+            "outputs_equal": self.outputs_equal,
+            "source_outputs": _encoded(self.outputs_source),
+            "replay_outputs": _encoded(self.outputs_replay),
+            "outputs_diff": self.outputs_diff,
             "step_counts": {
                 status.replace(" ", "_"): count for status, count in self.counts.items()
             },
             "identical": self.identical,
         }
+
+
+def replay_json_head(source_run_id: str, source_checkpoint_id: str) -> dict[str, Any]:
+    """The ``wfctl/replay@1`` document's fields before ``steps``, known before the replay."""
+    return document(
+        "replay",
+        {"source_run_id": source_run_id, "source_checkpoint_id": source_checkpoint_id},
+    )
 
 
 def _encoded(value: Any) -> Any:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     )
     from ._log import print_log
     from ._progress import RunProgress
-    from ._reports import print_lineage, print_replay
+    from ._reports import ReplayPrinter, print_lineage
     from ._runs import (
         print_checkpoint,
         print_export,
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FollowPrinter",
+    "ReplayPrinter",
     "RunProgress",
     "print_cancel",
     "print_checkpoint",
@@ -54,7 +55,6 @@ __all__ = [
     "print_log",
     "print_pause",
     "print_removed",
-    "print_replay",
     "print_run_outcome",
     "print_runs",
     "print_source_entry",
@@ -72,7 +72,7 @@ _HOME = {
     "print_langgraph_change": "_langgraph",
     "print_lineage": "_reports",
     "print_log": "_log",
-    "print_replay": "_reports",
+    "ReplayPrinter": "_reports",
     "print_cancel": "_lifecycle",
     "print_copied": "_lifecycle",
     "print_dangling": "_lifecycle",

@@ -10,7 +10,6 @@ the rest fit.
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -550,45 +549,72 @@ def print_table(console: Console, table: RenderableType) -> None:
     write_laid_out(console, text)
 
 
-#: How many rows :func:`print_rows` lays out at once.
+#: How many rows :class:`RowsPrinter` lays out at once.
 PAGE_ROWS: Final = 1000
 
 
-def print_rows(
-    console: Console,
-    columns: Sequence[Column],
-    rows: Iterable[Sequence[str | Text]],
-    *,
-    title: str | None = None,
-    least: Sequence[int] | None = None,
-) -> None:
-    """Print a fitted table of ``rows`` (text cells) as they come, a page of :data:`PAGE_ROWS` at a time.
+class RowsPrinter:
+    """A fitted table of rows (text cells) printed as they come, a page of :data:`PAGE_ROWS` at
+    a time: :meth:`add` each row, then :meth:`close`.
 
     A table of one page is what ``print_table(console, fitted_table(...))`` prints. A longer
     one is fitted to its first page, each column that never wraps as wide as ``least`` says
-    at least (the widest cell to come, when the caller knows it), and the pages after it are
-    written in the same columns (a cell wider than its column folded in it), with no header
-    of their own; only the rows of one page are held. Where rich must draw the table (see
-    :meth:`_PlainTable.text`), each page is a table of its own.
+    at least (the widest cell to come, when the caller knows it; it may be set until the first
+    page is written), and the pages after it are written in the same columns (a cell wider than
+    its column folded in it), with no header of their own; only the rows of one page are held.
+    Where rich must draw the table (see :meth:`_PlainTable.text`), each page is a table of its
+    own. ``before_write`` is called once, before the table's first line is written.
     """
-    given = iter(rows)
-    page = list(itertools.islice(given, PAGE_ROWS))
-    following = list(itertools.islice(given, PAGE_ROWS))
-    if not following:
-        print_table(console, fitted_table(columns, page, console.width, title=title))
-        return
-    table = fitted_table(columns, page, console.width, title=title, least=least)
-    widths = table.widths(console) if isinstance(table, _PlainTable) else None
-    if widths is None or not isinstance(table, _PlainTable):
-        console.print(table)
-        while following:
-            console.print(fitted_table(columns, following, console.width, least=least))
-            following = list(itertools.islice(given, PAGE_ROWS))
-        return
-    write_laid_out(console, table.lines(console, widths, bottom=False))
-    while following:
-        page, following = following, list(itertools.islice(given, PAGE_ROWS))
-        lines = table.page(columns, page).lines(console, widths, top=False, bottom=not following)
+
+    def __init__(
+        self,
+        console: Console,
+        columns: Sequence[Column],
+        *,
+        title: str | None = None,
+        least: Sequence[int] | None = None,
+        before_write: Callable[[], None] | None = None,
+    ) -> None:
+        self.console, self.columns, self.title, self.least = console, columns, title, least
+        self._before_write = before_write
+        self._page: list[Sequence[str | Text]] = []
+        #: The first page's table and its columns' widths (None: rich draws it), once written.
+        self._first: RenderableType | None = None
+        self._widths: list[int] | None = None
+
+    def add(self, row: Sequence[str | Text]) -> None:
+        """Take the table's next row; write the page before it if that page is full."""
+        if len(self._page) == PAGE_ROWS:
+            self._write(last=False)
+        self._page.append(row)
+
+    def close(self) -> None:
+        """Write the rows left: the table's last page."""
+        self._write(last=True)
+
+    def _write(self, *, last: bool) -> None:
+        page, self._page = self._page, []
+        console, columns = self.console, self.columns
+        if self._before_write is not None:
+            self._before_write()
+            self._before_write = None
+        if self._first is None:
+            if last:  # one page: the table whole
+                print_table(console, fitted_table(columns, page, console.width, title=self.title))
+                return
+            table = fitted_table(columns, page, console.width, title=self.title, least=self.least)
+            self._first = table
+            self._widths = table.widths(console) if isinstance(table, _PlainTable) else None
+            if self._widths is None or not isinstance(table, _PlainTable):
+                console.print(table)
+            else:
+                write_laid_out(console, table.lines(console, self._widths, bottom=False))
+            return
+        first, widths = self._first, self._widths
+        if widths is None or not isinstance(first, _PlainTable):
+            console.print(fitted_table(columns, page, console.width, least=self.least))
+            return
+        lines = first.page(columns, page).lines(console, widths, top=False, bottom=last)
         write_laid_out(console, lines)
 
 

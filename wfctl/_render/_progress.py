@@ -62,6 +62,11 @@ class RunProgress:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        """Stop drawing (for good): what is written to stdout from now on goes there, not
+        above the display."""
         if self._live is not None:
             self._live.stop()
             self._live = None

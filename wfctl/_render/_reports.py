@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from rich.console import RenderableType
@@ -11,18 +11,18 @@ from rich.syntax import Syntax
 from rich.table import Table
 
 from wfctl._errors import UnencodableValueError
-from wfctl._inspect._diff import STEP_STATUSES
+from wfctl._inspect._diff import STEP_STATUSES, StepDiff
 from wfctl._records._codec import encode
 
 from ._common import Text, render_stored, status_text, stdout
-from ._fit import Cell, Column, fitted_table, print_rows, print_table
+from ._fit import Cell, Column, RowsPrinter, fitted_table, print_table
 from ._time import now, times_in
 
 if TYPE_CHECKING:
     from wfctl._inspect._lineage import LineageReport
     from wfctl._inspect._replay import ReplayRows
 
-__all__ = ["print_lineage", "print_replay"]
+__all__ = ["ReplayPrinter", "print_lineage"]
 
 
 def print_lineage(report: LineageReport) -> None:
@@ -71,52 +71,75 @@ def print_lineage(report: LineageReport) -> None:
     out.print(Text(summary, style="red" if broken else "green"))
 
 
-def print_replay(rows: ReplayRows) -> None:
-    """Show a replay: what it did, outputs side by side, the unified diff, then the step table
-    row by row as the rows are compared, their counts and the verdict."""
-    out = stdout()
-    report = rows.report
-    out.print(
-        Text.assemble(
-            f"replay {report.replay_run_id} of {report.source_checkpoint_id} "
-            f"(source run {report.source_run_id}, {report.source_status}): ",
-            status_text(report.replay_status),
+class ReplayPrinter:
+    """Show a replay: the step table row by row as the rows are decided, some while the replay
+    runs (:meth:`start`, :meth:`row`), then (:meth:`finish`) their counts, what the replay did,
+    the outputs side by side, their unified diff and the verdict.
+
+    ``before_write`` is called once, before the first line is written (a live progress display
+    on the same terminal is stopped there).
+    """
+
+    def __init__(self, before_write: Callable[[], None] | None = None) -> None:
+        self._out = stdout()
+        columns = (
+            Column("key"),
+            Column("status"),
+            Column("source", rank=1, wrap_min=10),
+            Column("replay", rank=1, wrap_min=10),
         )
-    )
-    if report.target_recorded:
-        out.print(f"code: {report.target} (the target run {report.source_run_id} recorded)")
-    if report.error:
-        out.print(Text(f"✗ {report.error_type}: {report.error}", style="red"))
-    sides = Table(expand=True, show_lines=False)
-    sides.add_column("source outputs", ratio=1, overflow="fold")
-    sides.add_column("replay outputs", ratio=1, overflow="fold")
-    sides.add_row(_outputs(report.outputs_source), _outputs(report.outputs_replay))
-    out.print(sides)
-    if report.outputs_diff:
+        self._table = RowsPrinter(self._out, columns, title="steps", before_write=before_write)
+
+    def start(self, source_run_id: str, source_checkpoint_id: str, widest_key: int) -> None:
+        """Told, before any row, the length of the longest key the source recorded."""
+        self._widen(widest_key)
+
+    def _widen(self, widest_key: int) -> None:
+        """Past a page, each key as long as ``widest_key`` fits its column, and so does any
+        status."""
+        self._table.least = (widest_key, max(map(len, STEP_STATUSES)), 0, 0)
+
+    def row(self, row: StepDiff) -> None:
+        """Show the table's next row."""
+        self._table.add(
+            [row.key, _status_row(row.status), row.source_preview or "", row.replay_preview or ""]
+        )
+
+    def finish(self, rows: ReplayRows) -> None:
+        """Show the rows left (``rows``, iterated), then everything known once they are."""
+        table = self._table
+        self._widen(rows.widest_key)  # the replay's own keys too, for the pages not yet written
+        for row in rows:
+            self.row(row)
+        table.close()
+        out, report, finished = self._out, rows.report, rows.finished()
+        out.print(", ".join(f"{count} {status}" for status, count in finished.counts.items()))
         out.print(
-            Panel(Syntax(report.outputs_diff, "diff", theme="ansi_dark"), title="outputs diff")
+            Text.assemble(
+                f"replay {report.replay_run_id} of {report.source_checkpoint_id} "
+                f"(source run {report.source_run_id}, {report.source_status}): ",
+                status_text(report.replay_status),
+            )
         )
-    elif report.outputs_source is not None and report.outputs_replay is not None:
-        out.print("outputs equal")
-    columns = (
-        Column("key"),
-        Column("status"),
-        Column("source", rank=1, wrap_min=10),
-        Column("replay", rank=1, wrap_min=10),
-    )
-    cells: Iterator[list[str | Text]] = (
-        [row.key, _status_row(row.status), row.source_preview or "", row.replay_preview or ""]
-        for row in rows
-    )
-    # Past a page, each row's key fits its column, and so does any status.
-    least = (rows.widest_key, max(map(len, STEP_STATUSES)), 0, 0)
-    print_rows(out, columns, cells, title="steps", least=least)
-    finished = rows.finished()
-    out.print(", ".join(f"{count} {status}" for status, count in finished.counts.items()))
-    verdict = (
-        Text("identical", style="green") if finished.identical else Text("DIFFERS", "bold red")
-    )
-    out.print(Text.assemble(f"replay {report.replay_run_id}: ", verdict))
+        if report.target_recorded:
+            out.print(f"code: {report.target} (the target run {report.source_run_id} recorded)")
+        if report.error:
+            out.print(Text(f"✗ {report.error_type}: {report.error}", style="red"))
+        sides = Table(expand=True, show_lines=False)
+        sides.add_column("source outputs", ratio=1, overflow="fold")
+        sides.add_column("replay outputs", ratio=1, overflow="fold")
+        sides.add_row(_outputs(report.outputs_source), _outputs(report.outputs_replay))
+        out.print(sides)
+        if report.outputs_diff:
+            out.print(
+                Panel(Syntax(report.outputs_diff, "diff", theme="ansi_dark"), title="outputs diff")
+            )
+        elif report.outputs_source is not None and report.outputs_replay is not None:
+            out.print("outputs equal")
+        verdict = (
+            Text("identical", style="green") if finished.identical else Text("DIFFERS", "bold red")
+        )
+        out.print(Text.assemble(f"replay {report.replay_run_id}: ", verdict))
 
 
 def _outputs(values: list[Any] | None) -> RenderableType:
