@@ -18,6 +18,7 @@ from tests.conftest import arun
 from wfctl import FileCheckpointStorage, step, workflow
 from wfctl._engine._run import RunOptions
 from wfctl._engine._workflow import Workflow
+from wfctl._errors import CheckpointCorruptError
 from wfctl._inspect import _replay_rows
 from wfctl._inspect._diff import StepDiff
 from wfctl._inspect._pairing import SourceIndex
@@ -263,3 +264,24 @@ def test_a_record_that_served_a_call_of_another_key_is_that_call_s_row() -> None
     live.served("x#0", _record("a#0"))  # the call x#0, served from a#0's record
     assert [(row.key, row.source_key) for row in sink.rows] == [("x#0", "a#0"), ("b#0", "b#0")]
     assert live.given == 2 and not live.open  # no key left
+
+
+def test_a_source_changed_before_the_rest_of_the_rows_is_refused(tmp_path: Path) -> None:
+    # The rows handed out while the replay ran are not compared again, but each record read
+    # after it must be the one that served the call: here the run was replaced in between.
+    storage = _storage(tmp_path)
+    wf = sequential.build(checkpoint_storage=storage)
+    head = arun(wf.run(5, run_id="src")).checkpoint_id
+    sink = Sink()
+
+    async def replaced_then_rest() -> None:
+        source = await read_source(storage, head)
+        rows = await start_replay(wf, head, source, RunOptions(), rows_to=sink)
+        assert await storage.delete_run("src")
+        await reversed_branches.build(checkpoint_storage=storage).run(7, run_id="src")
+        async for _ in rows:
+            pass
+
+    with pytest.raises(CheckpointCorruptError, match="'last_first#0' is not the one that served"):
+        arun(replaced_then_rest())
+    assert len(sink.rows) == 6  # every row had come while the replay ran

@@ -214,6 +214,26 @@ class RowPairing:
         self.count += 1
         return decided
 
+    def passed(self, record: StepRecord) -> bool:
+        """Take the source's next record, whose row was handed out while the replay ran
+        (:class:`~._replay_rows.LiveRows`): ``cached``, of the one call it served, no failure
+        and no later record of its key before it. Return False, taking nothing, if the record
+        is not such a one (the source changed since the replay read it)."""
+        key = record.key
+        shared = self.shared.get(key) if self.shared else None
+        served: Sequence[str] = shared if shared is not None else ()
+        if shared is None and self.calls.served.get(key) == key:
+            served = (key,)
+        if len(served) != 1 or key in self.index.last or self.count != self.position:
+            return False
+        if isinstance(self.unmet, int):
+            self.unmet -= 1
+        else:
+            del self.unmet[served[0]]
+        self.position += 1
+        self.count += 1
+        return True
+
     def end(self) -> Iterator[StepDiff]:
         """Yield the rows left once every record was taken."""
         decided: list[StepDiff] = []

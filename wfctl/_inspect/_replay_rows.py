@@ -42,7 +42,8 @@ class ReplayRows:
     after them, wait for the end of the records (see :mod:`._pairing`). :meth:`finished` then
     gives the report with the rows' counts. A failure reading the source raises while
     iterating, after the rows before it. ``given``: how many first rows were handed out while
-    the replay ran (:class:`LiveRows`); they are compared again, counted, and not yielded.
+    the replay ran (:class:`LiveRows`); their records are checked to be the ones that served
+    the replay (:meth:`~._pairing.RowPairing.passed`), counted, and not yielded again.
     """
 
     def __init__(
@@ -68,11 +69,18 @@ class ReplayRows:
         records = self._records()
         try:
             async for record in records:
+                if given:  # its row was handed out as the replay ran
+                    if not compared.passed(record):
+                        raise CheckpointCorruptError(
+                            self.report.source_run_id,
+                            f"changed while the replay was compared: record {record.key!r} "
+                            "is not the one that served it",
+                        )
+                    given -= 1
+                    counts["cached"] += 1
+                    continue
                 for row in compared.take(record):
                     counts[row.status] += 1
-                    if given:  # the same row was handed out as the replay ran
-                        given -= 1
-                        continue
                     yield row
         finally:
             close = getattr(records, "aclose", None)
