@@ -268,35 +268,29 @@ def replay(
 
 class ReplayJson:
     """``wfctl replay --json``: its document written as the rows come, some while the replay
-    runs (a :class:`~wfctl._inspect._replay_rows.RowSink`), then :meth:`finish`."""
+    runs (a :class:`~wfctl._inspect._replay_rows.RowSink`, told the source before any row),
+    then :meth:`finish`."""
 
     def __init__(self, out: TextIO) -> None:
         self._out = out
         self._written: JsonItems | None = None
-        self._source = ("", "")
 
     def start(self, source_run_id: str, source_checkpoint_id: str, widest_key: int) -> None:
-        """Note the source, for the document's head (its rows need no column)."""
-        self._source = (source_run_id, source_checkpoint_id)
+        """Begin the document (written from its first row on) with the source's ids."""
+        from wfctl._inspect._replay_report import replay_json_head
+
+        head = replay_json_head(source_run_id, source_checkpoint_id)
+        self._written = JsonItems(head, "steps", floats=True, out=self._out)
 
     def row(self, row: StepDiff) -> None:
         """Write the document's next row (its head first)."""
-        self._document().add(row.to_json())
+        assert self._written is not None, "start comes first"
+        self._written.add(row.to_json())
 
     def finish(self, rows: ReplayRows) -> None:
         """Write the rows left (``rows``, iterated), then the document's tail."""
-        report = rows.report
-        if self._written is None:
-            self._source = (report.source_run_id, report.source_checkpoint_id)
-        written = self._document()
+        written = self._written
+        assert written is not None, "start comes first"
         for row in rows:
             written.add(row.to_json())
         written.close(rows.finished().json_tail())
-
-    def _document(self) -> JsonItems:
-        if self._written is None:
-            from wfctl._inspect._replay_report import replay_json_head
-
-            head = replay_json_head(*self._source)
-            self._written = JsonItems(head, "steps", floats=True, out=self._out)
-        return self._written
