@@ -130,17 +130,7 @@ async def load_target(
 def _fold(chain: Sequence[Checkpoint], upto: int, history: History) -> None:
     for checkpoint in chain[: upto + 1]:
         if checkpoint.kind == Kind.STEP:
-            payload = StepPayload.of(checkpoint)
-            before = len(history.records)
-            history.failures.extend((before, failure) for failure in payload.failures)
-            history.records.extend(payload.steps)
-            for attempt in payload.attempts:
-                history.attempts.setdefault(attempt.key, []).append(attempt)
-            for start in payload.started:
-                if not start.withdrawn:
-                    history.started[start.key] = start
-                elif (kept := history.started.get(start.key)) and kept.attempt == start.attempt:
-                    del history.started[start.key]  # the run paused in it: not counted
+            _fold_step(StepPayload.of(checkpoint), history)
         elif checkpoint.kind == Kind.RESUME:
             resume = ResumePayload.of(checkpoint)
             history.responses.update(resume.responses)
@@ -151,6 +141,19 @@ def _fold(chain: Sequence[Checkpoint], upto: int, history: History) -> None:
         elif checkpoint.kind == Kind.ROOT:  # a run's own attempts, not its origin's
             history.forget_attempts()
         history.last_kind = checkpoint.kind
+
+
+def _fold_step(payload: StepPayload, history: History) -> None:
+    before = len(history.records)
+    history.failures.extend((before, failure) for failure in payload.failures)
+    history.records.extend(payload.steps)
+    for attempt in payload.attempts:
+        history.attempts.setdefault(attempt.key, []).append(attempt)
+    for start in payload.started:
+        if not start.withdrawn:
+            history.started[start.key] = start
+        elif (kept := history.started.get(start.key)) and kept.attempt == start.attempt:
+            del history.started[start.key]  # the run paused in it: not counted
 
 
 async def read_origins(
@@ -322,7 +325,9 @@ async def load_source(
     try:
         async with contextlib.aclosing(records):
             async for checkpoint in records:
-                await reading.add(checkpoint)
+                if reading.outline.last is None:  # the root: what its origins recorded first
+                    await reading.read_origins(checkpoint)
+                reading.add(checkpoint)
     except RunNotFoundError:
         raise CheckpointNotFoundError(checkpoint_id) from None
     return reading.result(checkpoint_id)
@@ -367,12 +372,15 @@ class _SourceReading:
         self.target: Checkpoint | None = None
         self.outline = _Outline()
 
-    async def add(self, checkpoint: Checkpoint) -> None:
-        """Fold the chain's next record; at the target, note what the history holds so far."""
-        if self.outline.last is None:  # the root: what its origins recorded comes first
-            for prefix, upto in await read_origins(self.storage, (checkpoint,)):
-                for origin in prefix[: upto + 1]:
-                    self._fold(origin)
+    async def read_origins(self, root: Checkpoint) -> None:
+        """Fold what the origins of the run whose root is ``root`` recorded, before its root."""
+        for prefix, upto in await read_origins(self.storage, (root,)):
+            for origin in prefix[: upto + 1]:
+                self._fold(origin)
+
+    def add(self, checkpoint: Checkpoint) -> None:
+        """Fold the chain's next record (after the origins, at the root: :meth:`read_origins`);
+        at the target, note what the history holds so far."""
         self._fold(checkpoint)
         if checkpoint.seq == self.seq:
             self.target = checkpoint
@@ -389,13 +397,24 @@ class _SourceReading:
     def _fold(self, checkpoint: Checkpoint) -> None:
         """Fold one record of the whole history; hand its step records on and let them go."""
         history = self.history
-        failed = len(history.failures)
-        _fold((checkpoint,), 0, history)
-        if len(history.failures) > failed:  # counted from the records let go before
-            history.failures[failed:] = [
-                (before + self.counted, failure) for before, failure in history.failures[failed:]
-            ]
-        records, history.records = history.records, []
+        records: Sequence[StepRecord]
+        if checkpoint.kind is not Kind.STEP:
+            _fold((checkpoint,), 0, history)
+            records, history.records = history.records, []
+        else:  # the most of a run's records: folded here, without ``_fold``'s loop
+            payload = StepPayload.of(checkpoint)
+            history.last_kind = Kind.STEP
+            if not (payload.failures or payload.attempts or payload.started):
+                records = payload.steps  # a step's record alone: nothing else to fold
+            else:
+                failed = len(history.failures)
+                _fold_step(payload, history)
+                if len(history.failures) > failed:  # counted from the records let go before
+                    history.failures[failed:] = [
+                        (before + self.counted, failure)
+                        for before, failure in history.failures[failed:]
+                    ]
+                records, history.records = history.records, []
         self.counted += len(records)
         if self.target is None:  # up to the target: what the replay may be served
             add = self.known.calls.add

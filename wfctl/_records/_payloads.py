@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Self, TypeAlias, TypeVar
 
 from wfctl._errors import CheckpointCorruptError
+from wfctl._frozen import slot_setters
 
 from ._attempts import SLEEP_STEP, AttemptRecord, AttemptStart, StepFailure, iso
 from ._checkpoint import ENDING_STATUS, Checkpoint, Kind, RunStatus
@@ -205,12 +206,27 @@ class StepPayload(_KindPayload):
         if not isinstance(steps, list):
             raise CheckpointCorruptError(where, "step checkpoint without a steps list")
         read = StepRecord.from_json
+        records = tuple([read(step, where) for step in steps])
+        if "attempts" not in raw and "failures" not in raw and "started" not in raw:
+            # A step's record alone: every record of a run read back, filled in slot by slot.
+            payload: Self = _new(cls)
+            _SET_STEPS(payload, records)
+            _SET_ATTEMPTS(payload, ())
+            _SET_FAILURES(payload, ())
+            _SET_STARTED(payload, ())
+            return payload
         return cls(
-            tuple([read(step, where) for step in steps]),
+            records,
             _entries(raw.get("attempts"), AttemptRecord.from_json),
             _entries(raw.get("failures"), StepFailure.from_json),
             _entries(raw.get("started"), AttemptStart.from_json),
         )
+
+
+_SET_STEPS, _SET_ATTEMPTS, _SET_FAILURES, _SET_STARTED = slot_setters(
+    StepPayload, "steps", "attempts", "failures", "started"
+)
+_new = object.__new__
 
 
 @dataclass(frozen=True, slots=True)

@@ -321,6 +321,9 @@ class Resolver:
         #: ``Referrer._bases``): the oldest record that must be read to read its results. Only
         #: ``held_records`` reads it, after a read in order from the root (a resume's).
         self._bases: dict[int, int] = {}
+        #: The highest seq held, and whether every record was held after those before it.
+        self._newest = -1
+        self._in_order = True
 
     def resolve(self, checkpoint: Checkpoint, where: str | None = None) -> Checkpoint:
         """Return ``checkpoint`` with every reference in its step arguments resolved (itself
@@ -406,13 +409,19 @@ class Resolver:
 
     def _hold(self, seq: int, steps: list[Any]) -> None:
         results = self._results
+        if seq <= self._newest:
+            self._in_order = False
+        else:
+            self._newest = seq
         results[seq] = steps
         if len(results) > WINDOW:
             # Let go of those out of the reach of record ``seq`` and every record after it. Not
             # simply the oldest: the records before a page come late (see decode_chain), after
             # the page's first records, and each needs the WINDOW before it, not those after.
+            # Held in order (a run read from its root), the first held is the oldest.
             oldest = seq - WINDOW
-            while (first := min(results)) <= oldest:
+            pick = _first_key if self._in_order else min
+            while (first := pick(results)) <= oldest:
                 del results[first]
                 self._bases.pop(first, None)
 
@@ -559,6 +568,11 @@ def _change_of(value: object) -> list[tuple[int, str]] | None:
             return []
         out.append(named)
     return out
+
+
+def _first_key(held: dict[int, list[Any]]) -> int:
+    first: int = next(iter(held))
+    return first
 
 
 def holds_refs(checkpoint: Checkpoint) -> bool:
