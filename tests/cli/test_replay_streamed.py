@@ -8,11 +8,13 @@ The rows of the records the replay was served come while it runs:
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 from tests.cli.conftest import wfctl
 from tests.conftest import arun
+from tests.harness.hostile_cases import edit_record
 from wfctl import FileCheckpointStorage
 from wfctl._drive._loader import load_workflow
 from wfctl._inspect._replay import replay
@@ -104,3 +106,27 @@ def test_a_table_past_a_page_keeps_its_columns(tmp_path: Path) -> None:
     assert lines[bottom + 1] == "900 cached, 601 same, 0 changed, 0 new, 0 not reached, 0 failed"
     assert lines[bottom + 2].endswith("of src.900 (source run src, completed): completed")
     assert lines[-1].endswith(": identical")
+
+
+def test_a_record_found_broken_while_the_replay_runs_refuses_it_in_one_line(
+    tmp_path: Path,
+) -> None:
+    # A plain run's records are read as the replay is served: one whose checksum holds and
+    # whose timing is not a number is found after the first rows came. The replay is refused
+    # as before it started (exit 2, one line), and its run is withdrawn.
+    _, store = _run(tmp_path, 1_200)
+    journal = store / "runs" / "src" / "journal.jsonl"
+    lines = journal.read_bytes().split(b"\n")
+    lines[1100] = edit_record(lines[1100], lambda raw: raw["data"]["steps"][0].update(dt="x"))
+    journal.write_bytes(b"\n".join(lines))
+
+    for output in ((), ("--json",)):
+        done = wfctl("replay", "-c", "src.1201", "--store", store, *output)
+
+        assert done.code == 2, (done.code, done.stderr)
+        error = done.stderr.strip().splitlines()
+        assert len(error) == 1 and error[0].startswith("wfctl: error:"), done.stderr
+        assert "src.1100" in error[0] and "invalid timing" in error[0]
+        assert "Traceback" not in done.stdout + done.stderr
+        runs = wfctl("runs", "--json", "--store", store)
+        assert [run["run_id"] for run in json.loads(runs.stdout)["runs"]] == ["src"]

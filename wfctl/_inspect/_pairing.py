@@ -33,7 +33,7 @@ from ._diff import (
     row_of,
 )
 
-__all__ = ["RowPairing", "SourceIndex", "SourceIndexing", "diff_rows", "diff_steps"]
+__all__ = ["RowPairing", "SourceIndex", "SourceIndexing", "diff_rows", "diff_steps", "index_of"]
 
 
 @dataclass(slots=True)
@@ -79,8 +79,19 @@ class SourceIndexing:
     def index(self, failures: Sequence[tuple[int, StepFailure]]) -> SourceIndex:
         """Return the index of the records noted, with the source's ``failures``."""
         seen, self._seen = self._seen, {}
-        recorded = {failure.key for _, failure in failures if failure.key in seen}
-        return SourceIndex(self._last, list(failures), recorded, self._widest, seen)
+        return index_of(seen, self._widest, failures, self._last)
+
+
+def index_of(
+    keys: dict[str, None],
+    widest: int,
+    failures: Sequence[tuple[int, StepFailure]],
+    last: dict[str, StepRecord] | None = None,
+) -> SourceIndex:
+    """Return the index of a source whose step ``keys`` (in order; the longest ``widest``
+    long), ``failures`` and records of the keys recorded more than once (``last``) are known."""
+    recorded = {failure.key for _, failure in failures if failure.key in keys}
+    return SourceIndex(last or {}, list(failures), recorded, widest, keys)
 
 
 def diff_steps(

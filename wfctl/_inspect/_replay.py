@@ -25,6 +25,7 @@ Decisions (see also :mod:`wfctl._inspect._diff` for how rows are paired):
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 from collections.abc import Callable
@@ -33,9 +34,11 @@ from typing import Any
 
 from wfctl._engine._admission import place_in, restore_new_run
 from wfctl._engine._events import WorkflowEvent, error_message
+from wfctl._engine._plain_source import SourceFeed, read_plain_source
 from wfctl._engine._restore import History, history_records, load_source
 from wfctl._engine._run import RunOptions
 from wfctl._engine._workflow import Workflow
+from wfctl._errors import WfctlError
 from wfctl._records._checkpoint import Checkpoint, Kind
 from wfctl._records._codec import decode, encode
 from wfctl._records._payloads import (
@@ -51,7 +54,7 @@ from ._diff import (
     StepDiff,
     diff_outputs,
 )
-from ._pairing import RowPairing, SourceIndex, SourceIndexing
+from ._pairing import RowPairing, SourceIndex, SourceIndexing, index_of
 from ._replay_report import ReplayReport
 from ._replay_rows import CallWatch, LiveRows, ReplayRows, RowSink
 
@@ -98,7 +101,9 @@ async def replay(
         The report; ``report.identical`` says whether the replay matched.
 
     Raises:
-        CheckpointNotFoundError, CheckpointCorruptError, InvalidIdError: bad checkpoint.
+        CheckpointNotFoundError, CheckpointCorruptError, InvalidIdError: bad checkpoint (a
+            plain source's record found corrupt while the replay runs too: its run is
+            withdrawn, see :func:`start_replay`).
         WorkflowChangedError: the code changed and ``allow_changed`` is False.
         RunStateError: the checkpoint belongs to another workflow.
     """
@@ -115,7 +120,8 @@ class ReplaySource:
     ``outline``: its chain without its step checkpoints but the target and the head.
     ``whole``: its whole history's answers and failures (no records). ``known``: what the
     replay may be served, handed to the replay's run. ``index``: what the step table must
-    know before it reads the source's records again.
+    know before it reads the source's records again. ``feed``: a plain run's records, read as
+    the replay's calls ask for them (None: every record was read already).
     """
 
     outline: list[Checkpoint]
@@ -123,14 +129,25 @@ class ReplaySource:
     whole: History
     known: History
     index: SourceIndex
+    feed: SourceFeed | None = None
 
 
 async def read_source(storage: CheckpointStorage, checkpoint_id: str) -> ReplaySource:
     """Read the run holding ``checkpoint_id`` once, folded as it is read, for a replay.
 
+    A plain run (never paused and resumed, never restored from another) in a store that can
+    tell is verified whole, and its step records are read as the replay asks for them
+    (:mod:`wfctl._engine._plain_source`); any other run is read whole, its records folded.
+
     Raises:
         CheckpointNotFoundError, CheckpointCorruptError, InvalidIdError: bad checkpoint.
     """
+    plain = await read_plain_source(storage, checkpoint_id)
+    if plain is not None:
+        index = index_of(plain.keys, plain.widest, plain.whole.failures)
+        return ReplaySource(
+            plain.outline, plain.target, plain.whole, plain.known, index, plain.feed
+        )
     indexing = SourceIndexing()
     outline, target, whole, known = await load_source(storage, checkpoint_id, indexing.add)
     return ReplaySource(outline, target, whole, known, indexing.index(whole.failures))
@@ -156,6 +173,15 @@ async def start_replay(
 
     What the replay did with each call is gathered from its events as they happen (none is
     kept on its result); its own records come back from the run that committed them.
+
+    A plain source's records (``source.feed``) are read as the replay's calls ask for them,
+    and those no call asked for once it ended. One that cannot be read (or is not the record
+    read before the replay started) refuses the replay as :func:`read_source` would have: its
+    run is withdrawn (nothing ran but calls served from records read), and the error raised.
+
+    Raises:
+        CheckpointCorruptError, RunNotFoundError, OSError: a plain source's record cannot be
+            read.
     """
     outline, target, known = source.outline, source.target, source.known
     live = None
@@ -174,12 +200,26 @@ async def start_replay(
     answers: dict[str, Any] = {}
     if reuse_answers:
         answers = _later_answers(target, source.whole, known)
-    driven = await restore_new_run(
-        workflow, checkpoint_id, outline, target, known, answers, None, options, watch.seen
-    )
+    feed = source.feed
+    try:
+        driven = await restore_new_run(
+            workflow, checkpoint_id, outline, target, known, answers, None, options, watch.seen
+        )
+        if live is not None:
+            live.close()
+        if feed is not None:
+            feed.finish()  # what no call asked for: read as the whole read reads it
+    except BaseException:
+        if feed is not None and feed.error is not None:
+            # The source cannot be read whole: refused, as the whole read refuses it.
+            await _withdraw(workflow.storage, watch.run_id)
+            raise feed.error from None
+        raise
+    finally:
+        if feed is not None:
+            feed.close()
     given = 0
     if live is not None:
-        live.close()
         if live.error is not None:
             raise live.error
         given = live.given
@@ -211,6 +251,15 @@ async def start_replay(
     compared = RowPairing(source.index, calls, served_from_source=True)
     records = functools.partial(history_records, workflow.storage, outline[0], head.seq)
     return ReplayRows(report, compared, records, given)
+
+
+async def _withdraw(storage: CheckpointStorage, run_id: str | None) -> None:
+    """Remove the replay's run, refused once it started: nothing is left of it."""
+    delete = getattr(storage, "delete_run", None)  # a store that can hand out a plain run
+    if run_id is None or delete is None:
+        return
+    with contextlib.suppress(WfctlError, OSError):
+        await delete(run_id)
 
 
 def _later_answers(target: Checkpoint, full: History, known: History) -> dict[str, Any]:

@@ -142,9 +142,13 @@ class CallWatch:
         self.calls = ReplayCalls()
         self._seen: set[str] = set()  # keys of the calls that were not served
         self._on_event = on_event
+        #: The replay's run, once it started.
+        self.run_id: str | None = None
 
     def seen(self, event: WorkflowEvent) -> None:
         """Note ``event`` if it is about a call, then hand it to the caller's listener."""
+        if self.run_id is None:
+            self.run_id = event.run_id
         key = event.key
         if key is not None and event.kind in _CALL_EVENTS:
             calls = self.calls

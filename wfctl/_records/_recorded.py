@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import marshal
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -336,16 +336,30 @@ class RecordedCalls:
     several (a deque costs ~600 bytes). An entry is dropped once consumed.
     """
 
-    __slots__ = ("_buckets", "_unconsumed")
+    __slots__ = ("_buckets", "_feed", "_unconsumed")
 
     def __init__(self, records: Iterable[StepRecord] = ()) -> None:
         self._buckets: dict[_Step, dict[str | None, _Held | deque[_Held]]] = {}
         self._unconsumed: dict[tuple[str, str], int] = {}
+        #: Adds the next records read, False once none is left (see :meth:`feed_from`).
+        self._feed: Callable[[], bool] | None = None
         for record in records:
             self.add(record)
 
     def __len__(self) -> int:
+        self._read_all()
         return sum(self._unconsumed.values())
+
+    def feed_from(self, feed: Callable[[], bool]) -> None:
+        """Have the records added as calls need them: each call of ``feed`` adds the next ones
+        read, and returns False once every record was added.
+
+        A call is decided as if every record had been added before the first call: it is
+        served from its own record (the one of its key and digest) as soon as that record was
+        added, and anything else is decided once all were (:meth:`take`). What ``feed``
+        raises, every call that must read on raises.
+        """
+        self._feed = feed
 
     def add(self, record: StepRecord) -> None:
         """Make ``record`` available, after every record already added for the same call."""
@@ -380,9 +394,11 @@ class RecordedCalls:
             unconsumed records in this scope but none for this call; None if the step has no
             unconsumed records here (the call is new and runs live).
         """
+        step = (scope, name, explicit)
+        if self._feed is not None:
+            self._read_for(step, digest, key)
         if not self._buckets:
             return None  # nothing left to serve (a fresh run): every call is new
-        step = (scope, name, explicit)
         digests = self._buckets.get(step)
         held = digests.get(digest) if digests is not None else None
         if held is None and digest is not None and digests is not None and None in digests:
@@ -416,6 +432,7 @@ class RecordedCalls:
 
     def unconsumed(self, scope: str, name: str, explicit: str | None) -> list[StepRecord]:
         """Return the records of a step in a scope (of the same key kind) not yet claimed."""
+        self._read_all()
         if not self._unconsumed.get((scope, name)):
             return []
         step = (scope, name, explicit)
@@ -424,3 +441,30 @@ class RecordedCalls:
             for digest, held in self._buckets.get(step, {}).items()
             for packed in (held if isinstance(held, deque) else (held,))
         ]
+
+    def _read_for(self, step: _Step, digest: str | None, key: str) -> None:
+        """Have records added until the call's own record is (its key's, with its digest), or
+        every record is: whichever record :meth:`take` then picks, it picks with all added.
+
+        Among the records of a call, :meth:`take` prefers the call's own; any other pick (an
+        older identical call's record, one matched by position, a divergence, a new call)
+        depends on records not added yet, so it waits for all of them.
+        """
+        feed = self._feed
+        while feed is not None and not self._holds_own(step, digest, key):
+            if not feed():
+                self._feed = feed = None
+
+    def _holds_own(self, step: _Step, digest: str | None, key: str) -> bool:
+        held = self._buckets.get(step, {}).get(digest)
+        if held is None:
+            return False
+        if isinstance(held, deque):
+            return any(_key_of(h) == key for h in held)
+        return _key_of(held) == key
+
+    def _read_all(self) -> None:
+        feed = self._feed
+        while feed is not None:
+            if not feed():
+                self._feed = feed = None

@@ -96,6 +96,7 @@ from ._queue import RESCAN_SECONDS, RunQueue
 from ._removal import cut_run, remove_run, remove_runs
 from ._spread import spread
 from ._staging import StagedCopy, staging_root
+from ._step_lines import NotPlainError, PlainRun, StepLines
 
 __all__ = ["FileCheckpointStorage", "open_store"]
 
@@ -453,6 +454,43 @@ class FileCheckpointStorage(RunStoreBase):
         if self._verified_ends(validate_run_id(run_id), seen=picked.watch) is None:
             raise RunNotFoundError(run_id)
         return picked.checkpoint(str(self._layout.journal(run_id)))
+
+    def plain_run(self, run_id: str, seq: int) -> PlainRun | None:
+        """Verify a run whole as :meth:`stream_chain` does, reading its step keys from the
+        journal's bytes as it goes (:class:`~._step_lines.StepLines`): if the run is plain, its
+        ends, its record of ``seq`` and its records to be read again (decoded as iterated, as
+        :meth:`stream_chain` gives them); None if it is not (its records were not decoded).
+
+        What a replay reads of its source before it starts, when the store can tell it this.
+
+        Raises:
+            InvalidIdError: ``run_id`` is malformed.
+            RunNotFoundError: the run has no committed checkpoint.
+            CheckpointCorruptError: a record fails verification or the chain is broken, or the
+                record of ``seq`` cannot be read.
+        """
+        path = str(self._layout.journal(validate_run_id(run_id)))
+        lines, picked = StepLines(run_id, seq, path), LineAt(seq)
+        try:
+            ends = self._verified_ends(run_id, seen=lambda read: lines.watch(picked.watch(read)))
+        except NotPlainError:
+            return None
+        if ends is None:
+            raise RunNotFoundError(run_id)
+        root, head = ends
+        if root.origin_checkpoint_id is not None or not lines.is_plain(head):
+            return None
+        target = root if seq == 0 else head if seq == head.seq else None
+        if target is None and picked.line is not None:
+            # Its references are resolved when its records are read in turn, as the whole
+            # read resolves them; a record that does not decode is left to the whole read,
+            # which names the first record that does not.
+            try:
+                target = decode_checked(picked.line, f"{path}:{seq + 1}")
+            except CheckpointCorruptError:
+                return None
+        records = self._records(run_id, head.seq, None)
+        return PlainRun(root, target, head, lines, records)
 
     def _verified_ends(
         self,

@@ -62,6 +62,7 @@ from ._protocol import JournalProblem
 
 __all__ = [
     "JOURNAL_NAME",
+    "SUFFIX_LEN",
     "TAIL_CHUNK",
     "LinesBefore",
     "Tail",
@@ -75,6 +76,7 @@ __all__ = [
     "encode_record",
     "encode_record_parts",
     "journal_lines",
+    "later_id_start",
     "load_body",
     "parse_journal",
     "read_all",
@@ -95,6 +97,8 @@ _READ_CHUNK: Final = 16 * TAIL_CHUNK
 
 _CRC_PREFIX: Final = b',"crc":"'
 _SUFFIX_LEN: Final = 18  # len(b',"crc":"xxxxxxxx"}')
+#: What follows a record's body in its line, but the body's last ``}``: its checksum.
+SUFFIX_LEN: Final = _SUFFIX_LEN
 _HEX8: Final = re.compile(rb"[0-9a-f]{8}")
 #: The start of a record as encode_record writes it: version, id (run.seq), and seq before
 #: format version 3.
@@ -595,6 +599,16 @@ def _later(version: int, run: bytes) -> bytes:
     return b'{"v":%d,"id":"%s.%%d","seq":%%d,"prev":"%s.%%d","kind":"' % (
         version, escaped, escaped
     )  # fmt: skip
+
+
+def later_id_start(root: bytes, run_id: str) -> bytes | None:
+    """How every later record of the run whose root line is ``root`` starts, up to its seq,
+    as :func:`encode_record` writes it: ``{"v":N,"id":"<run_id>.``; then its seq and
+    ``","kind":"``. None if the root's format version writes more fields there (before 3)."""
+    version = _root_version(root)
+    if version < LEAN_VERSION:
+        return None
+    return b'{"v":%d,"id":"%s.' % (version, run_id.encode())
 
 
 def _start(later: bytes, seq: int) -> bytes:
