@@ -459,15 +459,16 @@ class FileCheckpointStorage(RunStoreBase):
         """Verify a run whole as :meth:`stream_chain` does, reading its step keys from the
         journal's bytes as it goes (:class:`~._step_lines.StepLines`): if the run is plain, its
         ends, its record of ``seq`` and its records to be read again (decoded as iterated, as
-        :meth:`stream_chain` gives them); None if it is not (its records were not decoded).
+        :meth:`stream_chain` gives them, its record of ``seq`` None if it has none); None if it
+        is not plain, or its record of ``seq`` does not decode (the whole read says which
+        record is the first that does not).
 
         What a replay reads of its source before it starts, when the store can tell it this.
 
         Raises:
             InvalidIdError: ``run_id`` is malformed.
             RunNotFoundError: the run has no committed checkpoint.
-            CheckpointCorruptError: a record fails verification or the chain is broken, or the
-                record of ``seq`` cannot be read.
+            CheckpointCorruptError: a record fails verification or the chain is broken.
         """
         path = str(self._layout.journal(validate_run_id(run_id)))
         lines, picked = StepLines(run_id, seq, path), LineAt(seq)

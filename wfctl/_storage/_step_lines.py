@@ -8,10 +8,14 @@ verified (every checksum and link), its root, head and target decoded, and its s
 their order is the step table's, their lengths its key column's, and a key recorded twice (a run
 that is not plain after all) sends the replay back to reading the whole run first.
 
-A key is read from a line's bytes where the line holds one step record and nothing the table
-needs besides (no failure, attempt or start): ``"key":`` and ``"data":`` each once, the record
-the first member of ``data``'s ``steps``. Any other line is decoded here, as the whole read
-decodes it; more than :data:`DECODED_AT_MOST` such lines, and the run is read whole instead.
+A key is read from a line's bytes where the line is written as ``encode_record`` writes a
+record of one step and nothing else: its start up to the step's key read by one expression
+(its seq, then ``kind``, ``wf``, ``ts`` and ``data``, whose ``steps`` list begins with the
+record, whose ``key`` comes first), ``"key":`` nowhere else, and ``data`` ending with that
+list. Any other step line (a failure, an attempt, a group commit, a result holding ``"key":``,
+packed data, an escape) is decoded here, as the whole read decodes it; past
+:data:`DECODED_AT_MOST` such lines, the run is read whole instead. A line that is not JSON
+but reads so is decoded when the replay reads it, which says what is wrong.
 """
 
 from __future__ import annotations
