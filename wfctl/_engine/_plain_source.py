@@ -50,11 +50,13 @@ class SourceFeed:
     and every later read.
     """
 
-    def __init__(self, run: PlainRun, keys: Iterator[str], calls: RecordedCalls) -> None:
+    def __init__(
+        self, run: PlainRun, target: Checkpoint, keys: Iterator[str], calls: RecordedCalls
+    ) -> None:
         self._records = run.records
         self._keys = keys
         self._calls = calls
-        self._target = run.target.seq if run.target is not None else -1
+        self._target = target.seq
         self._head = run.head.seq
         self._run_id = run.root.run_id
         self.error: WfctlError | OSError | None = None
@@ -143,7 +145,7 @@ class PlainSource:
         self.known = History(failures=lines.failures[: lines.known_failures], last_kind=target.kind)
         #: Every step key, in order, and the length of the longest.
         self.keys, self.widest = lines.keys, lines.widest
-        self.feed = SourceFeed(run, iter(lines.keys), self.known.calls)
+        self.feed = SourceFeed(run, target, iter(lines.keys), self.known.calls)
         self.known.calls.feed_from(self.feed.read)
 
 

@@ -326,7 +326,7 @@ async def load_source(
         async with contextlib.aclosing(records):
             async for checkpoint in records:
                 if reading.outline.last is None:  # the root: what its origins recorded first
-                    await reading.read_origins(checkpoint)
+                    await reading.fold_origins(checkpoint)
                 reading.add(checkpoint)
     except RunNotFoundError:
         raise CheckpointNotFoundError(checkpoint_id) from None
@@ -372,14 +372,14 @@ class _SourceReading:
         self.target: Checkpoint | None = None
         self.outline = _Outline()
 
-    async def read_origins(self, root: Checkpoint) -> None:
+    async def fold_origins(self, root: Checkpoint) -> None:
         """Fold what the origins of the run whose root is ``root`` recorded, before its root."""
         for prefix, upto in await read_origins(self.storage, (root,)):
             for origin in prefix[: upto + 1]:
                 self._fold(origin)
 
     def add(self, checkpoint: Checkpoint) -> None:
-        """Fold the chain's next record (after the origins, at the root: :meth:`read_origins`);
+        """Fold the chain's next record (after the origins, at the root: :meth:`fold_origins`);
         at the target, note what the history holds so far."""
         self._fold(checkpoint)
         if checkpoint.seq == self.seq:

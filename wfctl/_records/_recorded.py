@@ -394,11 +394,11 @@ class RecordedCalls:
             unconsumed records in this scope but none for this call; None if the step has no
             unconsumed records here (the call is new and runs live).
         """
-        step = (scope, name, explicit)
         if self._feed is not None:
-            self._read_for(step, digest, key)
+            self._read_for((scope, name, explicit), digest, key)
         if not self._buckets:
             return None  # nothing left to serve (a fresh run): every call is new
+        step = (scope, name, explicit)
         digests = self._buckets.get(step)
         held = digests.get(digest) if digests is not None else None
         if held is None and digest is not None and digests is not None and None in digests:
